@@ -1,0 +1,48 @@
+//! `cargo xtask`: the maintainer entry point for building and testing Hurray.
+//!
+//! Invoked through the alias in `.cargo/config.toml`. Every subcommand lives in its
+//! own module; this file only parses the command line and dispatches.
+
+mod bench;
+mod demo;
+mod test;
+mod util;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Maintainer tasks for the Hurray workspace.
+#[derive(Debug, Parser)]
+#[command(name = "xtask", bin_name = "cargo xtask", version)]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+/// The subcommands of `cargo xtask`.
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Run every check that exists (fmt, clippy, tests, docs), failing fast.
+    Test(test::TestArgs),
+    /// Run `cargo bench --workspace`; arguments after `--` go to cargo verbatim.
+    Bench(bench::BenchArgs),
+    /// Run the end-to-end demo (not implemented yet).
+    Demo,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.task {
+        Task::Test(args) => test::run(&args),
+        Task::Bench(args) => bench::run(&args),
+        Task::Demo => demo::run(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("{err}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! `cargo xtask test`: every check the project has, as an ordered list of stages.
+//!
+//! A stage is a name plus a closure. Stages run in order and the first failure stops
+//! the run, naming the stage. A stage whose tool is missing reports itself skipped
+//! instead of failing. To add a check (Go, Python, Java, Node, header drift ...),
+//! push a [`Stage`] in [`stages`]; nothing else needs to change.
+
+use std::time::Instant;
+
+use clap::Args;
+
+use crate::util::{cargo, display, exec, has_cargo_tool, workspace_root, Result};
+
+/// Arguments of `cargo xtask test`.
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// Run only `cargo test` (no fmt, clippy or docs).
+    #[arg(long)]
+    pub quick: bool,
+    /// Also check that the benchmarks compile (`cargo bench --no-run`).
+    #[arg(long)]
+    pub bench_build: bool,
+}
+
+/// What a stage did when it did not fail.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The stage ran and passed.
+    Passed,
+    /// The stage could not run here (a tool is missing); the reason is shown.
+    Skipped(String),
+}
+
+/// One step of `cargo xtask test`.
+pub struct Stage {
+    /// Shown in the stage header, e.g. `cargo test --workspace`.
+    pub name: String,
+    /// Runs the stage from the workspace root.
+    pub run: Box<dyn Fn() -> Result<Outcome>>,
+}
+
+impl Stage {
+    /// A stage that runs `cargo <args>` (split on whitespace) with extra environment
+    /// variables, named after that command line.
+    fn cargo(args: &'static str, env: &'static [(&'static str, &'static str)]) -> Stage {
+        let make = move || {
+            let mut cmd = cargo(args.split_whitespace());
+            cmd.envs(env.iter().copied());
+            cmd
+        };
+        Stage {
+            name: display(&make()),
+            run: Box::new(move || exec(&mut make()).map(|()| Outcome::Passed)),
+        }
+    }
+
+    /// This stage, skipped with a note unless `cargo <tool>` is installed.
+    fn requires_cargo_tool(self, tool: &'static str, component: &'static str) -> Stage {
+        let Stage { name, run } = self;
+        Stage {
+            name,
+            run: Box::new(move || {
+                if has_cargo_tool(tool) {
+                    run()
+                } else {
+                    Ok(Outcome::Skipped(format!(
+                        "`cargo {tool}` not found; install it with `rustup component add {component}`"
+                    )))
+                }
+            }),
+        }
+    }
+}
+
+/// The stages of `cargo xtask test`, in the order they run.
+pub fn stages(args: &TestArgs) -> Vec<Stage> {
+    let test = Stage::cargo("test --workspace --all-features", &[]);
+    if args.quick {
+        return vec![test];
+    }
+    let mut stages = vec![
+        Stage::cargo("fmt --all -- --check", &[]).requires_cargo_tool("fmt", "rustfmt"),
+        Stage::cargo(
+            "clippy --workspace --all-targets --all-features -- -D warnings",
+            &[],
+        )
+        .requires_cargo_tool("clippy", "clippy"),
+        // Doc tests run here too: `cargo test` includes them.
+        test,
+        Stage::cargo(
+            "doc --workspace --no-deps --all-features",
+            &[("RUSTDOCFLAGS", "-D warnings")],
+        ),
+    ];
+    if args.bench_build {
+        stages.push(Stage::cargo("bench --workspace --no-run", &[]));
+    }
+    // Language binding stages (Go, Python, Java, Node) go here, each skipping
+    // itself with a note when its toolchain is missing.
+    stages
+}
+
+/// Runs every stage in order, stopping at the first failure.
+pub fn run(args: &TestArgs) -> Result {
+    let conformance = workspace_root().join("../shared/conformance");
+    if !conformance.is_dir() {
+        println!(
+            "note: [xtask] {} not found; conformance tests will skip themselves",
+            conformance.display()
+        );
+    }
+    let all = Instant::now();
+    for stage in stages(args) {
+        println!("==> [xtask] {}", stage.name);
+        let started = Instant::now();
+        let outcome = (stage.run)()
+            .map_err(|err| format!("error: [xtask] stage `{}` failed: {err}", stage.name))?;
+        let secs = started.elapsed().as_secs_f64();
+        match outcome {
+            Outcome::Passed => println!("==> [xtask] {}: ok ({secs:.1}s)", stage.name),
+            Outcome::Skipped(why) => println!("==> [xtask] {}: skipped: {why}", stage.name),
+        }
+    }
+    println!(
+        "==> [xtask] all stages passed ({:.1}s)",
+        all.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(quick: bool, bench_build: bool) -> Vec<String> {
+        stages(&TestArgs { quick, bench_build })
+            .into_iter()
+            .map(|s| s.name)
+            .collect()
+    }
+
+    #[test]
+    fn quick_runs_only_cargo_test() {
+        assert_eq!(names(true, true), ["cargo test --workspace --all-features"]);
+    }
+
+    #[test]
+    fn full_run_order() {
+        let names = names(false, true);
+        let order = [
+            "cargo fmt",
+            "cargo clippy",
+            "cargo test",
+            "RUSTDOCFLAGS",
+            "cargo bench",
+        ];
+        assert_eq!(names.len(), order.len());
+        for (name, prefix) in names.iter().zip(order) {
+            assert!(
+                name.starts_with(prefix),
+                "{name:?} should start with {prefix:?}"
+            );
+        }
+        assert!(!self::names(false, false)
+            .iter()
+            .any(|n| n.contains("bench")));
+    }
+}
