@@ -1,0 +1,729 @@
+//! The quantization section (`quantization.md`): the length-prefixed payload, its
+//! 4-byte common header, the five assigned schemes, and the checks of the payload
+//! against the rest of the descriptor (§9 reader checklist, items 1–13).
+
+use crate::element_type::ElementType;
+use crate::error::{bail, ensure, Result};
+use crate::wire::{Put, Reader};
+
+/// `zero_point_buffer_index` value meaning "no zero-point buffer".
+pub const NO_BUFFER: u32 = 0xFFFF_FFFF;
+
+/// Element type of a per-channel or per-block scale array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScaleType {
+    /// `0x01` IEEE binary16 (2 bytes).
+    F16,
+    /// `0x02` bfloat16 (2 bytes).
+    Bf16,
+    /// `0x03` IEEE binary32 (4 bytes).
+    F32,
+}
+
+impl ScaleType {
+    /// The `scale_type_tag` byte.
+    pub fn tag(self) -> u8 {
+        match self {
+            ScaleType::F16 => 1,
+            ScaleType::Bf16 => 2,
+            ScaleType::F32 => 3,
+        }
+    }
+    /// Bytes per scale.
+    pub fn width(self) -> u64 {
+        match self {
+            ScaleType::F16 | ScaleType::Bf16 => 2,
+            ScaleType::F32 => 4,
+        }
+    }
+    fn from_tag(t: u8) -> Option<ScaleType> {
+        match t {
+            1 => Some(ScaleType::F16),
+            2 => Some(ScaleType::Bf16),
+            3 => Some(ScaleType::F32),
+            _ => None,
+        }
+    }
+}
+
+/// A quantization scheme with its payload fields (`quantization.md` §8).
+///
+/// Zero-point indices are `Option`s: `None` is the wire value `NONE` and means the
+/// scheme is symmetric (the `SYMMETRIC` flag is derived from it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scheme {
+    /// `0x01` per-tensor affine: `x = (q - zero_point) * scale`.
+    PerTensor {
+        /// Finite, non-zero scale.
+        scale: f32,
+        /// Zero point within the storage type's range (0 when symmetric).
+        zero_point: i32,
+    },
+    /// `0x02` per-channel affine along `axis`; f32 scales (and i32 zero points) in buffers.
+    PerChannel {
+        /// Channel axis, `< rank`.
+        axis: u32,
+        /// Buffer holding `shape[axis]` scales.
+        scale_buffer_index: u32,
+        /// Buffer holding `shape[axis]` i32 zero points; `None` = symmetric.
+        zero_point_buffer_index: Option<u32>,
+        /// Scale element type (only f32 in version 1).
+        scale_type: ScaleType,
+    },
+    /// `0x03` per-block affine: blocks of `block_size` along `axis`.
+    PerBlock {
+        /// Blocked axis, `< rank`.
+        axis: u32,
+        /// Elements per block: a power of two ≥ 2.
+        block_size: u32,
+        /// Buffer holding one scale per block.
+        scale_buffer_index: u32,
+        /// Buffer holding one i32 zero point per block; `None` = symmetric.
+        zero_point_buffer_index: Option<u32>,
+        /// Scale element type: f16, bf16 or f32.
+        scale_type: ScaleType,
+    },
+    /// `0x04` NF4: uint4 codes into the fixed NormalFloat4 codebook, f32 absmax per block.
+    Nf4 {
+        /// Blocked axis, `< rank`.
+        axis: u32,
+        /// Elements per block: a power of two ≥ 8.
+        block_size: u32,
+        /// Buffer holding one f32 absmax per block.
+        scale_buffer_index: u32,
+    },
+    /// `0x05` OCP Microscaling: an e8m0 scale per block of `block_size` (16..=2048).
+    Mxfp {
+        /// Blocked axis, `< rank`.
+        axis: u32,
+        /// Elements per block: a power of two in 16..=2048 dividing `shape[axis]`.
+        block_size: u32,
+        /// Buffer holding one e8m0 byte per block.
+        scale_buffer_index: u32,
+    },
+    /// A scheme kept as bytes: a private scheme (`0xF0`–`0xFE`) under an agreement, or
+    /// an unknown one in permissive mode. Its data must not be dequantized.
+    Opaque {
+        /// `scheme_tag`.
+        scheme_tag: u8,
+        /// `scheme_version`.
+        scheme_version: u8,
+        /// Header `flags`.
+        flags: u16,
+        /// Payload bytes after the 4-byte header.
+        payload: Vec<u8>,
+    },
+}
+
+/// The quantization section: a scheme plus any bytes the writer put after the
+/// scheme's fixed fields (kept so a descriptor re-encodes to identical bytes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Quantization {
+    /// The scheme and its fields.
+    pub scheme: Scheme,
+    /// Bytes after the fixed payload (writer padding or later-minor fields), usually empty.
+    pub trailing: Vec<u8>,
+}
+
+impl From<Scheme> for Quantization {
+    fn from(scheme: Scheme) -> Self {
+        Quantization {
+            scheme,
+            trailing: Vec::new(),
+        }
+    }
+}
+
+impl Scheme {
+    /// The `scheme_tag` byte.
+    pub fn tag(&self) -> u8 {
+        match self {
+            Scheme::PerTensor { .. } => 1,
+            Scheme::PerChannel { .. } => 2,
+            Scheme::PerBlock { .. } => 3,
+            Scheme::Nf4 { .. } => 4,
+            Scheme::Mxfp { .. } => 5,
+            Scheme::Opaque { scheme_tag, .. } => *scheme_tag,
+        }
+    }
+
+    /// Lower-case scheme name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Scheme::PerTensor { .. } => "per_tensor_affine",
+            Scheme::PerChannel { .. } => "per_channel_affine",
+            Scheme::PerBlock { .. } => "per_block_affine",
+            Scheme::Nf4 { .. } => "nf4",
+            Scheme::Mxfp { .. } => "mxfp",
+            Scheme::Opaque { .. } => "opaque",
+        }
+    }
+
+    /// Size of the fixed payload (header included) in bytes (§4).
+    fn fixed_len(&self) -> usize {
+        match self {
+            Scheme::PerTensor { .. } | Scheme::Nf4 { .. } | Scheme::Mxfp { .. } => 16,
+            Scheme::PerChannel { .. } => 20,
+            Scheme::PerBlock { .. } => 24,
+            Scheme::Opaque { payload, .. } => 4 + payload.len(),
+        }
+    }
+
+    fn flags(&self) -> u16 {
+        match self {
+            Scheme::PerChannel {
+                zero_point_buffer_index,
+                ..
+            }
+            | Scheme::PerBlock {
+                zero_point_buffer_index,
+                ..
+            } => u16::from(zero_point_buffer_index.is_none()),
+            Scheme::Opaque { flags, .. } => *flags,
+            _ => 0,
+        }
+    }
+
+    /// Indices of the parameter buffers the scheme names, scale first.
+    pub fn parameter_buffers(&self) -> Vec<u32> {
+        match self {
+            Scheme::PerChannel {
+                scale_buffer_index: s,
+                zero_point_buffer_index: z,
+                ..
+            }
+            | Scheme::PerBlock {
+                scale_buffer_index: s,
+                zero_point_buffer_index: z,
+                ..
+            } => {
+                let mut v = vec![*s];
+                if let Some(z) = z {
+                    if z != s {
+                        v.push(*z);
+                    }
+                }
+                v
+            }
+            Scheme::Nf4 {
+                scale_buffer_index: s,
+                ..
+            }
+            | Scheme::Mxfp {
+                scale_buffer_index: s,
+                ..
+            } => vec![*s],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Storage types the scheme accepts (§4).
+    pub fn storage_types(&self) -> &'static [ElementType] {
+        use ElementType::*;
+        match self {
+            Scheme::PerTensor { .. } | Scheme::PerChannel { .. } => &[
+                Int8, Int16, Int32, Uint8, Uint16, Uint32, Int4, Uint4, Int2, Uint2,
+            ],
+            Scheme::PerBlock { .. } => &[Int8, Uint8, Int4, Uint4, Int2, Uint2],
+            Scheme::Nf4 { .. } => &[Uint4],
+            Scheme::Mxfp { .. } => &[
+                Float8E4m3, Float8E5m2, Float4E2m1, Float6E2m3, Float6E3m2, Int8, Int4,
+            ],
+            Scheme::Opaque { .. } => &[],
+        }
+    }
+}
+
+/// The `zero_point` range of a storage type (§8.1 table).
+pub fn zero_point_range(t: ElementType) -> Option<(i64, i64)> {
+    use ElementType::*;
+    Some(match t {
+        Int8 => (-128, 127),
+        Uint8 => (0, 255),
+        Int16 => (-32768, 32767),
+        Uint16 => (0, 65535),
+        Int32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+        Uint32 => (0, i64::from(i32::MAX)),
+        Int4 => (-8, 7),
+        Uint4 => (0, 15),
+        Int2 => (-2, 1),
+        Uint2 => (0, 3),
+        _ => return None,
+    })
+}
+
+impl Quantization {
+    /// Encoded size of the section: the u32 length plus the payload.
+    pub fn encoded_len(&self) -> usize {
+        4 + self.scheme.fixed_len() + self.trailing.len()
+    }
+
+    /// Reads the section at the reader's position (§2–§5, header checks of §9 1–5).
+    pub(crate) fn read(r: &mut Reader<'_>, opts: &crate::DecodeOptions) -> Result<Quantization> {
+        let at = r.pos();
+        let len = r.u32("quantization_length")? as usize;
+        let p0 = r.pos();
+        let payload = r.take(len, "quantization payload")?;
+        ensure!(
+            len >= 4,
+            QuantizationHeader,
+            at,
+            "quantization_length {len} < 4: the common header does not fit"
+        );
+        let (tag, version, flags) = (
+            payload[0],
+            payload[1],
+            u16::from_le_bytes([payload[2], payload[3]]),
+        );
+        ensure!(
+            tag != 0x00 && tag != 0xFF,
+            QuantizationHeader,
+            p0,
+            "scheme_tag {tag:#04x} is invalid"
+        );
+        let known = (1..=5).contains(&tag);
+        if !known {
+            let agreed = (0xF0..=0xFE).contains(&tag) && opts.accept_private;
+            ensure!(
+                agreed || opts.permissive,
+                QuantizationSchemeUnknown,
+                p0,
+                "scheme_tag {tag:#04x} is not a scheme this reader implements"
+            );
+            return Ok(Scheme::Opaque {
+                scheme_tag: tag,
+                scheme_version: version,
+                flags,
+                payload: payload[4..].to_vec(),
+            }
+            .into());
+        }
+        ensure!(
+            version == 1,
+            QuantizationHeader,
+            p0 + 1,
+            "scheme_version {version:#04x} is not 1"
+        );
+        let allowed_flags: u16 = if matches!(tag, 2 | 3) { 1 } else { 0 };
+        ensure!(
+            flags & !allowed_flags == 0,
+            QuantizationHeader,
+            p0 + 2,
+            "reserved quantization flag bits set: {flags:#06x}"
+        );
+        let symmetric = flags & 1 == 1;
+        let fixed = [0, 16, 20, 24, 16, 16][tag as usize];
+        ensure!(
+            len >= fixed,
+            QuantizationHeader,
+            at,
+            "quantization_length {len} is shorter than scheme {tag:#04x}'s {fixed} bytes"
+        );
+        let mut f = Reader::new(&payload[..fixed], 0);
+        let base = p0;
+        f.take(4, "header")?;
+        let zp_index = |raw: u32, at: usize| -> Result<Option<u32>> {
+            match (symmetric, raw) {
+                (true, NO_BUFFER) => Ok(None),
+                (true, v) => bail!(
+                    QuantizationField,
+                    at,
+                    "SYMMETRIC is set but zero_point_buffer_index is {v}, not NONE"
+                ),
+                (false, NO_BUFFER) => bail!(
+                    QuantizationBufferIndex,
+                    at,
+                    "asymmetric scheme with zero_point_buffer_index NONE"
+                ),
+                (false, v) => Ok(Some(v)),
+            }
+        };
+        let scale_type = |v: u8, at: usize, only_f32: bool| -> Result<ScaleType> {
+            match ScaleType::from_tag(v) {
+                Some(ScaleType::F32) => Ok(ScaleType::F32),
+                Some(s) if !only_f32 => Ok(s),
+                _ => bail!(
+                    QuantizationField,
+                    at,
+                    "scale_type_tag {v:#04x} is not allowed"
+                ),
+            }
+        };
+        let scheme = match tag {
+            1 => {
+                let scale = f32::from_bits(f.u32("scale")?);
+                let zero_point = f.u32("zero_point")? as i32;
+                f.reserved(4, "per-tensor _reserved")
+                    .map_err(|e| shift(e, base))?;
+                Scheme::PerTensor { scale, zero_point }
+            }
+            2 => {
+                let axis = f.u32("axis")?;
+                let scale_buffer_index = f.u32("scale_buffer_index")?;
+                let zero_point_buffer_index =
+                    zp_index(f.u32("zero_point_buffer_index")?, base + 12)?;
+                let scale_type = scale_type(f.u8("scale_type_tag")?, base + 16, true)?;
+                f.reserved(3, "per-channel _reserved")
+                    .map_err(|e| shift(e, base))?;
+                Scheme::PerChannel {
+                    axis,
+                    scale_buffer_index,
+                    zero_point_buffer_index,
+                    scale_type,
+                }
+            }
+            3 => {
+                let axis = f.u32("axis")?;
+                let block_size = f.u32("block_size")?;
+                let scale_buffer_index = f.u32("scale_buffer_index")?;
+                let zero_point_buffer_index =
+                    zp_index(f.u32("zero_point_buffer_index")?, base + 16)?;
+                let scale_type = scale_type(f.u8("scale_type_tag")?, base + 20, false)?;
+                f.reserved(3, "per-block _reserved")
+                    .map_err(|e| shift(e, base))?;
+                Scheme::PerBlock {
+                    axis,
+                    block_size,
+                    scale_buffer_index,
+                    zero_point_buffer_index,
+                    scale_type,
+                }
+            }
+            4 => Scheme::Nf4 {
+                axis: f.u32("axis")?,
+                block_size: f.u32("block_size")?,
+                scale_buffer_index: f.u32("scale_buffer_index")?,
+            },
+            _ => Scheme::Mxfp {
+                axis: f.u32("axis")?,
+                block_size: f.u32("block_size")?,
+                scale_buffer_index: f.u32("scale_buffer_index")?,
+            },
+        };
+        Ok(Quantization {
+            scheme,
+            trailing: payload[fixed..].to_vec(),
+        })
+    }
+
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+        out.put_u32((self.scheme.fixed_len() + self.trailing.len()) as u32);
+        out.put_u8(self.scheme.tag());
+        out.put_u8(match &self.scheme {
+            Scheme::Opaque { scheme_version, .. } => *scheme_version,
+            _ => 1,
+        });
+        out.put_u16(self.scheme.flags());
+        match &self.scheme {
+            Scheme::PerTensor { scale, zero_point } => {
+                out.put_u32(scale.to_bits());
+                out.put_u32(*zero_point as u32);
+                out.put_zeros(4);
+            }
+            Scheme::PerChannel {
+                axis,
+                scale_buffer_index,
+                zero_point_buffer_index,
+                scale_type,
+            } => {
+                out.put_u32(*axis);
+                out.put_u32(*scale_buffer_index);
+                out.put_u32(zero_point_buffer_index.unwrap_or(NO_BUFFER));
+                out.put_u8(scale_type.tag());
+                out.put_zeros(3);
+            }
+            Scheme::PerBlock {
+                axis,
+                block_size,
+                scale_buffer_index,
+                zero_point_buffer_index,
+                scale_type,
+            } => {
+                out.put_u32(*axis);
+                out.put_u32(*block_size);
+                out.put_u32(*scale_buffer_index);
+                out.put_u32(zero_point_buffer_index.unwrap_or(NO_BUFFER));
+                out.put_u8(scale_type.tag());
+                out.put_zeros(3);
+            }
+            Scheme::Nf4 {
+                axis,
+                block_size,
+                scale_buffer_index,
+            }
+            | Scheme::Mxfp {
+                axis,
+                block_size,
+                scale_buffer_index,
+            } => {
+                out.put_u32(*axis);
+                out.put_u32(*block_size);
+                out.put_u32(*scale_buffer_index);
+            }
+            Scheme::Opaque { payload, .. } => out.extend_from_slice(payload),
+        }
+        out.extend_from_slice(&self.trailing);
+    }
+}
+
+/// Moves a payload-relative error offset to a descriptor offset.
+fn shift(mut e: crate::DecodeError, base: usize) -> crate::DecodeError {
+    e.offset += base;
+    e
+}
+
+/// What the payload checks need to know about the enclosing descriptor.
+pub(crate) struct Context<'a> {
+    pub element_type: ElementType,
+    pub shape: &'a [u64],
+    pub layout: &'a crate::Layout,
+    pub buffers: &'a [crate::BufferHandle],
+    /// Offset of the first byte of the payload (the `scheme_tag`).
+    pub payload_at: usize,
+    /// Offset of the buffer table's first handle.
+    pub handles_at: usize,
+}
+
+const DYN: u64 = crate::DYN;
+
+impl Quantization {
+    /// The payload checks against the descriptor (§9 items 6–13 and §10).
+    pub(crate) fn check(&self, cx: &Context<'_>) -> Result<()> {
+        let s = &self.scheme;
+        let p = cx.payload_at;
+        if let Scheme::Opaque { .. } = s {
+            return Ok(());
+        }
+        ensure!(
+            s.storage_types().contains(&cx.element_type),
+            QuantizationStorageType,
+            14,
+            "storage type {} is not allowed by scheme {}",
+            cx.element_type,
+            s.name()
+        );
+        let rank = cx.shape.len();
+        let is_paged = matches!(cx.layout, crate::Layout::BlockPaged(_));
+        // Axis (items 7, 8).
+        let axis_info = match s {
+            Scheme::PerChannel { axis, .. } => Some((*axis, None)),
+            Scheme::PerBlock {
+                axis, block_size, ..
+            } => Some((*axis, Some((*block_size, 2u32)))),
+            Scheme::Nf4 {
+                axis, block_size, ..
+            } => Some((*axis, Some((*block_size, 8)))),
+            Scheme::Mxfp {
+                axis, block_size, ..
+            } => Some((*axis, Some((*block_size, 16)))),
+            _ => None,
+        };
+        if let Scheme::PerTensor { scale, zero_point } = s {
+            ensure!(
+                scale.is_finite() && *scale != 0.0,
+                QuantizationField,
+                p + 4,
+                "per-tensor scale {scale} must be finite and non-zero"
+            );
+            let (lo, hi) = zero_point_range(cx.element_type).unwrap_or((0, 0));
+            let z = i64::from(*zero_point);
+            ensure!(
+                z >= lo && z <= hi,
+                QuantizationField,
+                p + 8,
+                "zero_point {z} is outside {lo}..={hi} for {}",
+                cx.element_type
+            );
+        }
+        if let Some((axis, block)) = axis_info {
+            ensure!(
+                (axis as usize) < rank,
+                QuantizationField,
+                p + 4,
+                "axis {axis} is not below rank {rank}"
+            );
+            let extent = cx.shape[axis as usize];
+            ensure!(
+                extent != DYN,
+                DynamicDimension,
+                20 + 8 * axis as usize,
+                "quantized axis {axis} is dynamic"
+            );
+            if let Some((k, min)) = block {
+                ensure!(
+                    k.is_power_of_two() && k >= min,
+                    QuantizationField,
+                    p + 8,
+                    "block_size {k} must be a power of two ≥ {min}"
+                );
+                if let Scheme::Mxfp { .. } = s {
+                    ensure!(
+                        k <= 2048,
+                        QuantizationField,
+                        p + 8,
+                        "MXFP block_size {k} exceeds 2048"
+                    );
+                    ensure!(extent > 0 && extent % u64::from(k) == 0, QuantizationField, p + 8, "MXFP needs shape[axis] = {extent} to be a positive multiple of block_size {k}");
+                } else if !is_paged {
+                    ensure!(
+                        extent == 0 || u64::from(k) <= extent,
+                        QuantizationField,
+                        p + 8,
+                        "block_size {k} exceeds shape[axis] = {extent}"
+                    );
+                }
+            }
+            if is_paged {
+                let crate::Layout::BlockPaged(bp) = cx.layout else {
+                    unreachable!()
+                };
+                match s {
+                    Scheme::PerChannel { .. } => ensure!(
+                        axis == 1 || axis == 2,
+                        QuantizationField,
+                        p + 4,
+                        "per-channel on a block-paged tensor must use axis 1 or 2"
+                    ),
+                    Scheme::PerBlock { block_size, .. } => ensure!(
+                        axis == 0 && *block_size == bp.page_size,
+                        QuantizationField,
+                        p + 4,
+                        "per-block on a block-paged tensor needs axis 0 and block_size = page_size"
+                    ),
+                    _ => {}
+                }
+            }
+        }
+        // Buffer indices (items 11, 12).
+        let layout_bufs = cx.layout.layout_buffer_count(rank).unwrap_or(1);
+        let params = s.parameter_buffers();
+        let want = layout_bufs + params.len();
+        ensure!(
+            cx.buffers.len() == want,
+            BufferCount,
+            cx.handles_at.saturating_sub(1),
+            "buffer_count is {} but layout {} with scheme {} needs {want}",
+            cx.buffers.len(),
+            cx.layout.name(),
+            s.name()
+        );
+        let index_at = |i: usize| {
+            p + 8
+                + 4 * i
+                + if matches!(
+                    s,
+                    Scheme::PerBlock { .. } | Scheme::Nf4 { .. } | Scheme::Mxfp { .. }
+                ) {
+                    4
+                } else {
+                    0
+                }
+        };
+        for (i, &ix) in params.iter().enumerate() {
+            ensure!(
+                (ix as usize) < cx.buffers.len() && ix as usize >= layout_bufs,
+                QuantizationBufferIndex,
+                index_at(i),
+                "parameter buffer index {ix} must name a buffer after the layout's {layout_bufs} and below {}",
+                cx.buffers.len()
+            );
+        }
+        // Exact parameter sizes (item 13).
+        let count = match s {
+            Scheme::PerChannel { axis, .. } => Some(cx.shape[*axis as usize]),
+            _ if is_paged => {
+                let crate::Layout::BlockPaged(bp) = cx.layout else {
+                    unreachable!()
+                };
+                bp.num_pages.checked_mul(u64::from(bp.page_size))
+            }
+            Scheme::PerBlock {
+                axis, block_size, ..
+            }
+            | Scheme::Nf4 {
+                axis, block_size, ..
+            }
+            | Scheme::Mxfp {
+                axis, block_size, ..
+            } => num_blocks(cx.shape, *axis as usize, u64::from(*block_size)),
+            _ => Some(0),
+        };
+        let Some(count) = count else {
+            bail!(
+                SizeOverflow,
+                p + 4,
+                "number of quantization parameters overflows or depends on a dynamic dimension"
+            );
+        };
+        let (scale_w, zp) = match s {
+            Scheme::PerChannel {
+                scale_type,
+                zero_point_buffer_index,
+                ..
+            }
+            | Scheme::PerBlock {
+                scale_type,
+                zero_point_buffer_index,
+                ..
+            } => (scale_type.width(), *zero_point_buffer_index),
+            Scheme::Nf4 { .. } => (4, None),
+            Scheme::Mxfp { .. } => (1, None),
+            _ => return Ok(()),
+        };
+        let scale_ix = params[0];
+        let scale_bytes = count.checked_mul(scale_w);
+        let zp_bytes = count.checked_mul(4);
+        let (Some(scale_bytes), Some(zp_bytes)) = (scale_bytes, zp_bytes) else {
+            bail!(SizeOverflow, p + 4, "parameter buffer size overflows");
+        };
+        let size_of = |ix: u32| cx.buffers[ix as usize].byte_size;
+        let at = |ix: u32| cx.handles_at + 16 * ix as usize;
+        match zp {
+            Some(z) if z == scale_ix => {
+                let want = scale_bytes.checked_add(zp_bytes);
+                ensure!(
+                    Some(size_of(z)) == want,
+                    QuantizationBufferSize,
+                    at(z),
+                    "shared scale/zero-point buffer {z} holds {} bytes, needs {}",
+                    size_of(z),
+                    scale_bytes + zp_bytes
+                );
+            }
+            other => {
+                ensure!(
+                    size_of(scale_ix) == scale_bytes,
+                    QuantizationBufferSize,
+                    at(scale_ix),
+                    "scale buffer {scale_ix} holds {} bytes, needs exactly {scale_bytes}",
+                    size_of(scale_ix)
+                );
+                if let Some(z) = other {
+                    ensure!(
+                        size_of(z) == zp_bytes,
+                        QuantizationBufferSize,
+                        at(z),
+                        "zero-point buffer {z} holds {} bytes, needs exactly {zp_bytes}",
+                        size_of(z)
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `num_blocks = ceil(shape[axis] / K) · Π_{j≠axis} shape[j]` (§7), `None` on overflow
+/// or a dynamic dimension.
+pub fn num_blocks(shape: &[u64], axis: usize, block_size: u64) -> Option<u64> {
+    let mut n = shape.get(axis)?.div_ceil(block_size);
+    for (j, &d) in shape.iter().enumerate() {
+        if d == DYN {
+            return None;
+        }
+        if j != axis {
+            n = n.checked_mul(d)?;
+        }
+    }
+    Some(n)
+}

@@ -1,0 +1,146 @@
+//! Little-endian field reader and writer for the descriptor wire format
+//! (`descriptor.md` §0: every multi-byte field is little-endian, packed back to back).
+
+use crate::error::{bail, Result};
+
+/// A bounds-checked cursor over one descriptor. `end` is `descriptor_length`: no
+/// read goes past it (`descriptor.md` §14 #1).
+pub(crate) struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// `buf` must already be cut to `descriptor_length` bytes.
+    pub(crate) fn new(buf: &'a [u8], pos: usize) -> Self {
+        Reader { buf, pos }
+    }
+
+    #[inline]
+    pub(crate) fn pos(&self) -> usize {
+        self.pos
+    }
+
+    #[inline]
+    pub(crate) fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// Takes `n` bytes, or fails naming `what` and the offset where it would start.
+    #[inline]
+    pub(crate) fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8]> {
+        if n > self.remaining() {
+            bail!(
+                BeyondDescriptorLength,
+                self.pos,
+                "{what} needs {n} bytes but only {} remain before descriptor_length",
+                self.remaining()
+            );
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    #[inline]
+    pub(crate) fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N]> {
+        let s = self.take(N, what)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+
+    #[inline]
+    pub(crate) fn u8(&mut self, what: &'static str) -> Result<u8> {
+        Ok(self.array::<1>(what)?[0])
+    }
+    #[inline]
+    pub(crate) fn u32(&mut self, what: &'static str) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.array(what)?))
+    }
+    #[inline]
+    pub(crate) fn u64(&mut self, what: &'static str) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.array(what)?))
+    }
+    #[inline]
+    pub(crate) fn f64(&mut self, what: &'static str) -> Result<f64> {
+        Ok(f64::from_le_bytes(self.array(what)?))
+    }
+
+    /// Reads `n` u64 values (n ≤ 64, already bounded by rank).
+    pub(crate) fn u64s(&mut self, n: usize, what: &'static str) -> Result<Vec<u64>> {
+        let s = self.take(n * 8, what)?;
+        Ok(s.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect())
+    }
+    pub(crate) fn i64s(&mut self, n: usize, what: &'static str) -> Result<Vec<i64>> {
+        let s = self.take(n * 8, what)?;
+        Ok(s.chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+            .collect())
+    }
+    pub(crate) fn u32s(&mut self, n: usize, what: &'static str) -> Result<Vec<u32>> {
+        let s = self.take(n * 4, what)?;
+        Ok(s.chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect())
+    }
+
+    /// Reads `n` reserved bytes and fails unless all are zero.
+    pub(crate) fn reserved(&mut self, n: usize, what: &'static str) -> Result<()> {
+        let start = self.pos;
+        let s = self.take(n, what)?;
+        if let Some(i) = s.iter().position(|&b| b != 0) {
+            bail!(
+                ReservedNonZero,
+                start + i,
+                "{what} must be zero, found {:#04x}",
+                s[i]
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Appends little-endian fields to a byte vector.
+pub(crate) trait Put {
+    fn put_u8(&mut self, v: u8);
+    fn put_u16(&mut self, v: u16);
+    fn put_u32(&mut self, v: u32);
+    fn put_u64(&mut self, v: u64);
+    fn put_i64(&mut self, v: i64);
+    fn put_f64(&mut self, v: f64);
+    fn put_zeros(&mut self, n: usize);
+}
+
+impl Put for Vec<u8> {
+    #[inline]
+    fn put_u8(&mut self, v: u8) {
+        self.push(v)
+    }
+    #[inline]
+    fn put_u16(&mut self, v: u16) {
+        self.extend_from_slice(&v.to_le_bytes())
+    }
+    #[inline]
+    fn put_u32(&mut self, v: u32) {
+        self.extend_from_slice(&v.to_le_bytes())
+    }
+    #[inline]
+    fn put_u64(&mut self, v: u64) {
+        self.extend_from_slice(&v.to_le_bytes())
+    }
+    #[inline]
+    fn put_i64(&mut self, v: i64) {
+        self.extend_from_slice(&v.to_le_bytes())
+    }
+    #[inline]
+    fn put_f64(&mut self, v: f64) {
+        self.extend_from_slice(&v.to_le_bytes())
+    }
+    #[inline]
+    fn put_zeros(&mut self, n: usize) {
+        self.resize(self.len() + n, 0)
+    }
+}

@@ -1,0 +1,1 @@
+//! Placeholder: built out by a later issue.
