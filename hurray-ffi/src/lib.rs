@@ -1,1 +1,33 @@
-//! Placeholder: built out by a later issue.
+//! # hurray-ffi
+//!
+//! The one C ABI of Hurray (`HURRAY_C_ABI_VERSION` = 10, header `include/hurray.h`)
+//! and the safe Rust-side API the Python, Java and Node binding crates share, so
+//! every language holds the same [`HurrayTensor`] handle and the same release
+//! machinery.
+//!
+//! Conventions (see `docs/c-abi.md`): every export returns a [`HurrayStatus`]
+//! (`HURRAY_OK` = 0, errors negative and stable), writes results through
+//! out-pointers only on success, checks required pointers
+//! (`HURRAY_ERR_NULL_POINTER`), runs inside `catch_unwind`
+//! (`HURRAY_ERR_INTERNAL_PANIC`), and leaves a human message in a thread-local
+//! (`hurray_last_error_message`). `*_destroy(T **)` nulls the caller's pointer;
+//! destroying NULL is a no-op. Release callbacks run exactly once, from any thread.
+
+// C signatures carry one argument per field; grouping them would only add structs.
+#![allow(clippy::too_many_arguments)]
+
+pub mod abi;
+pub mod buffer;
+pub mod descriptor;
+pub mod handle;
+pub mod status;
+pub mod tensor;
+
+pub use buffer::{
+    HurrayBuffer, HurrayBufferList, HurrayBufferSync, HurrayReleaseFn, Memory, Placement,
+    ReleaseGuard,
+};
+pub use descriptor::HurrayDescriptor;
+pub use handle::{live_objects, HURRAY_C_ABI_VERSION};
+pub use status::*;
+pub use tensor::HurrayTensor;

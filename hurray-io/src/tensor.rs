@@ -160,6 +160,7 @@ impl Item {
 }
 
 /// True when the descriptor is a composite head.
+#[allow(dead_code)] // used by the stream and file readers
 pub(crate) fn is_head(d: &TensorDescriptor) -> bool {
     matches!(d.layout, Layout::CompositeHead(_))
 }

@@ -1,0 +1,300 @@
+//! The frozen handle prefix shared by every build of this library, the live-object
+//! counter, and the checked casts every export uses (no hand casts in exports).
+//!
+//! # Cross-build handles
+//!
+//! Two copies of this library may live in one process (the Python extension links
+//! one; a C extension that receives a `HurrayTensor *` from a Python capsule links
+//! another). Nothing may depend on them agreeing on Rust's layout of internal types,
+//! so every handle starts with [`Header`], a `repr(C)` prefix frozen for ABI version
+//! 10, followed by kind-specific `repr(C)` public fields (also frozen) and only then
+//! by build-private state:
+//!
+//! | offset | field | meaning |
+//! |---|---|---|
+//! | 0 | `u32 abi_version` | `HURRAY_C_ABI_VERSION` of the creating build; readable by any build ever |
+//! | 4 | `u16 kind` | which handle type ([`kind`]) |
+//! | 6 | `u16 flags` | bit 0: part of a parent (never destroyed on its own) |
+//! | 8 | `const void *impl_id` | identity of the creating build (address of a static) |
+//! | 16 | `void (*destroy)(void *)` | the creating build's destructor for this handle |
+//!
+//! A build reading a foreign handle uses only these prefixes: descriptor accessors
+//! decode the descriptor's encoded bytes (a stable wire format), buffer accessors read
+//! the buffer's public fields, and destroy calls the creator's function pointer,
+//! which runs the creator's release machinery.
+
+use crate::status::*;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// `HURRAY_C_ABI_VERSION`: a consumer compares it for exact equality before touching
+/// anything else. Bumped whenever any exported signature or frozen prefix changes.
+pub const HURRAY_C_ABI_VERSION: u32 = 10;
+
+/// Handle kinds stored in [`Header::kind`].
+pub mod kind {
+    /// `HurrayTensor`.
+    pub const TENSOR: u16 = 1;
+    /// `HurrayDescriptor`.
+    pub const DESCRIPTOR: u16 = 2;
+    /// `HurrayBuffer`.
+    pub const BUFFER: u16 = 3;
+    /// `HurrayBufferList`.
+    pub const BUFFER_LIST: u16 = 4;
+    /// `HurrayItem`.
+    pub const ITEM: u16 = 5;
+    /// `HurrayDescriptorBuilder`.
+    pub const DESCRIPTOR_BUILDER: u16 = 6;
+    /// `HurrayStreamDecoder`.
+    pub const STREAM_DECODER: u16 = 7;
+    /// `HurrayStreamEncoder`.
+    pub const STREAM_ENCODER: u16 = 8;
+    /// `HurrayFileReader`.
+    pub const FILE_READER: u16 = 9;
+    /// `HurrayFileWriter`.
+    pub const FILE_WRITER: u16 = 10;
+}
+
+/// `Header::flags` bit: the handle is owned by a parent (a tensor's descriptor or
+/// buffer list, a list's buffers) and must not be destroyed on its own.
+pub const FLAG_BORROWED: u16 = 1;
+
+/// The frozen prefix of every handle (ABI 10). See the module docs.
+#[repr(C)]
+pub struct Header {
+    /// ABI version of the creating build.
+    pub abi_version: u32,
+    /// Handle kind ([`kind`]).
+    pub kind: u16,
+    /// [`FLAG_BORROWED`] or 0.
+    pub flags: u16,
+    /// Identity of the creating build.
+    pub impl_id: *const c_void,
+    /// The creating build's destructor for this handle.
+    pub destroy: unsafe extern "C" fn(*mut c_void),
+}
+
+static IMPL_ID: u8 = 0;
+
+/// This build's identity: the address of a private static, unique per loaded copy.
+pub(crate) fn impl_id() -> *const c_void {
+    std::ptr::addr_of!(IMPL_ID).cast()
+}
+
+impl Header {
+    /// A header for a new own-build handle; counts it as live until dropped.
+    pub(crate) fn new(kind: u16, destroy: unsafe extern "C" fn(*mut c_void)) -> Header {
+        LIVE.fetch_add(1, Ordering::SeqCst);
+        Header {
+            abi_version: HURRAY_C_ABI_VERSION,
+            kind,
+            flags: 0,
+            impl_id: impl_id(),
+            destroy,
+        }
+    }
+
+    /// True when this build created the handle (its private state may be used).
+    pub fn is_own(&self) -> bool {
+        self.impl_id == impl_id()
+    }
+}
+
+static LIVE: AtomicI64 = AtomicI64::new(0);
+
+/// Live handles of this build: incremented by every handle created, decremented when
+/// it is freed. Tests assert it returns to zero.
+pub fn live_objects() -> i64 {
+    LIVE.load(Ordering::SeqCst)
+}
+
+impl Drop for Header {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::SeqCst);
+        #[cfg(debug_assertions)]
+        registry::remove(self as *const Header as usize);
+    }
+}
+
+/// A `repr(C)` handle type that starts with a [`Header`].
+///
+/// # Safety
+/// Implementors must be `#[repr(C)]` with `Header` as their first field.
+pub(crate) unsafe trait Handle: Sized {
+    const KIND: u16;
+    const NAME: &'static str;
+    fn header(&self) -> &Header;
+}
+
+#[cfg(debug_assertions)]
+mod registry {
+    //! Debug builds remember live own-build handles so a second destroy through a
+    //! stale pointer is reported instead of freeing twice.
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static LIVE_ADDRS: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+    pub(crate) fn insert(a: usize) {
+        LIVE_ADDRS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(HashSet::new)
+            .insert(a);
+    }
+    pub(crate) fn remove(a: usize) {
+        if let Some(s) = LIVE_ADDRS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            s.remove(&a);
+        }
+    }
+    pub(crate) fn contains(a: usize) -> bool {
+        LIVE_ADDRS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|s| s.contains(&a))
+    }
+}
+
+/// Moves a handle to the heap at its final address (registered in debug builds so a
+/// stale second destroy is detected; the header unregisters itself when dropped).
+pub(crate) fn boxed<T: Handle>(h: T) -> Box<T> {
+    let b = Box::new(h);
+    #[cfg(debug_assertions)]
+    registry::insert(&*b as *const T as usize);
+    b
+}
+
+/// Moves a handle to the heap and returns the pointer the caller will own.
+pub(crate) fn into_raw<T: Handle>(h: T) -> *mut T {
+    Box::into_raw(boxed(h))
+}
+
+/// Takes ownership back from a pointer made by [`into_raw`] (own-build only).
+///
+/// # Safety
+/// `p` must come from `into_raw::<T>` of this build and not have been freed.
+pub(crate) unsafe fn from_raw<T: Handle>(p: *mut T) -> Box<T> {
+    // SAFETY: the caller guarantees p came from Box::into_raw in into_raw::<T>.
+    unsafe { Box::from_raw(p) }
+}
+
+/// Reads and checks the header of any handle: non-NULL and the right ABI version.
+///
+/// # Safety
+/// `p` must be NULL or point at a live handle of some build of this library.
+pub(crate) unsafe fn header<'a>(p: *const c_void, arg: &str) -> FfiResult<&'a Header> {
+    if p.is_null() {
+        return Err(FfiError::null(arg));
+    }
+    #[cfg(debug_assertions)]
+    if std::ptr::eq(unsafe { (*p.cast::<Header>()).impl_id }, impl_id())
+        && !registry::contains(p as usize)
+    {
+        return Err(FfiError::new(
+            HURRAY_ERR_DOUBLE_DESTROY,
+            format!("`{arg}` points at a handle that was already destroyed"),
+        ));
+    }
+    // SAFETY: p is non-null and, per the caller, points at a handle whose first bytes
+    // are a Header (the frozen prefix every build writes).
+    let h = unsafe { &*p.cast::<Header>() };
+    if h.abi_version != HURRAY_C_ABI_VERSION {
+        return Err(FfiError::new(
+            HURRAY_ERR_ABI_VERSION,
+            format!(
+                "`{arg}` has ABI version {}, this library speaks {HURRAY_C_ABI_VERSION}",
+                h.abi_version
+            ),
+        ));
+    }
+    Ok(h)
+}
+
+/// A checked borrow of a handle of kind `T` that this build created.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_ABI_VERSION`,
+/// `HURRAY_ERR_INVALID_ARGUMENT` (wrong kind, or made by another copy of the library
+/// where this call needs the creator's private state).
+///
+/// # Safety
+/// As [`header`].
+pub(crate) unsafe fn own<'a, T: Handle>(p: *const T, arg: &str) -> FfiResult<&'a T> {
+    // SAFETY: forwarded contract.
+    let h = unsafe { header(p.cast(), arg)? };
+    check_kind::<T>(h, arg)?;
+    if !h.is_own() {
+        return Err(FfiError::new(
+            HURRAY_ERR_INVALID_ARGUMENT,
+            format!("`{arg}` was made by another copy of the library; this call needs one made by this copy"),
+        ));
+    }
+    // SAFETY: kind and impl_id say this build created it as a T (repr(C), Header first).
+    Ok(unsafe { &*p })
+}
+
+/// Mutable variant of [`own`].
+///
+/// # Safety
+/// As [`header`], and no other reference to the handle may be live (handles are used
+/// by one thread at a time).
+pub(crate) unsafe fn own_mut<'a, T: Handle>(p: *mut T, arg: &str) -> FfiResult<&'a mut T> {
+    // SAFETY: forwarded contract.
+    unsafe { own::<T>(p, arg)? };
+    // SAFETY: checked above; exclusivity is the caller's contract.
+    Ok(unsafe { &mut *p })
+}
+
+pub(crate) fn check_kind<T: Handle>(h: &Header, arg: &str) -> FfiResult<()> {
+    if h.kind != T::KIND {
+        return Err(FfiError::new(
+            HURRAY_ERR_INVALID_ARGUMENT,
+            format!("`{arg}` is not a {} (kind {})", T::NAME, h.kind),
+        ));
+    }
+    Ok(())
+}
+
+/// Destroys the handle `*pp` of kind `T` (any build) and nulls `*pp`.
+/// NULL or `*pp == NULL` is a no-op. Borrowed handles are refused.
+///
+/// # Safety
+/// `pp` must be NULL or a valid pointer to a handle pointer as described in [`header`].
+pub(crate) unsafe fn destroy<T: Handle>(pp: *mut *mut T, arg: &str) -> FfiResult<()> {
+    if pp.is_null() {
+        return Ok(());
+    }
+    // SAFETY: pp is non-null and points at a caller-owned pointer slot.
+    let p = unsafe { *pp };
+    if p.is_null() {
+        return Ok(());
+    }
+    // SAFETY: forwarded contract.
+    let h = unsafe { header(p.cast(), arg)? };
+    check_kind::<T>(h, arg)?;
+    if h.flags & FLAG_BORROWED != 0 {
+        return Err(FfiError::new(
+            HURRAY_ERR_INVALID_ARGUMENT,
+            format!("`{arg}` is borrowed from its parent and cannot be destroyed"),
+        ));
+    }
+    let f = h.destroy;
+    // SAFETY: pp is valid for writes; null it before freeing so a panic cannot leave it dangling.
+    unsafe { *pp = std::ptr::null_mut() };
+    // SAFETY: destroy is the creating build's destructor for exactly this handle.
+    unsafe { f(p.cast()) };
+    Ok(())
+}
+
+/// The destructor stored in own-build headers for `T`.
+///
+/// # Safety
+/// `p` must be a handle of this build created by `into_raw::<T>`.
+pub(crate) unsafe extern "C" fn destroy_own<T: Handle>(p: *mut c_void) {
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: the header's destroy pointer is only ever called on handles created as T.
+        drop(unsafe { from_raw::<T>(p.cast()) });
+    });
+}

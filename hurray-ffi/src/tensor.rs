@@ -1,0 +1,379 @@
+//! `HurrayTensor`: the one handle for a tensor — decoded descriptor, buffers in
+//! buffer-table order, and an opaque owner that keeps the producer's memory alive
+//! (ARCHITECTURE.md "The one handle").
+
+use crate::buffer::{HurrayBuffer, HurrayBufferList, Placement, ReleaseGuard};
+use crate::descriptor::HurrayDescriptor;
+use crate::handle::{self, kind, Handle, Header};
+use crate::status::*;
+use hurray_core::TensorDescriptor;
+use std::sync::Arc;
+
+/// A tensor. Frozen public fields (any build reads them): `descriptor` and
+/// `buffers`, both borrowed from the tensor and valid until it is destroyed.
+#[repr(C)]
+pub struct HurrayTensor {
+    header: Header,
+    /// The decoded descriptor (borrowed).
+    pub descriptor: *const HurrayDescriptor,
+    /// The buffers (borrowed).
+    pub buffers: *const HurrayBufferList,
+    // Private; fields drop in order: descriptor, buffers (their releases), then owner.
+    descriptor_box: Box<HurrayDescriptor>,
+    buffers_box: Box<HurrayBufferList>,
+    owner: Option<Arc<ReleaseGuard>>,
+}
+
+// SAFETY: repr(C) with Header first.
+unsafe impl Handle for HurrayTensor {
+    const KIND: u16 = kind::TENSOR;
+    const NAME: &'static str = "HurrayTensor";
+    fn header(&self) -> &Header {
+        &self.header
+    }
+}
+
+impl HurrayTensor {
+    /// Assembles a tensor from a descriptor and own-build buffers.
+    ///
+    /// Errors: `HURRAY_ERR_BUFFER_MISMATCH` when the number of buffers differs from
+    /// `buffer_count`, or a buffer's size, device, sync mode or memory class differs
+    /// from its handle in the descriptor, or its declared alignment is weaker than
+    /// the descriptor's.
+    pub fn new(
+        descriptor: HurrayDescriptor,
+        buffers: Vec<Box<HurrayBuffer>>,
+        owner: Option<ReleaseGuard>,
+    ) -> FfiResult<HurrayTensor> {
+        check_buffers(descriptor.model(), buffers.iter().map(|b| &**b))?;
+        let mut descriptor_box = handle::boxed(descriptor);
+        descriptor_box.set_borrowed();
+        let mut list = HurrayBufferList::default();
+        for b in buffers {
+            list.push(b);
+        }
+        let buffers_box = handle::boxed(list);
+        let mut t = HurrayTensor {
+            header: Header::new(kind::TENSOR, handle::destroy_own::<HurrayTensor>),
+            descriptor: std::ptr::null(),
+            buffers: std::ptr::null(),
+            descriptor_box,
+            buffers_box,
+            owner: owner.map(Arc::new),
+        };
+        t.descriptor = &*t.descriptor_box;
+        t.buffers = &*t.buffers_box;
+        Ok(t)
+    }
+
+    /// Wraps a tensor the containers produced: its buffers stay views into the
+    /// container's memory (no copy).
+    pub fn from_io(t: hurray_io::Tensor) -> FfiResult<HurrayTensor> {
+        let (d, bufs) = t.into_parts();
+        let buffers = bufs
+            .into_iter()
+            .zip(&d.buffers)
+            .map(|(b, h)| {
+                let p = Placement {
+                    alignment: h.alignment,
+                    device: h.device,
+                    sync_mode: h.sync_mode,
+                    memory_class: h.memory_class,
+                };
+                Box::new(HurrayBuffer::host(b, p))
+            })
+            .collect();
+        HurrayTensor::new(HurrayDescriptor::new(d)?, buffers, None)
+    }
+
+    /// The descriptor model.
+    pub fn model(&self) -> &Arc<TensorDescriptor> {
+        self.descriptor_box.model()
+    }
+
+    /// The descriptor handle.
+    pub fn descriptor_handle(&self) -> &HurrayDescriptor {
+        &self.descriptor_box
+    }
+
+    /// The buffers, in buffer-table order.
+    pub fn buffer_list(&self) -> &HurrayBufferList {
+        &self.buffers_box
+    }
+
+    /// An `hurray_io::Tensor` sharing this tensor's host buffers (no copy); used to
+    /// write it to a stream or file.
+    ///
+    /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` when a buffer is device memory.
+    pub fn to_io(&self) -> FfiResult<hurray_io::Tensor> {
+        let mut bufs = Vec::with_capacity(self.buffers_box.len as usize);
+        for (i, b) in self.buffers_box.buffers().enumerate() {
+            let host = b.host_bytes().ok_or_else(|| {
+                FfiError::new(
+                    HURRAY_ERR_INVALID_ARGUMENT,
+                    format!("buffer {i} is device memory; only host buffers can be written"),
+                )
+            })?;
+            bufs.push(match &self.owner {
+                None => host.clone(),
+                Some(owner) => keep_owner(host.clone(), owner.clone()),
+            });
+        }
+        hurray_io::Tensor::new(self.model().clone(), bufs).map_err(FfiError::from)
+    }
+}
+
+/// A view that also holds the tensor's owner, so the producer's memory outlives
+/// every view handed to the containers.
+fn keep_owner(b: hurray_io::Buffer, owner: Arc<ReleaseGuard>) -> hurray_io::Buffer {
+    struct WithOwner(hurray_io::Buffer, #[allow(dead_code)] Arc<ReleaseGuard>);
+    impl hurray_io::BufferOwner for WithOwner {
+        fn bytes(&self) -> &[u8] {
+            self.0.as_slice()
+        }
+    }
+    hurray_io::Buffer::new(Arc::new(WithOwner(b, owner)))
+}
+
+fn check_buffers<'a>(
+    d: &TensorDescriptor,
+    bufs: impl ExactSizeIterator<Item = &'a HurrayBuffer>,
+) -> FfiResult<()> {
+    let mismatch = |m: String| FfiError::new(HURRAY_ERR_BUFFER_MISMATCH, m);
+    if bufs.len() != d.buffers.len() {
+        return Err(mismatch(format!(
+            "{} buffers supplied, the descriptor's buffer table has {}",
+            bufs.len(),
+            d.buffers.len()
+        )));
+    }
+    for (i, (b, h)) in bufs.zip(&d.buffers).enumerate() {
+        if b.byte_size != h.byte_size {
+            return Err(mismatch(format!(
+                "buffer {i} holds {} bytes, the descriptor declares {}",
+                b.byte_size, h.byte_size
+            )));
+        }
+        if b.alignment < h.alignment {
+            return Err(mismatch(format!(
+                "buffer {i} is aligned to {} bytes, the descriptor promises {}",
+                b.alignment, h.alignment
+            )));
+        }
+        if b.device_tag != h.device.tag()
+            || b.sync_mode != h.sync_mode.tag()
+            || b.memory_class != h.memory_class.tag()
+        {
+            return Err(mismatch(format!("buffer {i}'s device, sync mode or memory class differs from the descriptor's handle")));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- C exports
+
+use crate::buffer::HurrayReleaseFn;
+use std::ffi::c_void;
+
+/// Makes a tensor from descriptor bytes, a buffer list and an owner.
+///
+/// `abi_version` is the caller's `HURRAY_C_ABI_VERSION`. The descriptor is decoded
+/// and validated (strict); `buffers` must hold exactly `buffer_count` buffers whose
+/// sizes and placement match the buffer table (NULL is allowed when `buffer_count`
+/// is 0). `owner_release(owner)` runs exactly once, from any thread, after the last
+/// buffer view is gone (NULL: no owner).
+///
+/// Errors: `HURRAY_ERR_ABI_VERSION` (`abi_version` differs); `HURRAY_ERR_NULL_POINTER`
+/// (NULL or zero-length descriptor bytes, NULL `out`, NULL `buffers` with buffers
+/// declared); `HURRAY_ERR_DESCRIPTOR` (the bytes do not decode; the message names the
+/// rule and byte offset); `HURRAY_ERR_BUFFER_MISMATCH` (count, size or placement);
+/// `HURRAY_ERR_INVALID_ARGUMENT` (a list from another copy of the library).
+/// On error nothing is taken: the list still belongs to the caller, and
+/// `owner_release` is not called.
+///
+/// Ownership: on success `buffers` moves in (do not use or destroy it again) and
+/// `*out_tensor` is owned; destroy with `hurray_tensor_destroy`.
+///
+/// # Safety
+/// `descriptor_bytes` valid for `descriptor_len` bytes; `buffers` NULL or a live
+/// list; `out_tensor` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_tensor_new(
+    abi_version: u32,
+    descriptor_bytes: *const u8,
+    descriptor_len: u64,
+    buffers: *mut HurrayBufferList,
+    owner: *mut c_void,
+    owner_release: HurrayReleaseFn,
+    out_tensor: *mut *mut HurrayTensor,
+) -> HurrayStatus {
+    boundary(|| {
+        if abi_version != handle::HURRAY_C_ABI_VERSION {
+            return Err(FfiError::new(
+                HURRAY_ERR_ABI_VERSION,
+                format!(
+                    "caller speaks ABI {abi_version}, this library {}",
+                    handle::HURRAY_C_ABI_VERSION
+                ),
+            ));
+        }
+        if descriptor_bytes.is_null() || descriptor_len == 0 {
+            return Err(FfiError::new(
+                HURRAY_ERR_NULL_POINTER,
+                "descriptor bytes are NULL or zero-length",
+            ));
+        }
+        need(out_tensor, "out_tensor")?;
+        let len = usize::try_from(descriptor_len).map_err(|_| {
+            FfiError::new(
+                HURRAY_ERR_INVALID_ARGUMENT,
+                "descriptor_len exceeds the address space",
+            )
+        })?;
+        // SAFETY: the caller guarantees descriptor_len readable bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(descriptor_bytes, len) };
+        let descriptor = HurrayDescriptor::decode(bytes)?;
+        let declared = descriptor.model().buffers.len();
+        let list = if buffers.is_null() {
+            if declared != 0 {
+                return Err(FfiError::new(
+                    HURRAY_ERR_NULL_POINTER,
+                    format!("`buffers` is NULL but the descriptor declares {declared} buffers"),
+                ));
+            }
+            None
+        } else {
+            // SAFETY: forwarded.
+            Some(unsafe { handle::own_mut(buffers, "buffers")? })
+        };
+        if let Some(l) = &list {
+            check_buffers(descriptor.model(), l.buffers())?;
+        }
+        let owned = match list {
+            Some(l) => l.take_all(),
+            None => Vec::new(),
+        };
+        let t = HurrayTensor::new(descriptor, owned, ReleaseGuard::new(owner_release, owner))?;
+        if !buffers.is_null() {
+            // SAFETY: own-build list (checked above), now empty; the caller gave it to us.
+            drop(unsafe { handle::from_raw(buffers) });
+        }
+        // SAFETY: checked non-null.
+        unsafe { put(out_tensor, "out_tensor", handle::into_raw(t)) }
+    })
+}
+
+/// The ABI version stored in a tensor's first field, whatever build made it. Call
+/// it first on a tensor received from elsewhere; this signature never changes.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`.
+///
+/// # Safety
+/// `tensor` NULL or a live tensor of some build; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_tensor_abi_version(
+    tensor: *const HurrayTensor,
+    out: *mut u32,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    unsafe { crate::abi::hurray_handle_abi_version(tensor.cast(), out) }
+}
+
+/// Borrows the tensor's decoded descriptor (works across copies of the library).
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_ABI_VERSION`, `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor).
+/// Ownership: `*out` borrowed, valid until the tensor is destroyed.
+///
+/// # Safety
+/// `tensor` NULL or a live tensor of some build; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_tensor_descriptor(
+    tensor: *const HurrayTensor,
+    out: *mut *const HurrayDescriptor,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let t = unsafe { tensor_ref(tensor)? };
+        // SAFETY: NULL reported, else writable.
+        unsafe { put(out, "out", t.descriptor) }
+    })
+}
+
+/// Borrows the tensor's buffer list, in buffer-table order (works across copies).
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_ABI_VERSION`, `HURRAY_ERR_INVALID_ARGUMENT`.
+/// Ownership: `*out` borrowed, valid until the tensor is destroyed.
+///
+/// # Safety
+/// `tensor` NULL or a live tensor of some build; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_tensor_buffers(
+    tensor: *const HurrayTensor,
+    out: *mut *const HurrayBufferList,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let t = unsafe { tensor_ref(tensor)? };
+        // SAFETY: NULL reported, else writable.
+        unsafe { put(out, "out", t.buffers) }
+    })
+}
+
+/// Shortcut: the first byte and byte size of buffer `index` of a tensor.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_ABI_VERSION`, `HURRAY_ERR_OUT_OF_RANGE`.
+/// Ownership: `*out_data` borrowed, valid until the tensor is destroyed.
+///
+/// # Safety
+/// `tensor` NULL or a live tensor of some build; outs NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_tensor_buffer_data(
+    tensor: *const HurrayTensor,
+    index: u64,
+    out_data: *mut *const c_void,
+    out_byte_size: *mut u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let t = unsafe { tensor_ref(tensor)? };
+        need(out_data, "out_data")?;
+        need(out_byte_size, "out_byte_size")?;
+        // SAFETY: a tensor's buffer list pointer is valid while it lives (frozen prefix).
+        let l = unsafe { crate::buffer::list_ref(t.buffers, "tensor->buffers")? };
+        let b = crate::buffer::list_get(l, index)?;
+        // SAFETY: list items are live buffers of the same build as the list.
+        let b = unsafe { crate::buffer::buffer_ref(b, "buffer")? };
+        // SAFETY: both checked non-null.
+        unsafe {
+            put(out_data, "out_data", b.data)?;
+            put(out_byte_size, "out_byte_size", b.byte_size)
+        }
+    })
+}
+
+/// Destroys a tensor (any copy of the library made it) and nulls `*tensor`: its
+/// descriptor, buffers and owner go with it, each release running exactly once when
+/// nothing else holds that memory. NULL and `*tensor == NULL` are no-ops.
+///
+/// Errors: `HURRAY_ERR_ABI_VERSION`, `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor),
+/// `HURRAY_ERR_DOUBLE_DESTROY` (debug builds, stale pointer).
+///
+/// # Safety
+/// `tensor` NULL, or pointing at NULL or a live tensor handle.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_tensor_destroy(tensor: *mut *mut HurrayTensor) -> HurrayStatus {
+    // SAFETY: forwarded.
+    boundary(|| unsafe { handle::destroy(tensor, "tensor") })
+}
+
+/// A tensor of any build, read through its frozen prefix.
+///
+/// # Safety
+/// `p` NULL or a live tensor of some build.
+pub(crate) unsafe fn tensor_ref<'a>(p: *const HurrayTensor) -> FfiResult<&'a HurrayTensor> {
+    // SAFETY: forwarded.
+    let h = unsafe { handle::header(p.cast(), "tensor")? };
+    handle::check_kind::<HurrayTensor>(h, "tensor")?;
+    // SAFETY: kind checked; foreign tensors are read through public fields only.
+    Ok(unsafe { &*p })
+}
