@@ -18,9 +18,11 @@ pub mod buffer;
 pub mod composite;
 pub mod error;
 pub mod limits;
+pub mod stream;
 pub mod tensor;
 
 pub use buffer::{AlignedBuf, Buffer, BufferOwner, BUFFER_ALIGN};
 pub use error::{Error, FormatRule, Result};
 pub use limits::Limits;
+pub use stream::{StreamDecoder, StreamEncoder, StreamReader, StreamWriter};
 pub use tensor::{Composite, Item, Tensor};

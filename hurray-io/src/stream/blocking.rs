@@ -1,0 +1,165 @@
+//! Blocking `std::io` front ends over the sans-io cores.
+
+use super::decoder::StreamDecoder;
+use super::encoder::StreamEncoder;
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+use crate::tensor::{Item, Tensor};
+use std::io::{ErrorKind, Read, Write};
+
+/// Reads a byte stream (`streams-and-transport.md` Part A) from any [`Read`] and
+/// yields its items: an [`Iterator`] of `Result<Item>` that ends at a clean end of
+/// stream.
+///
+/// Each `read` call goes straight into the slice [`StreamDecoder::demand`] returns,
+/// so payload bytes land in their final 64-byte-aligned buffers without an
+/// intermediate copy (subject to the decoder's allocation policy for buffers larger
+/// than its eager ceiling). Reads are as large as what the stream grammar expects next
+/// and never beyond it: for an unbuffered source (a socket) with many small tensors,
+/// wrap it in a [`std::io::BufReader`] (which passes large reads through unbuffered).
+///
+/// Errors: [`Error::Io`] from the reader (`Interrupted` is retried), and every decoder
+/// error (truncation, torn composite, limits, descriptor and composite rules). After
+/// an error the iterator ends.
+pub struct StreamReader<R> {
+    inner: R,
+    decoder: StreamDecoder,
+    done: bool,
+}
+
+impl<R: Read> StreamReader<R> {
+    /// A reader with the default [`Limits`] and strict decoding.
+    pub fn new(inner: R) -> StreamReader<R> {
+        StreamReader::with_decoder(inner, StreamDecoder::default())
+    }
+
+    /// A reader enforcing `limits` (including cross-machine mode, A.5).
+    pub fn with_limits(inner: R, limits: Limits) -> StreamReader<R> {
+        StreamReader::with_decoder(inner, StreamDecoder::new(limits))
+    }
+
+    /// A reader driving a configured decoder (decode options, eager allocation
+    /// ceiling). The decoder should be fresh: its position counts from 0.
+    pub fn with_decoder(inner: R, decoder: StreamDecoder) -> StreamReader<R> {
+        StreamReader {
+            inner,
+            decoder,
+            done: false,
+        }
+    }
+
+    /// The decoder (for its position and state).
+    pub fn decoder(&self) -> &StreamDecoder {
+        &self.decoder
+    }
+
+    /// The underlying reader (borrowed).
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
+    /// Gives back the underlying reader; bytes the decoder consumed are gone from it.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+}
+
+impl<R: Read> Iterator for StreamReader<R> {
+    type Item = Result<Item>;
+
+    fn next(&mut self) -> Option<Result<Item>> {
+        if self.done {
+            return None;
+        }
+        loop {
+            if let Some(r) = self.decoder.next_item() {
+                self.done = r.is_err();
+                return Some(r);
+            }
+            let want = self.decoder.demand();
+            if want.is_empty() {
+                self.done = true;
+                return None;
+            }
+            match self.inner.read(want) {
+                Ok(0) => {
+                    self.done = true;
+                    return self.decoder.finish().err().map(Err);
+                }
+                Ok(n) => self.decoder.advance(n),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(Error::Io(e)));
+                }
+            }
+        }
+    }
+}
+
+/// Writes items to any [`Write`] as a byte stream (`streams-and-transport.md` A.3).
+///
+/// Each item is checked as a whole by the [`StreamEncoder`] before its first byte is
+/// written; then its descriptor bytes and the caller's buffers are written directly
+/// (buffers are never copied into an intermediate buffer). Nothing is appended when
+/// the stream ends: [`flush`](Self::flush) only flushes.
+///
+/// Errors: the encoder's checks (nothing written), or [`Error::Io`]; after an I/O
+/// error in the middle of an item the stream holds a partial item and must be
+/// abandoned.
+pub struct StreamWriter<W> {
+    inner: W,
+    encoder: StreamEncoder,
+}
+
+impl<W: Write> StreamWriter<W> {
+    /// A writer with the default [`Limits`] (not cross-machine).
+    pub fn new(inner: W) -> StreamWriter<W> {
+        StreamWriter::with_limits(inner, Limits::default())
+    }
+
+    /// A writer that enforces `limits.cross_machine` (A.5) and
+    /// `limits.max_composite_depth`.
+    pub fn with_limits(inner: W, limits: Limits) -> StreamWriter<W> {
+        StreamWriter {
+            inner,
+            encoder: StreamEncoder::new(limits),
+        }
+    }
+
+    /// Writes one plain tensor. See [`StreamEncoder::encode_tensor`] for the checks.
+    pub fn write_tensor(&mut self, tensor: &Tensor) -> Result<()> {
+        let e = self.encoder.encode_tensor(tensor)?;
+        e.chunks().try_for_each(|c| self.inner.write_all(c))?;
+        Ok(())
+    }
+
+    /// Writes one item (a tensor, or a composite head followed by its members in
+    /// pre-order). See [`StreamEncoder::encode_item`] for the checks.
+    pub fn write_item(&mut self, item: &Item) -> Result<()> {
+        let e = self.encoder.encode_item(item)?;
+        e.chunks().try_for_each(|c| self.inner.write_all(c))?;
+        Ok(())
+    }
+
+    /// Bytes written so far (the stream offset of the next item).
+    pub fn position(&self) -> u64 {
+        self.encoder.position()
+    }
+
+    /// Flushes the underlying writer.
+    pub fn flush(&mut self) -> Result<()> {
+        self.inner.flush()?;
+        Ok(())
+    }
+
+    /// The underlying writer (borrowed).
+    pub fn get_ref(&self) -> &W {
+        &self.inner
+    }
+
+    /// Gives back the underlying writer, without flushing it.
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+}

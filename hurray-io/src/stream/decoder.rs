@@ -1,0 +1,713 @@
+//! The sans-io stream decoder (`streams-and-transport.md` A.2, A.4–A.6).
+//!
+//! # Driving it
+//!
+//! ```text
+//! loop {
+//!     while let Some(item) = dec.next_item() { use(item?) }   // completed items first
+//!     let want = dec.demand();                                // where the next bytes go
+//!     if want.is_empty() { break }                            // failed or finished
+//!     let n = source.read(want)?;                             // the caller's own I/O
+//!     if n == 0 { dec.finish()?; break }                      // end of input: classify it
+//!     dec.advance(n);                                         // n bytes were written
+//! }
+//! ```
+//!
+//! # Where bytes land
+//!
+//! [`demand`](StreamDecoder::demand) returns one of three regions:
+//!
+//! 1. the first 10 bytes of a descriptor, in a fixed scratch array;
+//! 2. the rest of the descriptor, in a scratch vector sized only after
+//!    `descriptor_length` passed [`Limits::max_descriptor_bytes`];
+//! 3. the unfilled part of the allocation that becomes the buffer handed out in the
+//!    tensor, 64-byte aligned (or aligned to the handle's declared `alignment`, up to
+//!    [`MAX_HONORED_ALIGNMENT`]). Payload bytes are therefore written once, by the
+//!    caller's read, and never moved again (but see the allocation policy).
+//!
+//! # Allocation policy
+//!
+//! A byte stream carries no total length, so a reader cannot check a claimed
+//! `byte_size` against the bytes that exist; the claim is all it has until the bytes
+//! arrive. Every `byte_size` is first checked against [`Limits::max_buffer_bytes`] (a
+//! hard rejection before anything is allocated). Below that ceiling:
+//!
+//! - a buffer of at most `eager_alloc` bytes ([`DEFAULT_EAGER_ALLOC`], 16 MiB, by
+//!   default; see [`with_eager_alloc`](StreamDecoder::with_eager_alloc)) is allocated
+//!   once, at its final size, and filled in place;
+//! - a larger buffer starts with an `eager_alloc`-sized allocation and doubles each time
+//!   the received bytes fill it (each growth copies the bytes received so far). Memory
+//!   committed to a buffer is thus at most `max(eager_alloc, 2 × bytes received)`: a
+//!   short hostile input claiming 4 GiB makes the reader allocate `eager_alloc` bytes,
+//!   not 4 GiB. The price for an honest large buffer is the growth copies (less than
+//!   one extra pass over the buffer in total). A caller reading a trusted source
+//!   (its own pipe or file) raises `eager_alloc` to make every buffer single-pass.
+//!
+//! Descriptor scratch grows the same way from 4 KiB, so a descriptor claiming 16 MiB
+//! costs memory only as its bytes arrive.
+
+use crate::buffer::{AlignedBuf, Buffer, BUFFER_ALIGN};
+use crate::composite::CompositeChecker;
+use crate::error::{Error, FormatRule, Result};
+use crate::limits::Limits;
+use crate::tensor::{is_head, Composite, Item, Tensor};
+use hurray_core::{peek_descriptor_length, DecodeOptions, SyncMode, TensorDescriptor, HEADER_LEN};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Default for [`StreamDecoder::with_eager_alloc`]: buffers up to 16 MiB are
+/// allocated at their final size as soon as their descriptor is accepted.
+pub const DEFAULT_EAGER_ALLOC: usize = 16 << 20;
+
+/// Largest declared buffer `alignment` (bytes) the decoder honours by placing the
+/// buffer at such an address (`streams-and-transport.md` A.2 step 4). A non-empty
+/// buffer declaring more is rejected with [`FormatRule::Limit`]: honouring it would
+/// cost up to `alignment` bytes of slack per buffer on a claim alone.
+pub const MAX_HONORED_ALIGNMENT: u32 = 4096;
+
+/// Bytes of a descriptor read before `descriptor_length` is known (A.2 step 2).
+const PEEK_LEN: usize = 10;
+/// First size of the descriptor scratch window.
+const DESC_FIRST_WINDOW: usize = 4096;
+/// Smallest first allocation for a buffer larger than `eager_alloc`.
+const MIN_GROW_START: usize = 64 << 10;
+/// Descriptor scratch above this capacity is released after use.
+const DESC_KEEP_CAPACITY: usize = 64 << 10;
+
+/// A sans-io decoder of the bare streaming format: the caller moves bytes in, the
+/// decoder yields whole [`Item`]s (a tensor, or a composite with all of its members).
+///
+/// See the module documentation for the driving loop and the allocation policy. The
+/// state machine is explicit: it is always in exactly one of *header* (first 10
+/// descriptor bytes), *descriptor* (the rest), *buffer* (payload of one buffer),
+/// *failed* or *finished*, and [`demand`](Self::demand) is empty exactly in the last
+/// two.
+///
+/// Checks, all before any allocation for the data they describe: descriptor length
+/// against [`Limits::max_descriptor_bytes`]; full strict (or configured) descriptor
+/// decoding; each buffer's `byte_size` against [`Limits::max_buffer_bytes`] and its
+/// `alignment` against [`MAX_HONORED_ALIGNMENT`]; in cross-machine mode
+/// ([`Limits::cross_machine`], A.5) `sync_mode = 0` on every handle; composite
+/// per-member rules as each member's descriptor arrives, close-time rules at the last
+/// member, and nesting against [`Limits::max_composite_depth`] (A.4, `layouts.md`
+/// §2.11). Every error offset is an absolute byte offset in the stream.
+///
+/// After the first error the decoder is *failed*: items completed before the error
+/// are still returned by [`next_item`](Self::next_item), then the error once, then
+/// `None`.
+pub struct StreamDecoder {
+    limits: Limits,
+    opts: DecodeOptions,
+    eager: usize,
+    phase: Phase,
+    /// Bytes consumed so far (absolute stream offset of the next byte).
+    pos: u64,
+    /// Absolute offset of the tensor being read.
+    tensor_at: u64,
+    /// The first 10 bytes of the descriptor being read.
+    peek: [u8; PEEK_LEN],
+    /// Descriptor scratch; its length is the window currently allocated.
+    desc: Vec<u8>,
+    /// Open composites, outermost first.
+    stack: Vec<Frame>,
+    /// Completed top-level items not yet taken.
+    ready: VecDeque<Item>,
+}
+
+/// The decoder's state (data carried by the state that needs it).
+enum Phase {
+    /// Reading bytes `filled..10` of a descriptor header.
+    Header { filled: usize },
+    /// Reading bytes `filled..len` of a descriptor (into `StreamDecoder::desc`).
+    Descriptor { len: usize, filled: usize },
+    /// Reading buffer `tensor.buffers.len()` of a tensor.
+    Buffer { tensor: Pending, fill: Fill },
+    /// An error was found; `reported` once it was handed out.
+    Failed { error: Error, reported: bool },
+    /// `finish` saw a clean end of stream.
+    Finished,
+}
+
+/// A tensor whose descriptor was accepted and whose buffers are arriving.
+struct Pending {
+    at: u64,
+    descriptor: Arc<TensorDescriptor>,
+    buffers: Vec<Buffer>,
+}
+
+/// The allocation a buffer is read into.
+struct Fill {
+    buf: AlignedBuf,
+    /// Offset of the buffer's first byte in `buf` (non-zero only for alignment > 64).
+    start: usize,
+    /// Bytes of the buffer the allocation can hold now (`≤ size`).
+    cap: usize,
+    /// Bytes received.
+    filled: usize,
+    /// The buffer's `byte_size`.
+    size: usize,
+    /// Alignment the first byte must have.
+    align: usize,
+}
+
+/// An open composite.
+struct Frame {
+    head: Tensor,
+    checker: CompositeChecker,
+    members: Vec<Item>,
+}
+
+/// What `advance` has to do after counting the bytes.
+enum Step {
+    Nothing,
+    HeaderDone,
+    DescriptorDone,
+    GrowDescriptor,
+    BufferDone,
+    GrowBuffer,
+}
+
+impl Default for StreamDecoder {
+    fn default() -> Self {
+        StreamDecoder::new(Limits::default())
+    }
+}
+
+impl StreamDecoder {
+    /// A decoder with these limits, strict descriptor decoding and the default eager
+    /// allocation ceiling ([`DEFAULT_EAGER_ALLOC`]).
+    pub fn new(limits: Limits) -> StreamDecoder {
+        StreamDecoder {
+            limits,
+            opts: DecodeOptions::default(),
+            eager: DEFAULT_EAGER_ALLOC,
+            phase: Phase::Header { filled: 0 },
+            pos: 0,
+            tensor_at: 0,
+            peek: [0; PEEK_LEN],
+            desc: Vec::new(),
+            stack: Vec::new(),
+            ready: VecDeque::new(),
+        }
+    }
+
+    /// Uses these descriptor decoding options (permissive mode, private-tag
+    /// agreement, tiling depth; `descriptor.md` §15) instead of strict decoding.
+    pub fn with_decode_options(mut self, opts: DecodeOptions) -> StreamDecoder {
+        self.opts = opts;
+        self
+    }
+
+    /// Sets the eager allocation ceiling, in bytes: a buffer of at most this size is
+    /// allocated at its final size when its descriptor is accepted (payload written
+    /// once); a larger one grows by doubling as bytes arrive. `usize::MAX` trusts every
+    /// claim up to [`Limits::max_buffer_bytes`]. See the module documentation.
+    pub fn with_eager_alloc(mut self, bytes: usize) -> StreamDecoder {
+        self.eager = bytes;
+        self
+    }
+
+    /// The limits this decoder enforces.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Bytes consumed so far: the absolute stream offset of the next byte expected.
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// Bytes currently allocated for the buffer being received (0 when no buffer is
+    /// in progress). Never more than `max(eager_alloc, 2 × bytes received of it)`
+    /// plus alignment slack; lets a caller (and the tests) see what a claim costs.
+    pub fn buffer_capacity(&self) -> usize {
+        match &self.phase {
+            Phase::Buffer { fill, .. } => fill.buf.len(),
+            _ => 0,
+        }
+    }
+
+    /// True when the decoder sits on a tensor boundary outside any composite: ending
+    /// the input here is a clean end of stream.
+    pub fn is_clean_boundary(&self) -> bool {
+        matches!(self.phase, Phase::Header { filled: 0 }) && self.stack.is_empty()
+    }
+
+    /// Where the next input bytes must be written (borrowed from the decoder; write
+    /// any prefix of it, then call [`advance`](Self::advance) with the count).
+    ///
+    /// The slice is empty only when the decoder has failed (the error comes from
+    /// [`next_item`](Self::next_item)) or has finished; otherwise it holds at least
+    /// one byte and never extends past what the stream grammar expects next, so the
+    /// caller cannot over-read into the following tensor. During a buffer it is part
+    /// of the buffer's final 64-byte-aligned allocation.
+    pub fn demand(&mut self) -> &mut [u8] {
+        match &mut self.phase {
+            Phase::Header { filled } => &mut self.peek[*filled..],
+            Phase::Descriptor { filled, .. } => &mut self.desc[*filled..],
+            Phase::Buffer { fill, .. } => {
+                let (from, to) = (fill.start + fill.filled, fill.start + fill.cap);
+                &mut fill.buf.as_mut_slice()[from..to]
+            }
+            Phase::Failed { .. } | Phase::Finished => &mut [],
+        }
+    }
+
+    /// Length of [`demand`](Self::demand) without borrowing it mutably.
+    pub fn demand_len(&self) -> usize {
+        match &self.phase {
+            Phase::Header { filled } => PEEK_LEN - filled,
+            Phase::Descriptor { filled, .. } => self.desc.len() - filled,
+            Phase::Buffer { fill, .. } => fill.cap - fill.filled,
+            Phase::Failed { .. } | Phase::Finished => 0,
+        }
+    }
+
+    /// Records that the caller wrote `n` bytes at the start of the slice
+    /// [`demand`](Self::demand) returned. Completing a descriptor decodes and checks
+    /// it; completing a tensor (or the last member of a composite) queues an item for
+    /// [`next_item`](Self::next_item); any error moves the decoder to *failed*.
+    ///
+    /// # Panics
+    ///
+    /// If `n` exceeds [`demand_len`](Self::demand_len) (a caller bug, never caused by
+    /// input). The C ABI checks this before calling.
+    pub fn advance(&mut self, n: usize) {
+        let avail = self.demand_len();
+        assert!(
+            n <= avail,
+            "StreamDecoder::advance({n}) but only {avail} bytes were demanded"
+        );
+        if n == 0 {
+            return;
+        }
+        self.pos += n as u64;
+        let step = match &mut self.phase {
+            Phase::Header { filled } => {
+                *filled += n;
+                if *filled == PEEK_LEN {
+                    Step::HeaderDone
+                } else {
+                    Step::Nothing
+                }
+            }
+            Phase::Descriptor { len, filled } => {
+                *filled += n;
+                if *filled == *len {
+                    Step::DescriptorDone
+                } else if *filled == self.desc.len() {
+                    Step::GrowDescriptor
+                } else {
+                    Step::Nothing
+                }
+            }
+            Phase::Buffer { fill, .. } => {
+                fill.filled += n;
+                if fill.filled == fill.size {
+                    Step::BufferDone
+                } else if fill.filled == fill.cap {
+                    Step::GrowBuffer
+                } else {
+                    Step::Nothing
+                }
+            }
+            Phase::Failed { .. } | Phase::Finished => Step::Nothing,
+        };
+        let result = match step {
+            Step::Nothing => Ok(()),
+            Step::HeaderDone => self.on_header(),
+            Step::DescriptorDone => self.on_descriptor(),
+            Step::GrowDescriptor => {
+                self.grow_descriptor();
+                Ok(())
+            }
+            Step::BufferDone => self.on_buffer_done(),
+            Step::GrowBuffer => self.grow_buffer(),
+        };
+        if let Err(e) = result {
+            self.fail(e);
+        }
+    }
+
+    /// Copies as much of `bytes` as the decoder accepts, in as many
+    /// [`demand`](Self::demand)/[`advance`](Self::advance) steps as needed, and returns
+    /// the number of bytes consumed: all of them, unless the decoder failed or had
+    /// finished. Completed items queue up for [`next_item`](Self::next_item).
+    ///
+    /// This is the convenience path for callers that already hold the bytes; the
+    /// demand/advance path avoids this extra copy.
+    pub fn feed(&mut self, mut bytes: &[u8]) -> usize {
+        let mut used = 0;
+        while !bytes.is_empty() {
+            let want = self.demand();
+            if want.is_empty() {
+                break;
+            }
+            let n = want.len().min(bytes.len());
+            want[..n].copy_from_slice(&bytes[..n]);
+            self.advance(n);
+            bytes = &bytes[n..];
+            used += n;
+        }
+        used
+    }
+
+    /// The next completed item, in stream order: a tensor, or a composite with all
+    /// of its members (owned by the caller). After a failure: the items completed
+    /// before it, then `Some(Err)` once, then `None`. `None` also means "feed more".
+    pub fn next_item(&mut self) -> Option<Result<Item>> {
+        if let Some(item) = self.ready.pop_front() {
+            return Some(Ok(item));
+        }
+        match &mut self.phase {
+            Phase::Failed { error, reported } if !*reported => {
+                *reported = true;
+                Some(Err(duplicate(error)))
+            }
+            _ => None,
+        }
+    }
+
+    /// Classifies end of input (A.2): `Ok` for a clean end on a tensor boundary
+    /// outside any composite; `Truncated` when input ended inside a descriptor or a
+    /// buffer; `TornComposite` when it ended on a boundary while a composite still
+    /// expected members (A.4, strict receiver). Errors carry the absolute offset where
+    /// input ended. A failed decoder returns its error again.
+    ///
+    /// Items completed before the end stay available from
+    /// [`next_item`](Self::next_item). After `finish` the decoder demands nothing.
+    pub fn finish(&mut self) -> Result<()> {
+        let at = self.pos;
+        let error = match &mut self.phase {
+            Phase::Finished => return Ok(()),
+            Phase::Failed { error, reported } => {
+                *reported = true;
+                return Err(duplicate(error));
+            }
+            Phase::Header { filled: 0 } => match self.stack.last() {
+                None => {
+                    self.phase = Phase::Finished;
+                    return Ok(());
+                }
+                Some(top) => top.checker.close(at).err().unwrap_or_else(|| {
+                    Error::format(FormatRule::TornComposite, at, "composite left open")
+                }),
+            },
+            Phase::Header { filled } => Error::format(
+                FormatRule::Truncated,
+                at,
+                format_args!(
+                    "input ended after {filled} of the first {PEEK_LEN} bytes of the \
+                     descriptor at byte {}",
+                    self.tensor_at
+                ),
+            ),
+            Phase::Descriptor { len, filled } => Error::format(
+                FormatRule::Truncated,
+                at,
+                format_args!(
+                    "input ended after {filled} of the {len} bytes of the descriptor at \
+                     byte {}",
+                    self.tensor_at
+                ),
+            ),
+            Phase::Buffer { tensor, fill } => Error::format(
+                FormatRule::Truncated,
+                at,
+                format_args!(
+                    "input ended after {} of the {} bytes of buffer {} of the tensor at \
+                     byte {}",
+                    fill.filled,
+                    fill.size,
+                    tensor.buffers.len(),
+                    tensor.at
+                ),
+            ),
+        };
+        let copy = duplicate(&error);
+        self.phase = Phase::Failed {
+            error,
+            reported: true,
+        };
+        self.stack.clear();
+        Err(copy)
+    }
+
+    fn fail(&mut self, error: Error) {
+        self.phase = Phase::Failed {
+            error,
+            reported: false,
+        };
+        self.stack.clear();
+        self.desc = Vec::new();
+    }
+
+    /// The first 10 bytes are in: check magic, version and `descriptor_length`.
+    fn on_header(&mut self) -> Result<()> {
+        let at = self.pos - PEEK_LEN as u64;
+        self.tensor_at = at;
+        let len = peek_descriptor_length(&self.peek)
+            .map_err(|source| Error::Descriptor { at, source })?;
+        if len > self.limits.max_descriptor_bytes {
+            return Err(Error::format(
+                FormatRule::Limit,
+                at + 6,
+                format_args!(
+                    "descriptor_length {len} exceeds the limit of {} bytes",
+                    self.limits.max_descriptor_bytes
+                ),
+            ));
+        }
+        let len = usize::try_from(len).map_err(|_| {
+            Error::format(FormatRule::Limit, at + 6, "descriptor_length exceeds usize")
+        })?;
+        let window = len.min(DESC_FIRST_WINDOW.max(self.desc.capacity()));
+        self.desc.clear();
+        self.desc.resize(window, 0);
+        self.desc[..PEEK_LEN].copy_from_slice(&self.peek);
+        self.phase = Phase::Descriptor {
+            len,
+            filled: PEEK_LEN,
+        };
+        Ok(())
+    }
+
+    fn grow_descriptor(&mut self) {
+        if let Phase::Descriptor { len, .. } = self.phase {
+            let window = len.min(self.desc.len().saturating_mul(2));
+            self.desc.resize(window, 0);
+        }
+    }
+
+    /// The whole descriptor is in: decode it, check its handles against the limits
+    /// and the composite rules, then start its buffers (or open a composite).
+    fn on_descriptor(&mut self) -> Result<()> {
+        let at = self.tensor_at;
+        let Phase::Descriptor { len, .. } = self.phase else {
+            return Ok(());
+        };
+        let d = TensorDescriptor::decode_with(&self.desc[..len], &self.opts)
+            .map_err(|source| Error::Descriptor { at, source })?;
+        if self.desc.capacity() > DESC_KEEP_CAPACITY {
+            self.desc = Vec::new();
+        }
+        self.check_handles(&d, at)?;
+        if let Some(top) = self.stack.last_mut() {
+            top.checker.member(&d, at)?;
+        }
+        if is_head(&d) {
+            let depth = self.stack.len() as u64 + 1;
+            if depth > u64::from(self.limits.max_composite_depth) {
+                return Err(Error::format(
+                    FormatRule::CompositeDepth,
+                    at,
+                    format_args!(
+                        "composite nested {depth} levels deep; the limit is {}",
+                        self.limits.max_composite_depth
+                    ),
+                ));
+            }
+            let checker = CompositeChecker::new(&d, at)?;
+            let head = Tensor::new(d, Vec::new())?;
+            self.phase = Phase::Header { filled: 0 };
+            if checker.remaining() == 0 {
+                checker.close(self.pos)?;
+                return self.complete(Item::Composite(Composite {
+                    head,
+                    members: Vec::new(),
+                }));
+            }
+            self.stack.push(Frame {
+                head,
+                checker,
+                members: Vec::new(),
+            });
+            return Ok(());
+        }
+        let n = d.buffers.len();
+        let tensor = Pending {
+            at,
+            descriptor: Arc::new(d),
+            buffers: Vec::with_capacity(n),
+        };
+        self.next_buffer(tensor)
+    }
+
+    /// Limits on each buffer handle, before any of its bytes are allocated.
+    fn check_handles(&self, d: &TensorDescriptor, at: u64) -> Result<()> {
+        let table = at + (HEADER_LEN + 8 * d.rank() + 8 + d.layout.encoded_len() + 1) as u64;
+        for (i, h) in d.buffers.iter().enumerate() {
+            let h_at = table + 16 * i as u64;
+            if self.limits.cross_machine && h.sync_mode != SyncMode::ProducerSynced {
+                return Err(Error::format(
+                    FormatRule::SyncMode,
+                    h_at + 13,
+                    format_args!(
+                        "buffer {i} has sync_mode {}; a cross-machine stream needs 0 \
+                         (producer-synced)",
+                        h.sync_mode.tag()
+                    ),
+                ));
+            }
+            if h.byte_size > self.limits.max_buffer_bytes || usize::try_from(h.byte_size).is_err() {
+                return Err(Error::format(
+                    FormatRule::Limit,
+                    h_at,
+                    format_args!(
+                        "buffer {i} byte_size {} exceeds the limit of {} bytes",
+                        h.byte_size, self.limits.max_buffer_bytes
+                    ),
+                ));
+            }
+            if h.byte_size > 0 && h.alignment > MAX_HONORED_ALIGNMENT {
+                return Err(Error::format(
+                    FormatRule::Limit,
+                    h_at + 8,
+                    format_args!(
+                        "buffer {i} declares alignment {}; this reader places buffers at \
+                         most {MAX_HONORED_ALIGNMENT}-byte aligned",
+                        h.alignment
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts the next non-empty buffer of `tensor`, or completes the tensor.
+    fn next_buffer(&mut self, mut tensor: Pending) -> Result<()> {
+        loop {
+            let i = tensor.buffers.len();
+            let Some(h) = tensor.descriptor.buffers.get(i) else {
+                self.phase = Phase::Header { filled: 0 };
+                let t = Tensor::new(tensor.descriptor, tensor.buffers)?;
+                return self.complete(Item::Tensor(t));
+            };
+            if h.byte_size == 0 {
+                tensor.buffers.push(Buffer::empty());
+                continue;
+            }
+            // Both checked against the limits in `check_handles`.
+            let size = h.byte_size as usize;
+            let align = (h.alignment as usize).max(BUFFER_ALIGN);
+            let cap = if size <= self.eager {
+                size
+            } else {
+                self.eager.max(MIN_GROW_START).min(size)
+            };
+            let fill = allocate(size, cap, align, self.pos)?;
+            self.phase = Phase::Buffer { tensor, fill };
+            return Ok(());
+        }
+    }
+
+    /// The buffer's allocation is full but the buffer is not: double it.
+    fn grow_buffer(&mut self) -> Result<()> {
+        let at = self.pos;
+        let Phase::Buffer { fill, .. } = &mut self.phase else {
+            return Ok(());
+        };
+        let cap = fill.cap.saturating_mul(2).min(fill.size);
+        let mut next = allocate(fill.size, cap, fill.align, at)?;
+        next.filled = fill.filled;
+        next.buf.as_mut_slice()[next.start..next.start + fill.filled]
+            .copy_from_slice(&fill.buf.as_slice()[fill.start..fill.start + fill.filled]);
+        *fill = next;
+        Ok(())
+    }
+
+    /// A buffer is complete: hand its allocation to the tensor, start the next.
+    fn on_buffer_done(&mut self) -> Result<()> {
+        let Phase::Buffer { mut tensor, fill } =
+            std::mem::replace(&mut self.phase, Phase::Header { filled: 0 })
+        else {
+            return Ok(());
+        };
+        let buffer = if fill.start == 0 && fill.buf.len() == fill.size {
+            Buffer::from_aligned(fill.buf)
+        } else {
+            let range = fill.start..fill.start + fill.size;
+            Buffer::slice_of(Arc::new(fill.buf), range).ok_or_else(|| {
+                Error::format(FormatRule::Limit, self.pos, "buffer window out of range")
+            })?
+        };
+        tensor.buffers.push(buffer);
+        self.next_buffer(tensor)
+    }
+
+    /// A tensor or composite is complete: give it to the open composite (closing it,
+    /// and its parents, when that was their last member) or queue it.
+    fn complete(&mut self, mut item: Item) -> Result<()> {
+        loop {
+            let Some(top) = self.stack.last_mut() else {
+                self.ready.push_back(item);
+                return Ok(());
+            };
+            top.members.push(item);
+            if top.checker.remaining() > 0 {
+                return Ok(());
+            }
+            top.checker.close(self.pos)?;
+            let Some(frame) = self.stack.pop() else {
+                return Ok(());
+            };
+            item = Item::Composite(Composite {
+                head: frame.head,
+                members: frame.members,
+            });
+        }
+    }
+}
+
+/// Allocates room for `cap` bytes of a `size`-byte buffer whose first byte must be
+/// `align`-aligned (`align` a power of two ≥ 64, ≤ [`MAX_HONORED_ALIGNMENT`]).
+fn allocate(size: usize, cap: usize, align: usize, at: u64) -> Result<Fill> {
+    let slack = align - BUFFER_ALIGN;
+    let buf = cap
+        .checked_add(slack)
+        .and_then(AlignedBuf::zeroed)
+        .ok_or_else(|| {
+            Error::format(
+                FormatRule::Limit,
+                at,
+                format_args!("cannot allocate {cap} bytes for a {size}-byte buffer"),
+            )
+        })?;
+    let addr = buf.as_slice().as_ptr() as usize;
+    let start = (align - addr % align) % align;
+    Ok(Fill {
+        buf,
+        start,
+        cap,
+        filled: 0,
+        size,
+        align,
+    })
+}
+
+/// A copy of an error the decoder keeps (decoder errors are format or descriptor
+/// errors; both are plain data).
+fn duplicate(e: &Error) -> Error {
+    if let Error::Format {
+        rule,
+        offset,
+        detail,
+    } = e
+    {
+        return Error::Format {
+            rule: *rule,
+            offset: *offset,
+            detail: detail.clone(),
+        };
+    }
+    if let Error::Descriptor { at, source } = e {
+        return Error::Descriptor {
+            at: *at,
+            source: source.clone(),
+        };
+    }
+    if let Error::Io(io) = e {
+        return Error::Io(std::io::Error::new(io.kind(), io.to_string()));
+    }
+    Error::Io(std::io::Error::other(e.to_string()))
+}
