@@ -87,7 +87,11 @@ struct Trickle<'a> {
 
 impl Read for Trickle<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.rng.range(1, self.max).min(buf.len()).min(self.data.len());
+        let n = self
+            .rng
+            .range(1, self.max)
+            .min(buf.len())
+            .min(self.data.len());
         buf[..n].copy_from_slice(&self.data[..n]);
         self.data = &self.data[n..];
         Ok(n)
@@ -156,7 +160,10 @@ fn sans_io_decoder_fed_in_random_chunks() {
     let bytes = write_all(&items);
     for seed in 0..100 {
         let mut rng = Rng(seed);
-        assert_same(&items, &decode_fed(&bytes, &mut rng, StreamDecoder::default()));
+        assert_same(
+            &items,
+            &decode_fed(&bytes, &mut rng, StreamDecoder::default()),
+        );
         assert_same(
             &items,
             &decode_demand(&bytes, &mut rng, StreamDecoder::default()),
@@ -172,7 +179,10 @@ fn buffers_that_grow_in_place_still_round_trip_aligned() {
         hurray_core::TensorDescriptor::dense(hurray_core::ElementType::Uint8, &[300_001]).unwrap(),
         99,
     );
-    let big_cuda = filled(cuda(&[70_000], hurray_core::SyncMode::ProducerSynced, 4096), 98);
+    let big_cuda = filled(
+        cuda(&[70_000], hurray_core::SyncMode::ProducerSynced, 4096),
+        98,
+    );
     let mut items = all_items();
     items.push(Item::Tensor(big));
     items.push(Item::Tensor(big_cuda));
@@ -226,7 +236,10 @@ fn encoder_points_at_the_callers_buffers() {
         });
         let chunk_addrs: Vec<_> = e.chunks().map(|c| c.as_ptr()).collect();
         for a in &addrs {
-            assert!(chunk_addrs.contains(a), "buffer chunk is not the caller's memory");
+            assert!(
+                chunk_addrs.contains(a),
+                "buffer chunk is not the caller's memory"
+            );
         }
         let total: usize = e.chunks().map(<[u8]>::len).sum();
         assert_eq!(total as u64, e.len());

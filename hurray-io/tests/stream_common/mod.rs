@@ -424,7 +424,10 @@ pub fn deep_group(levels: u32) -> Composite {
 
 /// Every item kind: each tensor, then each composite.
 pub fn all_items() -> Vec<Item> {
-    let mut v: Vec<Item> = tensors().into_iter().map(|(_, t)| Item::Tensor(t)).collect();
+    let mut v: Vec<Item> = tensors()
+        .into_iter()
+        .map(|(_, t)| Item::Tensor(t))
+        .collect();
     for c in [
         partition(),
         overlay(),
