@@ -261,6 +261,12 @@ impl BufferHandle {
         );
         if let DeviceTag::Private(t) = self.device {
             ensure!(
+                (0xF0..=0xFE).contains(&t),
+                DeviceTag,
+                at + 12,
+                "device_tag {t:#04x} is reserved or invalid"
+            );
+            ensure!(
                 accept_private,
                 DeviceTag,
                 at + 12,
@@ -268,6 +274,12 @@ impl BufferHandle {
             );
         }
         if let MemoryClass::Private(t) = self.memory_class {
+            ensure!(
+                (0xF0..=0xFE).contains(&t),
+                MemoryClass,
+                at + 14,
+                "memory_class {t:#04x} is reserved or invalid"
+            );
             ensure!(
                 matches!(self.device, DeviceTag::Private(_)),
                 MemoryClass,

@@ -5,7 +5,7 @@ use crate::buffer::BufferHandle;
 use crate::element_type::ElementType;
 use crate::error::{bail, ensure, DecodeError, Result};
 use crate::layout::{Layout, DEFAULT_MAX_TILING_DEPTH};
-use crate::quantization::Quantization;
+use crate::quantization::{Quantization, Scheme};
 use crate::sections::{ExtensionType, MemberRole, Shard, Statistics};
 use crate::wire::{Put, Reader};
 
@@ -297,12 +297,41 @@ impl TensorDescriptor {
         if let Some(e) = &self.extension_type {
             e.check(self.section_offsets().extension_type)?;
         }
-        if let ElementType::Unknown(t) = self.element_type {
-            bail!(
+        match self.element_type {
+            ElementType::Unknown(t) => bail!(
                 TypeTagUnknown,
                 14,
                 "unknown type_tag {t:#04x} cannot be written"
-            );
+            ),
+            ElementType::Private(t @ (0x00 | 0xFF)) => {
+                bail!(TypeTagInvalid, 14, "type_tag {t:#04x} is invalid")
+            }
+            ElementType::Private(t) if !(0xF0..=0xFE).contains(&t) => bail!(
+                TypeTagUnknown,
+                14,
+                "private type_tag {t:#04x} is outside 0xF0..=0xFE"
+            ),
+            _ => {}
+        }
+        if let Some(Quantization {
+            scheme: Scheme::Opaque { scheme_tag: t, .. },
+            ..
+        }) = &self.quantization
+        {
+            let at = self.section_offsets().quantization + 4;
+            match t {
+                0xF0..=0xFE => {}
+                0x00 | 0xFF | 0x01..=0x05 => bail!(
+                    QuantizationHeader,
+                    at,
+                    "scheme_tag {t:#04x} is invalid or has its own Scheme variant"
+                ),
+                _ => bail!(
+                    QuantizationSchemeUnknown,
+                    at,
+                    "unknown scheme_tag {t:#04x} cannot be written"
+                ),
+            }
         }
         crate::validate::check(self, &opts)
     }

@@ -46,11 +46,12 @@ impl Storage {
     /// The byte that holds element offset `o` relative to `byte_offset` (floor
     /// semantics for negative offsets, `layouts.md` §1.5), for bounds checks.
     /// For 6-bit types this is the first byte of the element's 3-byte group.
-    pub(crate) fn byte_of(self, o: i128) -> i128 {
+    /// `None` when the byte offset overflows `i128`.
+    pub(crate) fn byte_of(self, o: i128) -> Option<i128> {
         match self {
-            Storage::Bytes(w) => o * i128::from(w),
-            Storage::Packed { bits } => o.div_euclid(i128::from(8 / bits)),
-            Storage::SixBit => o.div_euclid(4) * 3,
+            Storage::Bytes(w) => o.checked_mul(i128::from(w)),
+            Storage::Packed { bits } => Some(o.div_euclid(i128::from(8 / bits))),
+            Storage::SixBit => o.div_euclid(4).checked_mul(3),
         }
     }
 

@@ -521,13 +521,23 @@ impl Layout {
         match self {
             Layout::Strided { strides } => ranked("strides", strides.len())?,
             Layout::Tiled(t) => {
-                let depth = t.depth();
-                ensure!(
-                    depth <= max_tiling_depth as usize,
-                    TilingDepth,
-                    at,
-                    "tiled nesting of {depth} levels exceeds the limit of {max_tiling_depth}"
-                );
+                // Like the decoder, point at the first level past the limit.
+                let (mut level, mut pos, mut depth) = (Some(t), at, 0);
+                while let Some(l) = level {
+                    depth += 1;
+                    ensure!(
+                        depth <= usize::from(max_tiling_depth),
+                        TilingDepth,
+                        pos,
+                        "tiled nesting of {} levels exceeds the limit of {max_tiling_depth}",
+                        t.depth()
+                    );
+                    level = match &l.inner {
+                        TileOrder::Tiled(n) => Some(n),
+                        _ => None,
+                    };
+                    pos += l.encoded_len() - level.map_or(0, |n| n.encoded_len());
+                }
                 let mut level = Some(t);
                 let mut pos = at;
                 while let Some(t) = level {
@@ -590,6 +600,14 @@ impl Layout {
                 );
             }
             Layout::CompositeHead(h) => {
+                if let CompositionRule::Private(v) = h.rule {
+                    ensure!(
+                        (0xF0..=0xFE).contains(&v),
+                        CompositeHead,
+                        at,
+                        "composition_rule {v:#04x} is reserved or invalid"
+                    );
+                }
                 let ok = match h.rule {
                     CompositionRule::Overlay => h.combine_op != CombineOp::None,
                     _ => h.combine_op == CombineOp::None,

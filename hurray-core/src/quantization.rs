@@ -494,6 +494,15 @@ impl Quantization {
         if let Scheme::Opaque { .. } = s {
             return Ok(());
         }
+        if let Scheme::PerChannel { scale_type, .. } = s {
+            ensure!(
+                *scale_type == ScaleType::F32,
+                QuantizationField,
+                p + 16,
+                "per-channel scale_type_tag {:#04x} is not 0x03 (f32)",
+                scale_type.tag()
+            );
+        }
         ensure!(
             s.storage_types().contains(&cx.element_type),
             QuantizationStorageType,
@@ -584,12 +593,21 @@ impl Quantization {
                         p + 4,
                         "per-channel on a block-paged tensor must use axis 1 or 2"
                     ),
-                    Scheme::PerBlock { block_size, .. } => ensure!(
-                        axis == 0 && *block_size == bp.page_size,
-                        QuantizationField,
-                        p + 4,
-                        "per-block on a block-paged tensor needs axis 0 and block_size = page_size"
-                    ),
+                    Scheme::PerBlock { block_size, .. } => {
+                        ensure!(
+                            axis == 0,
+                            QuantizationField,
+                            p + 4,
+                            "per-block on a block-paged tensor needs axis 0, found {axis}"
+                        );
+                        ensure!(
+                            *block_size == bp.page_size,
+                            QuantizationField,
+                            p + 8,
+                            "per-block on a block-paged tensor needs block_size = page_size {}",
+                            bp.page_size
+                        );
+                    }
                     _ => {}
                 }
             }
@@ -680,14 +698,15 @@ impl Quantization {
         let at = |ix: u32| cx.handles_at + 16 * ix as usize;
         match zp {
             Some(z) if z == scale_ix => {
-                let want = scale_bytes.checked_add(zp_bytes);
+                let Some(want) = scale_bytes.checked_add(zp_bytes) else {
+                    bail!(SizeOverflow, p + 4, "parameter buffer size overflows");
+                };
                 ensure!(
-                    Some(size_of(z)) == want,
+                    size_of(z) == want,
                     QuantizationBufferSize,
                     at(z),
-                    "shared scale/zero-point buffer {z} holds {} bytes, needs {}",
-                    size_of(z),
-                    scale_bytes + zp_bytes
+                    "shared scale/zero-point buffer {z} holds {} bytes, needs {want}",
+                    size_of(z)
                 );
             }
             other => {

@@ -243,16 +243,19 @@ impl ExtensionType {
                 self.sign_bits
             );
         } else {
-            let ok = self.sign_bits == 0
-                && self.exponent_bits == 0
-                && self.mantissa_bits == 0
-                && self.exponent_bias == 0;
-            ensure!(
-                ok,
-                ExtensionType,
-                at + 7,
-                "an integer type must have zero sign, exponent, mantissa and bias fields"
-            );
+            let fields = [
+                (7, u32::from(self.sign_bits)),
+                (8, u32::from(self.exponent_bits)),
+                (9, u32::from(self.mantissa_bits)),
+                (12, self.exponent_bias),
+            ];
+            if let Some(&(rel, _)) = fields.iter().find(|&&(_, v)| v != 0) {
+                bail!(
+                    ExtensionType,
+                    at + rel,
+                    "an integer type must have zero sign, exponent, mantissa and bias fields"
+                );
+            }
         }
         Ok(())
     }

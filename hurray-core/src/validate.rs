@@ -41,7 +41,7 @@ pub(crate) fn check(d: &TensorDescriptor, opts: &DecodeOptions) -> Result<()> {
             ensure!(
                 b.device == first.device && b.memory_class == first.memory_class,
                 Colocation,
-                off.handles + 16 * i + 12,
+                off.handles + 16 * i + if b.device != first.device { 12 } else { 14 },
                 "buffer {i} is on {}/{:#04x} but buffer 0 is on {}/{:#04x}",
                 b.device.name(),
                 b.memory_class.tag(),
@@ -252,14 +252,10 @@ fn check_sizes(d: &TensorDescriptor, handles_at: usize, layout_at: usize) -> Res
         }
         Layout::Strided { strides } => {
             if !shape.contains(&0) {
-                let mut lo: i128 = 0;
-                let mut hi: i128 = 0;
-                for (k, &s) in strides.iter().enumerate() {
-                    let span = i128::from(s) * i128::from(shape[k] - 1);
-                    lo += span.min(0);
-                    hi += span.max(0);
-                }
-                check_span(d, storage, lo, hi, handles_at)?;
+                let Some((lo, hi)) = strided_range(strides, shape) else {
+                    bail!(SizeOverflow, layout_at, "strided address range overflows");
+                };
+                check_span(d, storage, lo, hi, handles_at, layout_at)?;
             }
         }
         Layout::Tiled(t) => {
@@ -267,7 +263,7 @@ fn check_sizes(d: &TensorDescriptor, handles_at: usize, layout_at: usize) -> Res
                 let Some((lo, hi)) = tiled_range(t, shape) else {
                     bail!(SizeOverflow, layout_at, "tiled address range overflows");
                 };
-                check_span(d, storage, lo, hi, handles_at)?;
+                check_span(d, storage, lo, hi, handles_at, layout_at)?;
             }
         }
         Layout::Morton { bits } => {
@@ -350,16 +346,26 @@ fn check_sizes(d: &TensorDescriptor, handles_at: usize, layout_at: usize) -> Res
 }
 
 /// Checks that element offsets `lo..=hi` (relative to `byte_offset`) lie inside buffer 0.
+/// Offsets near the `i128` limits (extreme strides) fail with `SizeOverflow` at `layout_at`.
 fn check_span(
     d: &TensorDescriptor,
     storage: Storage,
     lo: i128,
     hi: i128,
     handles_at: usize,
+    layout_at: usize,
 ) -> Result<()> {
     let base = i128::from(d.byte_offset);
-    let first = base + storage.byte_of(lo);
-    let end = base + storage.byte_of(hi) + storage.last_len();
+    let bytes = || {
+        let first = base.checked_add(storage.byte_of(lo)?)?;
+        let end = base
+            .checked_add(storage.byte_of(hi)?)?
+            .checked_add(storage.last_len())?;
+        Some((first, end))
+    };
+    let Some((first, end)) = bytes() else {
+        bail!(SizeOverflow, layout_at, "element address range overflows");
+    };
     let size = i128::from(d.buffers[0].byte_size);
     ensure!(
         first >= 0,
@@ -403,15 +409,7 @@ fn tiled_range(t: &Tiling, space: &[u64]) -> Option<(i128, i128)> {
 /// Offset range of a row-major, column-major or strided walk over `extent`.
 fn order_range(order: &TileOrder, extent: &[u64]) -> Option<(i128, i128)> {
     match order {
-        TileOrder::Strided(s) => {
-            let (mut lo, mut hi) = (0i128, 0i128);
-            for (k, &st) in s.iter().enumerate() {
-                let span = i128::from(st).checked_mul(i128::from(extent[k].saturating_sub(1)))?;
-                lo = lo.checked_add(span.min(0))?;
-                hi = hi.checked_add(span.max(0))?;
-            }
-            Some((lo, hi))
-        }
+        TileOrder::Strided(s) => strided_range(s, extent),
         _ => {
             let n = extent
                 .iter()
@@ -419,4 +417,16 @@ fn order_range(order: &TileOrder, extent: &[u64]) -> Option<(i128, i128)> {
             Some((0, n - 1))
         }
     }
+}
+
+/// Offset range `[lo, hi]` of a strided walk over `extent` (`layouts.md` §2.3:
+/// `min_off`/`max_off`), or `None` when it overflows `i128`.
+fn strided_range(strides: &[i64], extent: &[u64]) -> Option<(i128, i128)> {
+    let (mut lo, mut hi) = (0i128, 0i128);
+    for (k, &st) in strides.iter().enumerate() {
+        let span = i128::from(st).checked_mul(i128::from(extent[k].saturating_sub(1)))?;
+        lo = lo.checked_add(span.min(0))?;
+        hi = hi.checked_add(span.max(0))?;
+    }
+    Some((lo, hi))
 }
