@@ -57,6 +57,16 @@ pub enum FormatRule {
     SyncMode,
     /// Supplied buffers do not match the descriptor's buffer table.
     BufferMismatch,
+    /// A file section's entries do not fill its declared length exactly: a field runs
+    /// past the end of the section, or bytes follow its last entry
+    /// (`file-format.md` §14 item 20).
+    SectionLength,
+    /// `HAS_KV_METADATA` and the trailer's KV fields disagree, or exactly one of
+    /// `kv_offset` / `kv_length` is zero (`file-format.md` §14 item 29, A2).
+    KvPresence,
+    /// A file's `tensor_count_hint` disagrees with the tensors actually present
+    /// (sequential reading, `file-format.md` §14 item 30; or a writer told a count).
+    TensorCountHint,
 }
 
 /// Errors of this crate.

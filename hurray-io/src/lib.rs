@@ -17,7 +17,9 @@
 pub mod buffer;
 pub mod composite;
 pub mod error;
+pub mod file;
 pub mod limits;
+pub mod mmap;
 pub mod stream;
 pub mod tensor;
 
@@ -26,3 +28,4 @@ pub use error::{Error, FormatRule, Result};
 pub use limits::Limits;
 pub use stream::{StreamDecoder, StreamEncoder, StreamReader, StreamWriter};
 pub use tensor::{Composite, Item, Tensor};
+pub use file::{FileReader, FileWriter, FileWriterTo, KvValue, SequentialReader, WriteOptions};

@@ -1,0 +1,240 @@
+//! Async front end (feature `tokio`): thin layers over the same sans-io cores.
+//! [`AsyncFileWriter`] writes a path atomically, [`AsyncFileWriterTo`] writes to any
+//! `AsyncWrite`, and [`read_file_async`] reads a whole file into one aligned buffer
+//! and validates it with the random-access core.
+
+use super::catalog::ReadOptions;
+use super::encoder::{collect, member_names, FileEncoder, Piece, WriteOptions};
+use super::kv::KvValue;
+use super::reader::FileReader;
+use super::writer::{poisoned, sync_parent, temp_path_for};
+use crate::buffer::AlignedBuf;
+use crate::error::{Error, FormatRule, Result};
+use crate::tensor::{Composite, Tensor};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
+
+const ZEROS: [u8; 8192] = [0; 8192];
+
+async fn emit<W: AsyncWrite + Unpin>(
+    sink: &mut W,
+    pieces: &[Piece],
+    tensors: &[&Tensor],
+) -> io::Result<()> {
+    for p in pieces {
+        match p {
+            Piece::Bytes(b) => sink.write_all(b).await?,
+            Piece::Zeros(n) => {
+                let mut n = *n;
+                while n > 0 {
+                    let k = n.min(ZEROS.len() as u64) as usize;
+                    sink.write_all(&ZEROS[..k]).await?;
+                    n -= k as u64;
+                }
+            }
+            Piece::Buffer { tensor, buffer } => {
+                sink.write_all(tensors[*tensor].buffers()[*buffer].as_slice())
+                    .await?
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An async file writer over any `AsyncWrite`; the async twin of
+/// [`FileWriterTo`](super::FileWriterTo), with the same rules and errors.
+pub struct AsyncFileWriterTo<W: AsyncWrite + Unpin> {
+    enc: FileEncoder,
+    sink: W,
+    failed: bool,
+}
+
+impl<W: AsyncWrite + Unpin> AsyncFileWriterTo<W> {
+    /// Starts a file written to `sink`.
+    ///
+    /// Errors: `DataAlignment` for an illegal alignment option.
+    pub fn new(sink: W, opts: WriteOptions) -> Result<Self> {
+        Ok(AsyncFileWriterTo {
+            enc: FileEncoder::new(opts)?,
+            sink,
+            failed: false,
+        })
+    }
+
+    async fn run(&mut self, pieces: Result<Vec<Piece>>, tensors: &[&Tensor]) -> Result<()> {
+        if self.failed {
+            return Err(poisoned());
+        }
+        let pieces = pieces?;
+        if let Err(e) = emit(&mut self.sink, &pieces, tensors).await {
+            self.failed = true;
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// Writes `tensor` under `name`. See [`FileEncoder::tensor`].
+    pub async fn write_tensor(&mut self, name: &str, tensor: &Tensor) -> Result<()> {
+        if self.failed {
+            return Err(poisoned());
+        }
+        let pieces = self.enc.tensor(name, tensor.descriptor());
+        self.run(pieces, &[tensor]).await
+    }
+
+    /// Writes a composite with default member names (`name/0`, …), validated first.
+    /// See [`FileEncoder::composite`].
+    pub async fn write_composite(&mut self, name: &str, c: &Composite) -> Result<()> {
+        let names = member_names(name, c);
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        self.write_composite_named(&names, c).await
+    }
+
+    /// Writes a composite with explicit pre-order names. See [`FileEncoder::composite`].
+    pub async fn write_composite_named(&mut self, names: &[&str], c: &Composite) -> Result<()> {
+        if self.failed {
+            return Err(poisoned());
+        }
+        let pieces = self.enc.composite(names, c);
+        let mut tensors = Vec::new();
+        collect(c, &mut tensors);
+        self.run(pieces, &tensors).await
+    }
+
+    /// Adds a KV entry. See [`FileEncoder::add_kv`].
+    pub fn add_kv(&mut self, key: impl Into<String>, value: KvValue) -> Result<()> {
+        if self.failed {
+            return Err(poisoned());
+        }
+        self.enc.add_kv(key, value)
+    }
+
+    /// Writes KV, index and trailer, flushes and returns the sink.
+    pub async fn finish(mut self) -> Result<W> {
+        let pieces = self.enc.finish();
+        self.run(pieces, &[]).await?;
+        self.sink.flush().await?;
+        Ok(self.sink)
+    }
+}
+
+/// Removes the temporary file on drop unless disarmed (blocking `remove_file`; it is
+/// a single metadata operation).
+struct TempGuard {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl Drop for TempGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// The async twin of [`FileWriter`](super::FileWriter): writes to a temporary file
+/// beside the destination and renames it on [`finish`](Self::finish); dropping it
+/// unfinished, or any error, removes the temporary file.
+pub struct AsyncFileWriter {
+    inner: AsyncFileWriterTo<BufWriter<tokio::fs::File>>,
+    temp: TempGuard,
+    dest: PathBuf,
+}
+
+impl AsyncFileWriter {
+    /// Starts writing the file that will appear at `path`.
+    ///
+    /// Errors: `DataAlignment`; [`Error::Io`] when the temporary file cannot be created.
+    pub async fn create(path: impl AsRef<Path>, opts: WriteOptions) -> Result<Self> {
+        let dest = path.as_ref().to_path_buf();
+        let enc = FileEncoder::new(opts)?;
+        let mut attempt = 0;
+        let (file, tmp) = loop {
+            let tmp = temp_path_for(&dest, attempt)?;
+            match tokio::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+                .await
+            {
+                Ok(f) => break (f, tmp),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => {
+                    attempt += 1
+                }
+                Err(e) => return Err(e.into()),
+            }
+        };
+        Ok(AsyncFileWriter {
+            inner: AsyncFileWriterTo {
+                enc,
+                sink: BufWriter::with_capacity(1 << 20, file),
+                failed: false,
+            },
+            temp: TempGuard {
+                path: tmp,
+                armed: true,
+            },
+            dest,
+        })
+    }
+
+    /// See [`AsyncFileWriterTo::write_tensor`].
+    pub async fn write_tensor(&mut self, name: &str, tensor: &Tensor) -> Result<()> {
+        self.inner.write_tensor(name, tensor).await
+    }
+
+    /// See [`AsyncFileWriterTo::write_composite`].
+    pub async fn write_composite(&mut self, name: &str, c: &Composite) -> Result<()> {
+        self.inner.write_composite(name, c).await
+    }
+
+    /// See [`AsyncFileWriterTo::write_composite_named`].
+    pub async fn write_composite_named(&mut self, names: &[&str], c: &Composite) -> Result<()> {
+        self.inner.write_composite_named(names, c).await
+    }
+
+    /// See [`AsyncFileWriterTo::add_kv`].
+    pub fn add_kv(&mut self, key: impl Into<String>, value: KvValue) -> Result<()> {
+        self.inner.add_kv(key, value)
+    }
+
+    /// Writes the end of the file, syncs when `durable`, renames into place.
+    ///
+    /// Errors: as [`FileWriter::finish`](super::FileWriter::finish).
+    pub async fn finish(mut self) -> Result<()> {
+        let durable = self.inner.enc.options().durable;
+        let sink = self.inner.finish().await?;
+        let file = sink.into_inner();
+        if durable {
+            file.sync_all().await?;
+        }
+        drop(file);
+        tokio::fs::rename(&self.temp.path, &self.dest).await?;
+        self.temp.armed = false;
+        if durable {
+            let dest = self.dest.clone();
+            tokio::task::spawn_blocking(move || sync_parent(&dest))
+                .await
+                .map_err(io::Error::other)??;
+        }
+        Ok(())
+    }
+}
+
+/// Reads the whole file at `path` into one 64-byte-aligned allocation and validates
+/// it (the random-access core); tensors are views into that allocation.
+///
+/// Errors: [`Error::Io`]; `Limit` when the file is too large to hold in memory; the
+/// rules of [`Catalog::parse`](super::Catalog::parse).
+pub async fn read_file_async(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<FileReader> {
+    let mut f = tokio::fs::File::open(path.as_ref()).await?;
+    let len = f.metadata().await?.len();
+    let too_big = || Error::format(FormatRule::Limit, 0, format_args!("file of {len} bytes"));
+    let n = usize::try_from(len).map_err(|_| too_big())?;
+    let mut buf = AlignedBuf::zeroed(n).ok_or_else(too_big)?;
+    f.read_exact(buf.as_mut_slice()).await?;
+    FileReader::from_owner(Arc::new(buf), opts)
+}

@@ -1,0 +1,296 @@
+//! Blocking file writers over the [`FileEncoder`] core: [`FileWriter`] writes to a
+//! path atomically (a temporary file beside the destination, renamed on `finish`),
+//! [`FileWriterTo`] writes to any `std::io::Write`.
+
+use super::encoder::{collect, member_names, FileEncoder, Piece, WriteOptions};
+use super::kv::KvValue;
+use crate::error::{Error, Result};
+use crate::tensor::{Composite, Tensor};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const ZEROS: [u8; 8192] = [0; 8192];
+
+/// Writes `pieces` to `sink`; buffers come from `tensors` (pre-order).
+pub(crate) fn emit<W: Write>(sink: &mut W, pieces: &[Piece], tensors: &[&Tensor]) -> io::Result<()> {
+    for p in pieces {
+        match p {
+            Piece::Bytes(b) => sink.write_all(b)?,
+            Piece::Zeros(n) => {
+                let mut n = *n;
+                while n > 0 {
+                    let k = n.min(ZEROS.len() as u64) as usize;
+                    sink.write_all(&ZEROS[..k])?;
+                    n -= k as u64;
+                }
+            }
+            Piece::Buffer { tensor, buffer } => {
+                sink.write_all(tensors[*tensor].buffers()[*buffer].as_slice())?
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn poisoned() -> Error {
+    Error::Io(io::Error::other(
+        "an earlier write to this file failed; the file is abandoned",
+    ))
+}
+
+/// A file writer over any `std::io::Write` (in memory, a socket, a file you manage).
+/// Bytes go out in one pass, never seeking back (§13). There is no rename or cleanup:
+/// if you abandon it, whatever was written stays written.
+///
+/// After an I/O error the writer refuses further calls. Errors about the content
+/// (a duplicate name, an invalid composite) write nothing and leave it usable.
+pub struct FileWriterTo<W: Write> {
+    enc: FileEncoder,
+    sink: W,
+    failed: bool,
+}
+
+impl<W: Write> FileWriterTo<W> {
+    /// Starts a file written to `sink`. Nothing is written until the first tensor
+    /// (or `finish`).
+    ///
+    /// Errors: `DataAlignment` for an illegal alignment option.
+    pub fn new(sink: W, opts: WriteOptions) -> Result<Self> {
+        Ok(FileWriterTo {
+            enc: FileEncoder::new(opts)?,
+            sink,
+            failed: false,
+        })
+    }
+
+    /// Bytes written so far (as planned by the core).
+    pub fn offset(&self) -> u64 {
+        self.enc.offset()
+    }
+
+    fn run(&mut self, pieces: Result<Vec<Piece>>, tensors: &[&Tensor]) -> Result<()> {
+        let pieces = pieces?;
+        if let Err(e) = emit(&mut self.sink, &pieces, tensors) {
+            self.failed = true;
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// Writes `tensor` under `name` (its descriptor, padding, then its buffers).
+    ///
+    /// Errors: see [`FileEncoder::tensor`]; [`Error::Io`] when the sink fails (or
+    /// failed before).
+    pub fn write_tensor(&mut self, name: &str, tensor: &Tensor) -> Result<()> {
+        if self.failed {
+            return Err(poisoned());
+        }
+        let pieces = self.enc.tensor(name, tensor.descriptor());
+        self.run(pieces, &[tensor])
+    }
+
+    /// Writes a composite whose head is named `name` and whose members get the
+    /// default names of [`member_names`](super::encoder::member_names) (`name/0`,
+    /// `name/1`, nested `name/1/0`, …). The whole composite is validated before any
+    /// byte of it is written.
+    ///
+    /// Errors: see [`FileEncoder::composite`].
+    pub fn write_composite(&mut self, name: &str, c: &Composite) -> Result<()> {
+        let names = member_names(name, c);
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        self.write_composite_named(&names, c)
+    }
+
+    /// Writes a composite with explicit names for all its tensors, in pre-order.
+    ///
+    /// Errors: see [`FileEncoder::composite`].
+    pub fn write_composite_named(&mut self, names: &[&str], c: &Composite) -> Result<()> {
+        if self.failed {
+            return Err(poisoned());
+        }
+        let pieces = self.enc.composite(names, c);
+        let mut tensors = Vec::new();
+        collect(c, &mut tensors);
+        self.run(pieces, &tensors)
+    }
+
+    /// Adds a KV entry (written after the tensors, in the order added).
+    ///
+    /// Errors: see [`FileEncoder::add_kv`].
+    pub fn add_kv(&mut self, key: impl Into<String>, value: KvValue) -> Result<()> {
+        if self.failed {
+            return Err(poisoned());
+        }
+        self.enc.add_kv(key, value)
+    }
+
+    /// Writes KV, index and trailer, flushes, and returns the sink.
+    ///
+    /// Errors: see [`FileEncoder::finish`]; [`Error::Io`].
+    pub fn finish(mut self) -> Result<W> {
+        if self.failed {
+            return Err(poisoned());
+        }
+        let pieces = self.enc.finish();
+        self.run(pieces, &[])?;
+        self.sink.flush()?;
+        Ok(self.sink)
+    }
+}
+
+/// A temporary file that is removed when dropped, unless it was renamed.
+struct TempFile {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Creates `.<name>.<pid>-<n>.hrry-tmp` beside `dest`, exclusively.
+pub(crate) fn temp_path_for(dest: &Path, attempt: u64) -> io::Result<PathBuf> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let name = dest.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} does not name a file", dest.display()),
+        )
+    })?;
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut tmp = std::ffi::OsString::from(".");
+    tmp.push(name);
+    tmp.push(format!(".{}-{n}-{attempt}.hrry-tmp", std::process::id()));
+    Ok(dest.with_file_name(tmp))
+}
+
+/// Syncs the directory holding `path` so a rename in it is durable (Unix only).
+pub(crate) fn sync_parent(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        File::open(dir)?.sync_all()?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+/// Writes a file at a path, atomically: bytes go to a temporary file in the same
+/// directory, which [`finish`](Self::finish) renames over the destination. Dropping
+/// the writer without finishing, or any failure, removes the temporary file and
+/// leaves the destination untouched (no file, or the previous one).
+///
+/// ```
+/// use hurray_io::file::{FileReader, FileWriter, KvValue, WriteOptions};
+/// use hurray_io::Tensor;
+/// use hurray_core::ElementType;
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("model.hrry");
+/// let mut w = FileWriter::create(&path, WriteOptions::default()).unwrap();
+/// w.write_tensor("w", &Tensor::from_dense(ElementType::Float32, &[2], &[0; 8]).unwrap()).unwrap();
+/// w.add_kv("producer", KvValue::String("me".into())).unwrap();
+/// w.finish().unwrap();
+/// let r = FileReader::open(&path).unwrap();
+/// assert_eq!(r.kv_get("producer").unwrap().as_str(), Some("me"));
+/// ```
+pub struct FileWriter {
+    inner: FileWriterTo<BufWriter<File>>,
+    temp: TempFile,
+    dest: PathBuf,
+}
+
+impl FileWriter {
+    /// Starts writing the file that will appear at `path` when finished.
+    ///
+    /// Errors: `DataAlignment` for an illegal alignment option; [`Error::Io`] when
+    /// the temporary file cannot be created (for example, the directory is missing).
+    pub fn create(path: impl AsRef<Path>, opts: WriteOptions) -> Result<FileWriter> {
+        let dest = path.as_ref().to_path_buf();
+        let enc = FileEncoder::new(opts)?;
+        let mut attempt = 0;
+        let (file, tmp) = loop {
+            let tmp = temp_path_for(&dest, attempt)?;
+            match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+                Ok(f) => break (f, tmp),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => {
+                    attempt += 1
+                }
+                Err(e) => return Err(e.into()),
+            }
+        };
+        let temp = TempFile {
+            path: tmp,
+            armed: true,
+        };
+        Ok(FileWriter {
+            inner: FileWriterTo {
+                enc,
+                sink: BufWriter::with_capacity(1 << 20, file),
+                failed: false,
+            },
+            temp,
+            dest,
+        })
+    }
+
+    /// The path the file will have once finished.
+    pub fn path(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Bytes written so far.
+    pub fn offset(&self) -> u64 {
+        self.inner.offset()
+    }
+
+    /// See [`FileWriterTo::write_tensor`].
+    pub fn write_tensor(&mut self, name: &str, tensor: &Tensor) -> Result<()> {
+        self.inner.write_tensor(name, tensor)
+    }
+
+    /// See [`FileWriterTo::write_composite`].
+    pub fn write_composite(&mut self, name: &str, c: &Composite) -> Result<()> {
+        self.inner.write_composite(name, c)
+    }
+
+    /// See [`FileWriterTo::write_composite_named`].
+    pub fn write_composite_named(&mut self, names: &[&str], c: &Composite) -> Result<()> {
+        self.inner.write_composite_named(names, c)
+    }
+
+    /// See [`FileWriterTo::add_kv`].
+    pub fn add_kv(&mut self, key: impl Into<String>, value: KvValue) -> Result<()> {
+        self.inner.add_kv(key, value)
+    }
+
+    /// Writes KV, index and trailer, flushes, syncs (when `durable`), and renames the
+    /// temporary file to the destination, replacing any file there.
+    ///
+    /// Errors: see [`FileEncoder::finish`]; [`Error::Io`]. On error the temporary
+    /// file is removed and the destination is left as it was.
+    pub fn finish(mut self) -> Result<()> {
+        let durable = self.inner.enc.options().durable;
+        let sink = self.inner.finish()?;
+        let file = sink.into_inner().map_err(|e| e.into_error())?;
+        if durable {
+            file.sync_all()?;
+        }
+        drop(file);
+        fs::rename(&self.temp.path, &self.dest)?;
+        self.temp.armed = false;
+        if durable {
+            sync_parent(&self.dest)?;
+        }
+        Ok(())
+    }
+}

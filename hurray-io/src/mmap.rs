@@ -1,0 +1,83 @@
+//! Memory-mapped files: the only module of this crate with `unsafe` code.
+//!
+//! Files are mapped **private** (copy-on-write) and read-only
+//! (`MAP_PRIVATE`/`PROT_READ` on Unix): a loaded tensor costs no copy, no write through
+//! a mapping can ever reach the file, and the mapping lives exactly as long as the
+//! last [`Buffer`](crate::Buffer) that views it (it is the buffers' shared
+//! [`BufferOwner`]).
+
+use crate::buffer::BufferOwner;
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+/// A whole file mapped into memory, read-only and private. Cheap to share behind an
+/// `Arc`; the bytes stay at one address for the mapping's life.
+pub struct MappedFile {
+    map: Option<memmap2::Mmap>,
+}
+
+impl MappedFile {
+    /// Maps the whole file at `path`.
+    ///
+    /// The caller must make sure no one truncates or rewrites the file while it is
+    /// mapped (see the safety note below): a truncated file makes reads of the lost
+    /// pages fault (`SIGBUS`), and writes by others may show through pages this
+    /// process has not copied.
+    ///
+    /// Errors: the I/O error of opening, measuring or mapping the file.
+    pub fn open(path: &Path) -> io::Result<MappedFile> {
+        let file = File::open(path)?;
+        Self::from_file(&file)
+    }
+
+    /// Maps the whole of an open file (which may be closed afterwards; the mapping
+    /// stays valid).
+    ///
+    /// Errors: the I/O error of measuring or mapping the file.
+    pub fn from_file(file: &File) -> io::Result<MappedFile> {
+        if file.metadata()?.len() == 0 {
+            // Nothing to map (and some platforms refuse empty mappings).
+            return Ok(MappedFile { map: None });
+        }
+        // SAFETY: `map_copy_read_only` creates a private, read-only mapping of the
+        // file. Rust's aliasing rules require the mapped bytes not to change while a
+        // `&[u8]` to them exists; a private mapping protects against writes through
+        // this process (there are none: the mapping is read-only), but not against
+        // another process truncating or modifying the file. That cannot be enforced
+        // here; it is the documented contract of `FileReader::open` and
+        // `MappedFile::open` that the file stays unchanged while mapped, the same
+        // contract every memory-mapping reader of files has. Every byte read from the
+        // mapping is treated as untrusted input and bounds-checked before use, so odd
+        // contents cannot cause out-of-bounds access.
+        let map = unsafe { memmap2::MmapOptions::new().map_copy_read_only(file)? };
+        Ok(MappedFile { map: Some(map) })
+    }
+
+    /// Length of the mapping in bytes (the file size when it was mapped).
+    pub fn len(&self) -> usize {
+        self.bytes().len()
+    }
+
+    /// True for an empty file.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl BufferOwner for MappedFile {
+    fn bytes(&self) -> &[u8] {
+        match &self.map {
+            Some(m) => m,
+            None => &[],
+        }
+    }
+}
+
+impl std::fmt::Debug for MappedFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MappedFile")
+            .field("len", &self.len())
+            .finish()
+    }
+}
