@@ -13,7 +13,7 @@
 //!   borrowed views of the caller's buffers ([`Encoded`]); nothing is copied.
 //!
 //! Front ends: [`StreamReader`] / [`StreamWriter`] over `std::io`, and (feature
-//! `tokio`) [`AsyncStreamReader`] / [`AsyncStreamWriter`] over tokio's async I/O.
+//! `tokio`) `AsyncStreamReader` / `AsyncStreamWriter` over tokio's async I/O.
 //!
 //! ```
 //! use hurray_io::stream::{StreamReader, StreamWriter};
@@ -29,6 +29,7 @@
 //! # Ok::<(), hurray_io::Error>(())
 //! ```
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 mod blocking;
 mod decoder;
