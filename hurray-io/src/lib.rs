@@ -25,7 +25,7 @@ pub mod tensor;
 
 pub use buffer::{AlignedBuf, Buffer, BufferOwner, BUFFER_ALIGN};
 pub use error::{Error, FormatRule, Result};
+pub use file::{FileReader, FileWriter, FileWriterTo, KvValue, SequentialReader, WriteOptions};
 pub use limits::Limits;
 pub use stream::{StreamDecoder, StreamEncoder, StreamReader, StreamWriter};
 pub use tensor::{Composite, Item, Tensor};
-pub use file::{FileReader, FileWriter, FileWriterTo, KvValue, SequentialReader, WriteOptions};

@@ -4,8 +4,7 @@
 
 use hurray_core::{ElementType, TensorDescriptor};
 use hurray_io::file::{
-    flags, CrcStatus, FileReader, FileWriter, FileWriterTo, KvValue, SequentialReader,
-    WriteOptions,
+    flags, CrcStatus, FileReader, FileWriter, FileWriterTo, KvValue, SequentialReader, WriteOptions,
 };
 use hurray_io::{Item, Tensor};
 use serde_json::Value;
@@ -53,7 +52,10 @@ fn check_tensor(t: &Tensor, m: &Value) {
         m["element_type_tag"].as_u64().unwrap(),
         "{name}"
     );
-    assert_eq!(d.element_type.to_string(), m["element_type"].as_str().unwrap());
+    assert_eq!(
+        d.element_type.to_string(),
+        m["element_type"].as_str().unwrap()
+    );
     let shape: Vec<u64> = m["shape"]
         .as_array()
         .unwrap()
@@ -86,12 +88,18 @@ fn check_kv(kv: &[hurray_io::file::KvEntry], m: &Value) {
 fn check_reader(r: &FileReader, m: &Value) {
     let tensors = m["tensors"].as_array().unwrap();
     let names: Vec<&str> = r.names().collect();
-    let want: Vec<&str> = tensors.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let want: Vec<&str> = tensors
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, want, "names in index order");
     for t in tensors {
         let name = t["name"].as_str().unwrap();
         check_tensor(&r.tensor(name).unwrap(), t);
-        assert_eq!(r.descriptor(name).unwrap(), r.tensor(name).unwrap().descriptor());
+        assert_eq!(
+            r.descriptor(name).unwrap(),
+            r.tensor(name).unwrap().descriptor()
+        );
     }
     check_kv(r.kv(), m);
     assert_eq!(r.kv_get("tensor_count"), Some(&KvValue::Int64(2)));
@@ -156,14 +164,21 @@ fn basic_hrry_reads_sequentially() {
         .unwrap()
         .read_all()
         .unwrap();
-    for ((name, item), m) in all.items.iter().zip(g.manifest["tensors"].as_array().unwrap()) {
+    for ((name, item), m) in all
+        .items
+        .iter()
+        .zip(g.manifest["tensors"].as_array().unwrap())
+    {
         assert_eq!(name, m["name"].as_str().unwrap());
         check_tensor(item.as_tensor().unwrap(), m);
     }
 }
 
+/// Named tensors and named KV values.
+type Content = (Vec<(String, Tensor)>, Vec<(String, KvValue)>);
+
 /// The tensors and KV of the manifest, built from scratch.
-fn golden_content(m: &Value) -> (Vec<(String, Tensor)>, Vec<(String, KvValue)>) {
+fn golden_content(m: &Value) -> Content {
     let tensors = m["tensors"]
         .as_array()
         .unwrap()
@@ -209,7 +224,10 @@ fn reference_compatible_writer_reproduces_basic_hrry_byte_for_byte() {
     }
     let out = w.finish().unwrap();
     assert_eq!(out.len(), g.bytes.len());
-    assert!(out == g.bytes, "the compat writer must reproduce basic.hrry");
+    assert!(
+        out == g.bytes,
+        "the compat writer must reproduce basic.hrry"
+    );
 
     // Through the atomic path writer, KV added after the tensors.
     let dir = tempfile::tempdir().unwrap();

@@ -6,10 +6,10 @@
 use super::catalog::ReadOptions;
 use super::encoder::{collect, member_names, FileEncoder, Piece, WriteOptions};
 use super::kv::KvValue;
-use super::reader::FileReader;
+use super::reader::{window_for, FileReader};
 use super::writer::{poisoned, sync_parent, temp_path_for};
-use crate::buffer::AlignedBuf;
-use crate::error::{Error, FormatRule, Result};
+use super::HEADER_LEN;
+use crate::error::Result;
 use crate::tensor::{Composite, Tensor};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -161,9 +161,7 @@ impl AsyncFileWriter {
                 .await
             {
                 Ok(f) => break (f, tmp),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => {
-                    attempt += 1
-                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
                 Err(e) => return Err(e.into()),
             }
         };
@@ -232,9 +230,12 @@ impl AsyncFileWriter {
 pub async fn read_file_async(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<FileReader> {
     let mut f = tokio::fs::File::open(path.as_ref()).await?;
     let len = f.metadata().await?.len();
-    let too_big = || Error::format(FormatRule::Limit, 0, format_args!("file of {len} bytes"));
-    let n = usize::try_from(len).map_err(|_| too_big())?;
-    let mut buf = AlignedBuf::zeroed(n).ok_or_else(too_big)?;
-    f.read_exact(buf.as_mut_slice()).await?;
-    FileReader::from_owner(Arc::new(buf), opts)
+    let mut head = [0u8; HEADER_LEN];
+    let n = usize::try_from(len).unwrap_or(usize::MAX).min(HEADER_LEN);
+    f.read_exact(&mut head[..n]).await?;
+    let mut w = window_for(len, &head[..n])?;
+    let buf = w.as_mut_slice();
+    buf[..n].copy_from_slice(&head[..n]);
+    f.read_exact(&mut buf[n..]).await?;
+    FileReader::from_owner(Arc::new(w), opts)
 }

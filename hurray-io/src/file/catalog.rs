@@ -607,6 +607,13 @@ fn check_entry(
             ),
         ));
     }
+    if let Some(b) = d
+        .buffers
+        .iter()
+        .find(|b| b.byte_size > 0 && u64::from(b.alignment) > a)
+    {
+        return Err(over_aligned(d0, b.alignment, a));
+    }
     let b0 = align_up(d_end, a);
     if b0 != Some(e.data_offset) {
         return Err(Error::format(
@@ -618,8 +625,8 @@ fn check_entry(
             ),
         ));
     }
-    let implied = relative_buffer_offsets(d.buffers.iter().map(|b| b.byte_size), a)
-        .map(|(_, len)| len);
+    let implied =
+        relative_buffer_offsets(d.buffers.iter().map(|b| b.byte_size), a).map(|(_, len)| len);
     if implied != Some(e.data_length) {
         return Err(Error::format(
             FormatRule::IndexEntry,
@@ -706,4 +713,17 @@ fn check_composites(
             ))
         }
     }
+}
+
+/// A non-empty buffer declaring more alignment than the file's
+/// `data_buffer_alignment` `a`: no reader can keep that promise from the file's
+/// placement alone, so this implementation refuses it (`Limit`, at `at`).
+pub(crate) fn over_aligned(at: u64, declared: u32, a: u64) -> Error {
+    Error::format(
+        FormatRule::Limit,
+        at,
+        format_args!(
+            "a buffer declares alignment {declared}, more than the file's data_buffer_alignment {a}"
+        ),
+    )
 }

@@ -215,6 +215,8 @@ impl FileEncoder {
     ///
     /// Errors: `Utf8`/`Limit` (empty or over-long name), `DuplicateName`,
     /// `CompositeMember` for a composite head (use [`composite`](Self::composite)),
+    /// `Limit` when a non-empty buffer declares an alignment above
+    /// `data_buffer_alignment` (the file could not keep that promise),
     /// `TensorCountHint` when more tensors than the hint, `Descriptor` when the
     /// descriptor does not encode, `OutOfBounds` when offsets overflow.
     pub fn tensor(&mut self, name: &str, descriptor: &TensorDescriptor) -> Result<Vec<Piece>> {
@@ -286,6 +288,13 @@ impl FileEncoder {
                     offset,
                     format_args!("tensor name {name:?} is already used"),
                 ));
+            }
+            if let Some(b) = d
+                .buffers
+                .iter()
+                .find(|b| b.byte_size > 0 && u64::from(b.alignment) > a)
+            {
+                return Err(super::catalog::over_aligned(offset, b.alignment, a));
             }
             let bytes = d
                 .encode()

@@ -66,10 +66,7 @@ impl FileHeader {
             return Err(Error::format(
                 FormatRule::Truncated,
                 bytes.len() as u64,
-                format_args!(
-                    "{} bytes cannot hold the 64-byte file header",
-                    bytes.len()
-                ),
+                format_args!("{} bytes cannot hold the 64-byte file header", bytes.len()),
             ));
         }
         let b = &bytes[..HEADER_LEN];

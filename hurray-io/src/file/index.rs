@@ -99,7 +99,10 @@ pub(crate) fn parse_located(
         ));
     }
     // Checked before allocating: every entry needs at least 35 bytes.
-    if count.checked_mul(ENTRY_FIXED_LEN + 1).map_or(true, |n| n > c.remaining() as u64) {
+    if count
+        .checked_mul(ENTRY_FIXED_LEN + 1)
+        .is_none_or(|n| n > c.remaining() as u64)
+    {
         return Err(Error::format(
             FormatRule::SectionLength,
             base,
@@ -142,10 +145,7 @@ pub(crate) fn parse_located(
                     return Err(Error::format(
                         FormatRule::SortedIndex,
                         at,
-                        format_args!(
-                            "SORTED_INDEX is set but {name:?} follows {:?}",
-                            prev.name
-                        ),
+                        format_args!("SORTED_INDEX is set but {name:?} follows {:?}", prev.name),
                     ));
                 }
             }

@@ -181,9 +181,15 @@ impl KvArray {
         out.extend_from_slice(&(self.len() as u32).to_le_bytes());
         match self {
             KvArray::String(v) => v.iter().for_each(|s| put_blob(out, s.as_bytes())),
-            KvArray::Int64(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-            KvArray::UInt64(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-            KvArray::Float64(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+            KvArray::Int64(v) => v
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+            KvArray::UInt64(v) => v
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+            KvArray::Float64(v) => v
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
             KvArray::Bool(v) => v.iter().for_each(|&x| out.push(u8::from(x))),
             KvArray::Bytes(v) => v.iter().for_each(|b| put_blob(out, b)),
         }

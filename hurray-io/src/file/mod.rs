@@ -59,6 +59,7 @@ pub mod placement;
 pub mod reader;
 pub mod sequential;
 pub mod trailer;
+mod window;
 pub mod writer;
 
 #[cfg(feature = "tokio")]

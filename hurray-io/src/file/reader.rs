@@ -3,13 +3,17 @@
 //! (the mapping) alive on its own, so the reader may be dropped first.
 
 use super::catalog::{Catalog, FileInfo, ReadOptions};
+use super::header::FileHeader;
 use super::index::IndexEntry;
 use super::kv::{KvEntry, KvValue};
-use crate::buffer::{AlignedBuf, Buffer, BufferOwner};
+use super::window::AlignedWindow;
+use super::{HEADER_LEN, MAX_DATA_ALIGNMENT, MIN_DATA_ALIGNMENT};
+use crate::buffer::{Buffer, BufferOwner, BUFFER_ALIGN};
 use crate::error::{Error, FormatRule, Result};
 use crate::mmap::MappedFile;
 use crate::tensor::{Item, Tensor};
 use hurray_core::TensorDescriptor;
+use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -68,12 +72,38 @@ impl FileReader {
     ///
     /// Errors: see [`Catalog::parse`].
     pub fn from_bytes(bytes: &[u8]) -> Result<FileReader> {
-        let buf = AlignedBuf::zeroed(bytes.len()).ok_or_else(|| {
+        Self::from_bytes_with(bytes, &ReadOptions::default())
+    }
+
+    /// [`from_bytes`](Self::from_bytes) with explicit options. The copy starts at an
+    /// address aligned to the file's `data_buffer_alignment` (read from the header
+    /// when valid, else 4096), so buffer views are aligned like the file offsets.
+    pub fn from_bytes_with(bytes: &[u8], opts: &ReadOptions) -> Result<FileReader> {
+        let align = FileHeader::parse(bytes)
+            .map(|h| h.data_buffer_alignment)
+            .unwrap_or(MIN_DATA_ALIGNMENT);
+        let copy = AlignedWindow::copy_from(bytes, align as usize).ok_or_else(|| {
             Error::format(FormatRule::Limit, 0, "cannot allocate a copy of the file")
         })?;
-        let mut buf = buf;
-        buf.as_mut_slice().copy_from_slice(bytes);
-        Self::from_owner(Arc::new(buf), &ReadOptions::default())
+        Self::from_owner(Arc::new(copy), opts)
+    }
+
+    /// Reads a whole file into memory (aligned like [`from_bytes`](Self::from_bytes))
+    /// and validates it; tensors are views into that one allocation.
+    ///
+    /// Errors: [`Error::Io`]; `Limit` when it cannot be held in memory; see
+    /// [`Catalog::parse`].
+    pub fn read(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<FileReader> {
+        let mut f = std::fs::File::open(path)?;
+        let len = f.metadata()?.len();
+        let mut head = [0u8; HEADER_LEN];
+        let n = usize::try_from(len).unwrap_or(usize::MAX).min(HEADER_LEN);
+        f.read_exact(&mut head[..n])?;
+        let mut w = window_for(len, &head[..n])?;
+        let buf = w.as_mut_slice();
+        buf[..n].copy_from_slice(&head[..n]);
+        f.read_exact(&mut buf[n..])?;
+        Self::from_owner(Arc::new(w), opts)
     }
 
     /// Validates the file held by `owner` (all of its bytes) without copying; tensors
@@ -170,21 +200,56 @@ impl FileReader {
             .map(|(i, e)| (e.name.as_str(), self.tensor_at(i)))
     }
 
-    /// The tensor at index position `i` (which exists).
+    /// The tensor at index position `i` (which exists). A non-empty buffer whose view
+    /// does not meet its declared `alignment` (a handle declaring more than the file's
+    /// placement gives, e.g. 8192 in a 4096-aligned file) is copied to an allocation
+    /// that does: a reader never hands out less than the descriptor promises.
     fn tensor_at(&self, i: usize) -> Tensor {
-        let d = self.catalog.descriptor_at(i).expect("index position").clone();
+        let d = self
+            .catalog
+            .descriptor_at(i)
+            .expect("index position")
+            .clone();
         let buffers = self
             .catalog
             .buffer_ranges(i)
             .unwrap_or_default()
             .into_iter()
-            .map(|r| {
+            .zip(&d.buffers)
+            .map(|(r, h)| {
                 // Validated against the file size at open; the file is in memory, so
                 // both ends fit in usize.
-                Buffer::slice_of(self.owner.clone(), r.start as usize..r.end as usize)
-                    .expect("buffer range validated at open")
+                let b = Buffer::slice_of(self.owner.clone(), r.start as usize..r.end as usize)
+                    .expect("buffer range validated at open");
+                let align = (h.alignment as usize).max(BUFFER_ALIGN);
+                if b.is_empty() || b.as_slice().as_ptr() as usize % align == 0 {
+                    b
+                } else {
+                    // `alignment` ≤ data_buffer_alignment ≤ 2 MiB was checked at open.
+                    let copy = AlignedWindow::copy_from(b.as_slice(), align)
+                        .expect("allocation of a buffer that exists in memory");
+                    Buffer::new(Arc::new(copy))
+                }
             })
             .collect();
         Tensor::new(d, buffers).expect("buffer sizes validated at open")
     }
+}
+
+/// An aligned window for a file of `len` bytes whose first bytes are `head`.
+pub(crate) fn window_for(len: u64, head: &[u8]) -> Result<AlignedWindow> {
+    let align = FileHeader::parse(head)
+        .map(|h| h.data_buffer_alignment)
+        .unwrap_or(MIN_DATA_ALIGNMENT)
+        .min(MAX_DATA_ALIGNMENT);
+    usize::try_from(len)
+        .ok()
+        .and_then(|n| AlignedWindow::zeroed(n, align as usize))
+        .ok_or_else(|| {
+            Error::format(
+                FormatRule::Limit,
+                0,
+                format_args!("cannot hold a file of {len} bytes in memory"),
+            )
+        })
 }

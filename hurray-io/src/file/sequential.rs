@@ -5,8 +5,11 @@
 //!
 //! Where the tensor region ends: with a `tensor_count_hint`, after that many
 //! tensors. Without one, at the first 8-aligned boundary that does not start with
-//! `HRRY`. This looks only at the 4 bytes where a descriptor would begin, never
-//! searches data; and neither section after the region can start with those bytes: a
+//! `HRRY` — unless it holds zeros up to the next `data_buffer_alignment` boundary and
+//! `HRRY` there, the padding a writer leaves after a composite head under the
+//! reference's reading (A5); inside a composite a descriptor must follow, at one of
+//! those two places. This looks only where a descriptor would begin, never searches
+//! data; and neither section after the region can start with those bytes: a
 //! KV section would need `kv_count = 0x59525248` entries of at least 5 bytes each,
 //! more than a u32 `kv_length` can hold, and an index would need more than
 //! 1.4 × 10⁹ entries, far beyond [`Limits::max_tensors`](crate::Limits).
@@ -15,17 +18,20 @@
 //! descriptor offset, and names become available once the end has been read (or use
 //! [`SequentialReader::read_all`]).
 
+use super::catalog::over_aligned;
 use super::catalog::{parse_tail, FileInfo, ReadOptions, Tail};
 use super::header::FileHeader;
 use super::kv::KvEntry;
+use super::window::AlignedWindow;
 use super::{align_up, HEADER_LEN, TRAILER_LEN};
-use crate::buffer::{AlignedBuf, Buffer};
+use crate::buffer::{Buffer, BufferOwner};
 use crate::composite::CompositeChecker;
 use crate::error::{Error, FormatRule, Result};
 use crate::tensor::{Composite, Item, Tensor};
 use hurray_core::{peek_descriptor_length, Layout, TensorDescriptor, MAGIC};
 use std::collections::HashMap;
 use std::io::{self, Read};
+use std::sync::Arc;
 
 /// Buffers larger than this are read in growing steps, so a descriptor that claims
 /// more bytes than the input holds cannot make the reader allocate them up front.
@@ -291,15 +297,32 @@ impl<R: Read> SequentialReader<R> {
         if magic != MAGIC {
             let a = u64::from(self.header.data_buffer_alignment);
             let here = self.offset - 4;
+            // A writer that pads to the data alignment after a composite head (A5)
+            // or after a last buffer (A1) leaves zeros here, and the next descriptor
+            // starts at the aligned offset.
+            let aligned = align_up(here, a).unwrap_or(here);
+            let padded = magic == [0; 4] && aligned != here;
             if !expected {
+                // Look ahead (at most `a` bytes, kept for the tail if no descriptor is
+                // there). A tail cannot show zeros up to an aligned `HRRY`: its first
+                // non-zero bytes are a count or a trailer offset.
                 self.stash.extend_from_slice(&magic);
+                if padded {
+                    let want = aligned + 4 - self.offset;
+                    let got = (&mut self.r).take(want).read_to_end(&mut self.stash)? as u64;
+                    self.offset += got;
+                    let gap = (aligned - here) as usize;
+                    if got == want
+                        && self.stash[..gap].iter().all(|&b| b == 0)
+                        && self.stash[gap..] == MAGIC
+                    {
+                        self.stash.clear();
+                        return self.read_descriptor_and_data(aligned).map(Some);
+                    }
+                }
                 return Ok(None);
             }
-            // A writer that pads to the data alignment after a composite head (A5)
-            // or after a last buffer (A1) leaves zeros here; a descriptor must
-            // follow, so look for it at the aligned offset.
-            let aligned = align_up(here, a).unwrap_or(here);
-            if magic != [0; 4] || aligned == here {
+            if !padded {
                 return Err(self.missing_descriptor(here, member));
             }
             self.skip_to(aligned)?;
@@ -308,7 +331,13 @@ impl<R: Read> SequentialReader<R> {
                 return Err(self.missing_descriptor(here, member));
             }
         }
-        let at = self.offset - 4;
+        self.read_descriptor_and_data(self.offset - 4).map(Some)
+    }
+
+    /// Reads the rest of the tensor whose descriptor starts at `at` (its 4 magic
+    /// bytes already consumed).
+    fn read_descriptor_and_data(&mut self, at: u64) -> Result<(u64, Tensor)> {
+        let magic = MAGIC;
         let mut head = [0u8; 10];
         head[..4].copy_from_slice(&magic);
         self.read_exact_at(&mut head[4..])?;
@@ -354,6 +383,13 @@ impl<R: Read> SequentialReader<R> {
                 ));
             }
             let a = u64::from(self.header.data_buffer_alignment);
+            if let Some(b) = d
+                .buffers
+                .iter()
+                .find(|b| b.byte_size > 0 && u64::from(b.alignment) > a)
+            {
+                return Err(over_aligned(at, b.alignment, a));
+            }
             let b0 = align_up(e, a).ok_or_else(overflow)?;
             for (i, h) in d.buffers.iter().enumerate() {
                 let start = if i == 0 {
@@ -362,7 +398,7 @@ impl<R: Read> SequentialReader<R> {
                     align_up(self.offset, a).ok_or_else(overflow)?
                 };
                 self.skip_to(start)?;
-                buffers.push(self.read_buffer(h.byte_size)?);
+                buffers.push(self.read_buffer(h.byte_size, h.alignment as usize)?);
             }
             Some((b0, self.offset - b0))
         };
@@ -374,7 +410,7 @@ impl<R: Read> SequentialReader<R> {
             data,
         });
         let t = Tensor::new(d, buffers)?;
-        Ok(Some((at, t)))
+        Ok((at, t))
     }
 
     fn missing_descriptor(&self, at: u64, member: bool) -> Error {
@@ -469,8 +505,12 @@ impl<R: Read> SequentialReader<R> {
         Ok(())
     }
 
-    /// Reads a buffer of `size` bytes into an aligned allocation.
-    fn read_buffer(&mut self, size: u64) -> Result<Buffer> {
+    /// Reads a buffer of `size` bytes into an allocation aligned to `align` (at least
+    /// 64; at most `data_buffer_alignment`, checked by the caller).
+    fn read_buffer(&mut self, size: u64, align: usize) -> Result<Buffer> {
+        if size == 0 {
+            return Ok(Buffer::empty());
+        }
         let at = self.offset;
         let too_big = || {
             Error::format(
@@ -481,7 +521,7 @@ impl<R: Read> SequentialReader<R> {
         };
         usize::try_from(size).map_err(|_| too_big())?;
         let mut cap = size.min(FIRST_READ);
-        let mut buf = AlignedBuf::zeroed(cap as usize).ok_or_else(too_big)?;
+        let mut buf = AlignedWindow::zeroed(cap as usize, align).ok_or_else(too_big)?;
         let mut filled = 0usize;
         loop {
             let got = read_full(&mut self.r, &mut buf.as_mut_slice()[filled..])?;
@@ -491,11 +531,11 @@ impl<R: Read> SequentialReader<R> {
                 return Err(truncated(self.offset));
             }
             if cap == size {
-                return Ok(Buffer::from_aligned(buf));
+                return Ok(Buffer::new(Arc::new(buf)));
             }
             cap = cap.saturating_mul(2).min(size);
-            let mut bigger = AlignedBuf::zeroed(cap as usize).ok_or_else(too_big)?;
-            bigger.as_mut_slice()[..filled].copy_from_slice(&buf.as_slice()[..filled]);
+            let mut bigger = AlignedWindow::zeroed(cap as usize, align).ok_or_else(too_big)?;
+            bigger.as_mut_slice()[..filled].copy_from_slice(&buf.bytes()[..filled]);
             buf = bigger;
         }
     }

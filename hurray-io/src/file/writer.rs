@@ -14,7 +14,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 const ZEROS: [u8; 8192] = [0; 8192];
 
 /// Writes `pieces` to `sink`; buffers come from `tensors` (pre-order).
-pub(crate) fn emit<W: Write>(sink: &mut W, pieces: &[Piece], tensors: &[&Tensor]) -> io::Result<()> {
+pub(crate) fn emit<W: Write>(
+    sink: &mut W,
+    pieces: &[Piece],
+    tensors: &[&Tensor],
+) -> io::Result<()> {
     for p in pieces {
         match p {
             Piece::Bytes(b) => sink.write_all(b)?,
@@ -222,9 +226,7 @@ impl FileWriter {
             let tmp = temp_path_for(&dest, attempt)?;
             match OpenOptions::new().write(true).create_new(true).open(&tmp) {
                 Ok(f) => break (f, tmp),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => {
-                    attempt += 1
-                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
                 Err(e) => return Err(e.into()),
             }
         };
