@@ -98,9 +98,9 @@ pub(crate) fn parse_located(
             ),
         ));
     }
-    // Checked before allocating: every entry needs at least 35 bytes.
+    // Checked before allocating: every entry needs at least its 34 fixed bytes.
     if count
-        .checked_mul(ENTRY_FIXED_LEN + 1)
+        .checked_mul(ENTRY_FIXED_LEN)
         .is_none_or(|n| n > c.remaining() as u64)
     {
         return Err(Error::format(

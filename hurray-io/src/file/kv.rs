@@ -291,8 +291,9 @@ pub fn parse_kv(bytes: &[u8], base: u64, limits: &Limits) -> Result<Vec<KvEntry>
             ),
         ));
     }
-    // Smallest entry: key_length, a 1-byte key, the tag, a bool.
-    if u64::from(count) * 5 > c.remaining() as u64 {
+    // Checked before allocating. Smallest entry: key_length, the tag, a bool (an
+    // empty key is rejected later, with its own rule).
+    if u64::from(count) * 4 > c.remaining() as u64 {
         return Err(Error::format(
             FormatRule::SectionLength,
             count_at,
