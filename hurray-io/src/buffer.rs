@@ -20,28 +20,37 @@ pub trait BufferOwner: Send + Sync + 'static {
     fn bytes(&self) -> &[u8];
 }
 
-#[derive(Clone, Copy, bytemuck::Zeroable, bytemuck::Pod)]
-#[repr(C, align(64))]
-struct Chunk([u8; BUFFER_ALIGN]);
-
 /// A zero-initialised heap allocation of `len` bytes whose first byte is 64-byte aligned.
 ///
 /// Stream readers allocate one per buffer and read payload bytes straight into
 /// [`as_mut_slice`](Self::as_mut_slice): each byte is written once.
+///
+/// The memory comes from a zeroed allocation (`calloc`), which for large sizes is
+/// fresh zero pages from the OS: nothing is written until the payload arrives, and
+/// pages cost physical memory only once touched. The aligned start is found inside a
+/// slightly larger allocation, so no `unsafe` is needed.
 pub struct AlignedBuf {
-    chunks: Vec<Chunk>,
+    bytes: Vec<u8>,
+    start: usize,
     len: usize,
 }
 
 impl AlignedBuf {
     /// Allocates `len` zero bytes, 64-byte aligned. Returns `None` if the allocation
-    /// size overflows (the caller checks `len` against its limits first).
+    /// size overflows or the allocator refuses it (the caller checks `len` against its
+    /// limits first).
     pub fn zeroed(len: usize) -> Option<AlignedBuf> {
-        let n = len.checked_add(BUFFER_ALIGN - 1)? / BUFFER_ALIGN;
-        let mut chunks = Vec::new();
-        chunks.try_reserve_exact(n).ok()?;
-        chunks.resize(n, Chunk([0; BUFFER_ALIGN]));
-        Some(AlignedBuf { chunks, len })
+        let total = len.checked_add(BUFFER_ALIGN - 1)?;
+        if isize::try_from(total).is_err() {
+            return None;
+        }
+        let mut probe = Vec::<u8>::new();
+        probe.try_reserve_exact(total).ok()?;
+        drop(probe);
+        // `vec![0; n]` is a zeroed allocation (calloc): no memset for fresh pages.
+        let bytes = vec![0u8; total];
+        let start = (BUFFER_ALIGN - bytes.as_ptr() as usize % BUFFER_ALIGN) % BUFFER_ALIGN;
+        Some(AlignedBuf { bytes, start, len })
     }
 
     /// Copies `bytes` into a new aligned allocation.
@@ -64,12 +73,12 @@ impl AlignedBuf {
 
     /// The bytes.
     pub fn as_slice(&self) -> &[u8] {
-        &bytemuck::cast_slice::<Chunk, u8>(&self.chunks)[..self.len]
+        &self.bytes[self.start..self.start + self.len]
     }
 
     /// The bytes, writable (for reading payload into).
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        &mut bytemuck::cast_slice_mut::<Chunk, u8>(&mut self.chunks)[..self.len]
+        &mut self.bytes[self.start..self.start + self.len]
     }
 }
 

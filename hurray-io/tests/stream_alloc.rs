@@ -34,8 +34,30 @@ fn a_4_gib_claim_does_not_allocate_4_gib() {
     let err = results.into_iter().next().unwrap().unwrap_err();
     assert_eq!(err.rule(), Some(FormatRule::Truncated));
     println!("peak virtual memory grew {grew_virt} KiB, peak resident {grew_rss} KiB");
-    // The eager ceiling (16 MiB) plus allocator noise; 4 GiB would show as 4194304 KiB
+    // The growth start (16 MiB) plus allocator noise; 4 GiB would show as 4194304 KiB
     // of virtual memory even if the pages were never touched.
     assert!(grew_virt < 256 << 10, "virtual peak grew {grew_virt} KiB");
+    assert!(grew_rss < 64 << 10, "resident peak grew {grew_rss} KiB");
+}
+
+/// A claim under the eager ceiling (512 MiB) is allocated at once, but as zeroed
+/// memory from the OS: resident memory follows the 1 KiB that arrived, not the claim.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_eager_512_mib_claim_commits_only_what_arrives() {
+    use hurray_core::{ElementType, TensorDescriptor};
+    use hurray_io::{FormatRule, StreamReader};
+
+    let d = TensorDescriptor::dense(ElementType::Uint8, &[512 << 20]).unwrap();
+    let mut bytes = d.encode().unwrap();
+    bytes.extend(std::iter::repeat_n(0x5Au8, 1024));
+
+    let peak_rss = status_kib("VmHWM:");
+    let results: Vec<_> = StreamReader::new(&bytes[..]).collect();
+    let grew_rss = status_kib("VmHWM:") - peak_rss;
+
+    let err = results.into_iter().next().unwrap().unwrap_err();
+    assert_eq!(err.rule(), Some(FormatRule::Truncated));
+    println!("peak resident grew {grew_rss} KiB for a 512 MiB claim");
     assert!(grew_rss < 64 << 10, "resident peak grew {grew_rss} KiB");
 }

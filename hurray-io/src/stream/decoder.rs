@@ -32,16 +32,18 @@
 //! arrive. Every `byte_size` is first checked against [`Limits::max_buffer_bytes`] (a
 //! hard rejection before anything is allocated). Below that ceiling:
 //!
-//! - a buffer of at most `eager_alloc` bytes ([`DEFAULT_EAGER_ALLOC`], 16 MiB, by
+//! - a buffer of at most `eager_alloc` bytes ([`DEFAULT_EAGER_ALLOC`], 1 GiB, by
 //!   default; see [`with_eager_alloc`](StreamDecoder::with_eager_alloc)) is allocated
-//!   once, at its final size, and filled in place;
-//! - a larger buffer starts with an `eager_alloc`-sized allocation and doubles each time
-//!   the received bytes fill it (each growth copies the bytes received so far). Memory
-//!   committed to a buffer is thus at most `max(eager_alloc, 2 × bytes received)`: a
-//!   short hostile input claiming 4 GiB makes the reader allocate `eager_alloc` bytes,
-//!   not 4 GiB. The price for an honest large buffer is the growth copies (less than
-//!   one extra pass over the buffer in total). A caller reading a trusted source
-//!   (its own pipe or file) raises `eager_alloc` to make every buffer single-pass.
+//!   once, at its final size, and filled in place. The allocation is zeroed memory
+//!   from the OS ([`AlignedBuf::zeroed`]), so it reserves address space but commits
+//!   physical pages only as payload bytes arrive: resident memory follows the input,
+//!   not the claim;
+//! - a larger buffer starts with a 16 MiB allocation and doubles each time the
+//!   received bytes fill it (each growth copies the bytes received so far), so even
+//!   the address space reserved is at most `max(16 MiB, 2 × bytes received)`: a short
+//!   hostile input claiming 4 GiB costs 16 MiB, not 4 GiB. The price for an honest
+//!   buffer above the ceiling is the growth copies (less than one extra pass in
+//!   total); a caller reading a trusted source raises `eager_alloc`.
 //!
 //! Descriptor scratch grows the same way from 4 KiB, so a descriptor claiming 16 MiB
 //! costs memory only as its bytes arrive.
@@ -55,9 +57,10 @@ use hurray_core::{peek_descriptor_length, DecodeOptions, SyncMode, TensorDescrip
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// Default for [`StreamDecoder::with_eager_alloc`]: buffers up to 16 MiB are
-/// allocated at their final size as soon as their descriptor is accepted.
-pub const DEFAULT_EAGER_ALLOC: usize = 16 << 20;
+/// Default for [`StreamDecoder::with_eager_alloc`]: buffers up to 1 GiB are
+/// allocated at their final size as soon as their descriptor is accepted (address
+/// space only; pages are committed as bytes arrive).
+pub const DEFAULT_EAGER_ALLOC: usize = 1 << 30;
 
 /// Largest declared buffer `alignment` (bytes) the decoder honours by placing the
 /// buffer at such an address (`streams-and-transport.md` A.2 step 4). A non-empty
@@ -69,8 +72,8 @@ pub const MAX_HONORED_ALIGNMENT: u32 = 4096;
 const PEEK_LEN: usize = 10;
 /// First size of the descriptor scratch window.
 const DESC_FIRST_WINDOW: usize = 4096;
-/// Smallest first allocation for a buffer larger than `eager_alloc`.
-const MIN_GROW_START: usize = 64 << 10;
+/// First allocation for a buffer larger than `eager_alloc`; it then doubles.
+const GROW_START: usize = 16 << 20;
 /// Descriptor scratch above this capacity is released after use.
 const DESC_KEEP_CAPACITY: usize = 64 << 10;
 
@@ -593,7 +596,7 @@ impl StreamDecoder {
             let cap = if size <= self.eager {
                 size
             } else {
-                self.eager.max(MIN_GROW_START).min(size)
+                GROW_START.min(self.eager.max(64 << 10)).min(size)
             };
             let fill = allocate(size, cap, align, self.pos)?;
             self.phase = Phase::Buffer { tensor, fill };
