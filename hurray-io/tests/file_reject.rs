@@ -10,8 +10,7 @@ use hurray_core::{ElementType, Rule, TensorDescriptor};
 use hurray_io::file::index::{encode_index, parse_index, IndexEntry};
 use hurray_io::file::kv::encode_kv;
 use hurray_io::file::{
-    flags, FileReader, FileWriterTo, KvEntry, KvValue, ReadOptions, SequentialReader,
-    WriteOptions,
+    flags, FileReader, FileWriterTo, KvEntry, KvValue, ReadOptions, SequentialReader, WriteOptions,
 };
 use hurray_io::{Error, FormatRule, Item, Limits, Tensor};
 use stream_common::*;
@@ -31,7 +30,8 @@ fn base() -> Vec<u8> {
     w.add_kv("n", KvValue::Int64(1)).unwrap();
     w.write_tensor("a", &dense(ElementType::Float32, &[2, 2], 1))
         .unwrap();
-    w.write_tensor("b", &dense(ElementType::Int8, &[3], 2)).unwrap();
+    w.write_tensor("b", &dense(ElementType::Int8, &[3], 2))
+        .unwrap();
     w.finish().unwrap()
 }
 
@@ -205,7 +205,11 @@ fn rejects_sequentially(b: &[u8], rule: FormatRule) -> u64 {
 const REGION_END: usize = 8200;
 
 fn base_entries() -> Vec<IndexEntry> {
-    Loc::of(&base()).entries.into_iter().map(|(_, e)| e).collect()
+    Loc::of(&base())
+        .entries
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect()
 }
 
 fn base_kv() -> Vec<u8> {
@@ -511,7 +515,10 @@ fn r16_descriptor_level_rejections() {
     x[4112 + 13] = 0x80;
     match open_err(&x) {
         Error::Descriptor { at, source } => {
-            assert_eq!((at, source.rule, source.offset), (4112, Rule::ReservedFlags, 10))
+            assert_eq!(
+                (at, source.rule, source.offset),
+                (4112, Rule::ReservedFlags, 10)
+            )
         }
         e => panic!("{e}"),
     }
@@ -622,19 +629,38 @@ fn r20_index_count_and_section_lengths() {
     // KV: count too large, trailing bytes, a string length past the section.
     let mut kv = base_kv();
     put_u32(&mut kv, 0, 3);
-    rejects(&with_kv(&kv), FormatRule::SectionLength, REGION_END + kv.len());
+    rejects(
+        &with_kv(&kv),
+        FormatRule::SectionLength,
+        REGION_END + kv.len(),
+    );
     let mut kv = base_kv();
     kv.extend_from_slice(&[0, 0, 0]);
-    rejects(&with_kv(&kv), FormatRule::SectionLength, REGION_END + kv.len() - 3);
+    rejects(
+        &with_kv(&kv),
+        FormatRule::SectionLength,
+        REGION_END + kv.len() - 3,
+    );
     let kv = raw_kv(&[kv_entry(b"s", 0x01, &[100, 0, 0, 0, b'x'])]);
-    rejects(&with_kv(&kv), FormatRule::SectionLength, REGION_END + 4 + 4 + 4);
+    rejects(
+        &with_kv(&kv),
+        FormatRule::SectionLength,
+        REGION_END + 4 + 4 + 4,
+    );
     // An array count that cannot fit is refused before allocating.
     let mut payload = vec![0x02];
     payload.extend_from_slice(&u32::MAX.to_le_bytes());
     let kv = raw_kv(&[kv_entry(b"a", 0x07, &payload)]);
-    rejects(&with_kv(&kv), FormatRule::SectionLength, REGION_END + 4 + 4 + 1);
+    rejects(
+        &with_kv(&kv),
+        FormatRule::SectionLength,
+        REGION_END + 4 + 4 + 1,
+    );
     // A section shorter than its own count field.
-    rejects_sequentially(&reassemble(&b, REGION_END, Some(&base_kv()), &[0; 4]), FormatRule::SectionLength);
+    rejects_sequentially(
+        &reassemble(&b, REGION_END, Some(&base_kv()), &[0; 4]),
+        FormatRule::SectionLength,
+    );
 }
 
 #[test]
@@ -642,7 +668,10 @@ fn r21_empty_name_or_key() {
     let b = base();
     let l = Loc::of(&b);
     let entries = base_entries();
-    let idx = raw_index(&[raw_entry(b"", &entries[0], 0), raw_entry(b"b", &entries[1], 0)]);
+    let idx = raw_index(&[
+        raw_entry(b"", &entries[0], 0),
+        raw_entry(b"b", &entries[1], 0),
+    ]);
     let x = reassemble(&b, REGION_END, Some(&base_kv()), &idx);
     rejects(&x, FormatRule::Utf8, l.index_offset + 8);
     let b = with_kv(&raw_kv(&[kv_entry(b"", 0x05, &[1])]));
@@ -678,7 +707,12 @@ fn r23_duplicate_names() {
     let l = Loc::of(&b);
     let mut entries = base_entries();
     entries[1].name = "a".into();
-    let x = reassemble(&b, REGION_END, Some(&base_kv()), &encode_index(&entries).unwrap());
+    let x = reassemble(
+        &b,
+        REGION_END,
+        Some(&base_kv()),
+        &encode_index(&entries).unwrap(),
+    );
     rejects(&x, FormatRule::DuplicateName, l.entries[1].0);
     rejects_sequentially(&x, FormatRule::DuplicateName);
 }
@@ -690,14 +724,24 @@ fn r24_sorted_flag_on_an_unsorted_index() {
     let l = Loc::of(&b);
     let mut entries = base_entries();
     entries.swap(0, 1);
-    let mut x = reassemble(&b, REGION_END, Some(&base_kv()), &encode_index(&entries).unwrap());
+    let mut x = reassemble(
+        &b,
+        REGION_END,
+        Some(&base_kv()),
+        &encode_index(&entries).unwrap(),
+    );
     let f = u32_at(&x, 12) | flags::SORTED_INDEX;
     put_u32(&mut x, 12, f);
     rejects(&x, FormatRule::SortedIndex, l.index_offset + 8 + 35);
     // A prefix sorts first: "ab" then "a" is unsorted, "a" then "ab" sorted.
     entries[0].name = "ab".into();
     entries[1].name = "a".into();
-    let mut x = reassemble(&b, REGION_END, Some(&base_kv()), &encode_index(&entries).unwrap());
+    let mut x = reassemble(
+        &b,
+        REGION_END,
+        Some(&base_kv()),
+        &encode_index(&entries).unwrap(),
+    );
     put_u32(&mut x, 12, f);
     rejects(&x, FormatRule::SortedIndex, l.index_offset + 8 + 36);
     rejects_sequentially(&x, FormatRule::SortedIndex);
@@ -932,7 +976,10 @@ fn a_buffer_declaring_more_alignment_than_the_file_is_refused() {
     w.write_tensor("t", &t).unwrap();
     let b = w.finish().unwrap();
     let r = FileReader::from_bytes(&b).unwrap();
-    assert_eq!(r.tensor("t").unwrap().buffers()[0].as_slice().as_ptr() as usize % 8192, 0);
+    assert_eq!(
+        r.tensor("t").unwrap().buffers()[0].as_slice().as_ptr() as usize % 8192,
+        0
+    );
     let s = SequentialReader::new(&b[..]).unwrap().read_all().unwrap();
     assert_aligned(&s.items[0].1);
     // Patching the file's alignment down to 4096 makes the promise unkeepable.
