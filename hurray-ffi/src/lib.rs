@@ -18,16 +18,26 @@
 
 pub mod abi;
 pub mod buffer;
+pub mod builder;
 pub mod descriptor;
+pub mod descriptor_access;
 pub mod handle;
+pub mod item;
 pub mod status;
+pub mod tags;
 pub mod tensor;
 
 pub use buffer::{
     HurrayBuffer, HurrayBufferList, HurrayBufferSync, HurrayReleaseFn, Memory, Placement,
     ReleaseGuard,
 };
+pub use builder::HurrayDescriptorBuilder;
 pub use descriptor::HurrayDescriptor;
+pub use descriptor_access::{
+    HurrayBlockPaged, HurrayBufferEntry, HurrayCompositeHead, HurrayDescriptorHeader,
+    HurrayExtensionType, HurrayQuantization, HurrayStatistics,
+};
 pub use handle::{live_objects, HURRAY_C_ABI_VERSION};
+pub use item::HurrayItem;
 pub use status::*;
 pub use tensor::HurrayTensor;

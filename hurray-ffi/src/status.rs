@@ -205,3 +205,63 @@ pub(crate) fn need<T>(out: *mut T, arg: &str) -> FfiResult<()> {
         Ok(())
     }
 }
+
+/// Copies a variable-length result into a caller array (the convention of every
+/// array accessor): `*out_len` receives the number of elements; a NULL `out` only
+/// asks for that number; a `capacity` (in elements) below it fails with
+/// `HURRAY_ERR_BUFFER_TOO_SMALL` after writing `*out_len`, and copies nothing.
+///
+/// # Safety
+/// `out` must be NULL or valid for `capacity` writes of `T`; `out_len` NULL or writable.
+pub(crate) unsafe fn copy_out<T: Copy>(
+    src: &[T],
+    out: *mut T,
+    capacity: u64,
+    out_len: *mut u64,
+    what: &str,
+) -> FfiResult<()> {
+    need(out_len, "out_len")?;
+    let n = src.len() as u64;
+    // SAFETY: out_len checked non-null; writable per the caller.
+    unsafe { out_len.write(n) };
+    if out.is_null() {
+        return Ok(());
+    }
+    if capacity < n {
+        return Err(FfiError::new(
+            HURRAY_ERR_BUFFER_TOO_SMALL,
+            format!("{what} has {n} elements, the output holds {capacity}"),
+        ));
+    }
+    // SAFETY: out is valid for capacity >= n writes of T; src and out cannot overlap
+    // (src is library memory, out the caller's array).
+    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), out, src.len()) };
+    Ok(())
+}
+
+/// Borrows a caller array of `len` elements; NULL is allowed only when `len` is 0.
+///
+/// # Safety
+/// `p` must be NULL or valid for `len` reads of `T` for the lifetime `'a`.
+pub(crate) unsafe fn slice_in<'a, T>(p: *const T, len: u64, arg: &str) -> FfiResult<&'a [T]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(FfiError::null(arg));
+    }
+    let n = usize::try_from(len).map_err(|_| {
+        FfiError::new(
+            HURRAY_ERR_INVALID_ARGUMENT,
+            format!("`{arg}` length {len} exceeds the address space"),
+        )
+    })?;
+    // SAFETY: non-null and valid for n reads per the caller.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// `HURRAY_ERR_NOT_APPLICABLE` with a message naming what was asked and why it
+/// does not apply.
+pub(crate) fn not_applicable(msg: impl Into<String>) -> FfiError {
+    FfiError::new(HURRAY_ERR_NOT_APPLICABLE, msg)
+}

@@ -86,6 +86,11 @@ impl HurrayTensor {
         HurrayTensor::new(HurrayDescriptor::new(d)?, buffers, None)
     }
 
+    /// Marks the tensor as owned by a parent (an item), so it is never destroyed on its own.
+    pub(crate) fn set_borrowed(&mut self) {
+        self.header.flags |= handle::FLAG_BORROWED;
+    }
+
     /// The descriptor model.
     pub fn model(&self) -> &Arc<TensorDescriptor> {
         self.descriptor_box.model()

@@ -5,6 +5,7 @@
 
 mod bench;
 mod demo;
+mod header;
 mod test;
 mod util;
 
@@ -27,6 +28,8 @@ enum Task {
     Test(test::TestArgs),
     /// Run `cargo bench --workspace`; arguments after `--` go to cargo verbatim.
     Bench(bench::BenchArgs),
+    /// Generate include/hurray.h from hurray-ffi (cbindgen); `--check` fails on drift.
+    Header(header::HeaderArgs),
     /// Run the end-to-end demo (not implemented yet).
     Demo,
 }
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
     let result = match cli.task {
         Task::Test(args) => test::run(&args),
         Task::Bench(args) => bench::run(&args),
+        Task::Header(args) => header::run(&args),
         Task::Demo => demo::run(),
     };
     match result {

@@ -2,13 +2,14 @@
 //!
 //! A stage is a name plus a closure. Stages run in order and the first failure stops
 //! the run, naming the stage. A stage whose tool is missing reports itself skipped
-//! instead of failing. To add a check (Go, Python, Java, Node, header drift ...),
+//! instead of failing. To add a check (Go, Python, Java, Node ...),
 //! push a [`Stage`] in [`stages`]; nothing else needs to change.
 
 use std::time::Instant;
 
 use clap::Args;
 
+use crate::header;
 use crate::util::{cargo, display, exec, has_cargo_tool, workspace_root, Result};
 
 /// Arguments of `cargo xtask test`.
@@ -54,6 +55,14 @@ impl Stage {
         }
     }
 
+    /// A stage that runs in-process.
+    fn task(name: &str, run: impl Fn() -> Result<Outcome> + 'static) -> Stage {
+        Stage {
+            name: name.to_string(),
+            run: Box::new(run),
+        }
+    }
+
     /// This stage, skipped with a note unless `cargo <tool>` is installed.
     fn requires_cargo_tool(self, tool: &'static str, component: &'static str) -> Stage {
         let Stage { name, run } = self;
@@ -85,6 +94,13 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
             &[],
         )
         .requires_cargo_tool("clippy", "clippy"),
+        Stage::task("cargo xtask header --check", || {
+            header::check().map(|()| Outcome::Passed)
+        }),
+        Stage::task(
+            "include/hurray.h compiles as C11 and C++11, included twice",
+            header::compile_check,
+        ),
         // Doc tests run here too: `cargo test` includes them.
         test,
         Stage::cargo(
@@ -150,6 +166,8 @@ mod tests {
         let order = [
             "cargo fmt",
             "cargo clippy",
+            "cargo xtask header --check",
+            "include/hurray.h compiles",
             "cargo test",
             "RUSTDOCFLAGS",
             "cargo bench",
