@@ -112,7 +112,11 @@ fn main() {
     write_one(&small, &f32_tensor(MIB, 1));
     write_one(&large, &f32_tensor(GIB, 2));
     assert_eq!(
-        FileReader::open(&large).unwrap().tensor("w").unwrap().data_len(),
+        FileReader::open(&large)
+            .unwrap()
+            .tensor("w")
+            .unwrap()
+            .data_len(),
         GIB as u64
     );
 

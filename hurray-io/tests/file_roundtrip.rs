@@ -188,6 +188,17 @@ fn blocking_path_writer_then_mmap_bytes_and_sequential_readers() {
 }
 
 #[test]
+fn readers_and_writers_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<FileReader>();
+    send_sync::<hurray_io::file::Catalog>();
+    send::<FileWriter>();
+    send::<FileWriterTo<Vec<u8>>>();
+    send::<SequentialReader<std::fs::File>>();
+}
+
+#[test]
 fn mapped_tensors_outlive_the_reader() {
     let items = content();
     let dir = tempfile::tempdir().unwrap();

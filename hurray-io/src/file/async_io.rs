@@ -147,7 +147,7 @@ pub struct AsyncFileWriter {
 impl AsyncFileWriter {
     /// Starts writing the file that will appear at `path`.
     ///
-    /// Errors: `DataAlignment`; [`Error::Io`] when the temporary file cannot be created.
+    /// Errors: `DataAlignment`; [`Error::Io`](crate::Error::Io) when the temporary file cannot be created.
     pub async fn create(path: impl AsRef<Path>, opts: WriteOptions) -> Result<Self> {
         let dest = path.as_ref().to_path_buf();
         let enc = FileEncoder::new(opts)?;
@@ -225,7 +225,7 @@ impl AsyncFileWriter {
 /// Reads the whole file at `path` into one 64-byte-aligned allocation and validates
 /// it (the random-access core); tensors are views into that allocation.
 ///
-/// Errors: [`Error::Io`]; `Limit` when the file is too large to hold in memory; the
+/// Errors: [`Error::Io`](crate::Error::Io); `Limit` when the file is too large to hold in memory; the
 /// rules of [`Catalog::parse`](super::Catalog::parse).
 pub async fn read_file_async(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<FileReader> {
     let mut f = tokio::fs::File::open(path.as_ref()).await?;

@@ -14,7 +14,7 @@ pub struct FileHeader {
     pub version_major: u8,
     /// `container_version_minor` (byte 9).
     pub version_minor: u8,
-    /// `file_flags` (bytes 12–15), see [`flags`](super::flags).
+    /// `file_flags` (bytes 12–15), see [`flags`].
     pub flags: u32,
     /// `data_buffer_alignment` in bytes (bytes 16–19): a power of two in 4096..=2 MiB.
     pub data_buffer_alignment: u32,
@@ -137,7 +137,7 @@ impl FileHeader {
         (self.tensor_count_hint != COUNT_UNKNOWN).then_some(self.tensor_count_hint)
     }
 
-    /// True when `flag` (one of [`flags`](super::flags)) is set.
+    /// True when `flag` (one of [`flags`]) is set.
     pub fn has(&self, flag: u32) -> bool {
         self.flags & flag != 0
     }

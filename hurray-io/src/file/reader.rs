@@ -20,7 +20,12 @@ use std::sync::Arc;
 /// A validated file, ready for random access (`file-format.md` §11).
 ///
 /// Opening validates the header, trailer, index (CRC included), KV, every descriptor
-/// and the composite structure; afterwards lookups cannot fail on file content.
+/// and the composite structure, but never reads payload bytes; afterwards lookups
+/// cannot fail on file content. Tensors handed out are views into the file bytes
+/// (owned: each holds a reference to them) and honour every buffer's declared
+/// `alignment`; a non-empty buffer declaring more than the file's
+/// `data_buffer_alignment` is refused at open with `Limit`, since no placement in
+/// the file can promise it. `FileReader` is `Send + Sync`.
 ///
 /// ```
 /// use hurray_io::file::{FileReader, FileWriterTo, WriteOptions};
@@ -107,8 +112,14 @@ impl FileReader {
     }
 
     /// Validates the file held by `owner` (all of its bytes) without copying; tensors
-    /// are views into it and share its ownership. Buffer alignment in memory is the
-    /// owner's base alignment combined with `data_buffer_alignment`.
+    /// are views into it and share its ownership.
+    ///
+    /// Buffers sit at multiples of `data_buffer_alignment` from the owner's first
+    /// byte, so for zero-copy views the owner's bytes should start at an address
+    /// aligned at least to every buffer's declared `alignment` (a memory map or
+    /// [`from_bytes`](Self::from_bytes) copy always is). A buffer whose view would
+    /// fall short of its declared alignment is copied to an aligned allocation when
+    /// its tensor is requested.
     ///
     /// Errors: see [`Catalog::parse`].
     pub fn from_owner(owner: Arc<dyn BufferOwner>, opts: &ReadOptions) -> Result<FileReader> {

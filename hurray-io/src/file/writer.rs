@@ -96,7 +96,7 @@ impl<W: Write> FileWriterTo<W> {
     }
 
     /// Writes a composite whose head is named `name` and whose members get the
-    /// default names of [`member_names`](super::encoder::member_names) (`name/0`,
+    /// default names of [`member_names`] (`name/0`,
     /// `name/1`, nested `name/1/0`, …). The whole composite is validated before any
     /// byte of it is written.
     ///
