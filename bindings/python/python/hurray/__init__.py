@@ -1,0 +1,174 @@
+"""Hurray: tensors in one binary format, shared across runtimes without copies.
+
+A :class:`Tensor` owns one native ``HurrayTensor`` handle (descriptor, buffers and
+an owner that keeps the memory alive). Tensors come from the construction
+functions (:func:`zeros`, :func:`arange`, ...), from other libraries' memory
+without copying (:func:`from_numpy`, :func:`from_dlpack`, :func:`from_torch`,
+:func:`from_scipy`, :func:`sparse_coo`, :func:`from_hurray`), from files
+(:func:`load`, memory-mapped) and streams (:class:`StreamReader`), and go back out
+the same ways (``numpy.asarray(t)``, ``__dlpack__``, ``__hurray__``, :func:`save`,
+:class:`StreamWriter`, pickle protocol 5).
+
+Zero-copy rule: a view handed out (a NumPy array, a DLPack capsule, a component
+view like ``t.values``) keeps what it views alive; dropping the last Python
+reference releases the memory exactly once, from any thread.
+"""
+
+from __future__ import annotations
+
+from hurray import _native
+from hurray import dtype, device
+from hurray._native import (
+    BlockPagedLayout,
+    BufferError,
+    ColMajorLayout,
+    CompositeLayout,
+    CooLayout,
+    CopyRequiredError,
+    CscLayout,
+    CsfLayout,
+    CsrLayout,
+    Device,
+    Dtype,
+    FileError,
+    HilbertLayout,
+    InternalError,
+    InvalidDescriptorError,
+    Layout,
+    MortonLayout,
+    MXFP,
+    NF4,
+    PerBlockAffine,
+    PerChannelAffine,
+    PerTensorAffine,
+    PrivateExtensionLayout,
+    RowMajorLayout,
+    Shard,
+    Statistics,
+    StreamError,
+    StreamReader,
+    StreamWriter,
+    StridedLayout,
+    Tensor,
+    TiledLayout,
+    UnknownLayout,
+    UnsupportedError,
+    arange,
+    empty,
+    empty_like,
+    eye,
+    from_hurray,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    load,
+    ones,
+    ones_like,
+    save,
+    sparse_coo,
+    zeros,
+    zeros_like,
+)
+from hurray._interop import asarray, from_dlpack, from_scipy, from_torch
+from hurray._printing import (
+    PrintOptionsCtx,
+    get_print_options,
+    print_options,
+    set_print_options,
+)
+
+__version__: str = _native.__version__
+
+# Tier-1 element types at top level (the same objects as in hurray.dtype).
+# These names shadow builtins inside this module only.
+float16 = dtype.float16
+bfloat16 = dtype.bfloat16
+float32 = dtype.float32
+float64 = dtype.float64
+int8 = dtype.int8
+uint8 = dtype.uint8
+int16 = dtype.int16
+uint16 = dtype.uint16
+int32 = dtype.int32
+uint32 = dtype.uint32
+int64 = dtype.int64
+uint64 = dtype.uint64
+bool = dtype.bool  # noqa: A001
+
+__all__ = [
+    "__version__",
+    "dtype",
+    "device",
+    "bool",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "InvalidDescriptorError",
+    "BufferError",
+    "CopyRequiredError",
+    "UnsupportedError",
+    "InternalError",
+    "FileError",
+    "StreamError",
+    "Dtype",
+    "Device",
+    "Tensor",
+    "Layout",
+    "RowMajorLayout",
+    "ColMajorLayout",
+    "StridedLayout",
+    "TiledLayout",
+    "MortonLayout",
+    "HilbertLayout",
+    "CooLayout",
+    "CsrLayout",
+    "CscLayout",
+    "CsfLayout",
+    "BlockPagedLayout",
+    "CompositeLayout",
+    "PrivateExtensionLayout",
+    "UnknownLayout",
+    "PerTensorAffine",
+    "PerChannelAffine",
+    "PerBlockAffine",
+    "NF4",
+    "MXFP",
+    "Statistics",
+    "Shard",
+    "StreamReader",
+    "StreamWriter",
+    "PrintOptionsCtx",
+    "set_print_options",
+    "get_print_options",
+    "print_options",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "arange",
+    "linspace",
+    "eye",
+    "asarray",
+    "from_dlpack",
+    "from_numpy",
+    "from_torch",
+    "from_scipy",
+    "sparse_coo",
+    "from_hurray",
+    "save",
+    "load",
+]

@@ -1,0 +1,112 @@
+"""Constructors that go through NumPy, SciPy or PyTorch (imported lazily)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from hurray import _native
+from hurray._glue import INTEROP_NAMES, import_optional
+
+__all__ = ["asarray", "from_dlpack", "from_torch", "from_scipy"]
+
+
+def from_dlpack(x: Any, *, device: Any = None, copy: Optional[bool] = None) -> "_native.Tensor":
+    """Wrap any DLPack producer (a NumPy array, a PyTorch CPU tensor, a
+    :class:`hurray.Tensor`) without copying.
+
+    ``numpy.from_dlpack(x)`` negotiates the capsule version, device and stream;
+    the resulting array is wrapped with :func:`hurray.from_numpy` and kept alive by
+    the tensor. ``device`` and ``copy`` are accepted for Array API compatibility
+    and ignored.
+
+    Raises:
+        ImportError: NumPy is not installed.
+        AttributeError: ``x`` has no ``__dlpack__`` (a bare capsule included).
+        BufferError: (builtin) the producer cannot export (e.g. a sparse tensor).
+        hurray.UnsupportedError: the result is not C-contiguous or has no hurray type.
+    """
+    import numpy as np
+
+    return _native.from_numpy(np.from_dlpack(x))
+
+
+def from_torch(tensor: Any) -> "_native.Tensor":
+    """Wrap a PyTorch CPU tensor without copying (through DLPack, see :func:`from_dlpack`).
+
+    Raises:
+        ImportError: PyTorch is not installed (checked first).
+    """
+    import_optional("torch", "torch")
+    return from_dlpack(tensor)
+
+
+def asarray(
+    obj: Any,
+    *,
+    dtype: Optional["_native.Dtype"] = None,
+    device: Any = None,
+    copy: Optional[bool] = None,
+) -> "_native.Tensor":
+    """Convert ``obj`` to a :class:`hurray.Tensor`.
+
+    A :class:`hurray.Tensor` with no other ``dtype`` is shared (zero-copy);
+    anything else goes through ``numpy.asarray`` (lists get NumPy's default
+    int64/float64). ``copy=True`` always copies; ``copy=False`` raises when a copy
+    is needed. ``device`` is ignored.
+
+    Raises:
+        hurray.InvalidDescriptorError: ``dtype`` is not a :class:`hurray.Dtype`.
+        hurray.UnsupportedError: ``dtype`` has no NumPy equivalent (incl. bfloat16).
+        hurray.CopyRequiredError: ``copy=False`` but a copy is needed.
+    """
+    import numpy as np
+
+    if dtype is not None:
+        if not isinstance(dtype, _native.Dtype):
+            raise _native.InvalidDescriptorError("dtype must be a hurray.Dtype (e.g. hurray.float32)")
+        if dtype.name not in INTEROP_NAMES or dtype.name == "bfloat16":
+            raise _native.UnsupportedError(f"asarray cannot produce dtype {dtype.name}")
+    if isinstance(obj, _native.Tensor) and (dtype is None or dtype == obj.dtype):
+        if copy is True:
+            return _native.from_numpy(np.array(np.from_dlpack(obj), copy=True))
+        return from_dlpack(obj)
+    np_dtype = None if dtype is None else np.dtype(dtype.name)
+    if copy is True:
+        arr = np.array(obj, dtype=np_dtype, copy=True)
+    elif copy is False:
+        try:
+            arr = np.asarray(obj, dtype=np_dtype, copy=False)
+        except ValueError as e:
+            raise _native.CopyRequiredError(str(e)) from e
+    else:
+        arr = np.asarray(obj, dtype=np_dtype)
+    return _native.from_numpy(arr)
+
+
+def from_scipy(matrix: Any) -> "_native.Tensor":
+    """Wrap a SciPy CSR or CSC matrix/array without copying its three arrays
+    (all three are kept alive by the tensor). Index arrays must be uint64 (SciPy
+    normalises index dtypes on construction: assign uint64 arrays to
+    ``.indices``/``.indptr`` afterwards).
+
+    Raises:
+        ImportError: SciPy is not installed.
+        AttributeError: ``matrix`` has no ``.format``.
+        hurray.UnsupportedError: a format other than csr/csc (repack COO with
+            :func:`hurray.sparse_coo`), non-uint64 indices, an unmapped values dtype.
+        hurray.InvalidDescriptorError: the shape is not rank 2.
+    """
+    import_optional("scipy.sparse", "scipy")
+    fmt = matrix.format
+    if fmt == "coo":
+        raise _native.UnsupportedError(
+            "from_scipy supports csr and csc; for COO use hurray.sparse_coo(m.data, "
+            "numpy.stack([m.row, m.col], axis=1).astype(numpy.uint64), m.shape)"
+        )
+    if fmt not in ("csr", "csc"):
+        raise _native.UnsupportedError(f"from_scipy supports csr and csc, not {fmt!r}")
+    return _native._compressed(fmt, matrix.shape, matrix.data, matrix.indices, matrix.indptr)
+
+
+for _f in (from_dlpack, from_torch, asarray, from_scipy):
+    _f.__module__ = "hurray"

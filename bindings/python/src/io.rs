@@ -1,0 +1,455 @@
+//! Containers from Python: `save`/`load` (HRRYFILE; `load` maps the file
+//! copy-on-write and hands out zero-copy views) and `StreamReader`/`StreamWriter`
+//! (the streaming format over bytes, a file descriptor or a path). The GIL is
+//! released while bytes move.
+
+use crate::errors::{self, FileError, StreamError, UnsupportedError};
+use crate::tensor::{assemble, device_object, Tensor};
+use hurray_io::file::{FileReader, FileWriter, KvArray, KvValue, WriteOptions};
+use hurray_io::Item;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// A Python tensor over a tensor the containers produced (no copy).
+pub fn from_io(py: Python<'_>, t: hurray_io::Tensor) -> PyResult<Tensor> {
+    let (d, bufs) = t.into_parts();
+    let d = Arc::unwrap_or_clone(d);
+    let dev = device_object(py, &d, 0)?;
+    assemble(py, d, bufs, None, Some(dev))
+}
+
+fn kv_value(v: &Bound<'_, PyAny>) -> PyResult<KvValue> {
+    let bad = |what: String| FileError::new_err(format!("unsupported kv value: {what}"));
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Ok(KvValue::Bool(b.is_true()));
+    }
+    if v.is_instance_of::<PyInt>() {
+        return v
+            .extract::<i64>()
+            .map(KvValue::Int64)
+            .map_err(|_| bad("int outside int64".into()));
+    }
+    if let Ok(f) = v.cast::<PyFloat>() {
+        return Ok(KvValue::Float64(f.value()));
+    }
+    if let Ok(s) = v.cast::<PyString>() {
+        return Ok(KvValue::String(s.to_str()?.to_owned()));
+    }
+    if let Ok(b) = v.cast::<PyBytes>() {
+        return Ok(KvValue::Bytes(b.as_bytes().to_vec()));
+    }
+    if let Ok(l) = v.cast::<PyList>() {
+        let items: Vec<KvValue> = l
+            .iter()
+            .map(|x| {
+                if x.is_instance_of::<PyList>() {
+                    Err(bad("nested list".into()))
+                } else {
+                    kv_value(&x)
+                }
+            })
+            .collect::<PyResult<_>>()?;
+        let first = items.first().ok_or_else(|| bad("empty list".into()))?;
+        macro_rules! all {
+            ($var:ident) => {
+                items
+                    .iter()
+                    .map(|i| match i {
+                        KvValue::$var(x) => Ok(x.clone()),
+                        _ => Err(bad("mixed list".into())),
+                    })
+                    .collect::<PyResult<Vec<_>>>()?
+            };
+        }
+        return Ok(KvValue::Array(match first {
+            KvValue::Bool(_) => KvArray::Bool(all!(Bool)),
+            KvValue::Int64(_) => KvArray::Int64(all!(Int64)),
+            KvValue::Float64(_) => KvArray::Float64(all!(Float64)),
+            KvValue::String(_) => KvArray::String(all!(String)),
+            KvValue::Bytes(_) => KvArray::Bytes(all!(Bytes)),
+            _ => return Err(bad("list of unsupported values".into())),
+        }));
+    }
+    Err(bad(v.get_type().name()?.to_string()))
+}
+
+/// Writes an HRRYFILE container at ``path`` holding every ``(name, tensor)`` of
+/// ``tensors`` in iteration order (all buffers of each: sparse, quantized and
+/// multi-buffer tensors round-trip), plus optional file-level key-value metadata
+/// ``kv`` (values: bool, int (int64), float, str, bytes, or a non-empty
+/// homogeneous list of one of those). The file appears atomically (written to a
+/// temporary file, then renamed). The GIL is released while writing.
+///
+/// Raises:
+///     TypeError: ``path`` is not a str/path, ``tensors`` not a dict, a non-str key.
+///     hurray.UnsupportedError: a value is not a :class:`Tensor`.
+///     hurray.FileError: empty/duplicate/over-long names, a bad ``kv``, I/O errors.
+///     hurray.InvalidDescriptorError: a descriptor cannot be encoded.
+#[pyfunction]
+#[pyo3(signature = (path, tensors, *, kv=None))]
+pub fn save(
+    py: Python<'_>,
+    path: PathBuf,
+    tensors: &Bound<'_, PyDict>,
+    kv: Option<&Bound<'_, PyDict>>,
+) -> PyResult<()> {
+    let mut items = Vec::with_capacity(tensors.len());
+    for (k, v) in tensors.iter() {
+        let name: String = k
+            .cast::<PyString>()
+            .map_err(|_| PyTypeError::new_err("tensor names must be str"))?
+            .to_str()?
+            .to_owned();
+        let t = v.cast::<Tensor>().map_err(|_| {
+            UnsupportedError::new_err(format!(
+                "value for {name:?} is a {}, not a hurray.Tensor",
+                v.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        items.push((name, t.get().h.get().to_io().map_err(errors::ffi)?));
+    }
+    let mut kvs = Vec::new();
+    if let Some(kv) = kv {
+        for (k, v) in kv.iter() {
+            let key: String = k
+                .extract()
+                .map_err(|_| FileError::new_err("kv keys must be str"))?;
+            kvs.push((key, kv_value(&v)?));
+        }
+    }
+    let opts = WriteOptions {
+        durable: false,
+        ..WriteOptions::default()
+    };
+    py.detach(move || -> hurray_io::Result<()> {
+        let mut w = FileWriter::create(&path, opts)?;
+        for (name, t) in &items {
+            w.write_tensor(name, t)?;
+        }
+        for (k, v) in kvs {
+            w.add_kv(k, v)?;
+        }
+        w.finish()
+    })
+    .map_err(|e| errors::io(e, true))
+}
+
+/// Reads an HRRYFILE container: every tensor in index order, or only ``names``
+/// in the order given. The file is memory-mapped copy-on-write: tensors are
+/// zero-copy views of the mapping, writing into an array obtained from one never
+/// reaches the file, and the mapping lives until the last view is gone.
+/// Composite items are skipped (Python has no composite type). Key-value metadata
+/// is not returned.
+///
+/// Raises:
+///     hurray.FileError: missing file, bad magic, CRC mismatch, truncation, unknown name.
+///     hurray.InvalidDescriptorError: a descriptor that does not decode.
+#[pyfunction]
+#[pyo3(signature = (path, *, names=None))]
+pub fn load<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    names: Option<Vec<String>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let reader = py
+        .detach(|| FileReader::open(&path))
+        .map_err(|e| errors::io(e, true))?;
+    let out = PyDict::new(py);
+    match names {
+        Some(names) => {
+            for n in names {
+                let t = reader.tensor(&n).ok_or_else(|| {
+                    FileError::new_err(format!("no tensor named {n:?} in {}", path.display()))
+                })?;
+                out.set_item(&n, from_io(py, t)?)?;
+            }
+        }
+        None => {
+            for (name, item) in reader.items() {
+                if let Item::Tensor(t) = item {
+                    out.set_item(name, from_io(py, t)?)?;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Where a stream reader gets bytes.
+enum Source {
+    Mem(std::io::Cursor<Vec<u8>>),
+    File(File),
+}
+
+impl Read for Source {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Source::Mem(c) => c.read(buf),
+            Source::File(f) => f.read(buf),
+        }
+    }
+}
+
+fn dup_fileno(obj: &Bound<'_, PyAny>) -> PyResult<Option<File>> {
+    let Ok(f) = obj.getattr("fileno") else {
+        return Ok(None);
+    };
+    let fd = match f.call0().and_then(|v| v.extract::<i64>()) {
+        Ok(fd) if fd >= 0 => fd,
+        _ => return Ok(None),
+    };
+    let fd = i32::try_from(fd)
+        .map_err(|_| FileError::new_err(format!("fileno() {fd} is out of range")))?;
+    #[cfg(unix)]
+    {
+        use std::os::fd::BorrowedFd;
+        // SAFETY: the object says fd is open; we only duplicate it (the caller's stays open).
+        let owned = unsafe { BorrowedFd::borrow_raw(fd) }
+            .try_clone_to_owned()
+            .map_err(|e| {
+                FileError::new_err(format!("cannot duplicate file descriptor {fd}: {e}"))
+            })?;
+        Ok(Some(File::from(owned)))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = fd;
+        Ok(None)
+    }
+}
+
+/// Reads tensors from a stream, one at a time, as they arrive.
+///
+/// ``source`` is bytes-like (``bytes``, ``bytearray``, ``memoryview``, a list of
+/// ints: copied), an object with ``fileno()`` (socket, pipe, open file: the
+/// descriptor is duplicated, yours stays open), or a ``str`` path. Iterate it, or
+/// use it as a context manager. Tensors own their buffers.
+///
+/// Raises:
+///     TypeError: any other source (for ``io.BytesIO`` pass ``.getvalue()``).
+///     hurray.FileError: the path or descriptor cannot be opened or read.
+///     hurray.StreamError: a truncated or malformed frame.
+///     hurray.InvalidDescriptorError: a descriptor that does not decode.
+///     hurray.UnsupportedError: a composite item.
+#[pyclass(module = "hurray", unsendable)]
+pub struct StreamReader {
+    inner: Option<hurray_io::StreamReader<Source>>,
+}
+
+#[pymethods]
+impl StreamReader {
+    #[new]
+    fn new(source: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let src = if let Ok(b) = source.cast::<PyBytes>() {
+            Source::Mem(std::io::Cursor::new(b.as_bytes().to_vec()))
+        } else if let Ok(b) = source.cast::<PyByteArray>() {
+            Source::Mem(std::io::Cursor::new(b.to_vec()))
+        } else if let (false, Ok(v)) = (
+            source.is_instance_of::<PyString>(),
+            source.extract::<Vec<u8>>(),
+        ) {
+            Source::Mem(std::io::Cursor::new(v))
+        } else if let Some(f) = dup_fileno(source)? {
+            Source::File(f)
+        } else if let Ok(p) = source.cast::<PyString>() {
+            let p = p.to_str()?;
+            Source::File(
+                File::open(p).map_err(|e| FileError::new_err(format!("cannot open {p:?}: {e}")))?,
+            )
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "StreamReader needs bytes, a file descriptor owner or a path, not {}; for io.BytesIO pass .getvalue()",
+                source.get_type().name()?
+            )));
+        };
+        Ok(StreamReader {
+            inner: Some(hurray_io::StreamReader::new(src)),
+        })
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Tensor>> {
+        let Some(r) = self.inner.as_mut() else {
+            return Ok(None);
+        };
+        match py.detach(|| r.next()) {
+            None => {
+                self.inner = None;
+                Ok(None)
+            }
+            Some(Ok(Item::Tensor(t))) => from_io(py, t).map(Some),
+            Some(Ok(Item::Composite(c))) => {
+                self.inner = None;
+                Err(UnsupportedError::new_err(format!(
+                    "the stream holds a composite ({} members); hurray for Python has no composite type",
+                    c.members.len()
+                )))
+            }
+            Some(Err(e)) => {
+                self.inner = None;
+                Err(errors::io(e, false))
+            }
+        }
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&mut self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
+    /// Releases the source; the reader then behaves as exhausted.
+    fn close(&mut self) {
+        self.inner = None;
+    }
+}
+
+/// Where a stream writer puts bytes.
+enum Sink {
+    Mem(Arc<Mutex<Vec<u8>>>),
+    File(File),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Mem(v) => {
+                v.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            Sink::File(f) => f.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Mem(_) => Ok(()),
+            Sink::File(f) => f.flush(),
+        }
+    }
+}
+
+/// Writes tensors as a stream: to memory (``destination=None``; read the bytes with
+/// :meth:`getvalue`), to an object with ``fileno()`` (duplicated), or to a ``str``
+/// path (created or truncated). Use it as a context manager to :meth:`finish`.
+///
+/// Raises:
+///     TypeError: any other destination (omit it for an in-memory stream).
+///     hurray.FileError: the path or descriptor cannot be opened.
+#[pyclass(module = "hurray", unsendable)]
+pub struct StreamWriter {
+    inner: Option<hurray_io::StreamWriter<Sink>>,
+    mem: Option<Arc<Mutex<Vec<u8>>>>,
+}
+
+#[pymethods]
+impl StreamWriter {
+    #[new]
+    #[pyo3(signature = (destination=None))]
+    fn new(destination: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let dest = destination.filter(|d| !d.is_none());
+        let (sink, mem) = match dest {
+            None => {
+                let v = Arc::new(Mutex::new(Vec::new()));
+                (Sink::Mem(v.clone()), Some(v))
+            }
+            Some(d) => {
+                if let Some(f) = dup_fileno(d)? {
+                    (Sink::File(f), None)
+                } else if let Ok(p) = d.cast::<PyString>() {
+                    let p = p.to_str()?;
+                    let f = File::create(p)
+                        .map_err(|e| FileError::new_err(format!("cannot create {p:?}: {e}")))?;
+                    (Sink::File(f), None)
+                } else {
+                    return Err(PyTypeError::new_err(format!(
+                        "StreamWriter needs a file descriptor owner or a path, not {}; omit the argument for an in-memory stream and call getvalue()",
+                        d.get_type().name()?
+                    )));
+                }
+            }
+        };
+        Ok(StreamWriter {
+            inner: Some(hurray_io::StreamWriter::new(sink)),
+            mem,
+        })
+    }
+
+    /// Writes one tensor with all its buffers, in descriptor order.
+    ///
+    /// Raises:
+    ///     hurray.StreamError: the writer was finished.
+    ///     hurray.FileError: the transport failed.
+    ///     hurray.InvalidDescriptorError: the descriptor cannot be written.
+    fn write(&mut self, py: Python<'_>, tensor: PyRef<'_, Tensor>) -> PyResult<()> {
+        let w = self.inner.as_mut().ok_or_else(|| {
+            StreamError::new_err("the StreamWriter was finished; create a new one")
+        })?;
+        let t = tensor.h.get().to_io().map_err(errors::ffi)?;
+        py.detach(|| w.write_tensor(&t))
+            .map_err(|e| errors::io(e, false))
+    }
+
+    /// Flushes and closes the stream. Idempotent.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
+        if let Some(mut w) = self.inner.take() {
+            py.detach(|| w.flush())
+                .map_err(|e| FileError::new_err(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// The bytes written so far to an in-memory stream, removing them from the
+    /// writer (a second call returns only what was written since).
+    ///
+    /// Raises:
+    ///     hurray.StreamError: the writer has a destination.
+    fn getvalue<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let m = self.mem.as_ref().ok_or_else(|| {
+            StreamError::new_err(
+                "getvalue() is only for in-memory writers; this one has a destination",
+            )
+        })?;
+        let bytes = std::mem::take(&mut *m.lock().unwrap_or_else(|e| e.into_inner()));
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(
+        &mut self,
+        py: Python<'_>,
+        _args: &Bound<'_, pyo3::types::PyTuple>,
+    ) -> PyResult<bool> {
+        self.finish(py)?;
+        Ok(false)
+    }
+}
+
+/// Registers the functions and classes.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(save, m)?)?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_class::<StreamReader>()?;
+    m.add_class::<StreamWriter>()?;
+    Ok(())
+}

@@ -1,0 +1,761 @@
+//! `hurray.Tensor`: one Python object owning one `HurrayTensor` handle.
+//!
+//! Every way of making a tensor ends in [`assemble`]: a descriptor model plus host
+//! buffers (shared views whose owners keep the memory alive: an aligned copy, a
+//! NumPy array, a mapped file, a foreign handle) becomes a validated descriptor
+//! handle and a `HurrayTensor` from hurray-ffi.
+
+use crate::device::{self, Device};
+use crate::dtype::{self, Dtype};
+use crate::errors::{self, BufferError, InvalidDescriptorError, UnsupportedError};
+use crate::layout::{self, Layout, Repr};
+use crate::quant::{self, Shard, Statistics};
+use hurray_core::{
+    BufferHandle, DeviceTag, ElementType, Layout as L, MemoryClass, Quantization, SyncMode,
+    TensorDescriptor, DYN,
+};
+use hurray_ffi::{HurrayBuffer, HurrayDescriptor, HurrayTensor, Placement};
+use hurray_io::Buffer;
+use pyo3::exceptions::{PyAttributeError, PyIndexError, PyNotImplementedError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::pyclass::CompareOp;
+use pyo3::types::{PyBytes, PyTuple};
+use std::sync::Arc;
+
+/// The owned handle.
+pub struct Handle(Box<HurrayTensor>);
+
+// SAFETY: the handle is immutable after construction; what it owns (descriptor,
+// buffers with `Arc` owners, release guards) is `Send + Sync` and its release
+// callbacks may run on any thread by contract. Raw pointers inside only point at
+// its own heap parts.
+unsafe impl Send for Handle {}
+// SAFETY: as above; shared access never mutates.
+unsafe impl Sync for Handle {}
+
+impl Handle {
+    pub fn get(&self) -> &HurrayTensor {
+        &self.0
+    }
+}
+
+/// A tensor: element type, shape, layout and buffers, plus optional quantization,
+/// statistics and shard sections.
+///
+/// ``Tensor(buffer, dtype, shape, device=None, *, aux_buffers=None, layout=None,
+/// quantization=None, statistics=None, shard=None)`` copies ``buffer`` (``bytes``)
+/// as buffer 0 and each of ``aux_buffers`` as buffers 1..N. ``shape`` is a sequence
+/// of non-negative ints (elements per dimension); ``layout`` defaults to
+/// :class:`RowMajorLayout`.
+///
+/// Raises:
+///     hurray.BufferError: ``buffer`` or an aux buffer is not ``bytes``, or too small
+///         for the layout (the message names the buffer's role).
+///     hurray.InvalidDescriptorError: negative dimension, rank > 64, too few buffers,
+///         a bad quantization/statistics/shard, or any other descriptor rule.
+///     hurray.UnsupportedError: a :class:`CompositeLayout` (it owns no buffers).
+///     TypeError: ``layout`` is not a :class:`hurray.Layout`; wrong argument types.
+#[pyclass(module = "hurray", frozen)]
+pub struct Tensor {
+    pub h: Handle,
+    dtype: Py<Dtype>,
+    device: Py<Device>,
+    shape: Py<PyTuple>,
+}
+
+/// The descriptor buffer-table entry for a host buffer of `len` bytes on `dev`.
+pub fn handle_for(len: usize, dev: &Device) -> BufferHandle {
+    BufferHandle {
+        byte_size: len as u64,
+        alignment: if len == 0 { 1 } else { 64 },
+        device: dev.tag,
+        sync_mode: SyncMode::ProducerSynced,
+        memory_class: dev.class,
+    }
+}
+
+/// A view of the first `n` bytes of `b` (same owner, no copy).
+pub fn prefix(b: &Buffer, n: usize) -> Buffer {
+    let owner = b.owner().clone();
+    let base = owner.bytes().as_ptr() as usize;
+    let start = b.as_slice().as_ptr() as usize - base;
+    Buffer::slice_of(owner, start..start + n.min(b.len())).expect("prefix lies inside its owner")
+}
+
+/// Builds a tensor from a descriptor model and its host buffers.
+///
+/// Errors: descriptor rules (`InvalidDescriptorError`, `BufferError` for sizes),
+/// buffer mismatch (`InvalidDescriptorError`).
+pub fn assemble(
+    py: Python<'_>,
+    d: TensorDescriptor,
+    bufs: Vec<Buffer>,
+    dtype: Option<Py<Dtype>>,
+    device: Option<Py<Device>>,
+) -> PyResult<Tensor> {
+    d.validate().map_err(|e| errors::descriptor(&e))?;
+    if bufs.len() != d.buffers.len() {
+        return Err(InvalidDescriptorError::new_err(format!(
+            "{} buffer(s) supplied, the descriptor declares {}",
+            bufs.len(),
+            d.buffers.len()
+        )));
+    }
+    let hb = bufs
+        .into_iter()
+        .zip(&d.buffers)
+        .map(|(b, h)| {
+            Box::new(HurrayBuffer::host(
+                b,
+                Placement {
+                    alignment: h.alignment,
+                    device: h.device,
+                    sync_mode: h.sync_mode,
+                    memory_class: h.memory_class,
+                },
+            ))
+        })
+        .collect();
+    let dtype = match dtype {
+        Some(d) => d,
+        None => dtype::object(py, d.element_type)?,
+    };
+    let device = match device {
+        Some(d) => d,
+        None => device_object(py, &d, 0)?,
+    };
+    let shape = shape_tuple(py, &d.shape)?;
+    let desc = HurrayDescriptor::new(Arc::new(d)).map_err(errors::ffi)?;
+    let t = HurrayTensor::new(desc, hb, None).map_err(errors::ffi)?;
+    Ok(Tensor {
+        h: Handle(Box::new(t)),
+        dtype,
+        device,
+        shape,
+    })
+}
+
+fn shape_tuple(py: Python<'_>, shape: &[u64]) -> PyResult<Py<PyTuple>> {
+    let items: Vec<Option<u64>> = shape.iter().map(|&v| (v != DYN).then_some(v)).collect();
+    Ok(PyTuple::new(py, items)?.unbind())
+}
+
+/// The `Device` of a descriptor's buffer 0 (CPU when it has none), with `id`.
+pub fn device_object(py: Python<'_>, d: &TensorDescriptor, id: u32) -> PyResult<Py<Device>> {
+    let (tag, class) = d
+        .buffers
+        .first()
+        .map_or((DeviceTag::Cpu, MemoryClass::Standard), |b| {
+            (b.device, b.memory_class)
+        });
+    if tag == DeviceTag::Cpu && class == MemoryClass::Standard && id == 0 {
+        return device::cpu(py);
+    }
+    Py::new(py, Device { tag, id, class })
+}
+
+/// Parses a shape argument: ints >= 0, rank <= 64.
+///
+/// Errors: `TypeError` for non-ints, `OverflowError` beyond int64,
+/// `InvalidDescriptorError` for negatives and rank > 64.
+pub fn parse_shape(shape: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+    if shape.is_instance_of::<pyo3::types::PyString>() {
+        return Err(PyTypeError::new_err(
+            "shape must be a sequence of ints, not str",
+        ));
+    }
+    let mut out = Vec::new();
+    for item in shape.try_iter()? {
+        let item = item?;
+        if item.is_instance_of::<pyo3::types::PyBool>()
+            || !item.is_instance_of::<pyo3::types::PyInt>()
+        {
+            let is_index =
+                item.hasattr("__index__")? && !item.is_instance_of::<pyo3::types::PyBool>();
+            if !is_index {
+                return Err(PyTypeError::new_err(format!(
+                    "shape entries must be ints, not {}",
+                    item.get_type().name()?
+                )));
+            }
+        }
+        let v: i64 = item.extract()?;
+        if v < 0 {
+            return Err(InvalidDescriptorError::new_err(format!(
+                "shape dimension {v} is negative"
+            )));
+        }
+        out.push(v as u64);
+    }
+    if out.len() > hurray_core::MAX_RANK {
+        return Err(InvalidDescriptorError::new_err(format!(
+            "rank {} exceeds the format's limit of {}",
+            out.len(),
+            hurray_core::MAX_RANK
+        )));
+    }
+    Ok(out)
+}
+
+/// Bytes of a `bytes` argument (`hurray.BufferError` for anything else).
+fn bytes_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Buffer> {
+    match obj.cast::<PyBytes>() {
+        Ok(b) => Ok(Buffer::copy_from(b.as_bytes())),
+        Err(_) => Err(BufferError::new_err(format!(
+            "{what} must be bytes, not {}",
+            obj.get_type().name()?
+        ))),
+    }
+}
+
+fn layout_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<L> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else {
+        return Ok(L::RowMajor);
+    };
+    let l = obj.cast::<Layout>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "layout must be a hurray.Layout instance (e.g. hurray.CsrLayout(nnz)), not {}",
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    match &l.get().repr {
+        Repr::Core(L::CompositeHead(_)) => Err(UnsupportedError::new_err(
+            "a CompositeLayout owns no buffers: it cannot be the layout of a Tensor",
+        )),
+        Repr::Core(l) => Ok(l.clone()),
+        Repr::Unknown { tag, .. } => Err(UnsupportedError::new_err(format!(
+            "UnknownLayout(tag=0x{tag:02X}) cannot be encoded by this build: its fields are opaque"
+        ))),
+    }
+}
+
+fn layout_name(l: &L) -> &'static str {
+    layout::name_of(&Repr::Core(l.clone()))
+}
+
+impl Tensor {
+    /// The descriptor model.
+    pub fn model(&self) -> &TensorDescriptor {
+        self.h.get().model()
+    }
+
+    /// Buffer `i`'s host bytes (shared view).
+    pub fn host(&self, i: usize) -> PyResult<&Buffer> {
+        let b = self
+            .h
+            .get()
+            .buffer_list()
+            .buffers()
+            .nth(i)
+            .ok_or_else(|| PyIndexError::new_err(format!("buffer index {i} out of range")))?;
+        b.host_bytes()
+            .ok_or_else(|| UnsupportedError::new_err(format!("buffer {i} is device memory")))
+    }
+
+    /// All host buffers, in buffer-table order.
+    pub fn host_buffers(&self) -> PyResult<Vec<Buffer>> {
+        (0..self.model().buffers.len())
+            .map(|i| self.host(i).cloned())
+            .collect()
+    }
+
+    /// The tensor's `Device` value.
+    pub fn device_value(&self) -> Device {
+        *self.device.get()
+    }
+
+    /// A fresh row-major view over the first bytes of buffer `index`.
+    fn view(
+        &self,
+        py: Python<'_>,
+        index: usize,
+        t: ElementType,
+        shape: &[u64],
+    ) -> PyResult<Tensor> {
+        let mut d = TensorDescriptor::dense(t, shape).map_err(|e| errors::descriptor(&e))?;
+        let need = d.buffers[0].byte_size as usize;
+        let src = self.host(index)?;
+        if src.len() < need {
+            return Err(BufferError::new_err(format!(
+                "buffer {index} holds {} bytes, the view needs {need}",
+                src.len()
+            )));
+        }
+        let dev = Device {
+            id: 0,
+            ..self.device_value()
+        };
+        d.buffers[0] = handle_for(need, &dev);
+        let dev_obj = device_object(py, &d, 0)?;
+        assemble(py, d, vec![prefix(src, need)], None, Some(dev_obj))
+    }
+
+    fn no_attr(&self, attr: &str) -> PyErr {
+        PyAttributeError::new_err(format!(
+            "'Tensor' object has no attribute '{attr}'; this is a {} tensor",
+            layout_name(&self.model().layout)
+        ))
+    }
+
+    fn nnz_of(&self) -> Option<u64> {
+        match self.model().layout {
+            L::Coo { nnz, .. } | L::Csr { nnz } | L::Csc { nnz } => Some(nnz),
+            _ => None,
+        }
+    }
+
+    /// A copy of this tensor with fresh owned buffers (used by `copy=True` paths).
+    pub fn deep_copy(&self, py: Python<'_>) -> PyResult<Tensor> {
+        let bufs = self
+            .host_buffers()?
+            .iter()
+            .map(|b| Buffer::copy_from(b.as_slice()))
+            .collect();
+        assemble(
+            py,
+            self.model().clone(),
+            bufs,
+            Some(self.dtype.clone_ref(py)),
+            Some(self.device.clone_ref(py)),
+        )
+    }
+}
+
+fn glue<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("hurray._glue")?.getattr(name)
+}
+
+#[pymethods]
+impl Tensor {
+    #[new]
+    #[pyo3(signature = (buffer, dtype, shape, device=None, *, aux_buffers=None, layout=None, quantization=None, statistics=None, shard=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        buffer: &Bound<'_, PyAny>,
+        dtype: &Bound<'_, Dtype>,
+        shape: &Bound<'_, PyAny>,
+        device: Option<&Bound<'_, Device>>,
+        aux_buffers: Option<&Bound<'_, PyAny>>,
+        layout: Option<&Bound<'_, PyAny>>,
+        quantization: Option<&Bound<'_, PyAny>>,
+        statistics: Option<&Bound<'_, Statistics>>,
+        shard: Option<&Bound<'_, Shard>>,
+    ) -> PyResult<Tensor> {
+        let shape = parse_shape(shape)?;
+        let layout = layout_arg(layout)?;
+        let data = bytes_arg(buffer, "buffer")?;
+        let t = dtype.get().t;
+        if layout.is_dense() && matches!(layout, L::RowMajor | L::ColumnMajor) {
+            if let Some(need) = t.storage().and_then(|s| {
+                hurray_core::element_count(&shape)
+                    .ok()
+                    .and_then(|n| s.bytes_for(n))
+            }) {
+                if (data.len() as u64) < need {
+                    return Err(BufferError::new_err(format!(
+                        "data buffer holds {} bytes but {} {} elements of shape {shape:?} need {need}",
+                        data.len(),
+                        hurray_core::element_count(&shape).unwrap_or(0),
+                        t.name()
+                    )));
+                }
+            }
+        }
+        let mut bufs = vec![data];
+        if let Some(aux) = aux_buffers.filter(|a| !a.is_none()) {
+            for (i, item) in aux.try_iter()?.enumerate() {
+                bufs.push(bytes_arg(&item?, &format!("aux_buffers[{i}]"))?);
+            }
+        }
+        let need = match &layout {
+            L::Csf { mode_order, .. } => Some(2 * mode_order.len() + 1),
+            l => l.layout_buffer_count(shape.len()),
+        };
+        if let Some(n) = need {
+            if bufs.len() < n {
+                return Err(InvalidDescriptorError::new_err(format!(
+                    "layout {} needs {n} buffer(s); got {} (buffer + aux_buffers)",
+                    layout_name(&layout),
+                    bufs.len()
+                )));
+            }
+        }
+        let quantization = match quantization.filter(|q| !q.is_none()) {
+            None => None,
+            Some(q) => {
+                let scheme = quant::scheme_of(q)?;
+                let layout_bufs = need.unwrap_or(1);
+                for idx in scheme.parameter_buffers() {
+                    let i = idx as usize;
+                    if i == 0 || i < layout_bufs || i >= bufs.len() {
+                        return Err(InvalidDescriptorError::new_err(format!(
+                            "quantization buffer index {idx} must name an auxiliary buffer after the layout's {layout_bufs} buffer(s) (the tensor has {})",
+                            bufs.len()
+                        )));
+                    }
+                }
+                Some(Quantization::from(scheme))
+            }
+        };
+        let shard = match shard {
+            None => None,
+            Some(s) => {
+                let s = s.get().s.clone();
+                if s.parent_shape.len() != shape.len() {
+                    return Err(InvalidDescriptorError::new_err(format!(
+                        "shard has rank {} but the tensor has rank {}",
+                        s.parent_shape.len(),
+                        shape.len()
+                    )));
+                }
+                Some(s)
+            }
+        };
+        let dev_obj = match device {
+            Some(d) => d.clone().unbind(),
+            None => device::cpu(py)?,
+        };
+        let dev = *dev_obj.get();
+        let d = TensorDescriptor {
+            version_minor: 0,
+            element_type: t,
+            shape,
+            byte_offset: 0,
+            layout,
+            buffers: bufs.iter().map(|b| handle_for(b.len(), &dev)).collect(),
+            quantization,
+            shard,
+            statistics: statistics.map(|s| s.get().s),
+            extension_type: None,
+            composite_member: None,
+        };
+        assemble(py, d, bufs, Some(dtype.clone().unbind()), Some(dev_obj))
+    }
+
+    /// The element type (the same object on every access).
+    #[getter]
+    fn dtype(&self, py: Python<'_>) -> Py<Dtype> {
+        self.dtype.clone_ref(py)
+    }
+
+    /// Elements per dimension (a tuple of ints; ``None`` marks a dynamic dimension).
+    #[getter]
+    fn shape(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.shape.clone_ref(py)
+    }
+
+    /// The rank.
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.model().shape.len()
+    }
+
+    /// Number of elements (1 for a 0-d tensor), or ``None`` with a dynamic dimension.
+    #[getter]
+    fn size(&self) -> Option<u128> {
+        let s = &self.model().shape;
+        if s.contains(&DYN) {
+            return None;
+        }
+        Some(
+            s.iter()
+                .fold(1u128, |a, &v| a.saturating_mul(u128::from(v))),
+        )
+    }
+
+    /// Where the buffers live (the same object on every access).
+    #[getter]
+    fn device(&self, py: Python<'_>) -> Py<Device> {
+        self.device.clone_ref(py)
+    }
+
+    /// Number of buffers (data plus auxiliary).
+    #[getter]
+    fn buffer_count(&self) -> usize {
+        self.model().buffers.len()
+    }
+
+    /// The layout (a fresh object of the matching :class:`Layout` subclass).
+    #[getter]
+    fn layout(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        layout::to_object(py, &Repr::Core(self.model().layout.clone()))
+    }
+
+    /// The quantization scheme object, or ``None``.
+    #[getter]
+    fn quantization(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        match &self.model().quantization {
+            None => Ok(None),
+            Some(q) => quant::scheme_object(py, &q.scheme),
+        }
+    }
+
+    /// The statistics section (a fresh :class:`Statistics`), or ``None``.
+    #[getter]
+    fn statistics(&self) -> Option<Statistics> {
+        self.model().statistics.map(|s| Statistics { s })
+    }
+
+    /// The shard section (a fresh :class:`Shard`), or ``None``.
+    #[getter]
+    fn shard(&self) -> Option<Shard> {
+        self.model().shard.clone().map(|s| Shard { s })
+    }
+
+    /// Not implemented: always raises ``NotImplementedError`` (no transposed views).
+    #[getter(T)]
+    fn transposed(&self) -> PyResult<()> {
+        Err(PyNotImplementedError::new_err(
+            "Tensor.T is not implemented: hurray tensors carry data, not array operations",
+        ))
+    }
+
+    /// Stored elements of a COO/CSR/CSC tensor (``AttributeError`` for other layouts).
+    #[getter]
+    fn nnz(&self) -> PyResult<u64> {
+        self.nnz_of().ok_or_else(|| self.no_attr("nnz"))
+    }
+
+    /// COO/CSR/CSC: the ``(nnz,)`` values (a view of buffer 0).
+    #[getter]
+    fn values(&self, py: Python<'_>) -> PyResult<Tensor> {
+        let nnz = self.nnz_of().ok_or_else(|| self.no_attr("values"))?;
+        self.view(py, 0, self.model().element_type, &[nnz])
+    }
+
+    /// COO: the ``(nnz, rank)`` uint64 coordinates (a view of buffer 1).
+    #[getter]
+    fn indices(&self, py: Python<'_>) -> PyResult<Tensor> {
+        match self.model().layout {
+            L::Coo { nnz, .. } => {
+                let rank = self.model().shape.len() as u64;
+                self.view(py, 1, ElementType::Uint64, &[nnz, rank])
+            }
+            _ => Err(self.no_attr("indices")),
+        }
+    }
+
+    /// CSR: the ``(nnz,)`` uint64 column indices (buffer 1).
+    #[getter]
+    fn col_indices(&self, py: Python<'_>) -> PyResult<Tensor> {
+        match self.model().layout {
+            L::Csr { nnz } => self.view(py, 1, ElementType::Uint64, &[nnz]),
+            _ => Err(self.no_attr("col_indices")),
+        }
+    }
+
+    /// CSR: the ``(shape[0] + 1,)`` uint64 row pointers (buffer 2).
+    #[getter]
+    fn row_ptr(&self, py: Python<'_>) -> PyResult<Tensor> {
+        match self.model().layout {
+            L::Csr { .. } => self.view(py, 2, ElementType::Uint64, &[self.model().shape[0] + 1]),
+            _ => Err(self.no_attr("row_ptr")),
+        }
+    }
+
+    /// CSC: the ``(nnz,)`` uint64 row indices (buffer 1).
+    #[getter]
+    fn row_indices(&self, py: Python<'_>) -> PyResult<Tensor> {
+        match self.model().layout {
+            L::Csc { nnz } => self.view(py, 1, ElementType::Uint64, &[nnz]),
+            _ => Err(self.no_attr("row_indices")),
+        }
+    }
+
+    /// CSC: the ``(shape[1] + 1,)`` uint64 column pointers (buffer 2).
+    #[getter]
+    fn col_ptr(&self, py: Python<'_>) -> PyResult<Tensor> {
+        match self.model().layout {
+            L::Csc { .. } => self.view(py, 2, ElementType::Uint64, &[self.model().shape[1] + 1]),
+            _ => Err(self.no_attr("col_ptr")),
+        }
+    }
+
+    /// A 1-D uint8 view of buffer ``index`` (its declared byte size; no copy).
+    ///
+    /// Raises:
+    ///     IndexError: ``index >= buffer_count``.
+    ///     OverflowError: negative ``index``.
+    fn buffer(&self, py: Python<'_>, index: u64) -> PyResult<Tensor> {
+        let n = self.model().buffers.len() as u64;
+        if index >= n {
+            return Err(PyIndexError::new_err(format!(
+                "buffer index {index} out of range for a tensor with {n} buffer(s)"
+            )));
+        }
+        let size = self.model().buffers[index as usize].byte_size;
+        self.view(py, index as usize, ElementType::Uint8, &[size])
+    }
+
+    /// The matching ``scipy.sparse`` matrix (CSR -> ``csr_matrix``, CSC ->
+    /// ``csc_matrix``) over this tensor's memory.
+    ///
+    /// Raises:
+    ///     hurray.UnsupportedError: non-NumPy dtype, or a layout other than CSR/CSC.
+    ///     ImportError: SciPy is not installed.
+    fn to_scipy(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        Ok(glue(slf.py(), "to_scipy")?.call1((slf,))?.unbind())
+    }
+
+    /// A ``torch.Tensor`` sharing this tensor's memory (through DLPack).
+    ///
+    /// Raises:
+    ///     ImportError: PyTorch is not installed.
+    fn to_torch(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        Ok(glue(slf.py(), "to_torch")?.call1((slf,))?.unbind())
+    }
+
+    /// NumPy protocol: a zero-copy ``numpy.ndarray`` view (kept alive by the
+    /// array), or a cast copy when ``dtype`` differs.
+    ///
+    /// Raises:
+    ///     hurray.UnsupportedError: non-dense or tiled/Morton/Hilbert layout, non-CPU
+    ///         device, dtype without a NumPy equivalent (incl. bfloat16).
+    ///     BufferError: (builtin) for ``bool``, which is bit-packed.
+    ///     hurray.CopyRequiredError: a cast with ``copy=False``.
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__(
+        slf: &Bound<'_, Self>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let me = slf.get();
+        let d = me.model();
+        if !d.layout.is_dense() {
+            return Err(UnsupportedError::new_err(format!(
+                "a {} tensor has no dense NumPy view; use its component views (values, indices, ...)",
+                layout_name(&d.layout)
+            )));
+        }
+        if me.device_value().tag != DeviceTag::Cpu {
+            return Err(UnsupportedError::new_err(format!(
+                "__array__ needs a cpu tensor, this one is on {}",
+                me.device_value().tag.name()
+            )));
+        }
+        let t = d.element_type;
+        if !dtype::in_interop_set(t) || t == ElementType::Bfloat16 {
+            return Err(UnsupportedError::new_err(format!(
+                "dtype {} has no NumPy equivalent",
+                dtype_name(t)
+            )));
+        }
+        if t == ElementType::Bool {
+            return Err(pyo3::exceptions::PyBufferError::new_err(
+                "hurray bool is bit-packed (8 per byte) and has no zero-copy NumPy or DLPack form",
+            ));
+        }
+        Ok(glue(slf.py(), "array_of")?
+            .call1((slf, dtype, copy))?
+            .unbind())
+    }
+
+    /// DLPack export: a ``dltensor_versioned`` capsule (or a legacy ``dltensor``
+    /// one when the consumer does not ask for ``max_version >= (1, 0)``) viewing
+    /// buffer 0; the capsule keeps this tensor alive.
+    ///
+    /// Raises:
+    ///     BufferError: (builtin) non-dense layout or dtype without a DLPack code.
+    ///     hurray.UnsupportedError: device/memory class without a DLPack device, or a
+    ///         tiled/Morton/Hilbert layout.
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__(
+        slf: &Bound<'_, Self>,
+        stream: Option<&Bound<'_, PyAny>>,
+        max_version: Option<(u32, u32)>,
+        dl_device: Option<&Bound<'_, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = (stream, dl_device);
+        let versioned = max_version.is_some_and(|(major, _)| major >= 1);
+        if copy == Some(true) {
+            let c = Bound::new(slf.py(), slf.get().deep_copy(slf.py())?)?;
+            return crate::dlpack::export(&c, versioned);
+        }
+        crate::dlpack::export(slf, versioned)
+    }
+
+    /// ``(dl_device_type, device_id)`` of this tensor's device for DLPack.
+    ///
+    /// Raises:
+    ///     hurray.UnsupportedError: the device/memory class has no DLPack device.
+    fn __dlpack_device__(&self) -> PyResult<(i32, u32)> {
+        let d = self.device_value();
+        Ok((crate::dlpack::device_type(d.tag, d.class)?, d.id))
+    }
+
+    /// Native protocol: a fresh PyCapsule named ``"hurray_tensor_handle"`` whose
+    /// pointer is a new ``HurrayTensor *`` (owner: a strong reference to this
+    /// tensor). A consumer renames it ``"used_hurray_tensor_handle"`` and destroys
+    /// the handle with ``hurray_tensor_destroy``; an unconsumed capsule destroys it.
+    #[pyo3(signature = (stream=None))]
+    fn __hurray__(slf: &Bound<'_, Self>, stream: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let _ = stream;
+        crate::capsule::export(slf)
+    }
+
+    /// Pickle support: with protocol 5 the buffers travel out of band as
+    /// ``pickle.PickleBuffer`` objects (no copy when the pickler takes a
+    /// ``buffer_callback``); older protocols copy them in band.
+    fn __reduce_ex__(slf: &Bound<'_, Self>, protocol: i64) -> PyResult<Py<PyAny>> {
+        Ok(glue(slf.py(), "reduce_tensor")?
+            .call1((slf, protocol))?
+            .unbind())
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        glue(slf.py(), "tensor_repr")?.call1((slf,))?.extract()
+    }
+
+    fn __str__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        glue(slf.py(), "tensor_str")?.call1((slf,))?.extract()
+    }
+
+    fn __hash__(&self) -> PyResult<isize> {
+        Err(PyTypeError::new_err("unhashable type: 'Tensor'"))
+    }
+
+    fn __richcmp__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        op: CompareOp,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let same = slf.as_any().is(other);
+        let b = |v: bool| -> PyResult<Py<PyAny>> {
+            Ok(v.into_pyobject(py)?.to_owned().into_any().unbind())
+        };
+        match op {
+            CompareOp::Eq => b(same),
+            CompareOp::Ne => b(!same),
+            _ => Ok(py.NotImplemented()),
+        }
+    }
+
+    /// The encoded descriptor (bytes); used by pickling.
+    fn _descriptor_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, self.h.get().descriptor_handle().bytes())
+    }
+
+    /// A copy of buffer ``index``'s bytes (used by pickling without NumPy).
+    fn _buffer_bytes<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, self.host(index)?.as_slice()))
+    }
+
+    /// Address of buffer ``index``'s first byte (for tests and diagnostics).
+    fn _buffer_address(&self, index: usize) -> PyResult<usize> {
+        Ok(self.host(index)?.as_slice().as_ptr() as usize)
+    }
+}
+
+/// A dtype's display name (`extension` for private types).
+pub fn dtype_name(t: ElementType) -> &'static str {
+    match t {
+        ElementType::Private(_) | ElementType::Unknown(_) => "extension",
+        t => t.name(),
+    }
+}

@@ -1,0 +1,14 @@
+//! Small additions to the Rust-side API for binding crates (Python, Java, Node):
+//! turning an owned handle into the raw pointer a C consumer receives.
+
+use crate::handle;
+use crate::tensor::HurrayTensor;
+
+impl HurrayTensor {
+    /// Moves the tensor to the heap and returns the pointer a C consumer will own
+    /// (destroy it with `hurray_tensor_destroy`). Debug builds register it, so a
+    /// second destroy through a stale copy is detected.
+    pub fn into_raw(self) -> *mut HurrayTensor {
+        handle::into_raw(self)
+    }
+}
