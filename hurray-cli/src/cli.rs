@@ -1,0 +1,85 @@
+//! The command line: subcommands and their arguments (clap derive).
+
+use crate::detect::Format;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Inspect, validate, convert and dump Hurray tensor files.
+#[derive(Debug, Parser)]
+#[command(name = "hurray", version, about, long_about = None)]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands of `hurray`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show what a Hurray file or stream holds: tensors, KV metadata, file facts.
+    Inspect(InspectArgs),
+    /// Check Hurray files and streams against every rule of the format.
+    Validate(ValidateArgs),
+    /// Convert between safetensors, .npy/.npz, HRRYFILE and Hurray streams.
+    Convert(ConvertArgs),
+    /// Print the first values of one tensor.
+    Dump(DumpArgs),
+    /// Check that files hold the same tensors (names, dtypes, shapes, bytes).
+    Compare(CompareArgs),
+}
+
+/// Arguments of `hurray inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// An HRRYFILE (.hrry) or a Hurray stream (.hrrys).
+    pub file: PathBuf,
+    /// Print JSON (stable schema, see docs/cli.md) instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `hurray validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Hurray files or streams to check; the exit status is 1 if any is invalid.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+/// Arguments of `hurray convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// Input: .safetensors, .npy, .npz, .hrry or .hrrys (detected from its bytes
+    /// where possible).
+    pub input: PathBuf,
+    /// Output: .hrry, .hrrys or .safetensors (written to a temporary file and
+    /// renamed into place only when complete).
+    pub output: PathBuf,
+    /// Output format, when the output's extension does not say.
+    #[arg(long, value_enum)]
+    pub to: Option<Format>,
+    /// Also print the time taken and the peak memory of the conversion.
+    #[arg(long)]
+    pub stats: bool,
+}
+
+/// Arguments of `hurray dump`.
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    /// An HRRYFILE or a Hurray stream.
+    pub file: PathBuf,
+    /// The tensor's name (in a stream: tensor_0, tensor_1, ...).
+    pub name: String,
+    /// How many values to print (0 = all).
+    #[arg(long, short = 'n', default_value_t = 16)]
+    pub limit: u64,
+}
+
+/// Arguments of `hurray compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The reference file, then the files to compare with it (any format convert
+    /// reads). The exit status is 1 if any differs.
+    #[arg(required = true, num_args = 2..)]
+    pub files: Vec<PathBuf>,
+}

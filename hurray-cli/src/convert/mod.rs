@@ -1,0 +1,121 @@
+//! `hurray convert IN OUT`: safetensors, `.npy`/`.npz`, HRRYFILE or stream in;
+//! HRRYFILE, stream or safetensors out. A source is checked whole before the output
+//! is created, data then streams from input to output in bounded chunks, and the
+//! output appears only when complete (see [`crate::output`]).
+
+pub mod from_hurray;
+pub mod from_npy;
+pub mod from_st;
+pub mod sink;
+pub mod to_st;
+
+use crate::detect::{self, Format};
+use crate::error::{Error, Result};
+use crate::output::Output;
+use crate::progress::Progress;
+use hurray_core::{ElementType, TensorDescriptor, MAX_RANK};
+use sink::{FileSink, Finished, Sink, StreamSink};
+use std::path::Path;
+
+/// A source of tensors for a sink.
+pub trait Source {
+    /// Data bytes to copy (for the progress bar).
+    fn data_bytes(&self) -> u64;
+    /// Number of tensors, when known before reading (0 for a stream).
+    fn tensor_count(&self) -> usize;
+    /// Whether its tensors have names (a stream's do not).
+    fn has_names(&self) -> bool;
+    /// Hands every KV entry, then every tensor, to `sink`.
+    fn feed(&mut self, sink: &mut dyn Sink) -> Result<()>;
+}
+
+/// What a conversion did.
+#[derive(Debug)]
+pub struct Summary {
+    /// Input format.
+    pub from: Format,
+    /// Output format.
+    pub to: Format,
+    /// Tensors converted (for a stream input: unknown, 0).
+    pub tensors: usize,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Things the output could not carry.
+    pub notes: Vec<String>,
+}
+
+/// A row-major host descriptor of `element_type` and `shape`.
+///
+/// Errors: `Rank` above 64; the descriptor error for a size that overflows.
+pub fn dense(element_type: ElementType, shape: &[u64]) -> Result<TensorDescriptor> {
+    if shape.len() > MAX_RANK {
+        return Err(Error::unsupported(format_args!(
+            "rank {} exceeds Hurray's maximum of {MAX_RANK}",
+            shape.len()
+        )));
+    }
+    TensorDescriptor::dense(element_type, shape)
+        .map_err(|source| hurray_io::Error::Descriptor { at: 0, source }.into())
+}
+
+/// Opens `input` as a source of the given format.
+pub fn open_source(input: &Path, from: Format) -> Result<Box<dyn Source>> {
+    Ok(match from {
+        Format::Safetensors => Box::new(from_st::SafetensorsSource::open(input)?),
+        Format::Npy => Box::new(from_npy::NpySource::open(input)?),
+        Format::Npz => Box::new(from_npy::NpzSource::open(input)?),
+        Format::HrryFile => Box::new(from_hurray::HrryFileSource::open(input)?),
+        Format::Stream => Box::new(from_hurray::StreamSource::open(input)?),
+    })
+}
+
+/// Converts `input` to `output`; `to` overrides the output format the extension
+/// names.
+///
+/// Errors: any error of the source (named with the input path) or of writing (named
+/// with the output path). On error no output file exists.
+pub fn convert(input: &Path, output: &Path, to: Option<Format>) -> Result<Summary> {
+    let from = detect::detect(input)?;
+    let to = detect::output_format(output, to)?;
+    let label = format!("{} -> {}", from, to);
+    if to == Format::Safetensors {
+        if from != Format::HrryFile {
+            return Err(Error::unsupported(format_args!(
+                "{from} to safetensors; convert to .hrry first"
+            ))
+            .at_path(input));
+        }
+        let src = from_hurray::HrryFileSource::open(input).map_err(|e| e.at_path(input))?;
+        let (tensors, bytes) =
+            to_st::convert(&src, output, &label).map_err(|e| e.at_path(output))?;
+        return Ok(Summary {
+            from,
+            to,
+            tensors,
+            bytes,
+            notes: Vec::new(),
+        });
+    }
+    let mut source = open_source(input, from).map_err(|e| e.at_path(input))?;
+    let progress = Progress::for_bytes(source.data_bytes(), &label);
+    let out = Output::create(output, progress)?;
+    let mut sink: Box<dyn Sink> = match to {
+        Format::Stream => Box::new(StreamSink::new(out)),
+        _ => Box::new(FileSink::new(out)?),
+    };
+    source.feed(sink.as_mut()).map_err(|e| e.at_path(input))?;
+    let Finished { bytes, mut notes } = sink.finish().map_err(|e| e.at_path(output))?;
+    if to == Format::Stream && source.has_names() && source.tensor_count() > 0 {
+        notes.push(format!(
+            "a stream has no tensor names: {} names were not carried (tensors keep their order)",
+            source.tensor_count()
+        ));
+    }
+    Ok(Summary {
+        from,
+        to,
+        tensors: source.tensor_count(),
+        bytes,
+        notes,
+    })
+}

@@ -1,0 +1,231 @@
+//! Where converted tensors go: an HRRYFILE (through `hurray-io`'s sans-io
+//! [`FileEncoder`], which plans the bytes and leaves the writing of each buffer to us,
+//! so data streams from its source) or a Hurray stream.
+
+use crate::dtype::Carry;
+use crate::error::{Error, Result};
+use crate::output::{Data, Output};
+use hurray_core::TensorDescriptor;
+use hurray_io::file::{FileEncoder, KvEntry, Piece, WriteOptions};
+use hurray_io::stream::StreamEncoder;
+use hurray_io::{Item, Limits};
+
+/// What a finished sink reports.
+#[derive(Debug, Default)]
+pub struct Finished {
+    /// Bytes written.
+    pub bytes: u64,
+    /// Things the output format could not carry (said to the user, not silently lost).
+    pub notes: Vec<String>,
+}
+
+/// A destination for converted tensors.
+pub trait Sink {
+    /// Adds a file-level KV entry. Sources add KV before their first tensor.
+    fn add_kv(&mut self, entry: KvEntry) -> Result<()>;
+
+    /// Writes a plain tensor with one buffer whose bytes come from `data`, transformed
+    /// by `carry` into the descriptor's `byte_size`.
+    fn tensor(
+        &mut self,
+        name: &str,
+        descriptor: &TensorDescriptor,
+        data: Data<'_>,
+        carry: Carry,
+    ) -> Result<()>;
+
+    /// Writes a tensor or composite whose buffers are in memory; `names` has one name
+    /// per tensor in pre-order (head first).
+    fn item(&mut self, names: &[&str], item: &Item) -> Result<()>;
+
+    /// Completes the output and moves it into place.
+    fn finish(self: Box<Self>) -> Result<Finished>;
+}
+
+/// Element count of a descriptor's shape (dynamic dimensions never reach a writer).
+fn elements(d: &TensorDescriptor) -> Result<u64> {
+    hurray_core::element_count(&d.shape)
+        .map_err(|e| Error::format_anywhere("Shape", format_args!("{e}")))
+}
+
+/// An HRRYFILE being written.
+pub struct FileSink {
+    enc: FileEncoder,
+    out: Output,
+}
+
+impl FileSink {
+    /// A sink writing an HRRYFILE to `out` with the default options (CRC on,
+    /// alignment 4096).
+    pub fn new(out: Output) -> Result<FileSink> {
+        Ok(FileSink {
+            enc: FileEncoder::new(WriteOptions::default())?,
+            out,
+        })
+    }
+
+    fn write_pieces(
+        &mut self,
+        pieces: Vec<Piece>,
+        buffer: &mut dyn FnMut(&mut Output, usize, usize) -> Result<()>,
+    ) -> Result<()> {
+        for p in pieces {
+            match p {
+                Piece::Bytes(b) => self.out.write_bytes(&b)?,
+                Piece::Zeros(n) => self.out.write_zeros(n)?,
+                Piece::Buffer { tensor, buffer: i } => buffer(&mut self.out, tensor, i)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Sink for FileSink {
+    fn add_kv(&mut self, entry: KvEntry) -> Result<()> {
+        let key = entry.key.clone();
+        self.enc
+            .add_kv(entry.key, entry.value)
+            .map_err(|e| Error::from(e).context(format_args!("KV entry {key:?}")))
+    }
+
+    fn tensor(
+        &mut self,
+        name: &str,
+        d: &TensorDescriptor,
+        data: Data<'_>,
+        carry: Carry,
+    ) -> Result<()> {
+        let ctx = |e: Error| e.context(format_args!("tensor {name:?}"));
+        let n = elements(d).map_err(ctx)?;
+        let out_len = d.buffers.first().map_or(0, |b| b.byte_size);
+        let pieces = self.enc.tensor(name, d).map_err(|e| ctx(e.into()))?;
+        let mut data = Some(data);
+        self.write_pieces(pieces, &mut |out, _, _| match data.take() {
+            Some(data) => out.write_data(data, carry, out_len, n, &format!("tensor {name:?}")),
+            None => Err(Error::unsupported(
+                "a streamed tensor has exactly one buffer",
+            )),
+        })
+        .map_err(ctx)
+    }
+
+    fn item(&mut self, names: &[&str], item: &Item) -> Result<()> {
+        let ctx = |e: Error| e.context(format_args!("tensor {:?}", names.first().unwrap_or(&"")));
+        let mut tensors = Vec::new();
+        item.for_each_tensor(&mut |t| tensors.push(t));
+        let pieces = match item {
+            Item::Tensor(t) => self
+                .enc
+                .tensor(names.first().copied().unwrap_or(""), t.descriptor()),
+            Item::Composite(c) => self.enc.composite(names, c),
+        }
+        .map_err(|e| ctx(e.into()))?;
+        self.write_pieces(pieces, &mut |out, t, b| {
+            let bytes = tensors
+                .get(t)
+                .and_then(|t| t.buffers().get(b))
+                .ok_or_else(|| {
+                    Error::unsupported("the encoder asked for a buffer that does not exist")
+                })?;
+            let len = bytes.len() as u64;
+            out.write_data(
+                Data::Memory(bytes.as_slice()),
+                Carry::Verbatim,
+                len,
+                len,
+                "buffer",
+            )
+        })
+        .map_err(ctx)
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<Finished> {
+        let pieces = self.enc.finish()?;
+        self.write_pieces(pieces, &mut |_, _, _| {
+            Err(Error::unsupported("the file end holds no tensor buffer"))
+        })?;
+        let bytes = self.out.finish()?;
+        Ok(Finished {
+            bytes,
+            notes: Vec::new(),
+        })
+    }
+}
+
+/// A Hurray stream being written. A stream carries tensors only: KV entries are
+/// counted and reported as dropped (names are the caller's to report).
+pub struct StreamSink {
+    enc: StreamEncoder,
+    out: Output,
+    dropped_kv: usize,
+}
+
+impl StreamSink {
+    /// A sink writing a stream to `out`.
+    pub fn new(out: Output) -> StreamSink {
+        StreamSink {
+            enc: StreamEncoder::new(Limits::default()),
+            out,
+            dropped_kv: 0,
+        }
+    }
+}
+
+impl Sink for StreamSink {
+    fn add_kv(&mut self, _entry: KvEntry) -> Result<()> {
+        self.dropped_kv += 1;
+        Ok(())
+    }
+
+    fn tensor(
+        &mut self,
+        name: &str,
+        d: &TensorDescriptor,
+        data: Data<'_>,
+        carry: Carry,
+    ) -> Result<()> {
+        let ctx = |e: Error| e.context(format_args!("tensor {name:?}"));
+        let n = elements(d).map_err(ctx)?;
+        let bytes = d.encode().map_err(|source| {
+            ctx(hurray_io::Error::Descriptor {
+                at: self.out.written(),
+                source,
+            }
+            .into())
+        })?;
+        if d.buffers.len() != 1 {
+            return Err(ctx(Error::unsupported(
+                "a streamed tensor has exactly one buffer",
+            )));
+        }
+        self.out.write_bytes(&bytes)?;
+        let what = format!("tensor {name:?}");
+        self.out
+            .write_data(data, carry, d.buffers[0].byte_size, n, &what)
+            .map_err(ctx)
+    }
+
+    fn item(&mut self, names: &[&str], item: &Item) -> Result<()> {
+        let encoded = self.enc.encode_item(item).map_err(|e| {
+            Error::from(e).context(format_args!("tensor {:?}", names.first().unwrap_or(&"")))
+        })?;
+        for chunk in encoded.chunks() {
+            let len = chunk.len() as u64;
+            self.out
+                .write_data(Data::Memory(chunk), Carry::Verbatim, len, len, "buffer")?;
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Finished> {
+        let mut notes = Vec::new();
+        if self.dropped_kv > 0 {
+            notes.push(format!(
+                "a stream has no KV metadata: {} KV entries were not carried",
+                self.dropped_kv
+            ));
+        }
+        let bytes = self.out.finish()?;
+        Ok(Finished { bytes, notes })
+    }
+}

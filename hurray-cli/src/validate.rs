@@ -1,0 +1,69 @@
+//! `hurray validate FILE...`: strict validation of Hurray files and streams. A file
+//! is opened by `hurray-io`, which checks the header, trailer, index (CRC included),
+//! KV section, every descriptor, placement and composite rule; a stream is decoded to
+//! its end under the same descriptor and composite rules. On top, the data rules of
+//! [`crate::data_rules`] are checked on every dense tensor.
+
+use crate::container::each_stream_item;
+use crate::data_rules;
+use crate::detect::{self, Format};
+use crate::error::{Error, Result};
+use hurray_io::file::{CrcStatus, FileReader};
+use std::path::Path;
+
+/// Validates the file at `path`; returns a one-line summary of what was checked.
+///
+/// Errors: the first rule the file breaks, with its byte offset.
+pub fn validate(path: &Path) -> Result<String> {
+    let run = || -> Result<String> {
+        match detect::detect(path)? {
+            Format::HrryFile => {
+                let r = FileReader::open(path)?;
+                let c = r.catalog();
+                for (i, e) in r.entries().iter().enumerate() {
+                    let (Some(d), Some(t)) = (c.descriptor_at(i), r.tensor(&e.name)) else {
+                        continue;
+                    };
+                    if let Some(b) = t.buffers().first() {
+                        data_rules::check(d, b.as_slice(), e.data_offset)
+                            .map_err(|err| err.context(format_args!("tensor {:?}", e.name)))?;
+                    }
+                }
+                let (major, minor) = r.info().version();
+                let crc = match r.info().crc {
+                    CrcStatus::Verified(v) => format!("index CRC-32C verified ({v:#010x})"),
+                    CrcStatus::Absent => "no index CRC".to_owned(),
+                };
+                Ok(format!(
+                    "HRRYFILE {major}.{minor}, {} tensors, {} KV entries, {crc}",
+                    r.len(),
+                    r.kv().len()
+                ))
+            }
+            Format::Stream => {
+                let mut tensors = 0usize;
+                let failed = each_stream_item(path, |k, at, item| {
+                    let mut result = Ok(());
+                    item.for_each_tensor(&mut |t| {
+                        tensors += 1;
+                        let d = t.descriptor();
+                        if let (Ok(()), Some(b)) = (&result, t.buffers().first()) {
+                            let data_at = at + d.encoded_len() as u64;
+                            result = data_rules::check(d, b.as_slice(), data_at)
+                                .map_err(|e| e.context(format_args!("tensor_{k}")));
+                        }
+                    });
+                    result.err()
+                })?;
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+                Ok(format!("Hurray stream, {tensors} tensors"))
+            }
+            other => Err(Error::usage(format_args!(
+                "this is a {other} file, not a Hurray file (validate checks .hrry files and streams)"
+            ))),
+        }
+    };
+    run().map_err(|e| e.at_path(path))
+}
