@@ -5,7 +5,9 @@
 
 mod bench;
 mod demo;
+mod dist;
 mod header;
+mod python;
 mod test;
 mod util;
 
@@ -28,6 +30,8 @@ enum Task {
     Test(test::TestArgs),
     /// Run `cargo bench --workspace`; arguments after `--` go to cargo verbatim.
     Bench(bench::BenchArgs),
+    /// Build the release artifacts (the Python wheel) into target/dist.
+    Dist,
     /// Generate include/hurray.h from hurray-ffi (cbindgen); `--check` fails on drift.
     Header(header::HeaderArgs),
     /// Run the end-to-end demo (not implemented yet).
@@ -39,6 +43,7 @@ fn main() -> ExitCode {
     let result = match cli.task {
         Task::Test(args) => test::run(&args),
         Task::Bench(args) => bench::run(&args),
+        Task::Dist => dist::run(),
         Task::Header(args) => header::run(&args),
         Task::Demo => demo::run(),
     };

@@ -113,6 +113,14 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
     }
     // Language binding stages (Go, Python, Java, Node) go here, each skipping
     // itself with a note when its toolchain is missing.
+    stages.push(Stage::task(
+        "python: maturin develop into target/py-venv, pytest bindings/python/tests",
+        crate::python::test_stage,
+    ));
+    stages.push(Stage::task(
+        "python: wheel from `cargo xtask dist` installs and imports in a fresh venv",
+        crate::python::wheel_stage,
+    ));
     stages
 }
 
@@ -171,6 +179,8 @@ mod tests {
             "cargo test",
             "RUSTDOCFLAGS",
             "cargo bench",
+            "python: maturin develop",
+            "python: wheel",
         ];
         assert_eq!(names.len(), order.len());
         for (name, prefix) in names.iter().zip(order) {

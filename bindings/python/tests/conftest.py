@@ -1,0 +1,33 @@
+"""Shared fixtures. Every test ends with the native live-handle count back at zero:
+whatever a test created (tensors, capsules, views, arrays over tensors) must be
+released exactly once when its Python objects go away."""
+
+import gc
+import os
+import pathlib
+
+import pytest
+
+import hurray
+from hurray import _native
+
+REPO_ROOT = pathlib.Path(os.environ.get("HURRAY_REPO_ROOT", pathlib.Path(__file__).resolve().parents[3]))
+
+
+def live_after_gc() -> int:
+    for _ in range(3):
+        gc.collect()
+    return _native._live_objects()
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_handles():
+    """Fails the test if native handles outlive its Python objects."""
+    assert live_after_gc() == 0, "handles were live before the test started"
+    yield
+    assert live_after_gc() == 0, "native handles leaked (or were kept alive) by this test"
+
+
+@pytest.fixture
+def np():
+    return pytest.importorskip("numpy")

@@ -1,0 +1,165 @@
+//! The Python binding (`bindings/python`): a project-local virtual environment
+//! under `target/py-venv`, the extension built into it with maturin, the pytest
+//! suite, and the wheel `cargo xtask dist` produces, installed into a fresh venv.
+//!
+//! Every stage skips itself with a note when no `python3` (3.10 or newer) is found.
+//! `HURRAY_PYTHON` names another interpreter.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::test::Outcome;
+use crate::util::{display, exec, workspace_root, Result};
+
+/// What the development venv needs; `scipy` is optional for the suite but cheap.
+const REQUIREMENTS: &[&str] = &["numpy", "pytest", "maturin>=1.5,<2", "scipy"];
+
+/// The binding's directory.
+pub fn binding_dir() -> PathBuf {
+    workspace_root().join("bindings/python")
+}
+
+fn venv_dir() -> PathBuf {
+    workspace_root().join("target/py-venv")
+}
+
+fn venv_python(venv: &Path) -> PathBuf {
+    venv.join("bin/python")
+}
+
+/// The base interpreter (`$HURRAY_PYTHON` or `python3`), if it is CPython >= 3.10.
+fn base_python() -> Option<String> {
+    let py = std::env::var("HURRAY_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = Command::new(&py)
+        .args([
+            "-c",
+            "import sys, venv; sys.exit(0 if sys.version_info >= (3, 10) else 1)",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then_some(py)
+}
+
+fn run(cmd: &mut Command) -> Result {
+    let line = display(cmd);
+    exec(cmd).map_err(|e| format!("`{line}`: {e}").into())
+}
+
+/// Creates (once) the development venv with [`REQUIREMENTS`]; returns its python.
+fn ensure_venv(base: &str) -> Result<PathBuf> {
+    let venv = venv_dir();
+    let py = venv_python(&venv);
+    let stamp = venv.join("hurray-requirements.txt");
+    let wanted = REQUIREMENTS.join("\n");
+    if py.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
+        return Ok(py);
+    }
+    if !py.exists() {
+        run(Command::new(base).args(["-m", "venv"]).arg(&venv))?;
+    }
+    run(Command::new(&py)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(REQUIREMENTS))?;
+    std::fs::write(&stamp, wanted)?;
+    Ok(py)
+}
+
+fn maturin(py: &Path) -> Command {
+    let mut cmd = Command::new(py);
+    cmd.args(["-m", "maturin"]).current_dir(binding_dir());
+    cmd
+}
+
+/// Builds the extension in release mode and installs it (editable) into the venv.
+fn develop(py: &Path) -> Result {
+    let venv = py.parent().and_then(Path::parent).expect("venv/bin/python");
+    run(maturin(py)
+        .args(["develop", "--release", "--quiet"])
+        .env("VIRTUAL_ENV", venv))
+}
+
+/// Stage: build the extension into `target/py-venv` and run the pytest suite.
+pub fn test_stage() -> Result<Outcome> {
+    let Some(base) = base_python() else {
+        return Ok(Outcome::Skipped(
+            "no python3 >= 3.10 with venv found (set HURRAY_PYTHON to use another)".into(),
+        ));
+    };
+    let py = ensure_venv(&base)?;
+    develop(&py)?;
+    run(Command::new(&py)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
+        .current_dir(binding_dir())
+        .env("HURRAY_REPO_ROOT", workspace_root()))?;
+    Ok(Outcome::Passed)
+}
+
+/// Builds the abi3 wheel into `target/dist` and returns its path.
+pub fn build_wheel() -> Result<PathBuf> {
+    let base = base_python().ok_or("no python3 >= 3.10 found (set HURRAY_PYTHON)")?;
+    let py = ensure_venv(&base)?;
+    let out = workspace_root().join("target/dist");
+    if out.is_dir() {
+        for e in std::fs::read_dir(&out)? {
+            let p = e?.path();
+            if p.extension().is_some_and(|x| x == "whl") {
+                std::fs::remove_file(p)?;
+            }
+        }
+    }
+    run(maturin(&py)
+        .args(["build", "--release", "--quiet", "--out"])
+        .arg(&out))?;
+    let wheel = std::fs::read_dir(&out)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or("maturin produced no wheel")?;
+    Ok(wheel)
+}
+
+/// Stage: the wheel from `cargo xtask dist` installs into a fresh venv (no network
+/// needed: it has no dependencies) and works there.
+pub fn wheel_stage() -> Result<Outcome> {
+    let Some(base) = base_python() else {
+        return Ok(Outcome::Skipped(
+            "no python3 >= 3.10 with venv found".into(),
+        ));
+    };
+    let wheel = build_wheel()?;
+    let fresh = workspace_root().join("target/py-wheel-check");
+    if fresh.exists() {
+        std::fs::remove_dir_all(&fresh)?;
+    }
+    run(Command::new(&base).args(["-m", "venv"]).arg(&fresh))?;
+    let py = venv_python(&fresh);
+    run(Command::new(&py)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-index",
+            "--disable-pip-version-check",
+        ])
+        .arg(&wheel))?;
+    let check = "import hurray, pathlib, tempfile\n\
+                 assert hurray.__version__, 'no version'\n\
+                 t = hurray.arange(6, dtype=hurray.int32)\n\
+                 p = pathlib.Path(tempfile.mkdtemp()) / 'w.hrry'\n\
+                 hurray.save(str(p), {'t': t})\n\
+                 u = hurray.load(str(p))['t']\n\
+                 assert u.shape == (6,) and u.dtype == hurray.int32\n\
+                 assert pathlib.Path(hurray.__file__).parent.joinpath('py.typed').exists()\n\
+                 print('wheel ok:', hurray.__version__, hurray.__file__)\n";
+    run(Command::new(&py).args(["-c", check]).current_dir(&fresh))?;
+    std::fs::remove_dir_all(&fresh)?;
+    Ok(Outcome::Passed)
+}
