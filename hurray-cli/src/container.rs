@@ -22,6 +22,8 @@ pub struct StreamTensor {
     pub descriptor: Arc<TensorDescriptor>,
     /// Stream offset of the item this tensor starts (top-level tensors only).
     pub offset: Option<u64>,
+    /// Stream offset of its first buffer (top-level tensors with buffers only).
+    pub data_offset: Option<u64>,
 }
 
 /// An opened Hurray container.
@@ -89,10 +91,16 @@ impl Container {
                         let mut first = true;
                         let mut i = 0;
                         item.for_each_tensor(&mut |t: &Tensor| {
+                            let d = t.descriptor_arc();
+                            let offset = first.then_some(at);
+                            let data_offset = offset
+                                .filter(|_| !d.buffers.is_empty())
+                                .map(|o| o + d.encoded_len() as u64);
                             tensors.push(StreamTensor {
                                 name: names.get(i).cloned().unwrap_or_default(),
-                                descriptor: t.descriptor_arc().clone(),
-                                offset: first.then_some(at),
+                                descriptor: d.clone(),
+                                offset,
+                                data_offset,
                             });
                             first = false;
                             i += 1;

@@ -136,10 +136,10 @@ pub fn from_numpy(descr: &str) -> Result<Mapping, String> {
         _ => ('|', descr),
     };
     let Some(kind) = rest.chars().next() else {
-        return refuse("is not a plain numeric type");
+        return refuse("has no Hurray element type (not a plain numeric type)");
     };
     let Ok(size) = rest[kind.len_utf8()..].parse::<u8>() else {
-        return refuse("is not a plain numeric type");
+        return refuse("has no Hurray element type (not a plain numeric type)");
     };
     let t = match (kind, size) {
         ('b', 1) => {

@@ -88,7 +88,15 @@ impl Output {
             .prefix(&prefix)
             .suffix(".tmp")
             .tempfile_in(dir)
-            .map_err(|e| Error::from(e).at_path(dest))?;
+            .map_err(|e| {
+                // tempfile names its random path in the message; say what matters.
+                let e = e
+                    .raw_os_error()
+                    .map_or(e, std::io::Error::from_raw_os_error);
+                Error::from(e)
+                    .context(format_args!("cannot create a file in {}", dir.display()))
+                    .at_path(dest)
+            })?;
         let (file, temp) = temp.into_parts();
         Ok(Output {
             file: BufWriter::with_capacity(256 << 10, file),

@@ -88,7 +88,8 @@ pub struct TensorRow {
     /// Offset of the descriptor in the file or stream (`null` for composite members
     /// of a stream).
     pub descriptor_offset: Option<u64>,
-    /// Offset of buffer 0 in the file (`null` for a stream or a bufferless tensor).
+    /// Offset of buffer 0 in the file or stream (`null` for a bufferless tensor and
+    /// for composite members of a stream).
     pub data_offset: Option<u64>,
 }
 
@@ -128,7 +129,7 @@ pub fn report(c: &Container, file_size: u64) -> Report {
         Container::Stream { tensors, .. } => {
             let rows = tensors
                 .iter()
-                .map(|t| tensor_row(&t.name, &t.descriptor, t.offset, None))
+                .map(|t| tensor_row(&t.name, &t.descriptor, t.offset, t.data_offset))
                 .collect();
             ("stream", None, Vec::new(), rows)
         }
