@@ -589,6 +589,7 @@ extern "C" {
 
 // The ABI version this library was built with (`HURRAY_C_ABI_VERSION`, 10).
 // Compare it with the header's constant before anything else. Never fails.
+// Ownership: returns a value; nothing to free.
 uint32_t hurray_c_abi_version(void);
 
 // The calling thread's last error message: which rule, which byte offset.
@@ -603,11 +604,13 @@ const char *hurray_status_name(HurrayStatus status);
 // Number of live handles created by this copy of the library (tensors, descriptors,
 // buffers, lists, items, decoders, encoders, readers, writers, and the descriptor,
 // list and buffers a tensor owns). Tests assert it returns to 0. Never fails.
+// Ownership: returns a value; nothing to free.
 int64_t hurray_debug_live_objects(void);
 
 #if defined(HURRAY_TEST_HOOKS)
 // Test hook: panics inside the export boundary. Returns `HURRAY_ERR_INTERNAL_PANIC`
 // and sets the last error; the process continues.
+// Ownership: nothing is created or freed.
 HurrayStatus hurray_debug_panic(void);
 #endif
 
@@ -616,6 +619,8 @@ HurrayStatus hurray_debug_panic(void);
 // signature; call it first on a handle received from elsewhere.
 //
 // Errors: `HURRAY_ERR_NULL_POINTER` when `handle` or `out` is NULL.
+//
+// Ownership: `*out` written by value; the handle is only read.
 //
 // # Safety
 // `handle` must be NULL or point at a live handle of some build of this library.
@@ -659,6 +664,8 @@ HurrayStatus hurray_buffer_new(const void *data,
 // Errors: `HURRAY_ERR_INVALID_ARGUMENT` for a buffer owned by a list or tensor;
 // `HURRAY_ERR_DOUBLE_DESTROY` (debug builds) for a stale pointer.
 //
+// Ownership: the handle is freed; its memory is released when nothing else holds it.
+//
 // # Safety
 // `buffer` must be NULL or point at NULL or a live buffer handle.
 HurrayStatus hurray_buffer_destroy(HurrayBuffer **buffer);
@@ -679,6 +686,8 @@ HurrayStatus hurray_buffer_data(const HurrayBuffer *buffer,
 // (descriptor byte values). Any out-pointer may be NULL to skip it.
 //
 // Errors: `HURRAY_ERR_NULL_POINTER` (`buffer`), `HURRAY_ERR_ABI_VERSION`.
+//
+// Ownership: values written by value; nothing to free.
 //
 // # Safety
 // `buffer` must be NULL or a live buffer handle; outs NULL or writable.
@@ -705,6 +714,8 @@ HurrayStatus hurray_buffer_sync(const HurrayBuffer *buffer, void **out_event, vo
 // Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_ABI_VERSION`,
 // `HURRAY_ERR_INVALID_ARGUMENT` (buffer made by another copy of the library).
 //
+// Ownership: the event is released; the buffer stays where it was.
+//
 // # Safety
 // `buffer` must be NULL or a live buffer handle not used by another thread.
 HurrayStatus hurray_buffer_release_event(HurrayBuffer *buffer);
@@ -726,6 +737,9 @@ HurrayStatus hurray_buffer_list_new(HurrayBufferList **out);
 // handle was made by another copy of the library); `HURRAY_ERR_OUT_OF_RANGE` (a
 // 256th buffer: a descriptor holds at most 255). On error nothing moves.
 //
+// Ownership: on success `*buffer` moves into the list (borrow it back with
+// `hurray_buffer_list_get`).
+//
 // # Safety
 // `list` must be a live list; `buffer` a valid pointer to a live buffer pointer.
 HurrayStatus hurray_buffer_list_push(HurrayBufferList *list, HurrayBuffer **buffer);
@@ -733,6 +747,8 @@ HurrayStatus hurray_buffer_list_push(HurrayBufferList *list, HurrayBuffer **buff
 // Number of buffers in a list of any copy of the library.
 //
 // Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_ABI_VERSION`.
+//
+// Ownership: `*out_len` written by value; nothing to free.
 //
 // # Safety
 // `list` NULL or live; `out_len` NULL or writable.
@@ -753,6 +769,8 @@ HurrayStatus hurray_buffer_list_get(const HurrayBufferList *list,
 // `*list`. NULL and `*list == NULL` are no-ops.
 //
 // Errors: `HURRAY_ERR_INVALID_ARGUMENT` for a list owned by a tensor.
+//
+// Ownership: the list and its buffers are freed.
 //
 // # Safety
 // `list` must be NULL or point at NULL or a live list handle.
@@ -1634,6 +1652,8 @@ HurrayStatus hurray_tensor_new(uint32_t abi_version,
 //
 // Errors: `HURRAY_ERR_NULL_POINTER`.
 //
+// Ownership: `*out` written by value; nothing to free.
+//
 // # Safety
 // `tensor` NULL or a live tensor of some build; `out` NULL or writable.
 HurrayStatus hurray_tensor_abi_version(const HurrayTensor *tensor, uint32_t *out);
@@ -1675,6 +1695,9 @@ HurrayStatus hurray_tensor_buffer_data(const HurrayTensor *tensor,
 //
 // Errors: `HURRAY_ERR_ABI_VERSION`, `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor),
 // `HURRAY_ERR_DOUBLE_DESTROY` (debug builds, stale pointer).
+//
+// Ownership: the tensor, its descriptor, buffers and owner are freed; borrowed views
+// become invalid.
 //
 // # Safety
 // `tensor` NULL, or pointing at NULL or a live tensor handle.

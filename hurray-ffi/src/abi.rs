@@ -7,6 +7,7 @@ use std::ffi::{c_char, c_void};
 
 /// The ABI version this library was built with (`HURRAY_C_ABI_VERSION`, 10).
 /// Compare it with the header's constant before anything else. Never fails.
+/// Ownership: returns a value; nothing to free.
 #[no_mangle]
 pub extern "C" fn hurray_c_abi_version() -> u32 {
     HURRAY_C_ABI_VERSION
@@ -53,6 +54,7 @@ pub extern "C" fn hurray_status_name(status: HurrayStatus) -> *const c_char {
 /// Number of live handles created by this copy of the library (tensors, descriptors,
 /// buffers, lists, items, decoders, encoders, readers, writers, and the descriptor,
 /// list and buffers a tensor owns). Tests assert it returns to 0. Never fails.
+/// Ownership: returns a value; nothing to free.
 #[no_mangle]
 pub extern "C" fn hurray_debug_live_objects() -> i64 {
     handle::live_objects()
@@ -60,6 +62,7 @@ pub extern "C" fn hurray_debug_live_objects() -> i64 {
 
 /// Test hook: panics inside the export boundary. Returns `HURRAY_ERR_INTERNAL_PANIC`
 /// and sets the last error; the process continues.
+/// Ownership: nothing is created or freed.
 #[cfg(feature = "test-hooks")]
 #[no_mangle]
 pub extern "C" fn hurray_debug_panic() -> HurrayStatus {
@@ -71,6 +74,8 @@ pub extern "C" fn hurray_debug_panic() -> HurrayStatus {
 /// signature; call it first on a handle received from elsewhere.
 ///
 /// Errors: `HURRAY_ERR_NULL_POINTER` when `handle` or `out` is NULL.
+///
+/// Ownership: `*out` written by value; the handle is only read.
 ///
 /// # Safety
 /// `handle` must be NULL or point at a live handle of some build of this library.

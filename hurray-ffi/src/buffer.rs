@@ -580,6 +580,8 @@ pub unsafe extern "C" fn hurray_buffer_new(
 /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` for a buffer owned by a list or tensor;
 /// `HURRAY_ERR_DOUBLE_DESTROY` (debug builds) for a stale pointer.
 ///
+/// Ownership: the handle is freed; its memory is released when nothing else holds it.
+///
 /// # Safety
 /// `buffer` must be NULL or point at NULL or a live buffer handle.
 #[no_mangle]
@@ -619,6 +621,8 @@ pub unsafe extern "C" fn hurray_buffer_data(
 /// (descriptor byte values). Any out-pointer may be NULL to skip it.
 ///
 /// Errors: `HURRAY_ERR_NULL_POINTER` (`buffer`), `HURRAY_ERR_ABI_VERSION`.
+///
+/// Ownership: values written by value; nothing to free.
 ///
 /// # Safety
 /// `buffer` must be NULL or a live buffer handle; outs NULL or writable.
@@ -686,6 +690,8 @@ pub unsafe extern "C" fn hurray_buffer_sync(
 /// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_ABI_VERSION`,
 /// `HURRAY_ERR_INVALID_ARGUMENT` (buffer made by another copy of the library).
 ///
+/// Ownership: the event is released; the buffer stays where it was.
+///
 /// # Safety
 /// `buffer` must be NULL or a live buffer handle not used by another thread.
 #[no_mangle]
@@ -718,6 +724,9 @@ pub unsafe extern "C" fn hurray_buffer_list_new(out: *mut *mut HurrayBufferList)
 /// `HURRAY_ERR_INVALID_ARGUMENT` (the buffer already belongs to a list, or either
 /// handle was made by another copy of the library); `HURRAY_ERR_OUT_OF_RANGE` (a
 /// 256th buffer: a descriptor holds at most 255). On error nothing moves.
+///
+/// Ownership: on success `*buffer` moves into the list (borrow it back with
+/// `hurray_buffer_list_get`).
 ///
 /// # Safety
 /// `list` must be a live list; `buffer` a valid pointer to a live buffer pointer.
@@ -761,6 +770,8 @@ pub unsafe extern "C" fn hurray_buffer_list_push(
 ///
 /// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_ABI_VERSION`.
 ///
+/// Ownership: `*out_len` written by value; nothing to free.
+///
 /// # Safety
 /// `list` NULL or live; `out_len` NULL or writable.
 #[no_mangle]
@@ -803,6 +814,8 @@ pub unsafe extern "C" fn hurray_buffer_list_get(
 /// `*list`. NULL and `*list == NULL` are no-ops.
 ///
 /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` for a list owned by a tensor.
+///
+/// Ownership: the list and its buffers are freed.
 ///
 /// # Safety
 /// `list` must be NULL or point at NULL or a live list handle.

@@ -1,5 +1,5 @@
 //! Read access to every field of a descriptor, for descriptors made by any copy of
-//! the library (through [`model_of`], which decodes a foreign handle's frozen bytes).
+//! the library (through `model_of`, which decodes a foreign handle's frozen bytes).
 //!
 //! # Accessor design
 //!
@@ -313,9 +313,11 @@ impl HurrayCompositeHead {
                 1 => CompositionRule::Partition,
                 2 => CompositionRule::Overlay,
                 3 => CompositionRule::Group,
-                v => return Err(bad(format!(
+                v => {
+                    return Err(bad(format!(
                     "composition_rule {v:#04x} is not 1, 2 or 3 (private rules cannot be written)"
-                ))),
+                )))
+                }
             },
             combine_op: match self.combine_op {
                 0 => CombineOp::None,
@@ -460,9 +462,11 @@ impl HurrayQuantization {
                     trailing: Vec::new(),
                 })
             }
-            t => return Err(bad(format!(
+            t => {
+                return Err(bad(format!(
                 "scheme_tag {t:#04x} is neither an assigned scheme (1..5) nor private (0xF0..0xFE)"
-            ))),
+            )))
+            }
         };
         Ok(Quantization {
             scheme,

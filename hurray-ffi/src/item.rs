@@ -179,6 +179,12 @@ impl HurrayItem {
         }))
     }
 
+    /// Moves the item to the heap and returns the pointer a C caller will own
+    /// (destroy it with `hurray_item_destroy`).
+    pub fn into_raw(self) -> *mut HurrayItem {
+        handle::into_raw(self)
+    }
+
     /// The tensor, or the composite's head.
     pub fn tensor_handle(&self) -> &HurrayTensor {
         &self.tensor_box

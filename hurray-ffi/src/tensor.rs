@@ -80,7 +80,7 @@ impl HurrayTensor {
                     sync_mode: h.sync_mode,
                     memory_class: h.memory_class,
                 };
-                Box::new(HurrayBuffer::host(b, p))
+                handle::boxed(HurrayBuffer::host(b, p))
             })
             .collect();
         HurrayTensor::new(HurrayDescriptor::new(d)?, buffers, None)
@@ -273,6 +273,8 @@ pub unsafe extern "C" fn hurray_tensor_new(
 ///
 /// Errors: `HURRAY_ERR_NULL_POINTER`.
 ///
+/// Ownership: `*out` written by value; nothing to free.
+///
 /// # Safety
 /// `tensor` NULL or a live tensor of some build; `out` NULL or writable.
 #[no_mangle]
@@ -362,6 +364,9 @@ pub unsafe extern "C" fn hurray_tensor_buffer_data(
 ///
 /// Errors: `HURRAY_ERR_ABI_VERSION`, `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor),
 /// `HURRAY_ERR_DOUBLE_DESTROY` (debug builds, stale pointer).
+///
+/// Ownership: the tensor, its descriptor, buffers and owner are freed; borrowed views
+/// become invalid.
 ///
 /// # Safety
 /// `tensor` NULL, or pointing at NULL or a live tensor handle.
