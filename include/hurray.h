@@ -17,6 +17,15 @@
  * (in elements) and a length out-pointer; a NULL array asks only for the length, and a
  * short one fails with HURRAY_ERR_BUFFER_TOO_SMALL after writing the needed length.
  * Compare HURRAY_C_ABI_VERSION with hurray_c_abi_version() before anything else.
+ *
+ * Descriptors: hurray_descriptor_<part>() reads one layout or section of a descriptor
+ * made by any copy of the library. A fixed group of fields comes as a plain struct that
+ * mirrors the wire section (HurrayDescriptorHeader, HurrayBufferEntry, HurrayBlockPaged,
+ * HurrayCompositeHead, HurrayQuantization, HurrayStatistics, HurrayExtensionType); one or
+ * two scalars come through out-pointers; arrays follow the convention above. Asking
+ * about a layout the descriptor does not have, or a section it lacks, fails with
+ * HURRAY_ERR_NOT_APPLICABLE. Enumerated fields are wire bytes (HURRAY_LAYOUT_*, ...).
+ * hurray_descriptor_builder_*() takes the same structs, so what is read can be written.
  */
 
 #ifndef HURRAY_H

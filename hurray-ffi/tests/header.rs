@@ -110,11 +110,37 @@ fn names_are_prefixed_and_handles_opaque() {
     assert!(h.contains("#ifndef HURRAY_H") && h.contains("extern \"C\" {"));
 }
 
+/// The source files of the modules `lib.rs` declares, recursively (what cbindgen
+/// reads too; files not declared as modules are not part of the library).
+fn module_files() -> Vec<PathBuf> {
+    fn visit(file: PathBuf, dir: PathBuf, out: &mut Vec<PathBuf>) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        out.push(file);
+        for l in text.lines() {
+            let l = l
+                .trim()
+                .trim_start_matches("pub(crate) ")
+                .trim_start_matches("pub ");
+            if let Some(m) = l.strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
+                let flat = dir.join(format!("{m}.rs"));
+                if flat.exists() {
+                    visit(flat, dir.join(m), out);
+                } else {
+                    visit(dir.join(m).join("mod.rs"), dir.join(m), out);
+                }
+            }
+        }
+    }
+    let src = root().join("hurray-ffi/src");
+    let mut files = Vec::new();
+    visit(src.join("lib.rs"), src, &mut files);
+    files
+}
+
 /// Names of the `#[no_mangle]` exports in the crate's sources.
 fn exports() -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    for e in std::fs::read_dir(root().join("hurray-ffi/src")).unwrap() {
-        let p = e.unwrap().path();
+    for p in module_files() {
         let s = std::fs::read_to_string(&p).unwrap();
         for (i, l) in s.lines().enumerate() {
             if let Some(rest) = l.split("extern \"C\" fn ").nth(1) {

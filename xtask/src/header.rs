@@ -197,6 +197,16 @@ mod tests {
         }
     }
 
+    /// The header compiles as C11 and C++11, included twice (skipped without a compiler).
+    #[test]
+    fn header_compiles_as_c_and_cxx() {
+        match compile_check() {
+            Ok(Outcome::Passed) => {}
+            Ok(Outcome::Skipped(why)) => eprintln!("note: skipped: {why}"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
     #[test]
     fn newline_styles_compare_equal() {
         assert!(ensure_same("a\r\nb\r\n", "a\nb\n").is_ok());
