@@ -74,7 +74,10 @@ fn digest_of(name: &str, d: &TensorDescriptor, bytes: u64, crc: u32) -> Digest {
 
 impl Sink for DigestSink {
     fn add_kv(&mut self, entry: KvEntry) -> Result<()> {
-        self.kv.push((entry.key, format!("{:?}", entry.value)));
+        let text = crate::inspect::kv_row(&entry.key, &entry.value)
+            .value
+            .to_string();
+        self.kv.push((entry.key, text));
         Ok(())
     }
 

@@ -34,8 +34,9 @@ enum Task {
     Dist,
     /// Generate include/hurray.h from hurray-ffi (cbindgen); `--check` fails on drift.
     Header(header::HeaderArgs),
-    /// Run the end-to-end demo (not implemented yet).
-    Demo,
+    /// The main job, end to end: fetch a real model, convert it to .hrry and back,
+    /// verify every tensor, benchmark against cp.
+    Demo(demo::DemoArgs),
 }
 
 fn main() -> ExitCode {
@@ -45,7 +46,7 @@ fn main() -> ExitCode {
         Task::Bench(args) => bench::run(&args),
         Task::Dist => dist::run(),
         Task::Header(args) => header::run(&args),
-        Task::Demo => demo::run(),
+        Task::Demo(args) => demo::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

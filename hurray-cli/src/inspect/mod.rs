@@ -195,7 +195,8 @@ fn float(x: f64) -> Value {
     }
 }
 
-fn kv_row(key: &str, v: &KvValue) -> KvRow {
+/// The row `inspect` shows for one KV entry.
+pub fn kv_row(key: &str, v: &KvValue) -> KvRow {
     let (ty, value) = match v {
         KvValue::String(s) => ("string".to_owned(), json!(s)),
         KvValue::Int64(x) => ("int64".to_owned(), json!(x)),
