@@ -142,6 +142,28 @@ pub fn save(
     .map_err(|e| errors::io(e, true))
 }
 
+/// A private, writable, copy-on-write mapping of a whole file: a process that
+/// writes into an array over it gets its own copy of the touched pages; the file
+/// never changes. (A read-only mapping would turn such a write into a crash.)
+struct CopyOnWriteMap(memmap2::MmapMut);
+
+impl hurray_io::BufferOwner for CopyOnWriteMap {
+    fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+fn open_mapped(path: &std::path::Path) -> hurray_io::Result<FileReader> {
+    let file = File::open(path)?;
+    if file.metadata()?.len() == 0 {
+        return FileReader::from_bytes(&[]);
+    }
+    // SAFETY: MAP_PRIVATE: our writes never reach the file. As with any mapping,
+    // the file must not be truncated by another process while mapped.
+    let map = unsafe { memmap2::MmapOptions::new().map_copy(&file)? };
+    FileReader::from_owner(Arc::new(CopyOnWriteMap(map)), &Default::default())
+}
+
 /// Reads an HRRYFILE container: every tensor in index order, or only ``names``
 /// in the order given. The file is memory-mapped copy-on-write: tensors are
 /// zero-copy views of the mapping, writing into an array obtained from one never
@@ -160,7 +182,7 @@ pub fn load<'py>(
     names: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let reader = py
-        .detach(|| FileReader::open(&path))
+        .detach(|| open_mapped(&path))
         .map_err(|e| errors::io(e, true))?;
     let out = PyDict::new(py);
     match names {
