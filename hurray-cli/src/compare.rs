@@ -307,10 +307,13 @@ pub fn compare(paths: &[PathBuf]) -> Result<Comparison> {
     let same = differing == 0 && problems.is_empty();
     let n = reference.tensors.len();
     if same {
+        let all = match files.len() {
+            2 => "both files".to_owned(),
+            k => format!("all {k} files"),
+        };
         let _ = writeln!(
             out,
-            "\nPASS: all {n} tensors have the same name, dtype, shape and bytes in all {} files; KV metadata is the same.",
-            files.len()
+            "\nPASS: all {n} tensors have the same name, dtype, shape and bytes in {all}; KV metadata is the same."
         );
     } else {
         let _ = write!(out, "\nFAIL: {differing} of {n} tensors differ");

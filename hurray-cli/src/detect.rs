@@ -19,8 +19,10 @@ pub enum Format {
     /// safetensors (`.safetensors`).
     Safetensors,
     /// A NumPy array (`.npy`); input only.
+    #[value(skip)]
     Npy,
     /// A NumPy archive of arrays (`.npz`); input only.
+    #[value(skip)]
     Npz,
 }
 

@@ -11,6 +11,11 @@ use crate::error::{Error, Result};
 use hurray_io::file::{CrcStatus, FileReader};
 use std::path::Path;
 
+/// `N thing` or `N things`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Validates the file at `path`; returns a one-line summary of what was checked.
 ///
 /// Errors: the first rule the file breaks, with its byte offset.
@@ -35,9 +40,9 @@ pub fn validate(path: &Path) -> Result<String> {
                     CrcStatus::Absent => "no index CRC".to_owned(),
                 };
                 Ok(format!(
-                    "HRRYFILE {major}.{minor}, {} tensors, {} KV entries, {crc}",
-                    r.len(),
-                    r.kv().len()
+                    "HRRYFILE {major}.{minor}, {}, {}, {crc}",
+                    plural(r.len(), "tensor", "tensors"),
+                    plural(r.kv().len(), "KV entry", "KV entries")
                 ))
             }
             Format::Stream => {
@@ -58,7 +63,7 @@ pub fn validate(path: &Path) -> Result<String> {
                 if let Some(e) = failed {
                     return Err(e);
                 }
-                Ok(format!("Hurray stream, {tensors} tensors"))
+                Ok(format!("Hurray stream, {}", plural(tensors, "tensor", "tensors")))
             }
             other => Err(Error::usage(format_args!(
                 "this is a {other} file, not a Hurray file (validate checks .hrry files and streams)"

@@ -221,8 +221,8 @@ impl Sink for StreamSink {
         let mut notes = Vec::new();
         if self.dropped_kv > 0 {
             notes.push(format!(
-                "a stream has no KV metadata: {} KV entries were not carried",
-                self.dropped_kv
+                "a stream has no KV metadata: {} not carried",
+                crate::validate::plural(self.dropped_kv, "KV entry was", "KV entries were")
             ));
         }
         let bytes = self.out.finish()?;
