@@ -174,7 +174,11 @@ def consumer(tmp_path_factory):
          str(lib), "-lpthread", "-ldl", "-lm"],
         check=True,
     )
+    nogil = ctypes.CDLL(str(out))  # calls through CDLL release the GIL
+    nogil.release_on_native_thread.argtypes = [ctypes.c_void_p]
+    nogil.release_on_native_thread.restype = ctypes.c_int
     dll = ctypes.PyDLL(str(out))
+    dll.nogil = nogil
     dll.consume.argtypes = [ctypes.py_object, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
     dll.consume.restype = ctypes.c_int
     dll.release.argtypes = [ctypes.c_void_p]
@@ -236,3 +240,23 @@ def test_c_consumer_refuses_a_consumed_capsule(consumer):
     with pytest.raises(ValueError):
         consumer.consume(cap, ctypes.byref(s), ctypes.byref(h))
     assert consumer.release(h) == 0
+
+
+def test_release_on_a_native_thread_takes_the_gil(consumer, np):
+    import weakref
+
+    class Owner(np.ndarray):
+        pass
+
+    arr = np.ones(1000, dtype=np.float32).view(Owner)
+    watch = weakref.ref(arr)
+    cap = hurray.from_numpy(arr).__hurray__()
+    del arr
+    s, h = Summary(), ctypes.c_void_p()
+    assert consumer.consume(cap, ctypes.byref(s), ctypes.byref(h)) == 0
+    del cap
+    gc.collect()
+    assert watch() is not None
+    assert consumer.nogil.release_on_native_thread(h) == 0
+    gc.collect()
+    assert watch() is None

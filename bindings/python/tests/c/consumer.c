@@ -2,6 +2,7 @@
  * include/hurray.h and Python's capsule API. It links its own copy of hurray-ffi
  * (the static library), so the handles it receives come from another copy. */
 #include <Python.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include "hurray.h"
@@ -78,6 +79,20 @@ int consume(PyObject *capsule, Summary *out, HurrayTensor **keep) {
 
 /* Destroys a handle obtained from consume(): runs the producer's release. */
 int release(HurrayTensor *t) { return hurray_tensor_destroy(&t); }
+
+static void *destroy_on_thread(void *p) {
+    HurrayTensor *t = (HurrayTensor *)p;
+    hurray_tensor_destroy(&t);
+    return NULL;
+}
+
+/* Destroys a handle on a new native thread (one Python never saw) and waits for it.
+ * Call it without holding the GIL: the producer's release callback must take it. */
+int release_on_native_thread(HurrayTensor *t) {
+    pthread_t th;
+    if (pthread_create(&th, NULL, destroy_on_thread, t) != 0) return -1;
+    return pthread_join(th, NULL);
+}
 
 /* Live handles of this copy of the library (the Python extension has its own). */
 int64_t live_objects(void) { return hurray_debug_live_objects(); }
