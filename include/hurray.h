@@ -354,6 +354,45 @@ typedef struct HurrayFileWriter HurrayFileWriter;
 // `has_nan`, `has_inf` are valid.
 #define HURRAY_STAT_NAN_INF_VALID 32
 
+// KV value type: UTF-8 string.
+#define HURRAY_KV_TYPE_STRING 1
+
+// KV value type: signed 64-bit integer.
+#define HURRAY_KV_TYPE_INT64 2
+
+// KV value type: unsigned 64-bit integer.
+#define HURRAY_KV_TYPE_UINT64 3
+
+// KV value type: IEEE binary64.
+#define HURRAY_KV_TYPE_FLOAT64 4
+
+// KV value type: boolean (0 or 1).
+#define HURRAY_KV_TYPE_BOOL 5
+
+// KV value type: opaque bytes.
+#define HURRAY_KV_TYPE_BYTES 6
+
+// KV value type: homogeneous array of one of the types above.
+#define HURRAY_KV_TYPE_ARRAY 7
+
+// `file_flags` bit 0: a KV metadata section is present.
+#define HURRAY_FILE_FLAG_HAS_KV_METADATA 1
+
+// `file_flags` bit 1: index entries are sorted by name bytes.
+#define HURRAY_FILE_FLAG_SORTED_INDEX 2
+
+// `file_flags` bit 2: the trailer holds the CRC-32C of the index.
+#define HURRAY_FILE_FLAG_HAS_INDEX_CRC32C 4
+
+// `tensor_count_hint`: the writer did not know the count.
+#define HURRAY_COUNT_UNKNOWN UINT64_MAX
+
+// `HurrayFileInfo::crc_status`: the file carries no index CRC.
+#define HURRAY_CRC_ABSENT 0
+
+// `HurrayFileInfo::crc_status`: the index CRC-32C was checked and matched.
+#define HURRAY_CRC_VERIFIED 1
+
 // Result of every exported function: `HURRAY_OK` (0) or a negative error code.
 // Codes are stable once published; retired ones stay reserved.
 typedef int32_t HurrayStatus;
@@ -531,6 +570,80 @@ typedef struct HurrayDescriptorHeader {
     // Bytes from the start of buffer 0 to element [0, ..., 0].
     uint64_t byte_offset;
 } HurrayDescriptorHeader;
+
+// File-level facts of an open file. Offsets and lengths in bytes.
+typedef struct HurrayFileInfo {
+    // `container_version_major` (1).
+    uint8_t version_major;
+    // `container_version_minor`.
+    uint8_t version_minor;
+    // `HURRAY_CRC_VERIFIED` or `HURRAY_CRC_ABSENT`.
+    uint8_t crc_status;
+    // `file_flags` (`HURRAY_FILE_FLAG_*`).
+    uint32_t flags;
+    // `data_buffer_alignment`: every data buffer starts at a multiple of it.
+    uint32_t data_buffer_alignment;
+    // The index CRC-32C stored in the trailer (0 when absent).
+    uint32_t index_crc32c;
+    // `tensor_count_hint`, or `HURRAY_COUNT_UNKNOWN`.
+    uint64_t tensor_count_hint;
+    // File size.
+    uint64_t file_len;
+    // Offset of the first descriptor.
+    uint64_t first_descriptor_offset;
+    // Offset of the index section.
+    uint64_t index_offset;
+    // Length of the index section.
+    uint64_t index_length;
+    // Offset of the KV section, 0 when there is none.
+    uint64_t kv_offset;
+    // Length of the KV section, 0 when there is none.
+    uint64_t kv_length;
+    // Tensors in the index (composite heads and members included).
+    uint64_t tensor_count;
+    // KV entries.
+    uint64_t kv_count;
+} HurrayFileInfo;
+
+// Options of a file writer. Fill it with `hurray_write_options_default`, then change
+// what you need.
+typedef struct HurrayWriteOptions {
+    // Alignment of every data buffer in bytes: a power of two in 4096..=2 MiB
+    // (default 4096).
+    uint32_t data_buffer_alignment;
+    // Deepest composite nesting accepted, counting the outermost head (default 8).
+    uint32_t max_composite_depth;
+    // The tensor count to announce in the header (heads and members included;
+    // finishing fails if the count differs), or `HURRAY_COUNT_UNKNOWN` (default).
+    uint64_t tensor_count_hint;
+    // 1: sort index entries by name and set `SORTED_INDEX` (default 0).
+    uint8_t sorted_index;
+    // 1: store the CRC-32C of the index (default 1, recommended).
+    uint8_t index_crc;
+    // 1: reproduce the reference writer byte for byte (`basic.hrry`) (default 0).
+    uint8_t reference_compat;
+    // 1: fsync the file and its directory when finishing (default 1).
+    uint8_t durable;
+} HurrayWriteOptions;
+
+// Limits a stream decoder enforces on untrusted input, and the options an encoder
+// uses (`cross_machine`, `max_composite_depth`). Fill it with
+// `hurray_stream_limits_default`, then change what you need.
+typedef struct HurrayStreamLimits {
+    // Largest descriptor accepted, in bytes (default 16 MiB).
+    uint32_t max_descriptor_bytes;
+    // Most composite nesting levels, counting the outermost head (default 8).
+    uint32_t max_composite_depth;
+    // Largest single buffer accepted, in bytes (default 64 GiB).
+    uint64_t max_buffer_bytes;
+    // Decoder: a buffer of at most this many bytes is allocated at its final size as
+    // soon as its descriptor is accepted (address space only; pages commit as bytes
+    // arrive); a larger one grows by doubling. Default 1 GiB. Encoders ignore it.
+    uint64_t eager_alloc_bytes;
+    // 1: the bytes cross machines (A.5), so every buffer must be producer-synced
+    // (`sync_mode` 0); 0: same machine (default).
+    uint8_t cross_machine;
+} HurrayStreamLimits;
 
 // Success.
 #define HURRAY_OK 0
@@ -1711,6 +1824,867 @@ HurrayStatus hurray_tensor_buffer_data(const HurrayTensor *tensor,
 // # Safety
 // `tensor` NULL, or pointing at NULL or a live tensor handle.
 HurrayStatus hurray_tensor_destroy(HurrayTensor **tensor);
+
+// Opens the file at `path` (NUL-terminated; any bytes on Unix): memory-maps it
+// (private, copy-on-write: writes to tensor memory never reach the file) and
+// validates header, trailer, index (CRC included), KV, every descriptor and the
+// composite structure, without reading payload bytes. The file must not be
+// truncated or modified by anyone while mapped.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`path`, `out`); `HURRAY_ERR_INVALID_ARGUMENT`
+// (empty path); `HURRAY_ERR_FILE_NOT_FOUND`; `HURRAY_ERR_IO`; `HURRAY_ERR_TRUNCATED`,
+// `HURRAY_ERR_FORMAT`, `HURRAY_ERR_LIMIT`, `HURRAY_ERR_DESCRIPTOR` (the message names
+// the rule and the byte offset).
+//
+// Ownership: `path` is only read; `*out` owned, destroy with
+// `hurray_file_reader_destroy`.
+//
+// # Safety
+// `path` NULL or NUL-terminated; `out` NULL or writable.
+HurrayStatus hurray_file_reader_open(const char *path, HurrayFileReader **out);
+
+// File-level facts: version, flags, data alignment, CRC status, count hint, section
+// offsets and lengths, tensor and KV counts.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (not a reader of this copy of the library).
+//
+// Ownership: `*out` is a plain struct written by value; nothing to free.
+//
+// # Safety
+// `reader` NULL or live; `out` NULL or writable.
+HurrayStatus hurray_file_reader_info(const HurrayFileReader *reader, struct HurrayFileInfo *out);
+
+// Number of tensors in the index (composite heads and members included).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT`.
+//
+// Ownership: `*out` written by value; nothing to free.
+//
+// # Safety
+// `reader` NULL or live; `out` NULL or writable.
+HurrayStatus hurray_file_reader_tensor_count(const HurrayFileReader *reader, uint64_t *out);
+
+// The name of tensor `index`, in index order: `*out_name` is NUL-terminated UTF-8
+// and `*out_len` its length in bytes (without the NUL).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE` (`index` >= tensor count).
+//
+// Ownership: `*out_name` borrowed, valid until the reader is destroyed.
+//
+// # Safety
+// `reader` NULL or live; outs NULL or writable.
+HurrayStatus hurray_file_reader_tensor_name(const HurrayFileReader *reader,
+                                            uint64_t index,
+                                            const char **out_name,
+                                            uint64_t *out_len);
+
+// The descriptor of the tensor named `name` (NUL-terminated), without reading its data.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (not a reader of this copy; `name` not UTF-8);
+// `HURRAY_ERR_NOT_FOUND`.
+//
+// Ownership: `*out` owned; destroy with `hurray_descriptor_destroy`.
+//
+// # Safety
+// `reader` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+HurrayStatus hurray_file_reader_descriptor(const HurrayFileReader *reader,
+                                           const char *name,
+                                           HurrayDescriptor **out);
+
+// The tensor named `name` (NUL-terminated): its descriptor and zero-copy views of
+// its buffers in the mapping, each aligned as its descriptor declares. For a
+// composite head this is the head alone (no buffers); see `hurray_file_reader_item`.
+// The tensor holds a reference to the mapping: it stays valid after the reader is
+// destroyed. Its memory is a private mapping: writing to it never reaches the file.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_NOT_FOUND`.
+//
+// Ownership: `*out` owned; destroy with `hurray_tensor_destroy`.
+//
+// # Safety
+// `reader` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+HurrayStatus hurray_file_reader_tensor(const HurrayFileReader *reader,
+                                       const char *name,
+                                       HurrayTensor **out);
+
+// The item named `name` (NUL-terminated): a tensor, or, for a composite head, the
+// whole composite with its members (nested). Like tensors, it outlives the reader.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_NOT_FOUND`.
+//
+// Ownership: `*out` owned; destroy with `hurray_item_destroy`.
+//
+// # Safety
+// `reader` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+HurrayStatus hurray_file_reader_item(const HurrayFileReader *reader,
+                                     const char *name,
+                                     HurrayItem **out);
+
+// Number of KV entries (0 when the file has no KV section).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT`.
+//
+// Ownership: `*out` written by value; nothing to free.
+//
+// # Safety
+// `reader` NULL or live; `out` NULL or writable.
+HurrayStatus hurray_file_reader_kv_count(const HurrayFileReader *reader, uint64_t *out);
+
+// The key of KV entry `index`, in file order: NUL-terminated UTF-8, `*out_len` bytes
+// without the NUL.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`.
+//
+// Ownership: `*out_key` borrowed, valid until the reader is destroyed.
+//
+// # Safety
+// `reader` NULL or live; outs NULL or writable.
+HurrayStatus hurray_file_reader_kv_key(const HurrayFileReader *reader,
+                                       uint64_t index,
+                                       const char **out_key,
+                                       uint64_t *out_len);
+
+// The index of the KV entry whose key is `key` (NUL-terminated, byte-exact).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_NOT_FOUND`.
+//
+// Ownership: `*out_index` written by value; nothing to free.
+//
+// # Safety
+// `reader` NULL or live; `key` NULL or NUL-terminated; `out_index` NULL or writable.
+HurrayStatus hurray_file_reader_kv_find(const HurrayFileReader *reader,
+                                        const char *key,
+                                        uint64_t *out_index);
+
+// The type of KV entry `index`: `*out_type` is a `HURRAY_KV_TYPE_*`;
+// `*out_element_type` is the element type of an array (`HURRAY_KV_TYPE_STRING` ..
+// `HURRAY_KV_TYPE_BYTES`), 0 otherwise; `*out_count` is the number of elements of an
+// array, the length in bytes of a string or byte value, 1 for a scalar.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`.
+//
+// Ownership: all three written by value; nothing to free.
+//
+// # Safety
+// `reader` NULL or live; outs NULL or writable.
+HurrayStatus hurray_file_reader_kv_type(const HurrayFileReader *reader,
+                                        uint64_t index,
+                                        uint8_t *out_type,
+                                        uint8_t *out_element_type,
+                                        uint64_t *out_count);
+
+// The string value of KV entry `index`: NUL-terminated UTF-8, `*out_len` bytes
+// without the NUL.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+// (the value is not a string).
+//
+// Ownership: `*out_value` borrowed, valid until the reader is destroyed.
+//
+// # Safety
+// `reader` NULL or live; outs NULL or writable.
+HurrayStatus hurray_file_reader_kv_string(const HurrayFileReader *reader,
+                                          uint64_t index,
+                                          const char **out_value,
+                                          uint64_t *out_len);
+
+// The int64 value of KV entry `index`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+// (the value has another type).
+//
+// Ownership: `*out` written by value; nothing to free.
+//
+// # Safety
+// `reader` NULL or live; `out` NULL or writable.
+HurrayStatus hurray_file_reader_kv_int64(const HurrayFileReader *reader,
+                                         uint64_t index,
+                                         int64_t *out);
+
+// The uint64 value of KV entry `index`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+// (the value has another type).
+//
+// Ownership: `*out` written by value; nothing to free.
+//
+// # Safety
+// `reader` NULL or live; `out` NULL or writable.
+HurrayStatus hurray_file_reader_kv_uint64(const HurrayFileReader *reader,
+                                          uint64_t index,
+                                          uint64_t *out);
+
+// The float64 value of KV entry `index` (any bit pattern, NaN included).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+// (the value has another type).
+//
+// Ownership: `*out` written by value; nothing to free.
+//
+// # Safety
+// `reader` NULL or live; `out` NULL or writable.
+HurrayStatus hurray_file_reader_kv_float64(const HurrayFileReader *reader,
+                                           uint64_t index,
+                                           double *out);
+
+// The bool value of KV entry `index`: 0 or 1.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+// (the value has another type).
+//
+// Ownership: `*out` written by value; nothing to free.
+//
+// # Safety
+// `reader` NULL or live; `out` NULL or writable.
+HurrayStatus hurray_file_reader_kv_bool(const HurrayFileReader *reader,
+                                        uint64_t index,
+                                        uint8_t *out);
+
+// The byte value of KV entry `index`: `*out_len` bytes at `*out_value` (NULL when
+// empty).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`.
+//
+// Ownership: `*out_value` borrowed, valid until the reader is destroyed.
+//
+// # Safety
+// `reader` NULL or live; outs NULL or writable.
+HurrayStatus hurray_file_reader_kv_bytes(const HurrayFileReader *reader,
+                                         uint64_t index,
+                                         const uint8_t **out_value,
+                                         uint64_t *out_len);
+
+// The int64 array of KV entry `index`. Copies the elements into `out` (`capacity` elements) and writes their
+// number to `*out_len`; a NULL `out` asks only for the number.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+// (another type); `HURRAY_ERR_BUFFER_TOO_SMALL` (`*out_len` holds the number, nothing
+// is copied).
+//
+// Ownership: values copied into the caller's array; nothing to free.
+//
+// # Safety
+// `reader` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
+HurrayStatus hurray_file_reader_kv_array_int64(const HurrayFileReader *reader,
+                                               uint64_t index,
+                                               int64_t *out,
+                                               uint64_t capacity,
+                                               uint64_t *out_len);
+
+// The uint64 array of KV entry `index`. Copies the elements into `out` (`capacity` elements) and writes their
+// number to `*out_len`; a NULL `out` asks only for the number.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+// (another type); `HURRAY_ERR_BUFFER_TOO_SMALL` (`*out_len` holds the number, nothing
+// is copied).
+//
+// Ownership: values copied into the caller's array; nothing to free.
+//
+// # Safety
+// `reader` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
+HurrayStatus hurray_file_reader_kv_array_uint64(const HurrayFileReader *reader,
+                                                uint64_t index,
+                                                uint64_t *out,
+                                                uint64_t capacity,
+                                                uint64_t *out_len);
+
+// The float64 array of KV entry `index`. Copies the elements into `out` (`capacity` elements) and writes their
+// number to `*out_len`; a NULL `out` asks only for the number.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+// (another type); `HURRAY_ERR_BUFFER_TOO_SMALL` (`*out_len` holds the number, nothing
+// is copied).
+//
+// Ownership: values copied into the caller's array; nothing to free.
+//
+// # Safety
+// `reader` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
+HurrayStatus hurray_file_reader_kv_array_float64(const HurrayFileReader *reader,
+                                                 uint64_t index,
+                                                 double *out,
+                                                 uint64_t capacity,
+                                                 uint64_t *out_len);
+
+// The bool array of KV entry `index`, one byte (0 or 1) per element. Copies the elements into `out` (`capacity` elements) and writes their
+// number to `*out_len`; a NULL `out` asks only for the number.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+// (another type); `HURRAY_ERR_BUFFER_TOO_SMALL` (`*out_len` holds the number, nothing
+// is copied).
+//
+// Ownership: values copied into the caller's array; nothing to free.
+//
+// # Safety
+// `reader` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
+HurrayStatus hurray_file_reader_kv_array_bool(const HurrayFileReader *reader,
+                                              uint64_t index,
+                                              uint8_t *out,
+                                              uint64_t capacity,
+                                              uint64_t *out_len);
+
+// Element `element` of the string array of KV entry `index`: NUL-terminated UTF-8,
+// `*out_len` bytes without the NUL. The element count comes from
+// `hurray_file_reader_kv_type`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE` (`index` or `element`);
+// `HURRAY_ERR_NOT_APPLICABLE`.
+//
+// Ownership: `*out_value` borrowed, valid until the reader is destroyed.
+//
+// # Safety
+// `reader` NULL or live; outs NULL or writable.
+HurrayStatus hurray_file_reader_kv_array_string(const HurrayFileReader *reader,
+                                                uint64_t index,
+                                                uint64_t element,
+                                                const char **out_value,
+                                                uint64_t *out_len);
+
+// Element `element` of the bytes array of KV entry `index`: `*out_len` bytes at
+// `*out_value` (NULL when empty).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE` (`index` or `element`);
+// `HURRAY_ERR_NOT_APPLICABLE`.
+//
+// Ownership: `*out_value` borrowed, valid until the reader is destroyed.
+//
+// # Safety
+// `reader` NULL or live; outs NULL or writable.
+HurrayStatus hurray_file_reader_kv_array_bytes(const HurrayFileReader *reader,
+                                               uint64_t index,
+                                               uint64_t element,
+                                               const uint8_t **out_value,
+                                               uint64_t *out_len);
+
+// Destroys a reader and nulls `*reader`. Tensors and items it handed out stay valid:
+// each holds its own reference to the mapping, which goes away with the last of
+// them. NULL and `*reader == NULL` are no-ops.
+//
+// Errors: `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a reader);
+// `HURRAY_ERR_DOUBLE_DESTROY` (debug builds, stale pointer).
+//
+// Ownership: the handle is freed; names, keys and values borrowed from it become
+// invalid.
+//
+// # Safety
+// `reader` NULL, or pointing at NULL or a live reader handle.
+HurrayStatus hurray_file_reader_destroy(HurrayFileReader **reader);
+
+// Fills `*out` with the default write options: alignment 4096, index CRC on,
+// unsorted index, count unknown, not reference-compatible, durable.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out`).
+//
+// Ownership: `*out` is a plain struct written by value; nothing to free.
+//
+// # Safety
+// `out` NULL or writable.
+HurrayStatus hurray_write_options_default(struct HurrayWriteOptions *out);
+
+// Starts writing the file that will appear at `path` (NUL-terminated) when
+// finished: bytes go to a temporary file beside it, renamed over `path` by
+// `hurray_file_writer_finish`. `options` NULL means `hurray_write_options_default`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`path`, `out`); `HURRAY_ERR_INVALID_ARGUMENT`
+// (empty path, an option flag not 0 or 1); `HURRAY_ERR_FORMAT` (an illegal
+// `data_buffer_alignment`); `HURRAY_ERR_FILE_NOT_FOUND` (the directory does not
+// exist); `HURRAY_ERR_IO`.
+//
+// Ownership: `path` and `options` are only read; `*out` owned, destroy with
+// `hurray_file_writer_destroy` (without finishing: the file is abandoned, nothing
+// appears at `path`).
+//
+// # Safety
+// `path` NULL or NUL-terminated; `options` NULL or valid for a read; `out` NULL or writable.
+HurrayStatus hurray_file_writer_create(const char *path,
+                                       const struct HurrayWriteOptions *options,
+                                       HurrayFileWriter **out);
+
+// Writes `tensor` under `name` (NUL-terminated UTF-8, 1..=65535 bytes, unique in the
+// file): its descriptor, padding, then its buffers, read from the caller's memory
+// during the call.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (handles of another copy of the library, a device
+// buffer, `name` not UTF-8); `HURRAY_ERR_STATE` (finished writer); `HURRAY_ERR_FORMAT`
+// (empty or duplicate name, a composite head: use `hurray_file_writer_write_item`);
+// `HURRAY_ERR_BUFFER_MISMATCH`; `HURRAY_ERR_IO` (the writer is then unusable:
+// destroy it).
+//
+// Ownership: `tensor` stays the caller's.
+//
+// # Safety
+// `writer` NULL or live; `name` NULL or NUL-terminated; `tensor` NULL or live.
+HurrayStatus hurray_file_writer_write_tensor(HurrayFileWriter *writer,
+                                             const char *name,
+                                             const HurrayTensor *tensor);
+
+// Writes `item` under `name`: a tensor, or a composite whose head gets `name` and
+// whose members get `name/0`, `name/1`, nested `name/1/0`, ... The whole composite is
+// validated before any byte of it is written.
+//
+// Errors: those of `hurray_file_writer_write_tensor`, and `HURRAY_ERR_STATE` (a
+// composite with fewer members than its head declares), `HURRAY_ERR_FORMAT` (a
+// composite rule; the message names it).
+//
+// Ownership: `item` stays the caller's.
+//
+// # Safety
+// `writer` NULL or live; `name` NULL or NUL-terminated; `item` NULL or live.
+HurrayStatus hurray_file_writer_write_item(HurrayFileWriter *writer,
+                                           const char *name,
+                                           const HurrayItem *item);
+
+// Adds a string KV entry (written after the tensors, in the order added). `key` and
+// `value` are NUL-terminated UTF-8; keys are 1..=65535 bytes and unique.
+//
+// Errors (for every `hurray_file_writer_add_kv_*`): `HURRAY_ERR_NULL_POINTER`;
+// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a writer of this copy,
+// text not UTF-8, a bool not 0 or 1); `HURRAY_ERR_STATE` (finished writer);
+// `HURRAY_ERR_FORMAT` (empty or duplicate key); `HURRAY_ERR_LIMIT` (key over 65535
+// bytes, the KV section would reach 4 GiB).
+//
+// Ownership: `key` and `value` are copied; they stay the caller's.
+//
+// # Safety
+// `writer` NULL or live; `key`, `value` NULL or NUL-terminated.
+HurrayStatus hurray_file_writer_add_kv_string(HurrayFileWriter *writer,
+                                              const char *key,
+                                              const char *value);
+
+// Adds an int64 KV entry. Errors as `hurray_file_writer_add_kv_string`.
+//
+// Ownership: `key` is copied.
+//
+// # Safety
+// `writer` NULL or live; `key` NULL or NUL-terminated.
+HurrayStatus hurray_file_writer_add_kv_int64(HurrayFileWriter *writer,
+                                             const char *key,
+                                             int64_t value);
+
+// Adds a uint64 KV entry. Errors as `hurray_file_writer_add_kv_string`.
+//
+// Ownership: `key` is copied.
+//
+// # Safety
+// `writer` NULL or live; `key` NULL or NUL-terminated.
+HurrayStatus hurray_file_writer_add_kv_uint64(HurrayFileWriter *writer,
+                                              const char *key,
+                                              uint64_t value);
+
+// Adds a float64 KV entry (any bit pattern, NaN included). Errors as
+// `hurray_file_writer_add_kv_string`.
+//
+// Ownership: `key` is copied.
+//
+// # Safety
+// `writer` NULL or live; `key` NULL or NUL-terminated.
+HurrayStatus hurray_file_writer_add_kv_float64(HurrayFileWriter *writer,
+                                               const char *key,
+                                               double value);
+
+// Adds a bool KV entry (`value` 0 or 1). Errors as `hurray_file_writer_add_kv_string`.
+//
+// Ownership: `key` is copied.
+//
+// # Safety
+// `writer` NULL or live; `key` NULL or NUL-terminated.
+HurrayStatus hurray_file_writer_add_kv_bool(HurrayFileWriter *writer,
+                                            const char *key,
+                                            uint8_t value);
+
+// Adds a bytes KV entry: `len` bytes at `value` (NULL allowed when `len` is 0).
+// Errors as `hurray_file_writer_add_kv_string`.
+//
+// Ownership: `key` and the bytes are copied.
+//
+// # Safety
+// `writer` NULL or live; `key` NULL or NUL-terminated; `value` valid for `len` reads.
+HurrayStatus hurray_file_writer_add_kv_bytes(HurrayFileWriter *writer,
+                                             const char *key,
+                                             const uint8_t *value,
+                                             uint64_t len);
+
+// Adds an int64 array KV entry: `count` values (NULL allowed when `count` is 0).
+// Errors as `hurray_file_writer_add_kv_string`.
+//
+// Ownership: `key` and the values are copied.
+//
+// # Safety
+// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count` reads.
+HurrayStatus hurray_file_writer_add_kv_array_int64(HurrayFileWriter *writer,
+                                                   const char *key,
+                                                   const int64_t *values,
+                                                   uint64_t count);
+
+// Adds a uint64 array KV entry: `count` values (NULL allowed when `count` is 0).
+// Errors as `hurray_file_writer_add_kv_string`.
+//
+// Ownership: `key` and the values are copied.
+//
+// # Safety
+// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count` reads.
+HurrayStatus hurray_file_writer_add_kv_array_uint64(HurrayFileWriter *writer,
+                                                    const char *key,
+                                                    const uint64_t *values,
+                                                    uint64_t count);
+
+// Adds a float64 array KV entry: `count` values (NULL allowed when `count` is 0).
+// Errors as `hurray_file_writer_add_kv_string`.
+//
+// Ownership: `key` and the values are copied.
+//
+// # Safety
+// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count` reads.
+HurrayStatus hurray_file_writer_add_kv_array_float64(HurrayFileWriter *writer,
+                                                     const char *key,
+                                                     const double *values,
+                                                     uint64_t count);
+
+// Adds a bool array KV entry: `count` bytes, each 0 or 1 (NULL allowed when `count`
+// is 0). Errors as `hurray_file_writer_add_kv_string`.
+//
+// Ownership: `key` and the values are copied.
+//
+// # Safety
+// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count` reads.
+HurrayStatus hurray_file_writer_add_kv_array_bool(HurrayFileWriter *writer,
+                                                  const char *key,
+                                                  const uint8_t *values,
+                                                  uint64_t count);
+
+// Adds a string array KV entry: `count` NUL-terminated UTF-8 strings (NULL allowed
+// when `count` is 0). Errors as `hurray_file_writer_add_kv_string`.
+//
+// Ownership: `key` and the strings are copied.
+//
+// # Safety
+// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count`
+// reads of NUL-terminated strings.
+HurrayStatus hurray_file_writer_add_kv_array_string(HurrayFileWriter *writer,
+                                                    const char *key,
+                                                    const char *const *values,
+                                                    uint64_t count);
+
+// Adds a bytes array KV entry: `count` byte sequences, sequence `i` being `lens[i]`
+// bytes at `values[i]` (NULL allowed when its length is 0; both arrays NULL allowed
+// when `count` is 0). Errors as `hurray_file_writer_add_kv_string`.
+//
+// Ownership: `key` and the bytes are copied.
+//
+// # Safety
+// `writer` NULL or live; `key` NULL or NUL-terminated; `values` and `lens` valid for
+// `count` reads; each `values[i]` valid for `lens[i]` reads.
+HurrayStatus hurray_file_writer_add_kv_array_bytes(HurrayFileWriter *writer,
+                                                   const char *key,
+                                                   const uint8_t *const *values,
+                                                   const uint64_t *lens,
+                                                   uint64_t count);
+
+// Writes KV, index and trailer, flushes, syncs (when `durable`), and renames the
+// temporary file over the destination path. Afterwards the writer only accepts
+// destroy. On error the temporary file is removed and the destination is left as it
+// was.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_STATE` (already finished);
+// `HURRAY_ERR_FORMAT` (the tensor count differs from `tensor_count_hint`, or an
+// earlier write failed); `HURRAY_ERR_IO`.
+//
+// Ownership: the handle stays the caller's; destroy it with `hurray_file_writer_destroy`.
+//
+// # Safety
+// `writer` NULL or live.
+HurrayStatus hurray_file_writer_finish(HurrayFileWriter *writer);
+
+// Destroys a writer and nulls `*writer`. Without a successful finish the file is
+// abandoned: the temporary file is removed and nothing appears at the destination.
+// NULL and `*writer == NULL` are no-ops.
+//
+// Errors: `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a writer);
+// `HURRAY_ERR_DOUBLE_DESTROY` (debug builds, stale pointer).
+//
+// Ownership: the handle is freed.
+//
+// # Safety
+// `writer` NULL, or pointing at NULL or a live writer handle.
+HurrayStatus hurray_file_writer_destroy(HurrayFileWriter **writer);
+
+// Fills `*out` with the default limits: 16 MiB descriptors, 64 GiB buffers, 1 GiB
+// eager allocation, 8 composite levels, same machine.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out`).
+//
+// Ownership: `*out` is a plain struct written by value; nothing to free.
+//
+// # Safety
+// `out` NULL or writable.
+HurrayStatus hurray_stream_limits_default(struct HurrayStreamLimits *out);
+
+// Makes a stream decoder. `limits` NULL means `hurray_stream_limits_default`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out`); `HURRAY_ERR_INVALID_ARGUMENT`
+// (`cross_machine` not 0 or 1).
+//
+// Ownership: `limits` is only read; `*out` owned, destroy with
+// `hurray_stream_decoder_destroy`.
+//
+// # Safety
+// `limits` NULL or valid for a read; `out` NULL or writable.
+HurrayStatus hurray_stream_decoder_new(const struct HurrayStreamLimits *limits,
+                                       HurrayStreamDecoder **out);
+
+// Where the next input bytes must be written: `*out_len` writable bytes at
+// `*out_ptr`. Write any prefix of them (for example with one `read`), then call
+// `hurray_stream_decoder_advance` with the count. During a buffer this is the
+// unfilled part of the buffer's final 64-byte-aligned allocation, so payload bytes
+// are written once. The slice never extends past what the stream grammar expects
+// next, so a read into it cannot consume bytes of the following tensor.
+//
+// `*out_len` is 0 (and `*out_ptr` NULL) only when the decoder has failed (the error
+// comes from `hurray_stream_decoder_next`) or has finished.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`decoder`, `out_ptr`, `out_len`);
+// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a decoder of this copy
+// of the library).
+//
+// Ownership: `*out_ptr` borrowed from the decoder, valid until the next call on it.
+//
+// # Safety
+// `decoder` NULL or a live decoder used by this thread only; outs NULL or writable.
+HurrayStatus hurray_stream_decoder_demand(HurrayStreamDecoder *decoder,
+                                          uint8_t **out_ptr,
+                                          uint64_t *out_len);
+
+// Records that the caller wrote `n` bytes at the start of the slice
+// `hurray_stream_decoder_demand` returned. Completing a descriptor decodes and
+// checks it; completing a tensor (or a composite's last member) queues an item for
+// `hurray_stream_decoder_next`. Bad input is not reported here: the decoder becomes
+// failed, demands nothing more, and `next` returns the error.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (`n` exceeds the bytes demanded; nothing is recorded;
+// or not a decoder of this copy of the library).
+//
+// Ownership: nothing changes hands.
+//
+// # Safety
+// `decoder` NULL or a live decoder used by this thread only.
+HurrayStatus hurray_stream_decoder_advance(HurrayStreamDecoder *decoder, uint64_t n);
+
+// Convenience for callers that already hold the bytes: copies as much of `bytes`
+// (`len` bytes; NULL allowed when `len` is 0) as the decoder accepts and writes the
+// count to `*out_consumed`: all of them, unless the decoder failed or had finished.
+// Completed items queue up for `hurray_stream_decoder_next`. (The demand/advance
+// path avoids this extra copy.)
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`decoder`, `out_consumed`, `bytes` with `len` >
+// 0); `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT`.
+//
+// Ownership: `bytes` is only read during the call.
+//
+// # Safety
+// `decoder` NULL or live; `bytes` valid for `len` reads; `out_consumed` NULL or writable.
+HurrayStatus hurray_stream_decoder_feed(HurrayStreamDecoder *decoder,
+                                        const uint8_t *bytes,
+                                        uint64_t len,
+                                        uint64_t *out_consumed);
+
+// Takes the next completed item, in stream order: a tensor, or a composite with all
+// of its members. When none is complete yet, returns `HURRAY_OK` with `*out` = NULL
+// (feed more bytes). After bad input: the items completed before it, then the error
+// once, then `HURRAY_OK` with NULL.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (not a decoder of this copy); the input's error:
+// `HURRAY_ERR_DESCRIPTOR`, `HURRAY_ERR_FORMAT`, `HURRAY_ERR_LIMIT`,
+// `HURRAY_ERR_BUFFER_MISMATCH`, `HURRAY_ERR_INVALID_SYNC_MODE` (the message names
+// the rule and the absolute stream offset).
+//
+// Ownership: `*out` owned (or NULL); destroy with `hurray_item_destroy`. Its buffers
+// are library memory and outlive the decoder.
+//
+// # Safety
+// `decoder` NULL or live; `out` NULL or writable.
+HurrayStatus hurray_stream_decoder_next(HurrayStreamDecoder *decoder, HurrayItem **out);
+
+// Like `hurray_stream_decoder_next`, for streams of plain tensors: takes the next
+// completed item as a tensor (`*out` = NULL with `HURRAY_OK` when none is complete
+// yet). When the next item is a composite it is left in place and
+// `HURRAY_ERR_NOT_APPLICABLE` is returned: take it with `hurray_stream_decoder_next`.
+//
+// Errors: those of `hurray_stream_decoder_next`, and `HURRAY_ERR_NOT_APPLICABLE`.
+//
+// Ownership: `*out` owned (or NULL); destroy with `hurray_tensor_destroy`.
+//
+// # Safety
+// `decoder` NULL or live; `out` NULL or writable.
+HurrayStatus hurray_stream_decoder_next_tensor(HurrayStreamDecoder *decoder, HurrayTensor **out);
+
+// Declares the end of input and classifies it (A.2): `HURRAY_OK` for a clean end on
+// a tensor boundary outside any composite. Items completed before the end stay
+// available from `hurray_stream_decoder_next`; afterwards the decoder demands
+// nothing. A failed decoder returns its error again.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (not a decoder of this copy); `HURRAY_ERR_TRUNCATED`
+// (input ended inside a descriptor or buffer, or while a composite still expected
+// members; the message names the offset); or the earlier decode error.
+//
+// Ownership: nothing changes hands.
+//
+// # Safety
+// `decoder` NULL or a live decoder.
+HurrayStatus hurray_stream_decoder_finish(HurrayStreamDecoder *decoder);
+
+// Bytes consumed so far: the absolute stream offset of the next byte expected.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT`.
+//
+// Ownership: `*out` written by value; nothing to free.
+//
+// # Safety
+// `decoder` NULL or live; `out` NULL or writable.
+HurrayStatus hurray_stream_decoder_position(const HurrayStreamDecoder *decoder, uint64_t *out);
+
+// Destroys a decoder and nulls `*decoder`; items it handed out live on. NULL and
+// `*decoder == NULL` are no-ops.
+//
+// Errors: `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a decoder);
+// `HURRAY_ERR_DOUBLE_DESTROY` (debug builds, stale pointer).
+//
+// Ownership: the handle and any bytes it buffered are freed.
+//
+// # Safety
+// `decoder` NULL, or pointing at NULL or a live decoder handle.
+HurrayStatus hurray_stream_decoder_destroy(HurrayStreamDecoder **decoder);
+
+// Makes a stream encoder. Of `limits` (NULL: defaults) it uses `cross_machine` (every
+// buffer must then be producer-synced) and `max_composite_depth`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out`); `HURRAY_ERR_INVALID_ARGUMENT`
+// (`cross_machine` not 0 or 1).
+//
+// Ownership: `limits` is only read; `*out` owned, destroy with
+// `hurray_stream_encoder_destroy`.
+//
+// # Safety
+// `limits` NULL or valid for a read; `out` NULL or writable.
+HurrayStatus hurray_stream_encoder_new(const struct HurrayStreamLimits *limits,
+                                       HurrayStreamEncoder **out);
+
+// Checks `tensor` (buffers against the buffer table; sync modes in cross-machine
+// mode) and makes it the current item: its stream encoding is `*out_chunk_count`
+// chunks, `*out_len` bytes in all, read with `hurray_stream_encoder_chunk` and
+// written in order. The descriptor chunk is the encoder's; buffer chunks point at
+// the tensor's own buffers (no copy). The encoder holds a reference to those buffers
+// until the next begin, `hurray_stream_encoder_end` or destroy, so the tensor may be
+// destroyed meanwhile (its release then runs when the encoder lets go).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (handles of another copy of the library, or a device
+// buffer); `HURRAY_ERR_BUFFER_MISMATCH`; `HURRAY_ERR_INVALID_SYNC_MODE` (cross-machine
+// mode and a buffer that is not producer-synced); `HURRAY_ERR_FORMAT` (a composite
+// head with members: use `hurray_stream_encoder_begin_item`). On error there is no
+// current item.
+//
+// Ownership: `tensor` stays the caller's; nothing is returned to free.
+//
+// # Safety
+// `encoder` NULL or live; `tensor` NULL or live; outs NULL or writable.
+HurrayStatus hurray_stream_encoder_begin_tensor(HurrayStreamEncoder *encoder,
+                                                const HurrayTensor *tensor,
+                                                uint64_t *out_chunk_count,
+                                                uint64_t *out_len);
+
+// `hurray_stream_encoder_begin_tensor` for an item: a tensor, or a composite whose
+// descriptors go out in pre-order (head, then each member, nested heads expanded in
+// place), each followed by its buffers. The whole composite is checked first (member
+// count, shard coverage, roles, nesting), so a torn or invalid composite never
+// reaches the output.
+//
+// Errors: those of `hurray_stream_encoder_begin_tensor`, and `HURRAY_ERR_STATE` (a
+// composite with fewer members than its head declares), `HURRAY_ERR_FORMAT` (a
+// composite rule; the message names it).
+//
+// Ownership: `item` stays the caller's; nothing is returned to free.
+//
+// # Safety
+// `encoder` NULL or live; `item` NULL or live; outs NULL or writable.
+HurrayStatus hurray_stream_encoder_begin_item(HurrayStreamEncoder *encoder,
+                                              const HurrayItem *item,
+                                              uint64_t *out_chunk_count,
+                                              uint64_t *out_len);
+
+// Chunk `index` of the current item: `*out_len` bytes (never 0) at `*out_ptr`, to be
+// written in index order.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (not an encoder of this copy); `HURRAY_ERR_STATE` (no
+// current item); `HURRAY_ERR_OUT_OF_RANGE` (`index` >= the chunk count).
+//
+// Ownership: `*out_ptr` borrowed, valid until the next begin, end or destroy of the
+// encoder (buffer chunks are the caller's own buffers).
+//
+// # Safety
+// `encoder` NULL or live; outs NULL or writable.
+HurrayStatus hurray_stream_encoder_chunk(const HurrayStreamEncoder *encoder,
+                                         uint64_t index,
+                                         const uint8_t **out_ptr,
+                                         uint64_t *out_len);
+
+// Lets go of the current item (and its references to the caller's buffers). Optional:
+// the next begin and destroy do it too. A no-op without a current item.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT`.
+//
+// Ownership: chunk pointers of the current item become invalid.
+//
+// # Safety
+// `encoder` NULL or live.
+HurrayStatus hurray_stream_encoder_end(HurrayStreamEncoder *encoder);
+
+// Bytes of all items begun so far (the encoder assumes every chunk is written): the
+// stream offset the next item starts at.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT`.
+//
+// Ownership: `*out` written by value; nothing to free.
+//
+// # Safety
+// `encoder` NULL or live; `out` NULL or writable.
+HurrayStatus hurray_stream_encoder_position(const HurrayStreamEncoder *encoder, uint64_t *out);
+
+// Destroys an encoder (letting go of its current item) and nulls `*encoder`. NULL
+// and `*encoder == NULL` are no-ops.
+//
+// Errors: `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not an encoder);
+// `HURRAY_ERR_DOUBLE_DESTROY` (debug builds, stale pointer).
+//
+// Ownership: the handle is freed; chunk pointers become invalid.
+//
+// # Safety
+// `encoder` NULL, or pointing at NULL or a live encoder handle.
+HurrayStatus hurray_stream_encoder_destroy(HurrayStreamEncoder **encoder);
 
 #ifdef __cplusplus
 }  // extern "C"

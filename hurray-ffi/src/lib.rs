@@ -42,3 +42,9 @@ pub use handle::{live_objects, HURRAY_C_ABI_VERSION};
 pub use item::HurrayItem;
 pub use status::*;
 pub use tensor::HurrayTensor;
+
+// I/O across the ABI: stream decoder/encoder and file reader/writer.
+pub mod file;
+pub mod stream;
+pub use file::{HurrayFileInfo, HurrayFileReader, HurrayFileWriter, HurrayWriteOptions};
+pub use stream::{HurrayStreamDecoder, HurrayStreamEncoder, HurrayStreamLimits};

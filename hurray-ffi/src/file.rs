@@ -1,0 +1,1658 @@
+//! The HRRYFILE container across the C ABI (`file-format.md`): `HurrayFileReader`
+//! opens a file by path, memory-maps it (private, copy-on-write), validates header,
+//! index, KV and every descriptor, and hands out descriptors, tensors and items by
+//! name; `HurrayFileWriter` writes tensors, composites and KV to a temporary file and
+//! renames it into place when finished.
+//!
+//! Tensors from a reader are zero-copy views into the mapping; each holds a reference
+//! to it, so the reader may be destroyed first and the mapping goes away with the last
+//! tensor. Strings handed out (names, keys, string values) are borrowed from the
+//! reader, NUL-terminated, and come with their length in bytes.
+
+use crate::descriptor::HurrayDescriptor;
+use crate::handle::{self, kind, Handle, Header};
+use crate::item::HurrayItem;
+use crate::status::*;
+use crate::tensor::HurrayTensor;
+use hurray_io::file::{CrcStatus, KvArray, KvValue};
+use hurray_io::{FileReader, FileWriter, WriteOptions};
+use std::ffi::{c_char, CStr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+// ---- KV value types (`file-format.md` §7.3)
+/// KV value type: UTF-8 string.
+pub const HURRAY_KV_TYPE_STRING: u8 = 0x01;
+/// KV value type: signed 64-bit integer.
+pub const HURRAY_KV_TYPE_INT64: u8 = 0x02;
+/// KV value type: unsigned 64-bit integer.
+pub const HURRAY_KV_TYPE_UINT64: u8 = 0x03;
+/// KV value type: IEEE binary64.
+pub const HURRAY_KV_TYPE_FLOAT64: u8 = 0x04;
+/// KV value type: boolean (0 or 1).
+pub const HURRAY_KV_TYPE_BOOL: u8 = 0x05;
+/// KV value type: opaque bytes.
+pub const HURRAY_KV_TYPE_BYTES: u8 = 0x06;
+/// KV value type: homogeneous array of one of the types above.
+pub const HURRAY_KV_TYPE_ARRAY: u8 = 0x07;
+
+// ---- file facts (`file-format.md` §3, §4, §9)
+/// `file_flags` bit 0: a KV metadata section is present.
+pub const HURRAY_FILE_FLAG_HAS_KV_METADATA: u32 = 0x1;
+/// `file_flags` bit 1: index entries are sorted by name bytes.
+pub const HURRAY_FILE_FLAG_SORTED_INDEX: u32 = 0x2;
+/// `file_flags` bit 2: the trailer holds the CRC-32C of the index.
+pub const HURRAY_FILE_FLAG_HAS_INDEX_CRC32C: u32 = 0x4;
+/// `tensor_count_hint`: the writer did not know the count.
+pub const HURRAY_COUNT_UNKNOWN: u64 = u64::MAX;
+/// `HurrayFileInfo::crc_status`: the file carries no index CRC.
+pub const HURRAY_CRC_ABSENT: u8 = 0;
+/// `HurrayFileInfo::crc_status`: the index CRC-32C was checked and matched.
+pub const HURRAY_CRC_VERIFIED: u8 = 1;
+
+/// File-level facts of an open file. Offsets and lengths in bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HurrayFileInfo {
+    /// `container_version_major` (1).
+    pub version_major: u8,
+    /// `container_version_minor`.
+    pub version_minor: u8,
+    /// `HURRAY_CRC_VERIFIED` or `HURRAY_CRC_ABSENT`.
+    pub crc_status: u8,
+    /// `file_flags` (`HURRAY_FILE_FLAG_*`).
+    pub flags: u32,
+    /// `data_buffer_alignment`: every data buffer starts at a multiple of it.
+    pub data_buffer_alignment: u32,
+    /// The index CRC-32C stored in the trailer (0 when absent).
+    pub index_crc32c: u32,
+    /// `tensor_count_hint`, or `HURRAY_COUNT_UNKNOWN`.
+    pub tensor_count_hint: u64,
+    /// File size.
+    pub file_len: u64,
+    /// Offset of the first descriptor.
+    pub first_descriptor_offset: u64,
+    /// Offset of the index section.
+    pub index_offset: u64,
+    /// Length of the index section.
+    pub index_length: u64,
+    /// Offset of the KV section, 0 when there is none.
+    pub kv_offset: u64,
+    /// Length of the KV section, 0 when there is none.
+    pub kv_length: u64,
+    /// Tensors in the index (composite heads and members included).
+    pub tensor_count: u64,
+    /// KV entries.
+    pub kv_count: u64,
+}
+
+/// Options of a file writer. Fill it with `hurray_write_options_default`, then change
+/// what you need.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HurrayWriteOptions {
+    /// Alignment of every data buffer in bytes: a power of two in 4096..=2 MiB
+    /// (default 4096).
+    pub data_buffer_alignment: u32,
+    /// Deepest composite nesting accepted, counting the outermost head (default 8).
+    pub max_composite_depth: u32,
+    /// The tensor count to announce in the header (heads and members included;
+    /// finishing fails if the count differs), or `HURRAY_COUNT_UNKNOWN` (default).
+    pub tensor_count_hint: u64,
+    /// 1: sort index entries by name and set `SORTED_INDEX` (default 0).
+    pub sorted_index: u8,
+    /// 1: store the CRC-32C of the index (default 1, recommended).
+    pub index_crc: u8,
+    /// 1: reproduce the reference writer byte for byte (`basic.hrry`) (default 0).
+    pub reference_compat: u8,
+    /// 1: fsync the file and its directory when finishing (default 1).
+    pub durable: u8,
+}
+
+impl Default for HurrayWriteOptions {
+    fn default() -> Self {
+        HurrayWriteOptions::from(&WriteOptions::default())
+    }
+}
+
+impl From<&WriteOptions> for HurrayWriteOptions {
+    fn from(o: &WriteOptions) -> Self {
+        HurrayWriteOptions {
+            data_buffer_alignment: o.data_buffer_alignment,
+            max_composite_depth: o.max_composite_depth,
+            tensor_count_hint: o.tensor_count_hint.unwrap_or(HURRAY_COUNT_UNKNOWN),
+            sorted_index: u8::from(o.sorted_index),
+            index_crc: u8::from(o.index_crc),
+            reference_compat: u8::from(o.reference_compat),
+            durable: u8::from(o.durable),
+        }
+    }
+}
+
+impl HurrayWriteOptions {
+    /// The hurray-io options these stand for.
+    ///
+    /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` when a flag is not 0 or 1.
+    pub fn to_options(&self) -> FfiResult<WriteOptions> {
+        let flag = |v: u8, what: &str| match v {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(FfiError::new(
+                HURRAY_ERR_INVALID_ARGUMENT,
+                format!("{what} is {v}, not 0 or 1"),
+            )),
+        };
+        Ok(WriteOptions {
+            data_buffer_alignment: self.data_buffer_alignment,
+            sorted_index: flag(self.sorted_index, "sorted_index")?,
+            index_crc: flag(self.index_crc, "index_crc")?,
+            tensor_count_hint: (self.tensor_count_hint != HURRAY_COUNT_UNKNOWN)
+                .then_some(self.tensor_count_hint),
+            reference_compat: flag(self.reference_compat, "reference_compat")?,
+            max_composite_depth: self.max_composite_depth,
+            durable: flag(self.durable, "durable")?,
+        })
+    }
+}
+
+/// A required NUL-terminated UTF-8 string argument.
+///
+/// # Safety
+/// `p` NULL or a NUL-terminated string valid for the lifetime `'a`.
+pub(crate) unsafe fn str_in<'a>(p: *const c_char, arg: &str) -> FfiResult<&'a str> {
+    if p.is_null() {
+        return Err(FfiError::null(arg));
+    }
+    // SAFETY: non-null and NUL-terminated per the caller.
+    let c = unsafe { CStr::from_ptr(p) };
+    c.to_str().map_err(|e| {
+        FfiError::new(
+            HURRAY_ERR_INVALID_ARGUMENT,
+            format!("`{arg}` is not valid UTF-8 ({e})"),
+        )
+    })
+}
+
+/// A required NUL-terminated path argument (any bytes on Unix, UTF-8 elsewhere).
+///
+/// # Safety
+/// As [`str_in`].
+unsafe fn path_in(p: *const c_char, arg: &str) -> FfiResult<PathBuf> {
+    if p.is_null() {
+        return Err(FfiError::null(arg));
+    }
+    // SAFETY: non-null and NUL-terminated per the caller.
+    let c = unsafe { CStr::from_ptr(p) };
+    if c.is_empty() {
+        return Err(FfiError::new(
+            HURRAY_ERR_INVALID_ARGUMENT,
+            format!("`{arg}` is empty"),
+        ));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(PathBuf::from(std::ffi::OsStr::from_bytes(c.to_bytes())))
+    }
+    #[cfg(not(unix))]
+    {
+        // SAFETY: forwarded.
+        Ok(PathBuf::from(unsafe { str_in(p, arg)? }))
+    }
+}
+
+/// `s` as NUL-terminated bytes (an interior NUL stays; the length says where it ends).
+fn nul_terminated(s: &str) -> Box<[u8]> {
+    let mut v = Vec::with_capacity(s.len() + 1);
+    v.extend_from_slice(s.as_bytes());
+    v.push(0);
+    v.into_boxed_slice()
+}
+
+/// Writes a borrowed NUL-terminated string and its length (without the NUL).
+///
+/// # Safety
+/// Outs NULL or writable.
+unsafe fn put_str(
+    s: &[u8],
+    out: *mut *const c_char,
+    out_len: *mut u64,
+    arg: &str,
+) -> FfiResult<()> {
+    need(out, arg)?;
+    need(out_len, "out_len")?;
+    // SAFETY: both checked non-null.
+    unsafe {
+        put(out, arg, s.as_ptr().cast())?;
+        put(out_len, "out_len", (s.len() - 1) as u64)
+    }
+}
+
+fn not_found(what: &str, name: &str) -> FfiError {
+    FfiError::new(
+        HURRAY_ERR_NOT_FOUND,
+        format!("the file has no {what} named {name:?}"),
+    )
+}
+
+fn out_of_range(what: &str, i: u64, n: usize) -> FfiError {
+    FfiError::new(
+        HURRAY_ERR_OUT_OF_RANGE,
+        format!("{what} {i} is past the file's {n}"),
+    )
+}
+
+// ---------------------------------------------------------------- reader
+
+/// An open file (own-build only; opaque in C).
+#[repr(C)]
+pub struct HurrayFileReader {
+    header: Header,
+    reader: FileReader,
+    /// Tensor names in index order, NUL-terminated.
+    names: Vec<Box<[u8]>>,
+    /// KV keys in file order, NUL-terminated.
+    keys: Vec<Box<[u8]>>,
+    /// Per KV entry: its string value, or its string array's elements, NUL-terminated.
+    kv_text: Vec<Vec<Box<[u8]>>>,
+}
+
+// SAFETY: repr(C) with Header first.
+unsafe impl Handle for HurrayFileReader {
+    const KIND: u16 = kind::FILE_READER;
+    const NAME: &'static str = "HurrayFileReader";
+    fn header(&self) -> &Header {
+        &self.header
+    }
+}
+
+impl HurrayFileReader {
+    /// Wraps an open file.
+    pub fn new(reader: FileReader) -> HurrayFileReader {
+        let names = reader.names().map(nul_terminated).collect();
+        let keys = reader.kv().iter().map(|e| nul_terminated(&e.key)).collect();
+        let kv_text = reader
+            .kv()
+            .iter()
+            .map(|e| match &e.value {
+                KvValue::String(s) => vec![nul_terminated(s)],
+                KvValue::Array(KvArray::String(v)) => v.iter().map(|s| nul_terminated(s)).collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        HurrayFileReader {
+            header: Header::new(kind::FILE_READER, handle::destroy_own::<HurrayFileReader>),
+            reader,
+            names,
+            keys,
+            kv_text,
+        }
+    }
+
+    /// The hurray-io reader.
+    pub fn reader(&self) -> &FileReader {
+        &self.reader
+    }
+
+    fn kv_value(&self, index: u64) -> FfiResult<&KvValue> {
+        let kv = self.reader.kv();
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| kv.get(i))
+            .map(|e| &e.value)
+            .ok_or_else(|| out_of_range("KV entry", index, kv.len()))
+    }
+
+    fn info(&self) -> HurrayFileInfo {
+        let i = self.reader.info();
+        let (crc_status, index_crc32c) = match i.crc {
+            CrcStatus::Verified(v) => (HURRAY_CRC_VERIFIED, v),
+            CrcStatus::Absent => (HURRAY_CRC_ABSENT, i.trailer.index_crc32c),
+        };
+        let (kv_offset, kv_length) = i.kv_section().unwrap_or((0, 0));
+        HurrayFileInfo {
+            version_major: i.header.version_major,
+            version_minor: i.header.version_minor,
+            crc_status,
+            flags: i.flags(),
+            data_buffer_alignment: i.data_buffer_alignment(),
+            index_crc32c,
+            tensor_count_hint: i.tensor_count_hint().unwrap_or(HURRAY_COUNT_UNKNOWN),
+            file_len: i.file_len,
+            first_descriptor_offset: i.header.first_descriptor_offset,
+            index_offset: i.trailer.index_offset,
+            index_length: i.trailer.index_length,
+            kv_offset,
+            kv_length: u64::from(kv_length),
+            tensor_count: self.reader.len() as u64,
+            kv_count: self.reader.kv().len() as u64,
+        }
+    }
+}
+
+/// Wrong KV type for the getter called.
+fn kv_wrong_type(v: &KvValue, want: &str) -> FfiError {
+    let have = match v {
+        KvValue::String(_) => "string",
+        KvValue::Int64(_) => "int64",
+        KvValue::UInt64(_) => "uint64",
+        KvValue::Float64(_) => "float64",
+        KvValue::Bool(_) => "bool",
+        KvValue::Bytes(_) => "bytes",
+        KvValue::Array(a) => match a {
+            KvArray::String(_) => "string array",
+            KvArray::Int64(_) => "int64 array",
+            KvArray::UInt64(_) => "uint64 array",
+            KvArray::Float64(_) => "float64 array",
+            KvArray::Bool(_) => "bool array",
+            KvArray::Bytes(_) => "bytes array",
+        },
+    };
+    not_applicable(format!("the KV value is a {have}, not a {want}"))
+}
+
+/// Opens the file at `path` (NUL-terminated; any bytes on Unix): memory-maps it
+/// (private, copy-on-write: writes to tensor memory never reach the file) and
+/// validates header, trailer, index (CRC included), KV, every descriptor and the
+/// composite structure, without reading payload bytes. The file must not be
+/// truncated or modified by anyone while mapped.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER` (`path`, `out`); `HURRAY_ERR_INVALID_ARGUMENT`
+/// (empty path); `HURRAY_ERR_FILE_NOT_FOUND`; `HURRAY_ERR_IO`; `HURRAY_ERR_TRUNCATED`,
+/// `HURRAY_ERR_FORMAT`, `HURRAY_ERR_LIMIT`, `HURRAY_ERR_DESCRIPTOR` (the message names
+/// the rule and the byte offset).
+///
+/// Ownership: `path` is only read; `*out` owned, destroy with
+/// `hurray_file_reader_destroy`.
+///
+/// # Safety
+/// `path` NULL or NUL-terminated; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_open(
+    path: *const c_char,
+    out: *mut *mut HurrayFileReader,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let path = unsafe { path_in(path, "path")? };
+        need(out, "out")?;
+        let r = FileReader::open(&path).map_err(|e| {
+            let e = FfiError::from(e);
+            FfiError::new(e.status, format!("{}: {}", path.display(), e.message))
+        })?;
+        // SAFETY: checked non-null.
+        unsafe { put(out, "out", handle::into_raw(HurrayFileReader::new(r))) }
+    })
+}
+
+/// File-level facts: version, flags, data alignment, CRC status, count hint, section
+/// offsets and lengths, tensor and KV counts.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT` (not a reader of this copy of the library).
+///
+/// Ownership: `*out` is a plain struct written by value; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_info(
+    reader: *const HurrayFileReader,
+    out: *mut HurrayFileInfo,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        // SAFETY: NULL reported, else writable.
+        unsafe { put(out, "out", r.info()) }
+    })
+}
+
+/// Number of tensors in the index (composite heads and members included).
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT`.
+///
+/// Ownership: `*out` written by value; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_tensor_count(
+    reader: *const HurrayFileReader,
+    out: *mut u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        // SAFETY: NULL reported, else writable.
+        unsafe { put(out, "out", r.names.len() as u64) }
+    })
+}
+
+/// The name of tensor `index`, in index order: `*out_name` is NUL-terminated UTF-8
+/// and `*out_len` its length in bytes (without the NUL).
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE` (`index` >= tensor count).
+///
+/// Ownership: `*out_name` borrowed, valid until the reader is destroyed.
+///
+/// # Safety
+/// `reader` NULL or live; outs NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_tensor_name(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out_name: *mut *const c_char,
+    out_len: *mut u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        let s = usize::try_from(index)
+            .ok()
+            .and_then(|i| r.names.get(i))
+            .ok_or_else(|| out_of_range("tensor", index, r.names.len()))?;
+        // SAFETY: forwarded.
+        unsafe { put_str(s, out_name, out_len, "out_name") }
+    })
+}
+
+/// The descriptor of the tensor named `name` (NUL-terminated), without reading its data.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT` (not a reader of this copy; `name` not UTF-8);
+/// `HURRAY_ERR_NOT_FOUND`.
+///
+/// Ownership: `*out` owned; destroy with `hurray_descriptor_destroy`.
+///
+/// # Safety
+/// `reader` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_descriptor(
+    reader: *const HurrayFileReader,
+    name: *const c_char,
+    out: *mut *mut HurrayDescriptor,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        // SAFETY: forwarded.
+        let name = unsafe { str_in(name, "name")? };
+        need(out, "out")?;
+        let cat = r.reader.catalog();
+        let d = cat
+            .position(name)
+            .and_then(|i| cat.descriptor_at(i))
+            .ok_or_else(|| not_found("tensor", name))?;
+        let d = HurrayDescriptor::new(Arc::clone(d))?;
+        // SAFETY: checked non-null.
+        unsafe { put(out, "out", handle::into_raw(d)) }
+    })
+}
+
+/// The tensor named `name` (NUL-terminated): its descriptor and zero-copy views of
+/// its buffers in the mapping, each aligned as its descriptor declares. For a
+/// composite head this is the head alone (no buffers); see `hurray_file_reader_item`.
+/// The tensor holds a reference to the mapping: it stays valid after the reader is
+/// destroyed. Its memory is a private mapping: writing to it never reaches the file.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_NOT_FOUND`.
+///
+/// Ownership: `*out` owned; destroy with `hurray_tensor_destroy`.
+///
+/// # Safety
+/// `reader` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_tensor(
+    reader: *const HurrayFileReader,
+    name: *const c_char,
+    out: *mut *mut HurrayTensor,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        // SAFETY: forwarded.
+        let name = unsafe { str_in(name, "name")? };
+        need(out, "out")?;
+        let t = r
+            .reader
+            .tensor(name)
+            .ok_or_else(|| not_found("tensor", name))?;
+        let t = HurrayTensor::from_io(t)?;
+        // SAFETY: checked non-null.
+        unsafe { put(out, "out", handle::into_raw(t)) }
+    })
+}
+
+/// The item named `name` (NUL-terminated): a tensor, or, for a composite head, the
+/// whole composite with its members (nested). Like tensors, it outlives the reader.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_NOT_FOUND`.
+///
+/// Ownership: `*out` owned; destroy with `hurray_item_destroy`.
+///
+/// # Safety
+/// `reader` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_item(
+    reader: *const HurrayFileReader,
+    name: *const c_char,
+    out: *mut *mut HurrayItem,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        // SAFETY: forwarded.
+        let name = unsafe { str_in(name, "name")? };
+        need(out, "out")?;
+        let i = r
+            .reader
+            .item(name)
+            .ok_or_else(|| not_found("tensor", name))?;
+        let i = HurrayItem::from_io(i)?;
+        // SAFETY: checked non-null.
+        unsafe { put(out, "out", handle::into_raw(i)) }
+    })
+}
+
+/// Number of KV entries (0 when the file has no KV section).
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT`.
+///
+/// Ownership: `*out` written by value; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_count(
+    reader: *const HurrayFileReader,
+    out: *mut u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        // SAFETY: NULL reported, else writable.
+        unsafe { put(out, "out", r.keys.len() as u64) }
+    })
+}
+
+/// The key of KV entry `index`, in file order: NUL-terminated UTF-8, `*out_len` bytes
+/// without the NUL.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`.
+///
+/// Ownership: `*out_key` borrowed, valid until the reader is destroyed.
+///
+/// # Safety
+/// `reader` NULL or live; outs NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_key(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out_key: *mut *const c_char,
+    out_len: *mut u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        let s = usize::try_from(index)
+            .ok()
+            .and_then(|i| r.keys.get(i))
+            .ok_or_else(|| out_of_range("KV entry", index, r.keys.len()))?;
+        // SAFETY: forwarded.
+        unsafe { put_str(s, out_key, out_len, "out_key") }
+    })
+}
+
+/// The index of the KV entry whose key is `key` (NUL-terminated, byte-exact).
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_NOT_FOUND`.
+///
+/// Ownership: `*out_index` written by value; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; `key` NULL or NUL-terminated; `out_index` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_find(
+    reader: *const HurrayFileReader,
+    key: *const c_char,
+    out_index: *mut u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        // SAFETY: forwarded.
+        let key = unsafe { str_in(key, "key")? };
+        need(out_index, "out_index")?;
+        let i = r
+            .reader
+            .kv()
+            .iter()
+            .position(|e| e.key == key)
+            .ok_or_else(|| not_found("KV key", key))?;
+        // SAFETY: checked non-null.
+        unsafe { put(out_index, "out_index", i as u64) }
+    })
+}
+
+/// The type of KV entry `index`: `*out_type` is a `HURRAY_KV_TYPE_*`;
+/// `*out_element_type` is the element type of an array (`HURRAY_KV_TYPE_STRING` ..
+/// `HURRAY_KV_TYPE_BYTES`), 0 otherwise; `*out_count` is the number of elements of an
+/// array, the length in bytes of a string or byte value, 1 for a scalar.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`.
+///
+/// Ownership: all three written by value; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; outs NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_type(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out_type: *mut u8,
+    out_element_type: *mut u8,
+    out_count: *mut u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        need(out_type, "out_type")?;
+        need(out_element_type, "out_element_type")?;
+        need(out_count, "out_count")?;
+        let v = r.kv_value(index)?;
+        let (elem, count) = match v {
+            KvValue::String(s) => (0, s.len() as u64),
+            KvValue::Bytes(b) => (0, b.len() as u64),
+            KvValue::Array(a) => (a.element_tag(), a.len() as u64),
+            _ => (0, 1),
+        };
+        // SAFETY: all checked non-null.
+        unsafe {
+            put(out_type, "out_type", v.tag())?;
+            put(out_element_type, "out_element_type", elem)?;
+            put(out_count, "out_count", count)
+        }
+    })
+}
+
+/// The string value of KV entry `index`: NUL-terminated UTF-8, `*out_len` bytes
+/// without the NUL.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+/// (the value is not a string).
+///
+/// Ownership: `*out_value` borrowed, valid until the reader is destroyed.
+///
+/// # Safety
+/// `reader` NULL or live; outs NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_string(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out_value: *mut *const c_char,
+    out_len: *mut u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        let v = r.kv_value(index)?;
+        if !matches!(v, KvValue::String(_)) {
+            return Err(kv_wrong_type(v, "string"));
+        }
+        let s = &r.kv_text[index as usize][0];
+        // SAFETY: forwarded.
+        unsafe { put_str(s, out_value, out_len, "out_value") }
+    })
+}
+
+/// Shared body of the scalar KV getters: `get` picks the value or returns `None` for
+/// another type (`want` names the type asked for).
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or writable.
+unsafe fn kv_scalar<T>(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out: *mut T,
+    want: &str,
+    get: impl FnOnce(&KvValue) -> Option<T>,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        need(out, "out")?;
+        let v = r.kv_value(index)?;
+        let x = get(v).ok_or_else(|| kv_wrong_type(v, want))?;
+        // SAFETY: checked non-null.
+        unsafe { put(out, "out", x) }
+    })
+}
+
+/// The int64 value of KV entry `index`.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+/// (the value has another type).
+///
+/// Ownership: `*out` written by value; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_int64(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out: *mut i64,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    unsafe {
+        kv_scalar(reader, index, out, "int64", |v| match v {
+            KvValue::Int64(x) => Some(*x),
+            _ => None,
+        })
+    }
+}
+
+/// The uint64 value of KV entry `index`.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+/// (the value has another type).
+///
+/// Ownership: `*out` written by value; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_uint64(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out: *mut u64,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    unsafe {
+        kv_scalar(reader, index, out, "uint64", |v| match v {
+            KvValue::UInt64(x) => Some(*x),
+            _ => None,
+        })
+    }
+}
+
+/// The float64 value of KV entry `index` (any bit pattern, NaN included).
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+/// (the value has another type).
+///
+/// Ownership: `*out` written by value; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_float64(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out: *mut f64,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    unsafe {
+        kv_scalar(reader, index, out, "float64", |v| match v {
+            KvValue::Float64(x) => Some(*x),
+            _ => None,
+        })
+    }
+}
+
+/// The bool value of KV entry `index`: 0 or 1.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+/// (the value has another type).
+///
+/// Ownership: `*out` written by value; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_bool(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out: *mut u8,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    unsafe {
+        kv_scalar(reader, index, out, "bool", |v| match v {
+            KvValue::Bool(x) => Some(u8::from(*x)),
+            _ => None,
+        })
+    }
+}
+
+/// The byte value of KV entry `index`: `*out_len` bytes at `*out_value` (NULL when
+/// empty).
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`.
+///
+/// Ownership: `*out_value` borrowed, valid until the reader is destroyed.
+///
+/// # Safety
+/// `reader` NULL or live; outs NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_bytes(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out_value: *mut *const u8,
+    out_len: *mut u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        need(out_value, "out_value")?;
+        need(out_len, "out_len")?;
+        let v = r.kv_value(index)?;
+        let KvValue::Bytes(b) = v else {
+            return Err(kv_wrong_type(v, "bytes"));
+        };
+        let p = if b.is_empty() {
+            std::ptr::null()
+        } else {
+            b.as_ptr()
+        };
+        // SAFETY: both checked non-null.
+        unsafe {
+            put(out_value, "out_value", p)?;
+            put(out_len, "out_len", b.len() as u64)
+        }
+    })
+}
+
+/// Shared body of the KV array getters (the array-accessor convention): `get` picks
+/// the elements or returns `None` for another type (`want` names the type asked for).
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
+unsafe fn kv_array<T: Copy>(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out: *mut T,
+    capacity: u64,
+    out_len: *mut u64,
+    want: &str,
+    get: impl FnOnce(&KvArray) -> Option<Vec<T>>,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        let v = r.kv_value(index)?;
+        let items = match v {
+            KvValue::Array(a) => get(a),
+            _ => None,
+        }
+        .ok_or_else(|| kv_wrong_type(v, want))?;
+        // SAFETY: forwarded.
+        unsafe { copy_out(&items, out, capacity, out_len, "the KV array") }
+    })
+}
+
+/// The int64 array of KV entry `index`. Copies the elements into `out` (`capacity` elements) and writes their
+/// number to `*out_len`; a NULL `out` asks only for the number.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+/// (another type); `HURRAY_ERR_BUFFER_TOO_SMALL` (`*out_len` holds the number, nothing
+/// is copied).
+///
+/// Ownership: values copied into the caller's array; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_array_int64(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out: *mut i64,
+    capacity: u64,
+    out_len: *mut u64,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    unsafe {
+        kv_array(
+            reader,
+            index,
+            out,
+            capacity,
+            out_len,
+            "int64 array",
+            |a| match a {
+                KvArray::Int64(a) => Some(a.clone()),
+                _ => None,
+            },
+        )
+    }
+}
+
+/// The uint64 array of KV entry `index`. Copies the elements into `out` (`capacity` elements) and writes their
+/// number to `*out_len`; a NULL `out` asks only for the number.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+/// (another type); `HURRAY_ERR_BUFFER_TOO_SMALL` (`*out_len` holds the number, nothing
+/// is copied).
+///
+/// Ownership: values copied into the caller's array; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_array_uint64(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out: *mut u64,
+    capacity: u64,
+    out_len: *mut u64,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    unsafe {
+        kv_array(
+            reader,
+            index,
+            out,
+            capacity,
+            out_len,
+            "uint64 array",
+            |a| match a {
+                KvArray::UInt64(a) => Some(a.clone()),
+                _ => None,
+            },
+        )
+    }
+}
+
+/// The float64 array of KV entry `index`. Copies the elements into `out` (`capacity` elements) and writes their
+/// number to `*out_len`; a NULL `out` asks only for the number.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+/// (another type); `HURRAY_ERR_BUFFER_TOO_SMALL` (`*out_len` holds the number, nothing
+/// is copied).
+///
+/// Ownership: values copied into the caller's array; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_array_float64(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out: *mut f64,
+    capacity: u64,
+    out_len: *mut u64,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    unsafe {
+        kv_array(
+            reader,
+            index,
+            out,
+            capacity,
+            out_len,
+            "float64 array",
+            |a| match a {
+                KvArray::Float64(a) => Some(a.clone()),
+                _ => None,
+            },
+        )
+    }
+}
+
+/// The bool array of KV entry `index`, one byte (0 or 1) per element. Copies the elements into `out` (`capacity` elements) and writes their
+/// number to `*out_len`; a NULL `out` asks only for the number.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
+/// (another type); `HURRAY_ERR_BUFFER_TOO_SMALL` (`*out_len` holds the number, nothing
+/// is copied).
+///
+/// Ownership: values copied into the caller's array; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_array_bool(
+    reader: *const HurrayFileReader,
+    index: u64,
+    out: *mut u8,
+    capacity: u64,
+    out_len: *mut u64,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    unsafe {
+        kv_array(
+            reader,
+            index,
+            out,
+            capacity,
+            out_len,
+            "bool array",
+            |a| match a {
+                KvArray::Bool(a) => Some(a.iter().map(|&b| u8::from(b)).collect()),
+                _ => None,
+            },
+        )
+    }
+}
+
+/// Element `element` of the string array of KV entry `index`: NUL-terminated UTF-8,
+/// `*out_len` bytes without the NUL. The element count comes from
+/// `hurray_file_reader_kv_type`.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE` (`index` or `element`);
+/// `HURRAY_ERR_NOT_APPLICABLE`.
+///
+/// Ownership: `*out_value` borrowed, valid until the reader is destroyed.
+///
+/// # Safety
+/// `reader` NULL or live; outs NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_array_string(
+    reader: *const HurrayFileReader,
+    index: u64,
+    element: u64,
+    out_value: *mut *const c_char,
+    out_len: *mut u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        let v = r.kv_value(index)?;
+        let KvValue::Array(KvArray::String(a)) = v else {
+            return Err(kv_wrong_type(v, "string array"));
+        };
+        let s = usize::try_from(element)
+            .ok()
+            .and_then(|e| r.kv_text[index as usize].get(e))
+            .ok_or_else(|| out_of_range("array element", element, a.len()))?;
+        // SAFETY: forwarded.
+        unsafe { put_str(s, out_value, out_len, "out_value") }
+    })
+}
+
+/// Element `element` of the bytes array of KV entry `index`: `*out_len` bytes at
+/// `*out_value` (NULL when empty).
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE` (`index` or `element`);
+/// `HURRAY_ERR_NOT_APPLICABLE`.
+///
+/// Ownership: `*out_value` borrowed, valid until the reader is destroyed.
+///
+/// # Safety
+/// `reader` NULL or live; outs NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_array_bytes(
+    reader: *const HurrayFileReader,
+    index: u64,
+    element: u64,
+    out_value: *mut *const u8,
+    out_len: *mut u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        need(out_value, "out_value")?;
+        need(out_len, "out_len")?;
+        let v = r.kv_value(index)?;
+        let KvValue::Array(KvArray::Bytes(a)) = v else {
+            return Err(kv_wrong_type(v, "bytes array"));
+        };
+        let b = usize::try_from(element)
+            .ok()
+            .and_then(|e| a.get(e))
+            .ok_or_else(|| out_of_range("array element", element, a.len()))?;
+        let p = if b.is_empty() {
+            std::ptr::null()
+        } else {
+            b.as_ptr()
+        };
+        // SAFETY: both checked non-null.
+        unsafe {
+            put(out_value, "out_value", p)?;
+            put(out_len, "out_len", b.len() as u64)
+        }
+    })
+}
+
+/// Destroys a reader and nulls `*reader`. Tensors and items it handed out stay valid:
+/// each holds its own reference to the mapping, which goes away with the last of
+/// them. NULL and `*reader == NULL` are no-ops.
+///
+/// Errors: `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a reader);
+/// `HURRAY_ERR_DOUBLE_DESTROY` (debug builds, stale pointer).
+///
+/// Ownership: the handle is freed; names, keys and values borrowed from it become
+/// invalid.
+///
+/// # Safety
+/// `reader` NULL, or pointing at NULL or a live reader handle.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_destroy(
+    reader: *mut *mut HurrayFileReader,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    boundary(|| unsafe { handle::destroy(reader, "reader") })
+}
+
+// ---------------------------------------------------------------- writer
+
+/// A file being written (own-build only; opaque in C). `None` once finished.
+#[repr(C)]
+pub struct HurrayFileWriter {
+    header: Header,
+    writer: Option<FileWriter>,
+}
+
+// SAFETY: repr(C) with Header first.
+unsafe impl Handle for HurrayFileWriter {
+    const KIND: u16 = kind::FILE_WRITER;
+    const NAME: &'static str = "HurrayFileWriter";
+    fn header(&self) -> &Header {
+        &self.header
+    }
+}
+
+impl HurrayFileWriter {
+    /// Wraps a writer.
+    pub fn new(writer: FileWriter) -> HurrayFileWriter {
+        HurrayFileWriter {
+            header: Header::new(kind::FILE_WRITER, handle::destroy_own::<HurrayFileWriter>),
+            writer: Some(writer),
+        }
+    }
+
+    fn open(&mut self) -> FfiResult<&mut FileWriter> {
+        self.writer.as_mut().ok_or_else(|| {
+            FfiError::new(
+                HURRAY_ERR_STATE,
+                "the writer was finished; destroy it and create another",
+            )
+        })
+    }
+
+    fn add_kv(&mut self, key: &str, value: KvValue) -> FfiResult<()> {
+        self.open()?.add_kv(key, value).map_err(FfiError::from)
+    }
+}
+
+/// Fills `*out` with the default write options: alignment 4096, index CRC on,
+/// unsorted index, count unknown, not reference-compatible, durable.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER` (`out`).
+///
+/// Ownership: `*out` is a plain struct written by value; nothing to free.
+///
+/// # Safety
+/// `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_write_options_default(
+    out: *mut HurrayWriteOptions,
+) -> HurrayStatus {
+    // SAFETY: NULL reported, else writable.
+    boundary(|| unsafe { put(out, "out", HurrayWriteOptions::default()) })
+}
+
+/// Starts writing the file that will appear at `path` (NUL-terminated) when
+/// finished: bytes go to a temporary file beside it, renamed over `path` by
+/// `hurray_file_writer_finish`. `options` NULL means `hurray_write_options_default`.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER` (`path`, `out`); `HURRAY_ERR_INVALID_ARGUMENT`
+/// (empty path, an option flag not 0 or 1); `HURRAY_ERR_FORMAT` (an illegal
+/// `data_buffer_alignment`); `HURRAY_ERR_FILE_NOT_FOUND` (the directory does not
+/// exist); `HURRAY_ERR_IO`.
+///
+/// Ownership: `path` and `options` are only read; `*out` owned, destroy with
+/// `hurray_file_writer_destroy` (without finishing: the file is abandoned, nothing
+/// appears at `path`).
+///
+/// # Safety
+/// `path` NULL or NUL-terminated; `options` NULL or valid for a read; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_create(
+    path: *const c_char,
+    options: *const HurrayWriteOptions,
+    out: *mut *mut HurrayFileWriter,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let path = unsafe { path_in(path, "path")? };
+        need(out, "out")?;
+        // SAFETY: NULL or valid per the caller.
+        let opts = unsafe { options.as_ref() }
+            .copied()
+            .unwrap_or_default()
+            .to_options()?;
+        let w = FileWriter::create(&path, opts).map_err(|e| {
+            let e = FfiError::from(e);
+            FfiError::new(e.status, format!("{}: {}", path.display(), e.message))
+        })?;
+        // SAFETY: checked non-null.
+        unsafe { put(out, "out", handle::into_raw(HurrayFileWriter::new(w))) }
+    })
+}
+
+/// Writes `tensor` under `name` (NUL-terminated UTF-8, 1..=65535 bytes, unique in the
+/// file): its descriptor, padding, then its buffers, read from the caller's memory
+/// during the call.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT` (handles of another copy of the library, a device
+/// buffer, `name` not UTF-8); `HURRAY_ERR_STATE` (finished writer); `HURRAY_ERR_FORMAT`
+/// (empty or duplicate name, a composite head: use `hurray_file_writer_write_item`);
+/// `HURRAY_ERR_BUFFER_MISMATCH`; `HURRAY_ERR_IO` (the writer is then unusable:
+/// destroy it).
+///
+/// Ownership: `tensor` stays the caller's.
+///
+/// # Safety
+/// `writer` NULL or live; `name` NULL or NUL-terminated; `tensor` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_write_tensor(
+    writer: *mut HurrayFileWriter,
+    name: *const c_char,
+    tensor: *const HurrayTensor,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let w = unsafe { handle::own_mut(writer, "writer")? };
+        // SAFETY: forwarded.
+        let name = unsafe { str_in(name, "name")? };
+        // SAFETY: forwarded.
+        let t = unsafe { handle::own(tensor, "tensor")? };
+        let t = t.to_io()?;
+        w.open()?.write_tensor(name, &t).map_err(FfiError::from)
+    })
+}
+
+/// Writes `item` under `name`: a tensor, or a composite whose head gets `name` and
+/// whose members get `name/0`, `name/1`, nested `name/1/0`, ... The whole composite is
+/// validated before any byte of it is written.
+///
+/// Errors: those of `hurray_file_writer_write_tensor`, and `HURRAY_ERR_STATE` (a
+/// composite with fewer members than its head declares), `HURRAY_ERR_FORMAT` (a
+/// composite rule; the message names it).
+///
+/// Ownership: `item` stays the caller's.
+///
+/// # Safety
+/// `writer` NULL or live; `name` NULL or NUL-terminated; `item` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_write_item(
+    writer: *mut HurrayFileWriter,
+    name: *const c_char,
+    item: *const HurrayItem,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let w = unsafe { handle::own_mut(writer, "writer")? };
+        // SAFETY: forwarded.
+        let name = unsafe { str_in(name, "name")? };
+        // SAFETY: forwarded.
+        let i = unsafe { handle::own(item, "item")? };
+        let w = w.open()?;
+        match i.to_io()? {
+            hurray_io::Item::Tensor(t) => w.write_tensor(name, &t),
+            hurray_io::Item::Composite(c) => w.write_composite(name, &c),
+        }
+        .map_err(FfiError::from)
+    })
+}
+
+/// Shared body of the KV setters.
+///
+/// # Safety
+/// `writer` NULL or live; `key` NULL or NUL-terminated.
+unsafe fn add_kv(
+    writer: *mut HurrayFileWriter,
+    key: *const c_char,
+    value: impl FnOnce() -> FfiResult<KvValue>,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let w = unsafe { handle::own_mut(writer, "writer")? };
+        // SAFETY: forwarded.
+        let key = unsafe { str_in(key, "key")? };
+        w.add_kv(key, value()?)
+    })
+}
+
+fn bool_in(v: u8, arg: &str) -> FfiResult<bool> {
+    match v {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(FfiError::new(
+            HURRAY_ERR_INVALID_ARGUMENT,
+            format!("`{arg}` holds {v}, not 0 or 1"),
+        )),
+    }
+}
+
+/// Adds a string KV entry (written after the tensors, in the order added). `key` and
+/// `value` are NUL-terminated UTF-8; keys are 1..=65535 bytes and unique.
+///
+/// Errors (for every `hurray_file_writer_add_kv_*`): `HURRAY_ERR_NULL_POINTER`;
+/// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a writer of this copy,
+/// text not UTF-8, a bool not 0 or 1); `HURRAY_ERR_STATE` (finished writer);
+/// `HURRAY_ERR_FORMAT` (empty or duplicate key); `HURRAY_ERR_LIMIT` (key over 65535
+/// bytes, the KV section would reach 4 GiB).
+///
+/// Ownership: `key` and `value` are copied; they stay the caller's.
+///
+/// # Safety
+/// `writer` NULL or live; `key`, `value` NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_add_kv_string(
+    writer: *mut HurrayFileWriter,
+    key: *const c_char,
+    value: *const c_char,
+) -> HurrayStatus {
+    // SAFETY: forwarded; `value` is read inside the boundary.
+    unsafe {
+        add_kv(writer, key, || {
+            Ok(KvValue::String(str_in(value, "value")?.to_string()))
+        })
+    }
+}
+
+/// Adds an int64 KV entry. Errors as `hurray_file_writer_add_kv_string`.
+///
+/// Ownership: `key` is copied.
+///
+/// # Safety
+/// `writer` NULL or live; `key` NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_add_kv_int64(
+    writer: *mut HurrayFileWriter,
+    key: *const c_char,
+    value: i64,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    unsafe { add_kv(writer, key, || Ok(KvValue::Int64(value))) }
+}
+
+/// Adds a uint64 KV entry. Errors as `hurray_file_writer_add_kv_string`.
+///
+/// Ownership: `key` is copied.
+///
+/// # Safety
+/// `writer` NULL or live; `key` NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_add_kv_uint64(
+    writer: *mut HurrayFileWriter,
+    key: *const c_char,
+    value: u64,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    unsafe { add_kv(writer, key, || Ok(KvValue::UInt64(value))) }
+}
+
+/// Adds a float64 KV entry (any bit pattern, NaN included). Errors as
+/// `hurray_file_writer_add_kv_string`.
+///
+/// Ownership: `key` is copied.
+///
+/// # Safety
+/// `writer` NULL or live; `key` NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_add_kv_float64(
+    writer: *mut HurrayFileWriter,
+    key: *const c_char,
+    value: f64,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    unsafe { add_kv(writer, key, || Ok(KvValue::Float64(value))) }
+}
+
+/// Adds a bool KV entry (`value` 0 or 1). Errors as `hurray_file_writer_add_kv_string`.
+///
+/// Ownership: `key` is copied.
+///
+/// # Safety
+/// `writer` NULL or live; `key` NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_add_kv_bool(
+    writer: *mut HurrayFileWriter,
+    key: *const c_char,
+    value: u8,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    unsafe { add_kv(writer, key, || Ok(KvValue::Bool(bool_in(value, "value")?))) }
+}
+
+/// Adds a bytes KV entry: `len` bytes at `value` (NULL allowed when `len` is 0).
+/// Errors as `hurray_file_writer_add_kv_string`.
+///
+/// Ownership: `key` and the bytes are copied.
+///
+/// # Safety
+/// `writer` NULL or live; `key` NULL or NUL-terminated; `value` valid for `len` reads.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_add_kv_bytes(
+    writer: *mut HurrayFileWriter,
+    key: *const c_char,
+    value: *const u8,
+    len: u64,
+) -> HurrayStatus {
+    // SAFETY: forwarded; `value` is read inside the boundary.
+    unsafe {
+        add_kv(writer, key, || {
+            Ok(KvValue::Bytes(slice_in(value, len, "value")?.to_vec()))
+        })
+    }
+}
+
+/// Adds an int64 array KV entry: `count` values (NULL allowed when `count` is 0).
+/// Errors as `hurray_file_writer_add_kv_string`.
+///
+/// Ownership: `key` and the values are copied.
+///
+/// # Safety
+/// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count` reads.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_add_kv_array_int64(
+    writer: *mut HurrayFileWriter,
+    key: *const c_char,
+    values: *const i64,
+    count: u64,
+) -> HurrayStatus {
+    // SAFETY: forwarded; `values` is read inside the boundary.
+    unsafe {
+        add_kv(writer, key, || {
+            let v = slice_in(values, count, "values")?.to_vec();
+            Ok(KvValue::Array(KvArray::Int64(v)))
+        })
+    }
+}
+
+/// Adds a uint64 array KV entry: `count` values (NULL allowed when `count` is 0).
+/// Errors as `hurray_file_writer_add_kv_string`.
+///
+/// Ownership: `key` and the values are copied.
+///
+/// # Safety
+/// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count` reads.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_add_kv_array_uint64(
+    writer: *mut HurrayFileWriter,
+    key: *const c_char,
+    values: *const u64,
+    count: u64,
+) -> HurrayStatus {
+    // SAFETY: forwarded; `values` is read inside the boundary.
+    unsafe {
+        add_kv(writer, key, || {
+            let v = slice_in(values, count, "values")?.to_vec();
+            Ok(KvValue::Array(KvArray::UInt64(v)))
+        })
+    }
+}
+
+/// Adds a float64 array KV entry: `count` values (NULL allowed when `count` is 0).
+/// Errors as `hurray_file_writer_add_kv_string`.
+///
+/// Ownership: `key` and the values are copied.
+///
+/// # Safety
+/// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count` reads.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_add_kv_array_float64(
+    writer: *mut HurrayFileWriter,
+    key: *const c_char,
+    values: *const f64,
+    count: u64,
+) -> HurrayStatus {
+    // SAFETY: forwarded; `values` is read inside the boundary.
+    unsafe {
+        add_kv(writer, key, || {
+            let v = slice_in(values, count, "values")?.to_vec();
+            Ok(KvValue::Array(KvArray::Float64(v)))
+        })
+    }
+}
+
+/// Adds a bool array KV entry: `count` bytes, each 0 or 1 (NULL allowed when `count`
+/// is 0). Errors as `hurray_file_writer_add_kv_string`.
+///
+/// Ownership: `key` and the values are copied.
+///
+/// # Safety
+/// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count` reads.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_add_kv_array_bool(
+    writer: *mut HurrayFileWriter,
+    key: *const c_char,
+    values: *const u8,
+    count: u64,
+) -> HurrayStatus {
+    // SAFETY: forwarded; `values` is read inside the boundary.
+    unsafe {
+        add_kv(writer, key, || {
+            let v = slice_in(values, count, "values")?
+                .iter()
+                .map(|&b| bool_in(b, "values[i]"))
+                .collect::<FfiResult<Vec<_>>>()?;
+            Ok(KvValue::Array(KvArray::Bool(v)))
+        })
+    }
+}
+
+/// Adds a string array KV entry: `count` NUL-terminated UTF-8 strings (NULL allowed
+/// when `count` is 0). Errors as `hurray_file_writer_add_kv_string`.
+///
+/// Ownership: `key` and the strings are copied.
+///
+/// # Safety
+/// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count`
+/// reads of NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_add_kv_array_string(
+    writer: *mut HurrayFileWriter,
+    key: *const c_char,
+    values: *const *const c_char,
+    count: u64,
+) -> HurrayStatus {
+    // SAFETY: forwarded; `values` is read inside the boundary.
+    unsafe {
+        add_kv(writer, key, || {
+            let v = slice_in(values, count, "values")?
+                .iter()
+                .map(|&s| str_in(s, "values[i]").map(str::to_string))
+                .collect::<FfiResult<Vec<_>>>()?;
+            Ok(KvValue::Array(KvArray::String(v)))
+        })
+    }
+}
+
+/// Adds a bytes array KV entry: `count` byte sequences, sequence `i` being `lens[i]`
+/// bytes at `values[i]` (NULL allowed when its length is 0; both arrays NULL allowed
+/// when `count` is 0). Errors as `hurray_file_writer_add_kv_string`.
+///
+/// Ownership: `key` and the bytes are copied.
+///
+/// # Safety
+/// `writer` NULL or live; `key` NULL or NUL-terminated; `values` and `lens` valid for
+/// `count` reads; each `values[i]` valid for `lens[i]` reads.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_add_kv_array_bytes(
+    writer: *mut HurrayFileWriter,
+    key: *const c_char,
+    values: *const *const u8,
+    lens: *const u64,
+    count: u64,
+) -> HurrayStatus {
+    // SAFETY: forwarded; the arrays are read inside the boundary.
+    unsafe {
+        add_kv(writer, key, || {
+            let ptrs = slice_in(values, count, "values")?;
+            let lens = slice_in(lens, count, "lens")?;
+            let v = ptrs
+                .iter()
+                .zip(lens)
+                .map(|(&p, &n)| slice_in(p, n, "values[i]").map(<[u8]>::to_vec))
+                .collect::<FfiResult<Vec<_>>>()?;
+            Ok(KvValue::Array(KvArray::Bytes(v)))
+        })
+    }
+}
+
+/// Writes KV, index and trailer, flushes, syncs (when `durable`), and renames the
+/// temporary file over the destination path. Afterwards the writer only accepts
+/// destroy. On error the temporary file is removed and the destination is left as it
+/// was.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_STATE` (already finished);
+/// `HURRAY_ERR_FORMAT` (the tensor count differs from `tensor_count_hint`, or an
+/// earlier write failed); `HURRAY_ERR_IO`.
+///
+/// Ownership: the handle stays the caller's; destroy it with `hurray_file_writer_destroy`.
+///
+/// # Safety
+/// `writer` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_finish(writer: *mut HurrayFileWriter) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let w = unsafe { handle::own_mut(writer, "writer")? };
+        w.open()?;
+        let inner = w.writer.take().expect("checked open above");
+        inner.finish().map_err(FfiError::from)
+    })
+}
+
+/// Destroys a writer and nulls `*writer`. Without a successful finish the file is
+/// abandoned: the temporary file is removed and nothing appears at the destination.
+/// NULL and `*writer == NULL` are no-ops.
+///
+/// Errors: `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a writer);
+/// `HURRAY_ERR_DOUBLE_DESTROY` (debug builds, stale pointer).
+///
+/// Ownership: the handle is freed.
+///
+/// # Safety
+/// `writer` NULL, or pointing at NULL or a live writer handle.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_destroy(
+    writer: *mut *mut HurrayFileWriter,
+) -> HurrayStatus {
+    // SAFETY: forwarded.
+    boundary(|| unsafe { handle::destroy(writer, "writer") })
+}
