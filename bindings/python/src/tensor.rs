@@ -746,6 +746,9 @@ impl Tensor {
         Ok(PyBytes::new(py, self.host(index)?.as_slice()))
     }
 
+    /// Does nothing: the baseline of the attribute-cost benchmark.
+    fn _noop(&self) {}
+
     /// Address of buffer ``index``'s first byte (for tests and diagnostics).
     fn _buffer_address(&self, index: usize) -> PyResult<usize> {
         Ok(self.host(index)?.as_slice().as_ptr() as usize)
