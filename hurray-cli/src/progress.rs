@@ -22,9 +22,9 @@ impl Progress {
             return Progress::hidden();
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        if let Ok(style) = ProgressStyle::with_template(
-            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-        ) {
+        if let Ok(style) =
+            ProgressStyle::with_template("{msg} [{wide_bar}] {bytes}/{total_bytes} {bytes_per_sec}")
+        {
             bar.set_style(style.progress_chars("=> "));
         }
         bar.set_message(label.to_owned());

@@ -136,7 +136,15 @@ impl StHeader {
         }
         tensors.sort_by_key(|(_, info)| info.data_offsets);
 
-        let data_len = file_len - data_start;
+        let data_len = file_len.checked_sub(data_start).ok_or_else(|| {
+            Error::format(
+                "HeaderLength",
+                0,
+                format_args!(
+                    "header length {header_len} runs past the end of the file ({file_len} bytes)"
+                ),
+            )
+        })?;
         let mut out = Vec::with_capacity(tensors.len());
         let mut end_of_previous: Option<(&str, u64, u64)> = None;
         for (name, info) in &tensors {
