@@ -368,6 +368,34 @@ mod tests {
     }
 
     #[test]
+    fn mutated_headers_never_panic() {
+        let good = npy(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }",
+            1,
+        );
+        let mut x = 0x2545_F491u32;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        for _ in 0..5000 {
+            let mut b = good.clone();
+            for _ in 0..1 + next() % 4 {
+                let i = next() as usize % b.len();
+                b[i] = match next() % 3 {
+                    0 => next() as u8,
+                    1 => b"0123456789(),{}'\"\\:TF"[next() as usize % 21],
+                    _ => b[i].wrapping_add(1),
+                };
+            }
+            let cut = b.len() - next() as usize % 8;
+            let _ = read(&b[..cut]);
+        }
+    }
+
+    #[test]
     fn bad_headers_are_refused() {
         let rule = |b: &[u8]| match read(b).unwrap_err().kind() {
             crate::error::Kind::Format { rule, .. } => rule.to_string(),

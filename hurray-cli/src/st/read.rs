@@ -373,6 +373,30 @@ mod tests {
     }
 
     #[test]
+    fn mutated_headers_never_panic() {
+        let good = br#"{"__metadata__":{"k":"v"},"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},"b":{"dtype":"BOOL","shape":[3],"data_offsets":[16,19]}}"#;
+        let mut x = 0x9E37_79B9u32;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        for _ in 0..5000 {
+            let mut h = good.to_vec();
+            for _ in 0..1 + next() % 4 {
+                let i = next() as usize % h.len();
+                h[i] = match next() % 3 {
+                    0 => next() as u8,
+                    1 => b"0123456789[],{}\":-"[next() as usize % 17],
+                    _ => h[i].wrapping_add(1),
+                };
+            }
+            let _ = StHeader::parse(&h, 8 + h.len() as u64 + u64::from(next() % 40));
+        }
+    }
+
+    #[test]
     fn json_offsets_count_lines() {
         assert_eq!(json_error_offset(b"{\n  x", 2, 3), 4);
         assert_eq!(json_error_offset(b"{x", 1, 2), 1);
