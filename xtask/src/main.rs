@@ -6,6 +6,7 @@
 mod bench;
 mod demo;
 mod dist;
+mod go;
 mod header;
 mod python;
 mod test;
@@ -32,6 +33,8 @@ enum Task {
     Bench(bench::BenchArgs),
     /// Build the release artifacts (the Python wheel) into target/dist.
     Dist,
+    /// Build the Go binding's native parts: `cargo xtask go build`.
+    Go(go::GoArgs),
     /// Generate include/hurray.h from hurray-ffi (cbindgen); `--check` fails on drift.
     Header(header::HeaderArgs),
     /// The main job, end to end: fetch a real model, convert it to .hrry and back,
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
         Task::Test(args) => test::run(&args),
         Task::Bench(args) => bench::run(&args),
         Task::Dist => dist::run(),
+        Task::Go(args) => go::run(&args),
         Task::Header(args) => header::run(&args),
         Task::Demo(args) => demo::run(&args),
     };

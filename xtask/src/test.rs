@@ -113,6 +113,7 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
     }
     // Language binding stages (Go, Python, Java, Node) go here, each skipping
     // itself with a note when its toolchain is missing.
+    stages.extend(crate::go::stages());
     stages.push(Stage::task(
         "python: maturin develop into target/py-venv, pytest bindings/python/tests",
         crate::python::test_stage,
@@ -179,6 +180,9 @@ mod tests {
             "cargo test",
             "RUSTDOCFLAGS",
             "cargo bench",
+            "go: bindings/go/include/hurray.h",
+            "go vet",
+            "go test -race",
             "python: maturin develop",
             "python: wheel",
         ];

@@ -1,0 +1,573 @@
+package hurray
+
+// #include "hurray.h"
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Descriptor is a tensor descriptor as a plain Go value: element type, shape,
+// layout and its fields, buffer table and optional sections. It is what
+// [Tensor.Descriptor] returns and what [NewTensor] takes; [Descriptor.Encode] turns
+// it into the canonical wire encoding (validating it), [DecodeDescriptor] goes the
+// other way.
+//
+// Only the fields of the descriptor's Layout are used; the others stay zero. A nil
+// optional section (Quantization, Shard, Statistics, ExtensionType) is absent.
+type Descriptor struct {
+	// DType is the element type.
+	DType DType
+	// Layout is the layout tag; it decides which layout fields below apply.
+	Layout Layout
+	// Shape holds one size per dimension in elements, slowest-varying first;
+	// DimDynamic marks a dynamic dimension. Empty for a scalar.
+	Shape []uint64
+	// ByteOffset is the distance in bytes from the start of buffer 0 to element
+	// [0, ..., 0] (dense layouts only).
+	ByteOffset uint64
+	// Buffers is the buffer table: layout buffers, then quantization parameter buffers.
+	Buffers []BufferEntry
+
+	// Strides (Strided): one stride per dimension, in elements.
+	Strides []int64
+	// Tiling (Tiled): the nesting levels, outermost first.
+	Tiling []TileLevel
+	// MortonBits (Morton): bits of each coordinate, one per dimension.
+	MortonBits []uint32
+	// NNZ (COO, CSR, CSC, CSF): number of stored elements.
+	NNZ uint64
+	// COOSorted (COO): the coordinate tuples are sorted lexicographically.
+	COOSorted bool
+	// CSFModeOrder (CSF): storage order of the levels, a permutation of 0..rank-1.
+	CSFModeOrder []uint32
+	// BlockPaged (BlockPaged): the paged KV cache fields.
+	BlockPaged *BlockPagedFields
+	// Composite (CompositeHead): how the members that follow make up this head.
+	Composite *CompositeFields
+	// Hilbert (Hilbert): the curve's order and rank.
+	Hilbert *HilbertFields
+	// Extension (private layout tags 0xF0..0xFE): identifier and opaque data.
+	Extension *ExtensionLayout
+
+	// Quantization is the quantization section, or nil.
+	Quantization *Quantization
+	// Shard says which box of a larger tensor this one is, or nil.
+	Shard *Shard
+	// Statistics is the advisory statistics section, or nil.
+	Statistics *Statistics
+	// ExtensionType describes a private element type (required for one), or nil.
+	ExtensionType *ExtensionType
+	// MemberRole is the role of an overlay member, or NoMemberRole.
+	MemberRole MemberRole
+
+	// VersionMinor is the descriptor's minor version as read; ignored by Encode.
+	VersionMinor uint8
+}
+
+// BufferEntry is one entry of a descriptor's buffer table: a buffer's size and
+// placement (never its address).
+type BufferEntry struct {
+	// Size in bytes (0: an empty buffer).
+	Size uint64
+	// Alignment of the first byte in bytes: a power of two, at least 64 for a
+	// non-empty buffer. Zero means 64 when building.
+	Alignment uint32
+	// Device where the buffer lives.
+	Device Device
+	// Sync says what to wait for before use (ProducerSynced for CPU memory).
+	Sync SyncMode
+	// Memory is the class of device memory.
+	Memory MemoryClass
+}
+
+// TileLevel is one nesting level of a tiled layout.
+type TileLevel struct {
+	// Shape holds the elements per tile along each dimension.
+	Shape []uint64
+	// OuterOrder orders the tile grid; OuterStrides (in tiles) apply when it is TileStrided.
+	OuterOrder   TileOrder
+	OuterStrides []int64
+	// InnerOrder orders elements inside a tile; InnerStrides (in elements) apply when
+	// it is TileStrided, and TileNested means the next level describes the tile.
+	InnerOrder   TileOrder
+	InnerStrides []int64
+}
+
+// BlockPagedFields are the fields of a block-paged (paged KV cache) layout.
+type BlockPagedFields struct {
+	NumPages   uint64 // physical pages in the pool
+	PageSize   uint32 // tokens per page, at least 1
+	PagedAxis  uint32 // the paged axis; 0 in this version
+	NumSeqs    uint32 // sequences in the batch
+	LayerIndex uint32 // the layer, or LayerIndexNone
+	KVRole     KVRole
+	// Index64 makes block_table and seq_ptr u64 (else u32).
+	Index64 bool
+}
+
+// CompositeFields are the fields of a composite head.
+type CompositeFields struct {
+	MemberCount uint32 // number of member tensors that follow the head
+	Rule        CompositionRule
+	Combine     CombineOp // CombineNone unless Rule is Overlay
+}
+
+// HilbertFields are the fields of a Hilbert-curve layout.
+type HilbertFields struct {
+	Order uint32 // every dimension is 2^Order
+	Rank  uint32 // equal to the tensor's rank
+}
+
+// ExtensionLayout is a private extension layout's identifier and opaque data.
+type ExtensionLayout struct {
+	ID   uint64
+	Data []byte
+}
+
+// Quantization is the quantization section. Which fields a scheme uses:
+//
+//	PerTensorAffine:   Scale, ZeroPoint
+//	PerChannelAffine:  Axis, ScaleBuffer, ZeroPointBuffer, ScaleType (F32)
+//	PerBlockAffine:    Axis, BlockSize, ScaleBuffer, ZeroPointBuffer, ScaleType
+//	NF4, MXFP:         Axis, BlockSize, ScaleBuffer
+//	private (0xF0..):  Version, Flags, Trailing (the whole payload)
+//
+// Unused buffer indices are NoBuffer; ZeroPointBuffer == NoBuffer means symmetric.
+type Quantization struct {
+	Scheme          Scheme
+	Version         uint8  // 1 for the assigned schemes (set by Encode)
+	Flags           uint16 // bit 0: symmetric (set by Encode for assigned schemes)
+	Scale           float32
+	ZeroPoint       int32
+	Axis            uint32
+	BlockSize       uint32
+	ScaleBuffer     uint32
+	ZeroPointBuffer uint32
+	ScaleType       ScaleType
+	// Trailing holds payload bytes after the fixed fields (usually none), or a
+	// private scheme's whole payload.
+	Trailing []byte
+}
+
+// Symmetric reports whether the quantization has no zero points.
+func (q *Quantization) Symmetric() bool { return q.Flags&C.HURRAY_QUANT_FLAG_SYMMETRIC != 0 }
+
+// Shard places a tensor as the box [Offset[k], Offset[k]+Shape[k]) of a parent.
+type Shard struct {
+	ParentShape []uint64
+	Offset      []uint64
+}
+
+// Statistics is the advisory statistics section; a field counts only when its bit
+// is set in Mask. Values describe dequantized data.
+type Statistics struct {
+	Mask     StatMask
+	NNZ      uint64
+	Sparsity float64
+	Min      float64
+	Max      float64
+	AbsMax   float64
+	Mean     float64
+	Stddev   float64
+	NMN      uint8 // N of N:M structured sparsity
+	NMM      uint8 // M of N:M structured sparsity
+	HasNaN   bool
+	HasInf   bool
+}
+
+// ExtensionType describes how a private element type is stored.
+type ExtensionType struct {
+	BitWidth      uint32
+	ExponentBias  uint32
+	PackingFactor uint8
+	IsFloat       bool
+	IsSigned      bool
+	SignBits      uint8
+	ExponentBits  uint8
+	MantissaBits  uint8
+	HasNaN        bool
+	HasInf        bool
+}
+
+// Rank is the number of dimensions.
+func (d *Descriptor) Rank() int { return len(d.Shape) }
+
+// DenseDescriptor describes a row-major CPU tensor of dt and shape with one buffer
+// of exactly the contiguous size (64-byte aligned): the common case.
+func DenseDescriptor(dt DType, shape ...uint64) (Descriptor, error) {
+	var p *C.HurrayDescriptor
+	err := call("hurray_descriptor_dense", func() C.HurrayStatus {
+		return C.hurray_descriptor_dense(C.uint8_t(dt), C.uint32_t(len(shape)), u64Ptr(shape), &p)
+	})
+	if err != nil {
+		return Descriptor{}, err
+	}
+	defer C.hurray_descriptor_destroy(&p)
+	return readDescriptor(p), nil
+}
+
+// DecodeDescriptor decodes and validates exactly one encoded descriptor.
+func DecodeDescriptor(b []byte) (Descriptor, error) {
+	var p *C.HurrayDescriptor
+	err := call("hurray_descriptor_decode", func() C.HurrayStatus {
+		return C.hurray_descriptor_decode(bytesPtr(b), C.uint64_t(len(b)), &p)
+	})
+	if err != nil {
+		return Descriptor{}, err
+	}
+	defer C.hurray_descriptor_destroy(&p)
+	return readDescriptor(p), nil
+}
+
+// Encode validates the descriptor and returns its canonical encoding.
+func (d *Descriptor) Encode() ([]byte, error) {
+	p, err := d.build()
+	if err != nil {
+		return nil, err
+	}
+	defer C.hurray_descriptor_destroy(&p)
+	return encodeDescriptor(p), nil
+}
+
+// encodeDescriptor copies a live descriptor's encoding.
+func encodeDescriptor(p *C.HurrayDescriptor) []byte {
+	var n C.uint64_t
+	must("hurray_descriptor_encode", C.hurray_descriptor_encode(p, nil, 0, &n))
+	out := make([]byte, int(n))
+	must("hurray_descriptor_encode", C.hurray_descriptor_encode(p, bytesPtr(out), n, &n))
+	return out
+}
+
+// build makes a C descriptor of d through the C builder. The caller destroys it.
+func (d *Descriptor) build() (*C.HurrayDescriptor, error) {
+	var b *C.HurrayDescriptorBuilder
+	shape := d.Shape
+	if err := call("hurray_descriptor_builder_new", func() C.HurrayStatus {
+		return C.hurray_descriptor_builder_new(C.uint8_t(d.DType), C.uint8_t(d.Layout), C.uint32_t(len(shape)), u64Ptr(shape), &b)
+	}); err != nil {
+		return nil, err
+	}
+	defer C.hurray_descriptor_builder_destroy(&b)
+	steps := d.buildSteps(b)
+	for _, s := range steps {
+		if err := call(s.op, s.f); err != nil {
+			return nil, err
+		}
+	}
+	var out *C.HurrayDescriptor
+	if err := call("hurray_descriptor_builder_finish", func() C.HurrayStatus {
+		return C.hurray_descriptor_builder_finish(b, &out)
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+type buildStep struct {
+	op string
+	f  func() C.HurrayStatus
+}
+
+// buildSteps lists the builder calls that set d's fields on b.
+func (d *Descriptor) buildSteps(b *C.HurrayDescriptorBuilder) []buildStep {
+	var steps []buildStep
+	add := func(op string, f func() C.HurrayStatus) { steps = append(steps, buildStep{op, f}) }
+	if d.ByteOffset != 0 {
+		add("hurray_descriptor_builder_set_byte_offset", func() C.HurrayStatus {
+			return C.hurray_descriptor_builder_set_byte_offset(b, C.uint64_t(d.ByteOffset))
+		})
+	}
+	switch d.Layout {
+	case Strided:
+		add("hurray_descriptor_builder_set_strides", func() C.HurrayStatus {
+			return C.hurray_descriptor_builder_set_strides(b, i64Ptr(d.Strides), C.uint64_t(len(d.Strides)))
+		})
+	case Tiled:
+		for i := range d.Tiling {
+			lvl := &d.Tiling[i]
+			add("hurray_descriptor_builder_push_tiling_level", func() C.HurrayStatus {
+				return C.hurray_descriptor_builder_push_tiling_level(b, u64Ptr(lvl.Shape),
+					C.uint8_t(lvl.OuterOrder), i64Ptr(lvl.OuterStrides),
+					C.uint8_t(lvl.InnerOrder), i64Ptr(lvl.InnerStrides))
+			})
+		}
+	case Morton:
+		add("hurray_descriptor_builder_set_morton_bits", func() C.HurrayStatus {
+			return C.hurray_descriptor_builder_set_morton_bits(b, u32Ptr(d.MortonBits), C.uint64_t(len(d.MortonBits)))
+		})
+	case COO, CSR, CSC, CSF:
+		add("hurray_descriptor_builder_set_nnz", func() C.HurrayStatus {
+			return C.hurray_descriptor_builder_set_nnz(b, C.uint64_t(d.NNZ))
+		})
+		if d.Layout == COO && d.COOSorted {
+			add("hurray_descriptor_builder_set_coo_is_sorted", func() C.HurrayStatus {
+				return C.hurray_descriptor_builder_set_coo_is_sorted(b, 1)
+			})
+		}
+		if d.Layout == CSF {
+			order := d.CSFModeOrder
+			if order == nil { // the identity, as writers without a preference should use
+				order = make([]uint32, len(d.Shape))
+				for i := range order {
+					order[i] = uint32(i)
+				}
+			}
+			add("hurray_descriptor_builder_set_csf_mode_order", func() C.HurrayStatus {
+				return C.hurray_descriptor_builder_set_csf_mode_order(b, u32Ptr(order), C.uint64_t(len(order)))
+			})
+		}
+	case BlockPaged:
+		if bp := d.BlockPaged; bp != nil {
+			f := C.HurrayBlockPaged{
+				num_pages: C.uint64_t(bp.NumPages), page_size: C.uint32_t(bp.PageSize),
+				paged_axis: C.uint32_t(bp.PagedAxis), num_seqs: C.uint32_t(bp.NumSeqs),
+				layer_index: C.uint32_t(bp.LayerIndex), kv_role: C.uint8_t(bp.KVRole),
+			}
+			if bp.Index64 {
+				f.block_table_index_type = C.HURRAY_INDEX_TYPE_U64
+			}
+			add("hurray_descriptor_builder_set_block_paged", func() C.HurrayStatus {
+				return C.hurray_descriptor_builder_set_block_paged(b, &f)
+			})
+		}
+	case CompositeHead:
+		if c := d.Composite; c != nil {
+			f := C.HurrayCompositeHead{member_count: C.uint32_t(c.MemberCount), composition_rule: C.uint8_t(c.Rule), combine_op: C.uint8_t(c.Combine)}
+			add("hurray_descriptor_builder_set_composite_head", func() C.HurrayStatus {
+				return C.hurray_descriptor_builder_set_composite_head(b, &f)
+			})
+		}
+	case Hilbert:
+		if h := d.Hilbert; h != nil {
+			add("hurray_descriptor_builder_set_hilbert", func() C.HurrayStatus {
+				return C.hurray_descriptor_builder_set_hilbert(b, C.uint32_t(h.Order), C.uint32_t(h.Rank))
+			})
+		}
+	}
+	if e := d.Extension; e != nil && d.Layout.IsExtension() {
+		add("hurray_descriptor_builder_set_extension_layout", func() C.HurrayStatus {
+			return C.hurray_descriptor_builder_set_extension_layout(b, C.uint64_t(e.ID), bytesPtr(e.Data), C.uint64_t(len(e.Data)))
+		})
+	}
+	for i := range d.Buffers {
+		be := d.Buffers[i]
+		if be.Alignment == 0 {
+			be.Alignment = 64
+		}
+		e := C.HurrayBufferEntry{byte_size: C.uint64_t(be.Size), alignment: C.uint32_t(be.Alignment),
+			device_tag: C.uint8_t(be.Device), sync_mode: C.uint8_t(be.Sync), memory_class: C.uint8_t(be.Memory)}
+		add("hurray_descriptor_builder_add_buffer", func() C.HurrayStatus {
+			return C.hurray_descriptor_builder_add_buffer(b, &e)
+		})
+	}
+	if q := d.Quantization; q != nil {
+		cq := C.HurrayQuantization{
+			scale: C.float(q.Scale), zero_point: C.int32_t(q.ZeroPoint), axis: C.uint32_t(q.Axis),
+			block_size: C.uint32_t(q.BlockSize), scale_buffer_index: C.uint32_t(q.ScaleBuffer),
+			zero_point_buffer_index: C.uint32_t(q.ZeroPointBuffer), flags: C.uint16_t(q.Flags),
+			scheme_tag: C.uint8_t(q.Scheme), scheme_version: C.uint8_t(q.Version),
+			scale_type_tag: C.uint8_t(q.ScaleType),
+		}
+		add("hurray_descriptor_builder_set_quantization", func() C.HurrayStatus {
+			return C.hurray_descriptor_builder_set_quantization(b, &cq, bytesPtr(q.Trailing), C.uint64_t(len(q.Trailing)))
+		})
+	}
+	if s := d.Shard; s != nil {
+		if len(s.ParentShape) != len(s.Offset) {
+			add("Descriptor.Encode", func() C.HurrayStatus { return C.HURRAY_ERR_INVALID_ARGUMENT })
+		} else {
+			add("hurray_descriptor_builder_set_shard", func() C.HurrayStatus {
+				return C.hurray_descriptor_builder_set_shard(b, u64Ptr(s.ParentShape), u64Ptr(s.Offset), C.uint64_t(len(s.Offset)))
+			})
+		}
+	}
+	if s := d.Statistics; s != nil {
+		cs := C.HurrayStatistics{
+			nnz: C.uint64_t(s.NNZ), sparsity_ratio: C.double(s.Sparsity), value_min: C.double(s.Min),
+			value_max: C.double(s.Max), value_abs_max: C.double(s.AbsMax), value_mean: C.double(s.Mean),
+			value_stddev: C.double(s.Stddev), computed_mask: C.uint32_t(s.Mask),
+			nm_n: C.uint8_t(s.NMN), nm_m: C.uint8_t(s.NMM), has_nan: cbool(s.HasNaN), has_inf: cbool(s.HasInf),
+		}
+		add("hurray_descriptor_builder_set_statistics", func() C.HurrayStatus {
+			return C.hurray_descriptor_builder_set_statistics(b, &cs)
+		})
+	}
+	if e := d.ExtensionType; e != nil {
+		ce := C.HurrayExtensionType{
+			bit_width: C.uint32_t(e.BitWidth), exponent_bias: C.uint32_t(e.ExponentBias),
+			packing_factor: C.uint8_t(e.PackingFactor), is_float: cbool(e.IsFloat), is_signed: cbool(e.IsSigned),
+			sign_bits: C.uint8_t(e.SignBits), exponent_bits: C.uint8_t(e.ExponentBits),
+			mantissa_bits: C.uint8_t(e.MantissaBits), has_nan: cbool(e.HasNaN), has_inf: cbool(e.HasInf),
+		}
+		add("hurray_descriptor_builder_set_extension_type", func() C.HurrayStatus {
+			return C.hurray_descriptor_builder_set_extension_type(b, &ce)
+		})
+	}
+	if d.MemberRole != NoMemberRole {
+		role := C.uint8_t(d.MemberRole - 1)
+		if d.MemberRole > BaseMember {
+			role = 0xFF // out of range: the builder reports it
+		}
+		add("hurray_descriptor_builder_set_member_role", func() C.HurrayStatus {
+			return C.hurray_descriptor_builder_set_member_role(b, role)
+		})
+	}
+	return steps
+}
+
+func cbool(b bool) C.uint8_t {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// readDescriptor converts a live C descriptor into a Descriptor.
+func readDescriptor(p *C.HurrayDescriptor) Descriptor {
+	var h C.HurrayDescriptorHeader
+	must("hurray_descriptor_header", C.hurray_descriptor_header(p, &h))
+	rank := int(h.rank)
+	d := Descriptor{
+		DType:        DType(h.type_tag),
+		Layout:       Layout(h.layout_tag),
+		ByteOffset:   uint64(h.byte_offset),
+		VersionMinor: uint8(h.version_minor),
+		Shape:        make([]uint64, rank),
+	}
+	var n C.uint64_t
+	must("hurray_descriptor_shape", C.hurray_descriptor_shape(p, u64Ptr(d.Shape), C.uint64_t(rank), &n))
+	if h.buffer_count > 0 {
+		d.Buffers = make([]BufferEntry, int(h.buffer_count))
+		for i := range d.Buffers {
+			var e C.HurrayBufferEntry
+			must("hurray_descriptor_buffer", C.hurray_descriptor_buffer(p, C.uint32_t(i), &e))
+			d.Buffers[i] = BufferEntry{Size: uint64(e.byte_size), Alignment: uint32(e.alignment),
+				Device: Device(e.device_tag), Sync: SyncMode(e.sync_mode), Memory: MemoryClass(e.memory_class)}
+		}
+	}
+	switch d.Layout {
+	case Strided:
+		d.Strides = make([]int64, rank)
+		must("hurray_descriptor_strides", C.hurray_descriptor_strides(p, i64Ptr(d.Strides), C.uint64_t(rank), &n))
+	case Tiled:
+		var depth C.uint32_t
+		must("hurray_descriptor_tiling_depth", C.hurray_descriptor_tiling_depth(p, &depth))
+		for lvl := C.uint32_t(0); lvl < depth; lvl++ {
+			var outer, inner C.uint8_t
+			must("hurray_descriptor_tiling_level", C.hurray_descriptor_tiling_level(p, lvl, &outer, &inner))
+			t := TileLevel{Shape: make([]uint64, rank), OuterOrder: TileOrder(outer), InnerOrder: TileOrder(inner)}
+			must("hurray_descriptor_tile_shape", C.hurray_descriptor_tile_shape(p, lvl, u64Ptr(t.Shape), C.uint64_t(rank), &n))
+			if t.OuterOrder == TileStrided {
+				t.OuterStrides = make([]int64, rank)
+				must("hurray_descriptor_tile_outer_strides", C.hurray_descriptor_tile_outer_strides(p, lvl, i64Ptr(t.OuterStrides), C.uint64_t(rank), &n))
+			}
+			if t.InnerOrder == TileStrided {
+				t.InnerStrides = make([]int64, rank)
+				must("hurray_descriptor_tile_inner_strides", C.hurray_descriptor_tile_inner_strides(p, lvl, i64Ptr(t.InnerStrides), C.uint64_t(rank), &n))
+			}
+			d.Tiling = append(d.Tiling, t)
+		}
+	case Morton:
+		d.MortonBits = make([]uint32, rank)
+		must("hurray_descriptor_morton_bits", C.hurray_descriptor_morton_bits(p, u32Ptr(d.MortonBits), C.uint64_t(rank), &n))
+	case COO, CSR, CSC, CSF:
+		var nnz C.uint64_t
+		must("hurray_descriptor_nnz", C.hurray_descriptor_nnz(p, &nnz))
+		d.NNZ = uint64(nnz)
+		if d.Layout == COO {
+			var sorted C.uint8_t
+			must("hurray_descriptor_coo_is_sorted", C.hurray_descriptor_coo_is_sorted(p, &sorted))
+			d.COOSorted = sorted != 0
+		}
+		if d.Layout == CSF {
+			d.CSFModeOrder = make([]uint32, rank)
+			must("hurray_descriptor_csf_mode_order", C.hurray_descriptor_csf_mode_order(p, u32Ptr(d.CSFModeOrder), C.uint64_t(rank), &n))
+		}
+	case BlockPaged:
+		var f C.HurrayBlockPaged
+		must("hurray_descriptor_block_paged", C.hurray_descriptor_block_paged(p, &f))
+		d.BlockPaged = &BlockPagedFields{NumPages: uint64(f.num_pages), PageSize: uint32(f.page_size),
+			PagedAxis: uint32(f.paged_axis), NumSeqs: uint32(f.num_seqs), LayerIndex: uint32(f.layer_index),
+			KVRole: KVRole(f.kv_role), Index64: f.block_table_index_type == C.HURRAY_INDEX_TYPE_U64}
+	case CompositeHead:
+		var f C.HurrayCompositeHead
+		must("hurray_descriptor_composite_head", C.hurray_descriptor_composite_head(p, &f))
+		d.Composite = &CompositeFields{MemberCount: uint32(f.member_count), Rule: CompositionRule(f.composition_rule), Combine: CombineOp(f.combine_op)}
+	case Hilbert:
+		var order, r C.uint32_t
+		must("hurray_descriptor_hilbert", C.hurray_descriptor_hilbert(p, &order, &r))
+		d.Hilbert = &HilbertFields{Order: uint32(order), Rank: uint32(r)}
+	}
+	if d.Layout.IsExtension() {
+		var id, size C.uint64_t
+		must("hurray_descriptor_extension_layout", C.hurray_descriptor_extension_layout(p, &id, nil, 0, &size))
+		e := &ExtensionLayout{ID: uint64(id), Data: make([]byte, int(size))}
+		must("hurray_descriptor_extension_layout", C.hurray_descriptor_extension_layout(p, &id, bytesPtr(e.Data), size, &size))
+		d.Extension = e
+	}
+	flags := uint32(h.flags)
+	if flags&C.HURRAY_FLAG_HAS_QUANTIZATION != 0 {
+		var q C.HurrayQuantization
+		must("hurray_descriptor_quantization", C.hurray_descriptor_quantization(p, &q))
+		gq := &Quantization{Scheme: Scheme(q.scheme_tag), Version: uint8(q.scheme_version), Flags: uint16(q.flags),
+			Scale: float32(q.scale), ZeroPoint: int32(q.zero_point), Axis: uint32(q.axis), BlockSize: uint32(q.block_size),
+			ScaleBuffer: uint32(q.scale_buffer_index), ZeroPointBuffer: uint32(q.zero_point_buffer_index),
+			ScaleType: ScaleType(q.scale_type_tag)}
+		var size C.uint64_t
+		must("hurray_descriptor_quantization_trailing", C.hurray_descriptor_quantization_trailing(p, nil, 0, &size))
+		if size > 0 {
+			gq.Trailing = make([]byte, int(size))
+			must("hurray_descriptor_quantization_trailing", C.hurray_descriptor_quantization_trailing(p, bytesPtr(gq.Trailing), size, &size))
+		}
+		d.Quantization = gq
+	}
+	if flags&C.HURRAY_FLAG_HAS_SHARD != 0 {
+		s := &Shard{ParentShape: make([]uint64, rank), Offset: make([]uint64, rank)}
+		if rank > 0 {
+			must("hurray_descriptor_shard", C.hurray_descriptor_shard(p, u64Ptr(s.ParentShape), u64Ptr(s.Offset), C.uint64_t(rank), &n))
+		}
+		d.Shard = s
+	}
+	if flags&C.HURRAY_FLAG_HAS_STATISTICS != 0 {
+		var s C.HurrayStatistics
+		must("hurray_descriptor_statistics", C.hurray_descriptor_statistics(p, &s))
+		d.Statistics = &Statistics{Mask: StatMask(s.computed_mask), NNZ: uint64(s.nnz), Sparsity: float64(s.sparsity_ratio),
+			Min: float64(s.value_min), Max: float64(s.value_max), AbsMax: float64(s.value_abs_max),
+			Mean: float64(s.value_mean), Stddev: float64(s.value_stddev), NMN: uint8(s.nm_n), NMM: uint8(s.nm_m),
+			HasNaN: s.has_nan != 0, HasInf: s.has_inf != 0}
+	}
+	if flags&C.HURRAY_FLAG_HAS_EXTENSION_TYPE != 0 {
+		var e C.HurrayExtensionType
+		must("hurray_descriptor_extension_type", C.hurray_descriptor_extension_type(p, &e))
+		d.ExtensionType = &ExtensionType{BitWidth: uint32(e.bit_width), ExponentBias: uint32(e.exponent_bias),
+			PackingFactor: uint8(e.packing_factor), IsFloat: e.is_float != 0, IsSigned: e.is_signed != 0,
+			SignBits: uint8(e.sign_bits), ExponentBits: uint8(e.exponent_bits), MantissaBits: uint8(e.mantissa_bits),
+			HasNaN: e.has_nan != 0, HasInf: e.has_inf != 0}
+	}
+	if flags&C.HURRAY_FLAG_HAS_COMPOSITE_MEMBER != 0 {
+		var role C.uint8_t
+		must("hurray_descriptor_member_role", C.hurray_descriptor_member_role(p, &role))
+		d.MemberRole = MemberRole(role) + 1
+	}
+	return d
+}
+
+// String summarises the descriptor: "float32[2 3] row_major".
+func (d Descriptor) String() string {
+	dims := ""
+	for i, s := range d.Shape {
+		if i > 0 {
+			dims += " "
+		}
+		if s == DimDynamic {
+			dims += "?"
+		} else {
+			dims += fmt.Sprint(s)
+		}
+	}
+	return fmt.Sprintf("%s[%s] %s", d.DType, dims, d.Layout)
+}
+
+var _ = unsafe.Pointer(nil)

@@ -1,0 +1,3 @@
+module github.com/hurray-dev/hurray/bindings/go
+
+go 1.24

@@ -1,0 +1,28 @@
+/* C helpers of the Go binding (not part of the Hurray C ABI). */
+#ifndef HURRAY_GO_H
+#define HURRAY_GO_H
+
+#include <stdint.h>
+#include "hurray.h"
+
+/* The HurrayReleaseFn handed to the library for memory the Go side owns: forwards
+ * the context (a runtime/cgo.Handle value) to the exported Go function
+ * hurrayGoRelease. Runs on whatever thread the library releases from. */
+void hurray_go_release(void *context);
+
+/* hurray_tensor_new with hurray_go_release as the owner callback and a cgo.Handle
+ * value as its context. */
+HurrayStatus hurray_go_tensor_new(const uint8_t *descriptor_bytes, uint64_t descriptor_len,
+                                  HurrayBufferList *buffers, uintptr_t owner,
+                                  HurrayTensor **out_tensor);
+
+/* Test support: destroys a tensor (or an item) on a new C thread (pthread) and
+ * waits for it, so that release callbacks run on a thread Go did not create.
+ * Returns the destroy status, or HURRAY_ERR_IO when the thread cannot start. */
+HurrayStatus hurray_go_destroy_tensor_on_c_thread(HurrayTensor *tensor);
+HurrayStatus hurray_go_destroy_item_on_c_thread(HurrayItem *item);
+
+/* An empty C function: the baseline of the per-call cost benchmark. */
+void hurray_go_noop(void);
+
+#endif

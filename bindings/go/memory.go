@@ -1,0 +1,155 @@
+package hurray
+
+/*
+#include <stdint.h>
+#include "hurray.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/cgo"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Element is a Go type that holds one element of a whole-byte element type.
+type Element interface {
+	float32 | float64 | int8 | uint8 | int16 | uint16 | int32 | uint32 | int64 | uint64 | complex64 | complex128
+}
+
+// dtypeOf is the element type a Go element type stands for.
+func dtypeOf[T Element]() DType {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return Float32
+	case float64:
+		return Float64
+	case int8:
+		return Int8
+	case uint8:
+		return Uint8
+	case int16:
+		return Int16
+	case uint16:
+		return Uint16
+	case int32:
+		return Int32
+	case uint32:
+		return Uint32
+	case int64:
+		return Int64
+	case uint64:
+		return Uint64
+	case complex64:
+		return Complex64
+	default:
+		return Complex128
+	}
+}
+
+// Alignment is the alignment of memory returned by [Make]: the format's minimum
+// for a non-empty buffer.
+const Alignment = 64
+
+// Make returns a zeroed slice of n elements whose first element is 64-byte
+// aligned, as the format requires of a buffer. Fill it, then wrap it without
+// copying with [NewDense] or [NewTensor].
+func Make[T Element](n int) []T {
+	var z T
+	size := int(unsafe.Sizeof(z))
+	if n == 0 {
+		return []T{}
+	}
+	extra := Alignment / size
+	backing := make([]T, n+extra)
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(backing)))
+	skip := int((Alignment-addr%Alignment)%Alignment) / size
+	return backing[skip : skip+n : skip+n]
+}
+
+// asBytes reinterprets a slice of elements as its bytes (no copy).
+func asBytes[T Element](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
+}
+
+// Option configures a tensor made from Go memory.
+type Option func(*goOwner)
+
+// OnRelease registers f to run once the library no longer uses the tensor's Go
+// memory: after the tensor is closed (or collected) and every other handle that
+// shares the memory is gone. f runs exactly once, possibly on a thread Go did not
+// create, and must not call into this package with the tensor being released.
+func OnRelease(f func()) Option {
+	return func(o *goOwner) { o.onRelease = append(o.onRelease, f) }
+}
+
+// goOwner keeps Go memory that the library uses pinned and reachable, until the
+// library releases it through hurrayGoRelease. It crosses into C as a cgo.Handle.
+type goOwner struct {
+	pinner    runtime.Pinner
+	keep      [][]byte
+	onRelease []func()
+}
+
+// Release accounting, for tests: owners handed to the library, owners released,
+// and release callbacks that found no live owner (a second release) or panicked.
+var (
+	ownersMade     atomic.Int64
+	ownersReleased atomic.Int64
+	releaseErrors  atomic.Int64
+)
+
+// newOwner pins every non-empty buffer and returns the owner and its handle.
+func newOwner(buffers [][]byte, opts []Option) (*goOwner, cgo.Handle) {
+	o := &goOwner{keep: buffers}
+	for _, opt := range opts {
+		opt(o)
+	}
+	for _, b := range buffers {
+		if len(b) > 0 {
+			o.pinner.Pin(unsafe.SliceData(b))
+		}
+	}
+	ownersMade.Add(1)
+	return o, cgo.NewHandle(o)
+}
+
+// drop undoes newOwner when the library never took the owner.
+func (o *goOwner) drop(h cgo.Handle) {
+	h.Delete()
+	o.pinner.Unpin()
+	o.keep = nil
+	ownersMade.Add(-1)
+}
+
+// hurrayGoRelease is the release callback of Go-owned memory (reached through
+// hurray_go_release in hurray_go.c). The library calls it exactly once per owner,
+// on any thread; it unpins the memory and runs the OnRelease callbacks. A panic
+// must not unwind into C, so it is recovered and reported on stderr.
+//
+//export hurrayGoRelease
+func hurrayGoRelease(ctx C.uintptr_t) {
+	defer func() {
+		if r := recover(); r != nil {
+			releaseErrors.Add(1)
+			fmt.Fprintf(os.Stderr, "hurray: panic in a release callback: %v\n", r)
+		}
+	}()
+	h := cgo.Handle(ctx)
+	o := h.Value().(*goOwner) // panics on a handle already released
+	h.Delete()
+	o.pinner.Unpin()
+	o.keep = nil
+	ownersReleased.Add(1)
+	for _, f := range o.onRelease {
+		f()
+	}
+}

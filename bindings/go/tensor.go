@@ -1,0 +1,451 @@
+package hurray
+
+// #include "hurray.h"
+// #include "hurray_go.h"
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// Tensor is one tensor: its descriptor and its buffers, owned through one
+// HurrayTensor handle of the library.
+//
+// A Tensor holds memory the garbage collector cannot see (library memory, a mapped
+// file, or pinned Go memory), so close it when done: Close releases everything at
+// once and is idempotent. A Tensor that becomes unreachable without Close is
+// released by a cleanup (runtime.AddCleanup) as a safety net, at an unpredictable
+// time.
+//
+// Views returned by [Tensor.Bytes], [Values] and [View] alias the tensor's buffers
+// without copying; they are valid until the tensor is closed, and they do not keep
+// the tensor alive: keep the Tensor reachable (and open) while using them.
+//
+// A Tensor is used by one goroutine at a time; it may be handed to another
+// goroutine, and closed from another goroutine once no one uses it.
+type Tensor struct {
+	mu   sync.Mutex
+	ptr  *C.HurrayTensor     // nil once closed, detached or moved into an Item
+	desc *C.HurrayDescriptor // borrowed from ptr
+	// Exactly one way of owning applies:
+	item    *C.HurrayItem // the tensor is the sole content of this item, which Close destroys
+	parent  *Item         // the tensor is borrowed from this item (part of a composite or a read item)
+	cleanup runtime.Cleanup
+	managed bool // cleanup registered (the Tensor owns ptr or item)
+}
+
+type tensorRef struct {
+	t *C.HurrayTensor
+	i *C.HurrayItem
+}
+
+func destroyTensorRef(r tensorRef) {
+	if r.i != nil {
+		C.hurray_item_destroy(&r.i)
+	} else {
+		C.hurray_tensor_destroy(&r.t)
+	}
+}
+
+// newTensor wraps an owned C tensor.
+func newTensor(p *C.HurrayTensor) *Tensor {
+	t := &Tensor{ptr: p}
+	must("hurray_tensor_descriptor", C.hurray_tensor_descriptor(p, &t.desc))
+	t.cleanup = runtime.AddCleanup(t, destroyTensorRef, tensorRef{t: p})
+	t.managed = true
+	return t
+}
+
+// newItemTensor wraps the tensor of a plain (non-composite) owned item; closing the
+// Tensor destroys the item.
+func newItemTensor(it *C.HurrayItem) *Tensor {
+	var p *C.HurrayTensor
+	must("hurray_item_tensor", C.hurray_item_tensor(it, &p))
+	t := &Tensor{ptr: p, item: it}
+	must("hurray_tensor_descriptor", C.hurray_tensor_descriptor(p, &t.desc))
+	t.cleanup = runtime.AddCleanup(t, destroyTensorRef, tensorRef{i: it})
+	t.managed = true
+	return t
+}
+
+// borrowedTensor wraps a tensor owned by an item.
+func borrowedTensor(p *C.HurrayTensor, parent *Item) *Tensor {
+	t := &Tensor{ptr: p, parent: parent}
+	must("hurray_tensor_descriptor", C.hurray_tensor_descriptor(p, &t.desc))
+	return t
+}
+
+// NewTensor makes a tensor over Go memory without copying it.
+//
+// d describes the tensor (its buffer table gives each buffer's size and
+// placement), and buffers holds one byte slice per buffer-table entry, each of
+// exactly that size and aligned as declared (64 bytes for a non-empty buffer: use
+// [Make] to allocate). The buffers are pinned (runtime.Pinner) and kept reachable
+// until the library releases them, which happens exactly once, after the tensor
+// and every handle sharing the memory are gone; [OnRelease] runs code then. Do
+// not modify the memory while the tensor lives.
+func NewTensor(d Descriptor, buffers [][]byte, opts ...Option) (*Tensor, error) {
+	if len(buffers) != len(d.Buffers) {
+		return nil, &Error{Status: StatusBufferMismatch, Op: "NewTensor",
+			Message: fmt.Sprintf("%d buffers for a descriptor with %d", len(buffers), len(d.Buffers))}
+	}
+	for i, b := range buffers {
+		align := uint64(d.Buffers[i].Alignment)
+		if align == 0 {
+			align = Alignment
+		}
+		if len(b) > 0 && uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))%align != 0 {
+			return nil, &Error{Status: StatusInvalidArgument, Op: "NewTensor",
+				Message: fmt.Sprintf("buffer %d is not %d-byte aligned; allocate it with hurray.Make", i, align)}
+		}
+	}
+	enc, err := d.Encode()
+	if err != nil {
+		return nil, err
+	}
+	// Pin first: the buffers below keep pointers to the memory after their calls return.
+	owner, h := newOwner(buffers, opts)
+	var list *C.HurrayBufferList
+	must("hurray_buffer_list_new", C.hurray_buffer_list_new(&list))
+	defer C.hurray_buffer_list_destroy(&list) // a no-op once the list moved into the tensor
+	for i, b := range buffers {
+		e := d.Buffers[i]
+		if e.Alignment == 0 {
+			e.Alignment = Alignment
+		}
+		var buf *C.HurrayBuffer
+		// No per-buffer release: the tensor's owner (below) releases all the memory,
+		// after the last buffer view is gone.
+		if err := call("hurray_buffer_new", func() C.HurrayStatus {
+			return C.hurray_buffer_new(unsafe.Pointer(bytesPtr(b)), C.uint64_t(len(b)), C.uint32_t(e.Alignment),
+				C.uint8_t(e.Device), C.uint8_t(e.Sync), C.uint8_t(e.Memory), nil, nil, nil, &buf)
+		}); err != nil {
+			C.hurray_buffer_list_destroy(&list)
+			owner.drop(h)
+			return nil, err
+		}
+		if err := call("hurray_buffer_list_push", func() C.HurrayStatus {
+			return C.hurray_buffer_list_push(list, &buf)
+		}); err != nil {
+			C.hurray_buffer_destroy(&buf)
+			C.hurray_buffer_list_destroy(&list)
+			owner.drop(h)
+			return nil, err
+		}
+	}
+	var p *C.HurrayTensor
+	if err := call("hurray_tensor_new", func() C.HurrayStatus {
+		return C.hurray_go_tensor_new(bytesPtr(enc), C.uint64_t(len(enc)), list, C.uintptr_t(h), &p)
+	}); err != nil {
+		C.hurray_buffer_list_destroy(&list)
+		owner.drop(h)
+		return nil, err
+	}
+	list = nil // moved into the tensor
+	return newTensor(p), nil
+}
+
+// NewDense makes a row-major CPU tensor over data without copying it. shape
+// defaults to [len(data)]; otherwise its product must be len(data). data must be
+// 64-byte aligned (allocate it with [Make]) and must not be modified while the
+// tensor lives.
+func NewDense[T Element](data []T, shape []uint64, opts ...Option) (*Tensor, error) {
+	if shape == nil {
+		shape = []uint64{uint64(len(data))}
+	}
+	d, err := DenseDescriptor(dtypeOf[T](), shape...)
+	if err != nil {
+		return nil, err
+	}
+	return NewTensor(d, [][]byte{asBytes(data)}, opts...)
+}
+
+// TensorFromC takes ownership of a HurrayTensor* made by C code (any build of the
+// library with the same ABI version). The returned Tensor destroys it on Close.
+func TensorFromC(handle unsafe.Pointer) (*Tensor, error) {
+	p := (*C.HurrayTensor)(handle)
+	var v C.uint32_t
+	if err := call("hurray_tensor_abi_version", func() C.HurrayStatus {
+		return C.hurray_tensor_abi_version(p, &v)
+	}); err != nil {
+		return nil, err
+	}
+	if uint32(v) != ABIVersion {
+		return nil, &Error{Status: StatusABIVersion, Op: "TensorFromC",
+			Message: fmt.Sprintf("tensor has C ABI version %d, this package uses %d", v, ABIVersion)}
+	}
+	return newTensor(p), nil
+}
+
+// Detach gives up ownership of the tensor's HurrayTensor* and returns it, for C
+// code that will destroy it (hurray_tensor_destroy, from any thread). The Tensor
+// is closed afterwards. Only a tensor that owns its handle directly (made by
+// NewTensor, NewDense or TensorFromC) can be detached.
+func (t *Tensor) Detach() (unsafe.Pointer, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ptr == nil {
+		return nil, fmt.Errorf("hurray: Tensor.Detach: %w", ErrClosed)
+	}
+	if t.item != nil || t.parent != nil {
+		return nil, &Error{Status: StatusInvalidArgument, Op: "Tensor.Detach",
+			Message: "the tensor belongs to an item; only a tensor that owns its handle can be detached"}
+	}
+	p := t.ptr
+	t.forget()
+	return unsafe.Pointer(p), nil
+}
+
+// forget drops the Tensor's claim on its handle without destroying it. t.mu held.
+func (t *Tensor) forget() {
+	if t.managed {
+		t.cleanup.Stop()
+		t.managed = false
+	}
+	t.ptr, t.desc, t.item = nil, nil, nil
+}
+
+// Close releases the tensor (its descriptor, buffers and owner; memory shared with
+// other handles lives on until they are gone too). It is idempotent and safe to
+// call from any goroutine once no one uses the tensor. Closing a tensor borrowed
+// from an [Item] only invalidates this Tensor value; the item owns the memory.
+func (t *Tensor) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ptr == nil {
+		return nil
+	}
+	p, it, owned := t.ptr, t.item, t.managed
+	t.forget()
+	if !owned {
+		return nil
+	}
+	if it != nil {
+		return call("hurray_item_destroy", func() C.HurrayStatus { return C.hurray_item_destroy(&it) })
+	}
+	return call("hurray_tensor_destroy", func() C.HurrayStatus { return C.hurray_tensor_destroy(&p) })
+}
+
+// handle returns the live C tensor or panics on a closed one.
+func (t *Tensor) handle() *C.HurrayTensor {
+	if t.ptr == nil || (t.parent != nil && t.parent.root.ptr == nil) {
+		panic(closedPanic("Tensor"))
+	}
+	maybeGC()
+	return t.ptr
+}
+
+// descriptor returns the live borrowed C descriptor or panics on a closed tensor.
+func (t *Tensor) descriptor() *C.HurrayDescriptor {
+	t.handle()
+	return t.desc
+}
+
+func (t *Tensor) header() C.HurrayDescriptorHeader {
+	var h C.HurrayDescriptorHeader
+	must("hurray_descriptor_header", C.hurray_descriptor_header(t.descriptor(), &h))
+	runtime.KeepAlive(t)
+	return h
+}
+
+// DType is the element type.
+func (t *Tensor) DType() DType { return DType(t.header().type_tag) }
+
+// Layout is the layout tag.
+func (t *Tensor) Layout() Layout { return Layout(t.header().layout_tag) }
+
+// Rank is the number of dimensions.
+func (t *Tensor) Rank() int { return int(t.header().rank) }
+
+// ByteOffset is the distance in bytes from the start of buffer 0 to element
+// [0, ..., 0] (dense layouts).
+func (t *Tensor) ByteOffset() uint64 { return uint64(t.header().byte_offset) }
+
+// NumBuffers is the number of buffers (the buffer table's length).
+func (t *Tensor) NumBuffers() int { return int(t.header().buffer_count) }
+
+// Shape returns the dimensions, slowest-varying first; DimDynamic marks a dynamic
+// one.
+func (t *Tensor) Shape() []uint64 {
+	d := t.descriptor()
+	var h C.HurrayDescriptorHeader
+	must("hurray_descriptor_header", C.hurray_descriptor_header(d, &h))
+	shape := make([]uint64, int(h.rank))
+	var n C.uint64_t
+	must("hurray_descriptor_shape", C.hurray_descriptor_shape(d, u64Ptr(shape), C.uint64_t(len(shape)), &n))
+	runtime.KeepAlive(t)
+	return shape
+}
+
+// NumElements is the product of the shape (1 for a scalar), or false when a
+// dimension is dynamic or the product overflows.
+func (t *Tensor) NumElements() (uint64, bool) {
+	n := uint64(1)
+	for _, s := range t.Shape() {
+		if s == DimDynamic {
+			return 0, false
+		}
+		if s != 0 && n > ^uint64(0)/s {
+			return 0, false
+		}
+		n *= s
+	}
+	return n, true
+}
+
+// Descriptor returns the whole descriptor as a Go value (a copy).
+func (t *Tensor) Descriptor() Descriptor {
+	d := readDescriptor(t.descriptor())
+	runtime.KeepAlive(t)
+	return d
+}
+
+// DescriptorBytes returns the descriptor's canonical encoding (a copy).
+func (t *Tensor) DescriptorBytes() []byte {
+	b := encodeDescriptor(t.descriptor())
+	runtime.KeepAlive(t)
+	return b
+}
+
+// Buffer returns entry i of the buffer table (size and placement). It panics when
+// i is out of range.
+func (t *Tensor) Buffer(i int) BufferEntry {
+	if i < 0 || i >= t.NumBuffers() {
+		panic(fmt.Sprintf("hurray: buffer index %d out of range [0, %d)", i, t.NumBuffers()))
+	}
+	var e C.HurrayBufferEntry
+	must("hurray_descriptor_buffer", C.hurray_descriptor_buffer(t.descriptor(), C.uint32_t(i), &e))
+	runtime.KeepAlive(t)
+	return BufferEntry{Size: uint64(e.byte_size), Alignment: uint32(e.alignment),
+		Device: Device(e.device_tag), Sync: SyncMode(e.sync_mode), Memory: MemoryClass(e.memory_class)}
+}
+
+// Device is where the tensor's data lives: the device of buffer 0 (CPU for a
+// tensor without buffers, such as a composite head).
+func (t *Tensor) Device() Device {
+	if t.NumBuffers() == 0 {
+		return CPU
+	}
+	return t.Buffer(0).Device
+}
+
+// Quantization returns the quantization section, or nil.
+func (t *Tensor) Quantization() *Quantization { return t.Descriptor().Quantization }
+
+// Shard returns the shard section, or nil.
+func (t *Tensor) Shard() *Shard { return t.Descriptor().Shard }
+
+// Statistics returns the statistics section, or nil.
+func (t *Tensor) Statistics() *Statistics { return t.Descriptor().Statistics }
+
+// Bytes returns buffer i's bytes without copying: valid until the tensor is
+// closed (see the Tensor doc). It panics when i is out of range. The bytes of a
+// buffer that is not in CPU memory must not be read.
+func (t *Tensor) Bytes(i int) []byte {
+	p := t.handle()
+	if i < 0 {
+		panic(fmt.Sprintf("hurray: buffer index %d out of range", i))
+	}
+	var data unsafe.Pointer
+	var size C.uint64_t
+	if s := C.hurray_tensor_buffer_data(p, C.uint64_t(i), &data, &size); s != C.HURRAY_OK {
+		runtime.KeepAlive(t)
+		panic(fmt.Sprintf("hurray: buffer index %d out of range [0, %d)", i, t.NumBuffers()))
+	}
+	runtime.KeepAlive(t)
+	if size == 0 || data == nil {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(data), int(size))
+}
+
+// View returns buffer i as a slice of T without copying (any buffer: index
+// buffers of sparse layouts are []uint64, for instance). Its size must be a
+// multiple of T's size and its address aligned for T. Valid until the tensor is
+// closed.
+func View[T Element](t *Tensor, i int) ([]T, error) {
+	b := t.Bytes(i)
+	var z T
+	size := int(unsafe.Sizeof(z))
+	if len(b)%size != 0 {
+		return nil, &Error{Status: StatusInvalidArgument, Op: "View",
+			Message: fmt.Sprintf("buffer %d holds %d bytes, not a multiple of %d", i, len(b), size)}
+	}
+	if len(b) == 0 {
+		return []T{}, nil
+	}
+	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(z) != 0 {
+		return nil, &Error{Status: StatusInvalidArgument, Op: "View",
+			Message: fmt.Sprintf("buffer %d is not aligned for %T", i, z)}
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size), nil
+}
+
+// Values returns the tensor's values (buffer 0, which holds the elements in every
+// layout but a composite head) as a []T without copying, after checking that T
+// matches the element type. Element [0, ..., 0] of a dense layout is at
+// ByteOffset. Valid until the tensor is closed.
+func Values[T Element](t *Tensor) ([]T, error) {
+	want := dtypeOf[T]()
+	h := t.header()
+	if got := DType(h.type_tag); got != want {
+		return nil, &Error{Status: StatusInvalidArgument, Op: "Values",
+			Message: fmt.Sprintf("tensor holds %s, not %s", got, want)}
+	}
+	if h.buffer_count == 0 {
+		return nil, &Error{Status: StatusNotApplicable, Op: "Values", Message: "the tensor has no buffers"}
+	}
+	if dev := t.Buffer(0).Device; dev != CPU {
+		return nil, &Error{Status: StatusNotApplicable, Op: "Values",
+			Message: fmt.Sprintf("buffer 0 lives on %s, not in CPU memory", dev)}
+	}
+	return View[T](t, 0)
+}
+
+// Float32s returns the float32 values without copying (see [Values]).
+func (t *Tensor) Float32s() ([]float32, error) { return Values[float32](t) }
+
+// Float64s returns the float64 values without copying (see [Values]).
+func (t *Tensor) Float64s() ([]float64, error) { return Values[float64](t) }
+
+// Int8s returns the int8 values without copying (see [Values]).
+func (t *Tensor) Int8s() ([]int8, error) { return Values[int8](t) }
+
+// Uint8s returns the uint8 values without copying (see [Values]).
+func (t *Tensor) Uint8s() ([]uint8, error) { return Values[uint8](t) }
+
+// Int16s returns the int16 values without copying (see [Values]).
+func (t *Tensor) Int16s() ([]int16, error) { return Values[int16](t) }
+
+// Uint16s returns the uint16 values without copying (see [Values]).
+func (t *Tensor) Uint16s() ([]uint16, error) { return Values[uint16](t) }
+
+// Int32s returns the int32 values without copying (see [Values]).
+func (t *Tensor) Int32s() ([]int32, error) { return Values[int32](t) }
+
+// Uint32s returns the uint32 values without copying (see [Values]).
+func (t *Tensor) Uint32s() ([]uint32, error) { return Values[uint32](t) }
+
+// Int64s returns the int64 values without copying (see [Values]).
+func (t *Tensor) Int64s() ([]int64, error) { return Values[int64](t) }
+
+// Uint64s returns the uint64 values without copying (see [Values]).
+func (t *Tensor) Uint64s() ([]uint64, error) { return Values[uint64](t) }
+
+// Complex64s returns the complex64 values without copying (see [Values]).
+func (t *Tensor) Complex64s() ([]complex64, error) { return Values[complex64](t) }
+
+// Complex128s returns the complex128 values without copying (see [Values]).
+func (t *Tensor) Complex128s() ([]complex128, error) { return Values[complex128](t) }
+
+// String summarises the tensor, e.g. "Tensor(float32[2 3] row_major)", or
+// "Tensor(closed)".
+func (t *Tensor) String() string {
+	if t.ptr == nil || (t.parent != nil && t.parent.root.ptr == nil) {
+		return "Tensor(closed)"
+	}
+	return "Tensor(" + t.Descriptor().String() + ")"
+}
