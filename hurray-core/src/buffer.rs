@@ -2,7 +2,7 @@
 //! with their device, sync-mode and memory-class tags, the (device, memory class)
 //! validity table (§6.4) and the colocation rule (§6.5).
 
-use crate::error::{bail, ensure, Result};
+use crate::error::{bail, ensure, DecodeError, Result};
 use crate::wire::{Put, Reader};
 
 /// Size of one encoded buffer handle in bytes.
@@ -205,12 +205,20 @@ impl BufferHandle {
     /// stands for an out-of-band agreement on private device tags and memory classes.
     pub(crate) fn read(r: &mut Reader<'_>, accept_private: bool) -> Result<Self> {
         let at = r.pos();
-        let byte_size = r.u64("buffer byte_size")?;
-        let alignment = r.u32("buffer alignment")?;
-        let dev = r.u8("device_tag")?;
-        let sync = r.u8("sync_mode")?;
-        let class = r.u8("memory_class")?;
-        r.reserved(1, "buffer handle byte 15")?;
+        if r.remaining() < BUFFER_HANDLE_LEN {
+            return Err(truncated(r));
+        }
+        // One bounds check for the whole handle, then fields at fixed positions.
+        let h: [u8; BUFFER_HANDLE_LEN] = r.array("buffer handle")?;
+        let byte_size = u64::from_le_bytes(h[..8].try_into().unwrap());
+        let alignment = u32::from_le_bytes(h[8..12].try_into().unwrap());
+        let [dev, sync, class, reserved] = [h[12], h[13], h[14], h[15]];
+        ensure!(
+            reserved == 0,
+            ReservedNonZero,
+            at + 15,
+            "buffer handle byte 15 must be zero, found {reserved:#04x}"
+        );
         let Some(device) = DeviceTag::from_tag(dev) else {
             bail!(
                 DeviceTag,
@@ -314,6 +322,26 @@ impl BufferHandle {
         out.put_u8(self.memory_class.tag());
         out.put_u8(0);
     }
+}
+
+/// The error for a handle that `descriptor_length` cuts short: it names the first
+/// field that does not fit, as reading field by field would.
+#[cold]
+fn truncated(r: &mut Reader<'_>) -> DecodeError {
+    let fields = [
+        (8, "buffer byte_size"),
+        (4, "buffer alignment"),
+        (1, "device_tag"),
+        (1, "sync_mode"),
+        (1, "memory_class"),
+        (1, "buffer handle byte 15"),
+    ];
+    for (n, what) in fields {
+        if let Err(e) = r.take(n, what) {
+            return e;
+        }
+    }
+    unreachable!("called with fewer than {BUFFER_HANDLE_LEN} bytes left")
 }
 
 #[cfg(test)]

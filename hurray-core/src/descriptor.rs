@@ -375,21 +375,14 @@ impl TensorDescriptor {
     ///
     /// Errors: a [`DecodeError`] naming the broken rule and the byte offset; input
     /// after `descriptor_length` is `TrailingInput`.
+    #[inline]
     pub fn decode(bytes: &[u8]) -> Result<TensorDescriptor> {
         Self::decode_with(bytes, &DecodeOptions::default())
     }
 
     /// Like [`decode`](Self::decode) with explicit options.
     pub fn decode_with(bytes: &[u8], opts: &DecodeOptions) -> Result<TensorDescriptor> {
-        let (d, used) = Self::decode_prefix(bytes, opts)?;
-        ensure!(
-            used == bytes.len(),
-            TrailingInput,
-            used,
-            "{} bytes follow the {used}-byte descriptor",
-            bytes.len() - used
-        );
-        Ok(d)
+        Self::parse(bytes, opts, true)
     }
 
     /// Decodes the descriptor at the start of `bytes` (which may continue with other
@@ -398,6 +391,16 @@ impl TensorDescriptor {
     /// Errors: see [`decode`](Self::decode); `DescriptorLengthBeyondInput` when
     /// `bytes` is shorter than `descriptor_length`.
     pub fn decode_prefix(bytes: &[u8], opts: &DecodeOptions) -> Result<(TensorDescriptor, usize)> {
+        let d = Self::parse(bytes, opts, false)?;
+        // Cannot fail: parse has read the same header.
+        let len = peek_descriptor_length(bytes)? as usize;
+        Ok((d, len))
+    }
+
+    /// The decoder. With `whole`, input after `descriptor_length` is an error,
+    /// reported after the descriptor itself was found valid. Returning the
+    /// descriptor alone (not with its length) saves moving it between callers.
+    fn parse(bytes: &[u8], opts: &DecodeOptions, whole: bool) -> Result<TensorDescriptor> {
         let len = peek_descriptor_length(bytes)? as usize;
         ensure!(
             len <= bytes.len(),
@@ -506,7 +509,14 @@ impl TensorDescriptor {
             composite_member,
         };
         crate::validate::check(&d, opts)?;
-        Ok((d, len))
+        ensure!(
+            !whole || len == bytes.len(),
+            TrailingInput,
+            len,
+            "{} bytes follow the {len}-byte descriptor",
+            bytes.len() - len
+        );
+        Ok(d)
     }
 
     /// Byte offsets of the optional sections in this descriptor's encoding (those not

@@ -172,15 +172,29 @@ impl DecodeError {
             detail: detail.into(),
         }
     }
+
+    /// Builds the error of a failed check. Cold and out of line, so the formatting
+    /// code stays off the hot path and the checking functions stay small enough to
+    /// inline.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn fail(rule: Rule, offset: usize, detail: fmt::Arguments<'_>) -> Self {
+        DecodeError::new(rule, offset, fmt::format(detail))
+    }
 }
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = DecodeError> = std::result::Result<T, E>;
 
-/// Returns `Err(DecodeError)` built from the arguments (the detail is formatted lazily only on failure).
+/// Returns `Err(DecodeError)` built from the arguments (the detail is formatted only
+/// on failure, in a cold function).
 macro_rules! bail {
     ($rule:ident, $off:expr, $($fmt:tt)+) => {
-        return Err($crate::error::DecodeError::new($crate::error::Rule::$rule, $off, format!($($fmt)+)))
+        return Err($crate::error::DecodeError::fail(
+            $crate::error::Rule::$rule,
+            $off,
+            format_args!($($fmt)+),
+        ))
     };
 }
 

@@ -2,6 +2,7 @@
 //! 4-byte common header, the five assigned schemes, and the checks of the payload
 //! against the rest of the descriptor (§9 reader checklist, items 1–13).
 
+use crate::descriptor::TensorDescriptor;
 use crate::element_type::ElementType;
 use crate::error::{bail, ensure, Result};
 use crate::wire::{Put, Reader};
@@ -186,6 +187,14 @@ impl Scheme {
 
     /// Indices of the parameter buffers the scheme names, scale first.
     pub fn parameter_buffers(&self) -> Vec<u32> {
+        let (indices, n) = self.parameter_indices();
+        indices[..n].to_vec()
+    }
+
+    /// [`parameter_buffers`](Self::parameter_buffers) without allocating: the
+    /// indices, scale first, and how many of them are used (0, 1 or 2). A
+    /// zero-point array sharing the scale buffer counts once.
+    fn parameter_indices(&self) -> ([u32; 2], usize) {
         match self {
             Scheme::PerChannel {
                 scale_buffer_index: s,
@@ -196,15 +205,10 @@ impl Scheme {
                 scale_buffer_index: s,
                 zero_point_buffer_index: z,
                 ..
-            } => {
-                let mut v = vec![*s];
-                if let Some(z) = z {
-                    if z != s {
-                        v.push(*z);
-                    }
-                }
-                v
-            }
+            } => match z {
+                Some(z) if z != s => ([*s, *z], 2),
+                _ => ([*s, 0], 1),
+            },
             Scheme::Nf4 {
                 scale_buffer_index: s,
                 ..
@@ -212,8 +216,8 @@ impl Scheme {
             | Scheme::Mxfp {
                 scale_buffer_index: s,
                 ..
-            } => vec![*s],
-            _ => Vec::new(),
+            } => ([*s, 0], 1),
+            _ => ([0, 0], 0),
         }
     }
 
@@ -472,47 +476,38 @@ fn shift(mut e: crate::DecodeError, base: usize) -> crate::DecodeError {
     e
 }
 
-/// What the payload checks need to know about the enclosing descriptor.
-pub(crate) struct Context<'a> {
-    pub element_type: ElementType,
-    pub shape: &'a [u64],
-    pub layout: &'a crate::Layout,
-    pub buffers: &'a [crate::BufferHandle],
-    /// Offset of the first byte of the payload (the `scheme_tag`).
-    pub payload_at: usize,
-    /// Offset of the buffer table's first handle.
-    pub handles_at: usize,
-}
-
 const DYN: u64 = crate::DYN;
 
 impl Quantization {
-    /// The payload checks against the descriptor (§9 items 6–13 and §10).
-    pub(crate) fn check(&self, cx: &Context<'_>) -> Result<()> {
+    /// The payload checks against the descriptor `d` that holds this section
+    /// (§9 items 6–13 and §10).
+    pub(crate) fn check(&self, d: &TensorDescriptor) -> Result<()> {
         let s = &self.scheme;
-        let p = cx.payload_at;
         if let Scheme::Opaque { .. } = s {
             return Ok(());
         }
+        // Offsets of the payload and the buffer table, needed only for an error.
+        let p = || d.section_offsets().quantization + 4;
+        let handles_at = || d.section_offsets().handles;
         if let Scheme::PerChannel { scale_type, .. } = s {
             ensure!(
                 *scale_type == ScaleType::F32,
                 QuantizationField,
-                p + 16,
+                p() + 16,
                 "per-channel scale_type_tag {:#04x} is not 0x03 (f32)",
                 scale_type.tag()
             );
         }
         ensure!(
-            s.storage_types().contains(&cx.element_type),
+            s.storage_types().contains(&d.element_type),
             QuantizationStorageType,
             14,
             "storage type {} is not allowed by scheme {}",
-            cx.element_type,
+            d.element_type,
             s.name()
         );
-        let rank = cx.shape.len();
-        let is_paged = matches!(cx.layout, crate::Layout::BlockPaged(_));
+        let rank = d.rank();
+        let is_paged = matches!(d.layout, crate::Layout::BlockPaged(_));
         // Axis (items 7, 8).
         let axis_info = match s {
             Scheme::PerChannel { axis, .. } => Some((*axis, None)),
@@ -531,27 +526,27 @@ impl Quantization {
             ensure!(
                 scale.is_finite() && *scale != 0.0,
                 QuantizationField,
-                p + 4,
+                p() + 4,
                 "per-tensor scale {scale} must be finite and non-zero"
             );
-            let (lo, hi) = zero_point_range(cx.element_type).unwrap_or((0, 0));
+            let (lo, hi) = zero_point_range(d.element_type).unwrap_or((0, 0));
             let z = i64::from(*zero_point);
             ensure!(
                 z >= lo && z <= hi,
                 QuantizationField,
-                p + 8,
+                p() + 8,
                 "zero_point {z} is outside {lo}..={hi} for {}",
-                cx.element_type
+                d.element_type
             );
         }
         if let Some((axis, block)) = axis_info {
             ensure!(
                 (axis as usize) < rank,
                 QuantizationField,
-                p + 4,
+                p() + 4,
                 "axis {axis} is not below rank {rank}"
             );
-            let extent = cx.shape[axis as usize];
+            let extent = d.shape[axis as usize];
             ensure!(
                 extent != DYN,
                 DynamicDimension,
@@ -562,48 +557,48 @@ impl Quantization {
                 ensure!(
                     k.is_power_of_two() && k >= min,
                     QuantizationField,
-                    p + 8,
+                    p() + 8,
                     "block_size {k} must be a power of two ≥ {min}"
                 );
                 if let Scheme::Mxfp { .. } = s {
                     ensure!(
                         k <= 2048,
                         QuantizationField,
-                        p + 8,
+                        p() + 8,
                         "MXFP block_size {k} exceeds 2048"
                     );
-                    ensure!(extent > 0 && extent % u64::from(k) == 0, QuantizationField, p + 8, "MXFP needs shape[axis] = {extent} to be a positive multiple of block_size {k}");
+                    ensure!(extent > 0 && extent % u64::from(k) == 0, QuantizationField, p() + 8, "MXFP needs shape[axis] = {extent} to be a positive multiple of block_size {k}");
                 } else if !is_paged {
                     ensure!(
                         extent == 0 || u64::from(k) <= extent,
                         QuantizationField,
-                        p + 8,
+                        p() + 8,
                         "block_size {k} exceeds shape[axis] = {extent}"
                     );
                 }
             }
             if is_paged {
-                let crate::Layout::BlockPaged(bp) = cx.layout else {
+                let crate::Layout::BlockPaged(bp) = &d.layout else {
                     unreachable!()
                 };
                 match s {
                     Scheme::PerChannel { .. } => ensure!(
                         axis == 1 || axis == 2,
                         QuantizationField,
-                        p + 4,
+                        p() + 4,
                         "per-channel on a block-paged tensor must use axis 1 or 2"
                     ),
                     Scheme::PerBlock { block_size, .. } => {
                         ensure!(
                             axis == 0,
                             QuantizationField,
-                            p + 4,
+                            p() + 4,
                             "per-block on a block-paged tensor needs axis 0, found {axis}"
                         );
                         ensure!(
                             *block_size == bp.page_size,
                             QuantizationField,
-                            p + 8,
+                            p() + 8,
                             "per-block on a block-paged tensor needs block_size = page_size {}",
                             bp.page_size
                         );
@@ -613,20 +608,21 @@ impl Quantization {
             }
         }
         // Buffer indices (items 11, 12).
-        let layout_bufs = cx.layout.layout_buffer_count(rank).unwrap_or(1);
-        let params = s.parameter_buffers();
+        let layout_bufs = d.layout.layout_buffer_count(rank).unwrap_or(1);
+        let (indices, n) = s.parameter_indices();
+        let params = &indices[..n];
         let want = layout_bufs + params.len();
         ensure!(
-            cx.buffers.len() == want,
+            d.buffers.len() == want,
             BufferCount,
-            cx.handles_at.saturating_sub(1),
+            handles_at() - 1,
             "buffer_count is {} but layout {} with scheme {} needs {want}",
-            cx.buffers.len(),
-            cx.layout.name(),
+            d.buffers.len(),
+            d.layout.name(),
             s.name()
         );
         let index_at = |i: usize| {
-            p + 8
+            p() + 8
                 + 4 * i
                 + if matches!(
                     s,
@@ -639,18 +635,18 @@ impl Quantization {
         };
         for (i, &ix) in params.iter().enumerate() {
             ensure!(
-                (ix as usize) < cx.buffers.len() && ix as usize >= layout_bufs,
+                (ix as usize) < d.buffers.len() && ix as usize >= layout_bufs,
                 QuantizationBufferIndex,
                 index_at(i),
                 "parameter buffer index {ix} must name a buffer after the layout's {layout_bufs} and below {}",
-                cx.buffers.len()
+                d.buffers.len()
             );
         }
         // Exact parameter sizes (item 13).
         let count = match s {
-            Scheme::PerChannel { axis, .. } => Some(cx.shape[*axis as usize]),
+            Scheme::PerChannel { axis, .. } => Some(d.shape[*axis as usize]),
             _ if is_paged => {
-                let crate::Layout::BlockPaged(bp) = cx.layout else {
+                let crate::Layout::BlockPaged(bp) = &d.layout else {
                     unreachable!()
                 };
                 bp.num_pages.checked_mul(u64::from(bp.page_size))
@@ -663,13 +659,13 @@ impl Quantization {
             }
             | Scheme::Mxfp {
                 axis, block_size, ..
-            } => num_blocks(cx.shape, *axis as usize, u64::from(*block_size)),
+            } => num_blocks(&d.shape, *axis as usize, u64::from(*block_size)),
             _ => Some(0),
         };
         let Some(count) = count else {
             bail!(
                 SizeOverflow,
-                p + 4,
+                p() + 4,
                 "number of quantization parameters overflows or depends on a dynamic dimension"
             );
         };
@@ -692,14 +688,14 @@ impl Quantization {
         let scale_bytes = count.checked_mul(scale_w);
         let zp_bytes = count.checked_mul(4);
         let (Some(scale_bytes), Some(zp_bytes)) = (scale_bytes, zp_bytes) else {
-            bail!(SizeOverflow, p + 4, "parameter buffer size overflows");
+            bail!(SizeOverflow, p() + 4, "parameter buffer size overflows");
         };
-        let size_of = |ix: u32| cx.buffers[ix as usize].byte_size;
-        let at = |ix: u32| cx.handles_at + 16 * ix as usize;
+        let size_of = |ix: u32| d.buffers[ix as usize].byte_size;
+        let at = |ix: u32| handles_at() + 16 * ix as usize;
         match zp {
             Some(z) if z == scale_ix => {
                 let Some(want) = scale_bytes.checked_add(zp_bytes) else {
-                    bail!(SizeOverflow, p + 4, "parameter buffer size overflows");
+                    bail!(SizeOverflow, p() + 4, "parameter buffer size overflows");
                 };
                 ensure!(
                     size_of(z) == want,

@@ -6,12 +6,13 @@ use crate::descriptor::{DecodeOptions, TensorDescriptor, DYN, HEADER_LEN};
 use crate::element_type::Storage;
 use crate::error::{bail, ensure, Result};
 use crate::layout::{Layout, TileOrder, Tiling};
-use crate::quantization::{Context, Scheme};
+use crate::quantization::Scheme;
 
 /// Runs every cross-field rule on a parsed (or hand-built) descriptor.
 pub(crate) fn check(d: &TensorDescriptor, opts: &DecodeOptions) -> Result<()> {
     let rank = d.rank();
-    let off = d.section_offsets();
+    // Where the sections start: only an error message needs it.
+    let off = || d.section_offsets();
     let layout_at = HEADER_LEN + 8 * rank + 8;
     let byte_offset_at = HEADER_LEN + 8 * rank;
 
@@ -41,7 +42,7 @@ pub(crate) fn check(d: &TensorDescriptor, opts: &DecodeOptions) -> Result<()> {
             ensure!(
                 b.device == first.device && b.memory_class == first.memory_class,
                 Colocation,
-                off.handles + 16 * i + if b.device != first.device { 12 } else { 14 },
+                off().handles + 16 * i + if b.device != first.device { 12 } else { 14 },
                 "buffer {i} is on {}/{:#04x} but buffer 0 is on {}/{:#04x}",
                 b.device.name(),
                 b.memory_class.tag(),
@@ -56,7 +57,7 @@ pub(crate) fn check(d: &TensorDescriptor, opts: &DecodeOptions) -> Result<()> {
         ensure!(
             d.buffers.is_empty(),
             CompositeHeadOwnsData,
-            off.handles - 1,
+            off().handles - 1,
             "composite head has buffer_count {}",
             d.buffers.len()
         );
@@ -84,23 +85,13 @@ pub(crate) fn check(d: &TensorDescriptor, opts: &DecodeOptions) -> Result<()> {
     // Buffer count (#20, #21), then quantization against the descriptor (#37).
     let layout_bufs = d.layout.layout_buffer_count(rank);
     match (&d.quantization, layout_bufs) {
-        (Some(q), _) if !matches!(q.scheme, Scheme::Opaque { .. }) => {
-            let cx = Context {
-                element_type: d.element_type,
-                shape: &d.shape,
-                layout: &d.layout,
-                buffers: &d.buffers,
-                payload_at: off.quantization + 4,
-                handles_at: off.handles,
-            };
-            q.check(&cx)?;
-        }
+        (Some(q), _) if !matches!(q.scheme, Scheme::Opaque { .. }) => q.check(d)?,
         (Some(_), Some(n)) => {
             // Opaque scheme: at least the layout's buffers, parameters unknown.
             ensure!(
                 d.buffers.len() >= n.max(1),
                 BufferCount,
-                off.handles - 1,
+                off().handles - 1,
                 "buffer_count {} is below the layout's {n}",
                 d.buffers.len()
             );
@@ -108,7 +99,7 @@ pub(crate) fn check(d: &TensorDescriptor, opts: &DecodeOptions) -> Result<()> {
         (None, Some(n)) => ensure!(
             d.buffers.len() == n,
             BufferCount,
-            off.handles - 1,
+            off().handles - 1,
             "layout {} needs buffer_count {n}, found {}",
             d.layout.name(),
             d.buffers.len()
@@ -116,7 +107,7 @@ pub(crate) fn check(d: &TensorDescriptor, opts: &DecodeOptions) -> Result<()> {
         (_, None) => ensure!(
             !d.buffers.is_empty(),
             BufferCount,
-            off.handles - 1,
+            off().handles - 1,
             "an extension layout needs at least one buffer"
         ),
     }
@@ -154,7 +145,7 @@ pub(crate) fn check(d: &TensorDescriptor, opts: &DecodeOptions) -> Result<()> {
         ensure!(
             s.parent_shape.len() == rank && s.offset.len() == rank,
             ShardBounds,
-            off.shard,
+            off().shard,
             "shard vectors must have rank {rank} entries"
         );
         if let Some(k) = d.shape.iter().position(|&v| v == DYN) {
@@ -169,20 +160,20 @@ pub(crate) fn check(d: &TensorDescriptor, opts: &DecodeOptions) -> Result<()> {
             ensure!(
                 p != DYN,
                 ShardForbidden,
-                off.shard + 8 * k,
+                off().shard + 8 * k,
                 "parent_shape[{k}] is dynamic"
             );
             ensure!(
                 o != DYN,
                 ShardForbidden,
-                off.shard + 8 * (rank + k),
+                off().shard + 8 * (rank + k),
                 "shard_offset[{k}] is dynamic"
             );
             let end = o.checked_add(d.shape[k]);
             ensure!(
                 end.is_some_and(|e| e <= p),
                 ShardBounds,
-                off.shard + 8 * (rank + k),
+                off().shard + 8 * (rank + k),
                 "shard_offset[{k}] {o} + shape[{k}] {} exceeds parent_shape[{k}] {p}",
                 d.shape[k]
             );
@@ -190,7 +181,7 @@ pub(crate) fn check(d: &TensorDescriptor, opts: &DecodeOptions) -> Result<()> {
     }
 
     // Buffer sizes the layout needs (layouts.md §5), when sizes are defined.
-    check_sizes(d, off.handles, layout_at)
+    check_sizes(d, layout_at)
 }
 
 fn check_rank(layout: &Layout, rank: usize) -> Result<()> {
@@ -214,7 +205,8 @@ fn check_rank(layout: &Layout, rank: usize) -> Result<()> {
 
 /// Minimum buffer sizes. Skipped while any dimension is dynamic (sizes are
 /// undefined, `descriptor.md` §4) and for types or layouts whose size is opaque.
-fn check_sizes(d: &TensorDescriptor, handles_at: usize, layout_at: usize) -> Result<()> {
+fn check_sizes(d: &TensorDescriptor, layout_at: usize) -> Result<()> {
+    let handles_at = || d.section_offsets().handles;
     let Some(storage) = d.storage() else {
         return Ok(());
     };
@@ -226,7 +218,7 @@ fn check_sizes(d: &TensorDescriptor, handles_at: usize, layout_at: usize) -> Res
         let Some(bytes) = bytes else {
             bail!(
                 SizeOverflow,
-                handles_at + 16 * i,
+                handles_at() + 16 * i,
                 "size of {what} overflows u64"
             );
         };
@@ -234,7 +226,7 @@ fn check_sizes(d: &TensorDescriptor, handles_at: usize, layout_at: usize) -> Res
         ensure!(
             have >= bytes,
             BufferTooSmall,
-            handles_at + 16 * i,
+            handles_at() + 16 * i,
             "{what} (buffer {i}) holds {have} bytes but needs {bytes}"
         );
         Ok(())
@@ -255,7 +247,7 @@ fn check_sizes(d: &TensorDescriptor, handles_at: usize, layout_at: usize) -> Res
                 let Some((lo, hi)) = strided_range(strides, shape) else {
                     bail!(SizeOverflow, layout_at, "strided address range overflows");
                 };
-                check_span(d, storage, lo, hi, handles_at, layout_at)?;
+                check_span(d, storage, lo, hi, layout_at)?;
             }
         }
         Layout::Tiled(t) => {
@@ -263,7 +255,7 @@ fn check_sizes(d: &TensorDescriptor, handles_at: usize, layout_at: usize) -> Res
                 let Some((lo, hi)) = tiled_range(t, shape) else {
                     bail!(SizeOverflow, layout_at, "tiled address range overflows");
                 };
-                check_span(d, storage, lo, hi, handles_at, layout_at)?;
+                check_span(d, storage, lo, hi, layout_at)?;
             }
         }
         Layout::Morton { bits } => {
@@ -352,7 +344,6 @@ fn check_span(
     storage: Storage,
     lo: i128,
     hi: i128,
-    handles_at: usize,
     layout_at: usize,
 ) -> Result<()> {
     let base = i128::from(d.byte_offset);
@@ -377,7 +368,7 @@ fn check_span(
     ensure!(
         end <= size,
         BufferTooSmall,
-        handles_at,
+        d.section_offsets().handles,
         "elements reach byte {end} but buffer 0 holds {size} bytes"
     );
     Ok(())

@@ -1,53 +1,69 @@
 //! Little-endian field reader and writer for the descriptor wire format
 //! (`descriptor.md` §0: every multi-byte field is little-endian, packed back to back).
 
-use crate::error::{bail, Result};
+use crate::error::{DecodeError, Result, Rule};
 
 /// A bounds-checked cursor over one descriptor. `end` is `descriptor_length`: no
 /// read goes past it (`descriptor.md` §14 #1).
+///
+/// It holds the unread rest of the input, so each read is a single length check.
 pub(crate) struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
+    /// The bytes not read yet.
+    rest: &'a [u8],
+    /// Length of the whole input: the position is `len - rest.len()`.
+    len: usize,
 }
 
 impl<'a> Reader<'a> {
-    /// `buf` must already be cut to `descriptor_length` bytes.
+    /// A reader at offset `pos` of `buf`, which must already be cut to
+    /// `descriptor_length` bytes.
     pub(crate) fn new(buf: &'a [u8], pos: usize) -> Self {
-        Reader { buf, pos }
+        Reader {
+            rest: &buf[pos..],
+            len: buf.len(),
+        }
     }
 
     #[inline]
     pub(crate) fn pos(&self) -> usize {
-        self.pos
+        self.len - self.rest.len()
     }
 
     #[inline]
     pub(crate) fn remaining(&self) -> usize {
-        self.buf.len() - self.pos
+        self.rest.len()
     }
 
     /// Takes `n` bytes, or fails naming `what` and the offset where it would start.
     #[inline]
     pub(crate) fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8]> {
-        if n > self.remaining() {
-            bail!(
-                BeyondDescriptorLength,
-                self.pos,
-                "{what} needs {n} bytes but only {} remain before descriptor_length",
-                self.remaining()
-            );
-        }
-        let s = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
+        let Some((s, rest)) = self.rest.split_at_checked(n) else {
+            return Err(self.beyond(n, what));
+        };
+        self.rest = rest;
         Ok(s)
     }
 
     #[inline]
     pub(crate) fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N]> {
-        let s = self.take(N, what)?;
-        let mut a = [0u8; N];
-        a.copy_from_slice(s);
-        Ok(a)
+        let Some((a, rest)) = self.rest.split_first_chunk::<N>() else {
+            return Err(self.beyond(N, what));
+        };
+        self.rest = rest;
+        Ok(*a)
+    }
+
+    /// The error for a field of `n` bytes that would run past the end.
+    #[cold]
+    fn beyond(&self, n: usize, what: &str) -> DecodeError {
+        DecodeError::fail(
+            Rule::BeyondDescriptorLength,
+            self.pos(),
+            format_args!(
+                "{what} needs {n} bytes but only {} remain before descriptor_length",
+                self.remaining()
+            ),
+        )
     }
 
     #[inline]
@@ -88,19 +104,26 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads `n` reserved bytes and fails unless all are zero.
+    #[inline]
     pub(crate) fn reserved(&mut self, n: usize, what: &'static str) -> Result<()> {
-        let start = self.pos;
+        let start = self.pos();
         let s = self.take(n, what)?;
-        if let Some(i) = s.iter().position(|&b| b != 0) {
-            bail!(
-                ReservedNonZero,
-                start + i,
-                "{what} must be zero, found {:#04x}",
-                s[i]
-            );
+        if s.iter().any(|&b| b != 0) {
+            return Err(non_zero(s, start, what));
         }
         Ok(())
     }
+}
+
+/// The error for reserved bytes `s` (starting at offset `start`) that are not all zero.
+#[cold]
+fn non_zero(s: &[u8], start: usize, what: &str) -> DecodeError {
+    let i = s.iter().position(|&b| b != 0).unwrap_or(0);
+    DecodeError::fail(
+        Rule::ReservedNonZero,
+        start + i,
+        format_args!("{what} must be zero, found {:#04x}", s[i]),
+    )
 }
 
 /// Appends little-endian fields to a byte vector.
