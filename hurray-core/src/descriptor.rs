@@ -41,6 +41,33 @@ pub mod flags {
 /// How strictly to decode (`descriptor.md` §15).
 ///
 /// The default is strict: every MUST-reject rule applies, private tags are refused.
+/// Peers that agreed on private tags out of band set `accept_private`:
+///
+/// ```
+/// use hurray_core::{DecodeOptions, ElementType, ExtensionType, Rule, TensorDescriptor};
+///
+/// // A private 16-bit float: the extension-type section says how to size it.
+/// let f16ish = ExtensionType {
+///     bit_width: 16,
+///     packing_factor: 1,
+///     is_float: true,
+///     sign_bits: 1,
+///     exponent_bits: 5,
+///     mantissa_bits: 10,
+///     exponent_bias: 15,
+///     ..ExtensionType::default()
+/// };
+/// let mut d = TensorDescriptor::dense(ElementType::Float16, &[4])?;
+/// d.element_type = ElementType::Private(0xF3);
+/// d.extension_type = Some(f16ish);
+/// let bytes = d.encode()?;
+///
+/// let err = TensorDescriptor::decode(&bytes).unwrap_err();
+/// assert_eq!((err.rule, err.offset), (Rule::TypeTagUnknown, 14));
+/// let agreed = DecodeOptions { accept_private: true, ..DecodeOptions::default() };
+/// assert_eq!(TensorDescriptor::decode_with(&bytes, &agreed)?, d);
+/// # Ok::<(), hurray_core::DecodeError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DecodeOptions {
     /// Accept unknown element types, unknown quantization schemes and unagreed private
@@ -390,6 +417,21 @@ impl TensorDescriptor {
     ///
     /// Errors: see [`decode`](Self::decode); `DescriptorLengthBeyondInput` when
     /// `bytes` is shorter than `descriptor_length`.
+    ///
+    /// ```
+    /// use hurray_core::{DecodeOptions, ElementType, TensorDescriptor};
+    ///
+    /// let a = TensorDescriptor::dense(ElementType::Int8, &[5])?;
+    /// let b = TensorDescriptor::dense(ElementType::Float64, &[2, 2])?;
+    /// let mut stream = a.encode()?;
+    /// b.encode_into(&mut stream)?;
+    ///
+    /// let opts = DecodeOptions::default();
+    /// let (first, used) = TensorDescriptor::decode_prefix(&stream, &opts)?;
+    /// let (second, _) = TensorDescriptor::decode_prefix(&stream[used..], &opts)?;
+    /// assert_eq!((first, second), (a, b));
+    /// # Ok::<(), hurray_core::DecodeError>(())
+    /// ```
     pub fn decode_prefix(bytes: &[u8], opts: &DecodeOptions) -> Result<(TensorDescriptor, usize)> {
         let d = Self::parse(bytes, opts, false)?;
         // Cannot fail: parse has read the same header.

@@ -1,7 +1,8 @@
 //! Memory layouts (`layouts.md`): the `layout_tag` and each layout's fields, as typed
 //! values, with their wire encoding (`descriptor.md` §5) and field-level rules.
 //! Rules that tie a layout to the rest of the descriptor (rank, buffer count,
-//! buffer sizes) live in [`crate::validate`].
+//! buffer sizes) are checked with the whole descriptor, by
+//! [`TensorDescriptor::validate`](crate::TensorDescriptor::validate) and the decoder.
 
 use crate::error::{bail, ensure, Result};
 use crate::wire::{Put, Reader};
@@ -219,6 +220,31 @@ pub struct CompositeHead {
 }
 
 /// A memory layout: the `layout_tag` with its fields (`layouts.md` §1.2).
+///
+/// The layout decides how many buffers the descriptor lists and how large they
+/// must be. A CSR matrix, for instance, has values, column indices and row
+/// pointers (u64), and a `byte_offset` of 0:
+///
+/// ```
+/// use hurray_core::{BufferHandle, ElementType, Layout, Rule, TensorDescriptor};
+///
+/// let nnz = 2;
+/// let d = TensorDescriptor {
+///     layout: Layout::Csr { nnz },
+///     buffers: vec![
+///         BufferHandle::cpu(4 * nnz),      // f32 values
+///         BufferHandle::cpu(8 * nnz),      // column of each value
+///         BufferHandle::cpu(8 * (3 + 1)),  // row_ptr: shape[0] + 1 entries
+///     ],
+///     ..TensorDescriptor::dense(ElementType::Float32, &[3, 3])?
+/// };
+/// assert_eq!(d.encode()?.len(), 109); // the golden vector csr_f32_3x3
+///
+/// // CSR is two-dimensional only.
+/// let flat = TensorDescriptor { shape: vec![9], ..d };
+/// assert_eq!(flat.encode().unwrap_err().rule, Rule::RankForLayout);
+/// # Ok::<(), hurray_core::DecodeError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Layout {
     /// `0x01` C order.

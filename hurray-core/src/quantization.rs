@@ -118,6 +118,37 @@ pub enum Scheme {
 
 /// The quantization section: a scheme plus any bytes the writer put after the
 /// scheme's fixed fields (kept so a descriptor re-encodes to identical bytes).
+///
+/// The element type of a quantized descriptor is the storage type of the codes;
+/// the scheme's parameter buffers follow the layout's own buffers in the table,
+/// with exactly the size the scheme needs. This builds the golden vector
+/// `quant_per_block_int4_128x128`: int4 codes in blocks of 128 along axis 1, one
+/// f16 scale per block, no zero points.
+///
+/// ```
+/// use hurray_core::{BufferHandle, ElementType, Quantization, ScaleType, Scheme, TensorDescriptor};
+///
+/// let mut d = TensorDescriptor::dense(ElementType::Int4, &[128, 128])?;
+/// assert_eq!(d.buffers[0].byte_size, 8192); // 16384 codes, two per byte
+/// d.buffers.push(BufferHandle::cpu(128 * 2)); // 128 blocks × one f16 scale
+/// d.quantization = Some(Quantization::from(Scheme::PerBlock {
+///     axis: 1,
+///     block_size: 128,
+///     scale_buffer_index: 1,
+///     zero_point_buffer_index: None, // symmetric
+///     scale_type: ScaleType::F16,
+/// }));
+/// let bytes = d.encode()?;
+/// assert_eq!(bytes.len(), 105);
+/// assert_eq!(&bytes[77..81], &[24, 0, 0, 0]); // quantization_length
+/// assert_eq!(TensorDescriptor::decode(&bytes)?, d);
+///
+/// // A scale buffer of the wrong size is refused, naming its handle.
+/// d.buffers[1].byte_size = 128;
+/// let err = d.encode().unwrap_err();
+/// assert_eq!((err.rule, err.offset), (hurray_core::Rule::QuantizationBufferSize, 61));
+/// # Ok::<(), hurray_core::DecodeError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Quantization {
     /// The scheme and its fields.
