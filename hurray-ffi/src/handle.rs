@@ -156,6 +156,62 @@ mod registry {
             .as_ref()
             .is_some_and(|s| s.contains(&a))
     }
+
+    // Quarantine: the allocations of the last [`QUARANTINE_LEN`] handles destroyed
+    // through `destroy_own` are kept (their contents dropped) instead of freed, so a
+    // stale second destroy within that window is recognised by address alone —
+    // without reading freed memory, and without false positives: while quarantined,
+    // the address cannot be reused by any allocation (another copy's handles included).
+    use std::alloc::Layout;
+    use std::collections::VecDeque;
+
+    /// Destroyed handles whose memory is held back.
+    pub(crate) const QUARANTINE_LEN: usize = 4096;
+
+    struct Quarantine {
+        order: VecDeque<(usize, Layout)>,
+        set: HashSet<usize>,
+    }
+
+    static QUARANTINE: Mutex<Option<Quarantine>> = Mutex::new(None);
+
+    /// Holds back the allocation at `a` (contents already dropped); frees the oldest
+    /// one when the window is full.
+    pub(crate) fn quarantine(a: usize, layout: Layout) {
+        let evicted = {
+            let mut g = QUARANTINE.lock().unwrap_or_else(|e| e.into_inner());
+            let q = g.get_or_insert_with(|| Quarantine {
+                order: VecDeque::new(),
+                set: HashSet::new(),
+            });
+            q.order.push_back((a, layout));
+            q.set.insert(a);
+            if q.order.len() > QUARANTINE_LEN {
+                let old = q.order.pop_front();
+                if let Some((o, _)) = old {
+                    q.set.remove(&o);
+                }
+                old
+            } else {
+                None
+            }
+        };
+        if let Some((o, l)) = evicted {
+            // SAFETY: `o` was allocated by the global allocator with layout `l` (a Box of
+            // a handle) and its contents were dropped when it entered the quarantine; it
+            // leaves the quarantine exactly once, here.
+            unsafe { std::alloc::dealloc(o as *mut u8, l) };
+        }
+    }
+
+    /// Whether `a` is a destroyed handle still in quarantine.
+    pub(crate) fn quarantined(a: usize) -> bool {
+        QUARANTINE
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|q| q.set.contains(&a))
+    }
 }
 
 /// Moves a handle to the heap at its final address (registered in debug builds so a
@@ -188,6 +244,13 @@ pub(crate) unsafe fn from_raw<T: Handle>(p: *mut T) -> Box<T> {
 pub(crate) unsafe fn header<'a>(p: *const c_void, arg: &str) -> FfiResult<&'a Header> {
     if p.is_null() {
         return Err(FfiError::null(arg));
+    }
+    #[cfg(debug_assertions)]
+    if registry::quarantined(p as usize) {
+        return Err(FfiError::new(
+            HURRAY_ERR_DOUBLE_DESTROY,
+            format!("`{arg}` points at a handle that was already destroyed"),
+        ));
     }
     #[cfg(debug_assertions)]
     if std::ptr::eq(unsafe { (*p.cast::<Header>()).impl_id }, impl_id())
@@ -294,6 +357,18 @@ pub(crate) unsafe fn destroy<T: Handle>(pp: *mut *mut T, arg: &str) -> FfiResult
 /// `p` must be a handle of this build created by `into_raw::<T>`.
 pub(crate) unsafe extern "C" fn destroy_own<T: Handle>(p: *mut c_void) {
     let _ = std::panic::catch_unwind(|| {
+        #[cfg(debug_assertions)]
+        {
+            // Debug builds drop the contents but hold the allocation in quarantine, so
+            // a stale second destroy is detected without reading freed memory.
+            let raw: *mut T = p.cast();
+            // SAFETY: the header's destroy pointer is only ever called on handles
+            // created as T by into_raw (a Box); the contents are dropped exactly once
+            // here and the allocation is freed later by the quarantine, never read.
+            unsafe { std::ptr::drop_in_place(raw) };
+            registry::quarantine(raw as usize, std::alloc::Layout::new::<T>());
+        }
+        #[cfg(not(debug_assertions))]
         // SAFETY: the header's destroy pointer is only ever called on handles created as T.
         drop(unsafe { from_raw::<T>(p.cast()) });
     });
