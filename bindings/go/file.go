@@ -1,0 +1,560 @@
+package hurray
+
+/*
+#include <stdlib.h>
+#include "hurray.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// File is an open HRRYFILE: memory-mapped (privately, copy-on-write) and validated
+// on open (header, trailer, index and its CRC, KV, every descriptor, composite
+// structure) without reading payload bytes.
+//
+// Tensors and items taken from a File are zero-copy views of the mapping, and each
+// holds its own reference to it: they stay valid after the File is closed, until
+// they are closed themselves. Writing into a tensor's memory never reaches the
+// file. The file must not be truncated or modified by anyone while mapped.
+//
+// A File is used by one goroutine at a time; Close is idempotent, and a cleanup
+// closes a File that becomes unreachable.
+type File struct {
+	mu      sync.Mutex
+	ptr     *C.HurrayFileReader
+	cleanup runtime.Cleanup
+}
+
+// FileInfo holds file-level facts of an open file (offsets and lengths in bytes).
+type FileInfo struct {
+	VersionMajor, VersionMinor uint8
+	Flags                      uint32 // HURRAY_FILE_FLAG_* bits
+	DataAlignment              uint32 // every data buffer starts at a multiple of it
+	CRCVerified                bool   // the index CRC-32C was present and matched
+	IndexCRC32C                uint32 // 0 when absent
+	TensorCountHint            uint64 // CountUnknown when the writer did not say
+	Size                       uint64
+	FirstDescriptorOffset      uint64
+	IndexOffset, IndexLength   uint64
+	KVOffset, KVLength         uint64 // 0 when there is no KV section
+	TensorCount                uint64 // composite heads and members included
+	KVCount                    uint64
+}
+
+// CountUnknown is FileInfo.TensorCountHint when the writer did not announce a count.
+const CountUnknown = ^uint64(0)
+
+func destroyFileReader(p *C.HurrayFileReader) { C.hurray_file_reader_destroy(&p) }
+
+// OpenFile opens and validates the HRRYFILE at path. A missing file gives an error
+// matching fs.ErrNotExist (and ErrFileNotFound); bad content an *Error naming the
+// rule and byte offset.
+func OpenFile(path string) (*File, error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var p *C.HurrayFileReader
+	if err := call("hurray_file_reader_open", func() C.HurrayStatus { return C.hurray_file_reader_open(cpath, &p) }); err != nil {
+		if e, ok := err.(*Error); ok {
+			e.Op = "OpenFile " + path
+		}
+		return nil, err
+	}
+	f := &File{ptr: p}
+	f.cleanup = runtime.AddCleanup(f, destroyFileReader, p)
+	return f, nil
+}
+
+func (f *File) handle() *C.HurrayFileReader {
+	if f.ptr == nil {
+		panic(closedPanic("File"))
+	}
+	maybeGC()
+	return f.ptr
+}
+
+// Close releases the reader. Tensors and items taken from it stay valid. It is
+// idempotent.
+func (f *File) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ptr == nil {
+		return nil
+	}
+	p := f.ptr
+	f.ptr = nil
+	f.cleanup.Stop()
+	return call("hurray_file_reader_destroy", func() C.HurrayStatus { return C.hurray_file_reader_destroy(&p) })
+}
+
+// Info returns the file-level facts.
+func (f *File) Info() FileInfo {
+	var i C.HurrayFileInfo
+	must("hurray_file_reader_info", C.hurray_file_reader_info(f.handle(), &i))
+	runtime.KeepAlive(f)
+	return FileInfo{
+		VersionMajor: uint8(i.version_major), VersionMinor: uint8(i.version_minor), Flags: uint32(i.flags),
+		DataAlignment: uint32(i.data_buffer_alignment), CRCVerified: i.crc_status == C.HURRAY_CRC_VERIFIED,
+		IndexCRC32C: uint32(i.index_crc32c), TensorCountHint: uint64(i.tensor_count_hint), Size: uint64(i.file_len),
+		FirstDescriptorOffset: uint64(i.first_descriptor_offset), IndexOffset: uint64(i.index_offset),
+		IndexLength: uint64(i.index_length), KVOffset: uint64(i.kv_offset), KVLength: uint64(i.kv_length),
+		TensorCount: uint64(i.tensor_count), KVCount: uint64(i.kv_count),
+	}
+}
+
+// Names returns the tensor names in index order (composite members included, as
+// "head/0", "head/1", ...).
+func (f *File) Names() []string {
+	p := f.handle()
+	var n C.uint64_t
+	must("hurray_file_reader_tensor_count", C.hurray_file_reader_tensor_count(p, &n))
+	names := make([]string, int(n))
+	for i := range names {
+		var s *C.char
+		var l C.uint64_t
+		must("hurray_file_reader_tensor_name", C.hurray_file_reader_tensor_name(p, C.uint64_t(i), &s, &l))
+		names[i] = C.GoStringN(s, C.int(l))
+	}
+	runtime.KeepAlive(f)
+	return names
+}
+
+// withName runs fn with name as a C string on the live reader.
+func (f *File) withName(op, name string, fn func(p *C.HurrayFileReader, cname *C.char) C.HurrayStatus) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ptr == nil {
+		return fmt.Errorf("hurray: %s: %w", op, ErrClosed)
+	}
+	p := f.handle()
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	err := call(op, func() C.HurrayStatus { return fn(p, cname) })
+	runtime.KeepAlive(f)
+	if e, ok := err.(*Error); ok {
+		e.Op = fmt.Sprintf("%s %q", op, name)
+	}
+	return err
+}
+
+// Descriptor returns the descriptor of the tensor named name, without touching its
+// data. An unknown name gives ErrNotFound.
+func (f *File) Descriptor(name string) (Descriptor, error) {
+	var d *C.HurrayDescriptor
+	err := f.withName("File.Descriptor", name, func(p *C.HurrayFileReader, cname *C.char) C.HurrayStatus {
+		return C.hurray_file_reader_descriptor(p, cname, &d)
+	})
+	if err != nil {
+		return Descriptor{}, err
+	}
+	defer C.hurray_descriptor_destroy(&d)
+	return readDescriptor(d), nil
+}
+
+// Tensor returns the tensor named name: zero-copy views of the mapping, valid
+// until the Tensor is closed (even after the File is). For a composite head this is
+// the head alone; use Item for the whole composite. An unknown name gives
+// ErrNotFound.
+func (f *File) Tensor(name string) (*Tensor, error) {
+	var t *C.HurrayTensor
+	err := f.withName("File.Tensor", name, func(p *C.HurrayFileReader, cname *C.char) C.HurrayStatus {
+		return C.hurray_file_reader_tensor(p, cname, &t)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return newTensor(t), nil
+}
+
+// Item returns the item named name: a tensor, or a composite with its members.
+// It stays valid after the File is closed, until it is closed itself.
+func (f *File) Item(name string) (*Item, error) {
+	var it *C.HurrayItem
+	err := f.withName("File.Item", name, func(p *C.HurrayFileReader, cname *C.char) C.HurrayStatus {
+		return C.hurray_file_reader_item(p, cname, &it)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return newItem(it), nil
+}
+
+// KV is one key-value metadata entry of a file.
+type KV struct {
+	Key string
+	// Value is a string, int64, uint64, float64, bool or []byte, or a slice of one
+	// of them ([]string, []int64, []uint64, []float64, []bool, [][]byte).
+	Value any
+}
+
+// Metadata returns the file's KV entries in file order.
+func (f *File) Metadata() ([]KV, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ptr == nil {
+		return nil, fmt.Errorf("hurray: File.Metadata: %w", ErrClosed)
+	}
+	p := f.handle()
+	defer runtime.KeepAlive(f)
+	var n C.uint64_t
+	must("hurray_file_reader_kv_count", C.hurray_file_reader_kv_count(p, &n))
+	out := make([]KV, 0, int(n))
+	for i := C.uint64_t(0); i < n; i++ {
+		var s *C.char
+		var l C.uint64_t
+		must("hurray_file_reader_kv_key", C.hurray_file_reader_kv_key(p, i, &s, &l))
+		v, err := kvValue(p, i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, KV{Key: C.GoStringN(s, C.int(l)), Value: v})
+	}
+	return out, nil
+}
+
+// Value returns the value of the KV entry key (see KV.Value for the Go types). A
+// missing key gives ErrNotFound.
+func (f *File) Value(key string) (any, error) {
+	var idx C.uint64_t
+	err := f.withName("File.Value", key, func(p *C.HurrayFileReader, ckey *C.char) C.HurrayStatus {
+		return C.hurray_file_reader_kv_find(p, ckey, &idx)
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ptr == nil {
+		return nil, fmt.Errorf("hurray: File.Value: %w", ErrClosed)
+	}
+	v, err := kvValue(f.handle(), idx)
+	runtime.KeepAlive(f)
+	return v, err
+}
+
+// kvValue reads KV entry i as a Go value.
+func kvValue(p *C.HurrayFileReader, i C.uint64_t) (any, error) {
+	var typ, elem C.uint8_t
+	var count C.uint64_t
+	must("hurray_file_reader_kv_type", C.hurray_file_reader_kv_type(p, i, &typ, &elem, &count))
+	str := func(ptr *C.char, l C.uint64_t) string { return C.GoStringN(ptr, C.int(l)) }
+	bytes := func(ptr *C.uint8_t, l C.uint64_t) []byte {
+		if l == 0 {
+			return []byte{}
+		}
+		return C.GoBytes(unsafe.Pointer(ptr), C.int(l))
+	}
+	if count > math.MaxInt32 {
+		return nil, &Error{Status: StatusLimit, Op: "File.Metadata", Message: "a KV value too large for this package"}
+	}
+	switch typ {
+	case C.HURRAY_KV_TYPE_STRING:
+		var s *C.char
+		var l C.uint64_t
+		must("hurray_file_reader_kv_string", C.hurray_file_reader_kv_string(p, i, &s, &l))
+		return str(s, l), nil
+	case C.HURRAY_KV_TYPE_INT64:
+		var v C.int64_t
+		must("hurray_file_reader_kv_int64", C.hurray_file_reader_kv_int64(p, i, &v))
+		return int64(v), nil
+	case C.HURRAY_KV_TYPE_UINT64:
+		var v C.uint64_t
+		must("hurray_file_reader_kv_uint64", C.hurray_file_reader_kv_uint64(p, i, &v))
+		return uint64(v), nil
+	case C.HURRAY_KV_TYPE_FLOAT64:
+		var v C.double
+		must("hurray_file_reader_kv_float64", C.hurray_file_reader_kv_float64(p, i, &v))
+		return float64(v), nil
+	case C.HURRAY_KV_TYPE_BOOL:
+		var v C.uint8_t
+		must("hurray_file_reader_kv_bool", C.hurray_file_reader_kv_bool(p, i, &v))
+		return v != 0, nil
+	case C.HURRAY_KV_TYPE_BYTES:
+		var b *C.uint8_t
+		var l C.uint64_t
+		must("hurray_file_reader_kv_bytes", C.hurray_file_reader_kv_bytes(p, i, &b, &l))
+		return bytes(b, l), nil
+	case C.HURRAY_KV_TYPE_ARRAY:
+		n := int(count)
+		var l C.uint64_t
+		switch elem {
+		case C.HURRAY_KV_TYPE_STRING:
+			out := make([]string, n)
+			for k := range out {
+				var s *C.char
+				must("hurray_file_reader_kv_array_string", C.hurray_file_reader_kv_array_string(p, i, C.uint64_t(k), &s, &l))
+				out[k] = str(s, l)
+			}
+			return out, nil
+		case C.HURRAY_KV_TYPE_BYTES:
+			out := make([][]byte, n)
+			for k := range out {
+				var b *C.uint8_t
+				must("hurray_file_reader_kv_array_bytes", C.hurray_file_reader_kv_array_bytes(p, i, C.uint64_t(k), &b, &l))
+				out[k] = bytes(b, l)
+			}
+			return out, nil
+		case C.HURRAY_KV_TYPE_INT64:
+			out := make([]int64, n)
+			must("hurray_file_reader_kv_array_int64", C.hurray_file_reader_kv_array_int64(p, i, i64Ptr(out), count, &l))
+			return out, nil
+		case C.HURRAY_KV_TYPE_UINT64:
+			out := make([]uint64, n)
+			must("hurray_file_reader_kv_array_uint64", C.hurray_file_reader_kv_array_uint64(p, i, u64Ptr(out), count, &l))
+			return out, nil
+		case C.HURRAY_KV_TYPE_FLOAT64:
+			out := make([]float64, n)
+			var ptr *C.double
+			if n > 0 {
+				ptr = (*C.double)(unsafe.Pointer(&out[0]))
+			}
+			must("hurray_file_reader_kv_array_float64", C.hurray_file_reader_kv_array_float64(p, i, ptr, count, &l))
+			return out, nil
+		case C.HURRAY_KV_TYPE_BOOL:
+			raw := make([]byte, n)
+			must("hurray_file_reader_kv_array_bool", C.hurray_file_reader_kv_array_bool(p, i, bytesPtr(raw), count, &l))
+			out := make([]bool, n)
+			for k, b := range raw {
+				out[k] = b != 0
+			}
+			return out, nil
+		}
+	}
+	return nil, &Error{Status: StatusFormat, Op: "File.Metadata", Message: fmt.Sprintf("KV entry %d has an unknown type %d/%d", i, typ, elem)}
+}
+
+// WriteOptions configures CreateFile. The zero value gives the defaults.
+type WriteOptions struct {
+	// Alignment of every data buffer in bytes: a power of two in 4096..2 MiB
+	// (0: 4096).
+	Alignment uint32
+	// MaxCompositeDepth is the deepest composite nesting accepted (0: 8).
+	MaxCompositeDepth uint32
+	// TensorCount, when not 0, is announced in the header (heads and members
+	// included); Close fails if a different number was written.
+	TensorCount uint64
+	// SortedIndex sorts index entries by name.
+	SortedIndex bool
+	// NoIndexCRC leaves out the CRC-32C of the index (not recommended).
+	NoIndexCRC bool
+	// ReferenceCompat reproduces the reference writer byte for byte.
+	ReferenceCompat bool
+	// NoSync skips the fsync of the file and its directory on Close.
+	NoSync bool
+}
+
+// FileWriter writes an HRRYFILE. Bytes go to a temporary file beside the
+// destination, which appears (atomically, by rename) only when Close succeeds; a
+// writer closed after a failed write, or collected without Close, leaves nothing
+// at the destination. Use [FileWriter.Abort] to give up explicitly.
+type FileWriter struct {
+	mu      sync.Mutex
+	ptr     *C.HurrayFileWriter
+	cleanup runtime.Cleanup
+	path    string
+}
+
+func destroyFileWriter(p *C.HurrayFileWriter) { C.hurray_file_writer_destroy(&p) }
+
+// CreateFile starts writing the HRRYFILE that appears at path on Close. opts may
+// be nil.
+func CreateFile(path string, opts *WriteOptions) (*FileWriter, error) {
+	var o C.HurrayWriteOptions
+	must("hurray_write_options_default", C.hurray_write_options_default(&o))
+	if opts != nil {
+		if opts.Alignment != 0 {
+			o.data_buffer_alignment = C.uint32_t(opts.Alignment)
+		}
+		if opts.MaxCompositeDepth != 0 {
+			o.max_composite_depth = C.uint32_t(opts.MaxCompositeDepth)
+		}
+		if opts.TensorCount != 0 {
+			o.tensor_count_hint = C.uint64_t(opts.TensorCount)
+		}
+		o.sorted_index = cbool(opts.SortedIndex)
+		o.index_crc = cbool(!opts.NoIndexCRC)
+		o.reference_compat = cbool(opts.ReferenceCompat)
+		o.durable = cbool(!opts.NoSync)
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var p *C.HurrayFileWriter
+	if err := call("hurray_file_writer_create", func() C.HurrayStatus { return C.hurray_file_writer_create(cpath, &o, &p) }); err != nil {
+		if e, ok := err.(*Error); ok {
+			e.Op = "CreateFile " + path
+		}
+		return nil, err
+	}
+	w := &FileWriter{ptr: p, path: path}
+	w.cleanup = runtime.AddCleanup(w, destroyFileWriter, p)
+	return w, nil
+}
+
+// with runs fn with key as a C string on the live writer.
+func (w *FileWriter) with(op, key string, fn func(p *C.HurrayFileWriter, ckey *C.char) C.HurrayStatus) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ptr == nil {
+		return fmt.Errorf("hurray: %s: %w", op, ErrClosed)
+	}
+	maybeGC()
+	ckey := C.CString(key)
+	defer C.free(unsafe.Pointer(ckey))
+	p := w.ptr
+	err := call(op, func() C.HurrayStatus { return fn(p, ckey) })
+	runtime.KeepAlive(w)
+	if e, ok := err.(*Error); ok {
+		e.Op = fmt.Sprintf("%s %q", op, key)
+	}
+	return err
+}
+
+// WriteTensor writes t under name (unique, 1..65535 bytes of UTF-8): its
+// descriptor, then its buffers, read from t's memory during the call. t stays the
+// caller's. A composite head needs WriteItem.
+func (w *FileWriter) WriteTensor(name string, t *Tensor) error {
+	tp := t.handle()
+	err := w.with("FileWriter.WriteTensor", name, func(p *C.HurrayFileWriter, cname *C.char) C.HurrayStatus {
+		return C.hurray_file_writer_write_tensor(p, cname, tp)
+	})
+	runtime.KeepAlive(t)
+	return err
+}
+
+// WriteItem writes it under name: a tensor, or a composite whose head gets name and
+// whose members get "name/0", "name/1", nested "name/1/0", ... (validated before
+// any byte is written). it stays the caller's.
+func (w *FileWriter) WriteItem(name string, it *Item) error {
+	ip := it.handle()
+	err := w.with("FileWriter.WriteItem", name, func(p *C.HurrayFileWriter, cname *C.char) C.HurrayStatus {
+		return C.hurray_file_writer_write_item(p, cname, ip)
+	})
+	runtime.KeepAlive(it)
+	return err
+}
+
+// AddKV adds a KV metadata entry (written after the tensors, in the order added).
+// value is a string, int64, uint64, float64, bool or []byte, a slice of one of
+// them ([]string, []int64, []uint64, []float64, []bool, [][]byte), or an int
+// (stored as int64).
+func (w *FileWriter) AddKV(key string, value any) error {
+	const op = "FileWriter.AddKV"
+	switch value.(type) {
+	case string, int, int64, uint64, float64, bool, []byte, []int64, []uint64, []float64, []bool, []string, [][]byte:
+	default:
+		return &Error{Status: StatusInvalidArgument, Op: fmt.Sprintf("%s %q", op, key),
+			Message: fmt.Sprintf("unsupported KV value type %T", value)}
+	}
+	return w.with(op, key, func(p *C.HurrayFileWriter, k *C.char) C.HurrayStatus {
+		switch v := value.(type) {
+		case string:
+			cs := C.CString(v)
+			defer C.free(unsafe.Pointer(cs))
+			return C.hurray_file_writer_add_kv_string(p, k, cs)
+		case int:
+			return C.hurray_file_writer_add_kv_int64(p, k, C.int64_t(v))
+		case int64:
+			return C.hurray_file_writer_add_kv_int64(p, k, C.int64_t(v))
+		case uint64:
+			return C.hurray_file_writer_add_kv_uint64(p, k, C.uint64_t(v))
+		case float64:
+			return C.hurray_file_writer_add_kv_float64(p, k, C.double(v))
+		case bool:
+			return C.hurray_file_writer_add_kv_bool(p, k, cbool(v))
+		case []byte:
+			return C.hurray_file_writer_add_kv_bytes(p, k, bytesPtr(v), C.uint64_t(len(v)))
+		case []int64:
+			return C.hurray_file_writer_add_kv_array_int64(p, k, i64Ptr(v), C.uint64_t(len(v)))
+		case []uint64:
+			return C.hurray_file_writer_add_kv_array_uint64(p, k, u64Ptr(v), C.uint64_t(len(v)))
+		case []float64:
+			var ptr *C.double
+			if len(v) > 0 {
+				ptr = (*C.double)(unsafe.Pointer(&v[0]))
+			}
+			return C.hurray_file_writer_add_kv_array_float64(p, k, ptr, C.uint64_t(len(v)))
+		case []bool:
+			raw := make([]byte, len(v))
+			for i, b := range v {
+				if b {
+					raw[i] = 1
+				}
+			}
+			return C.hurray_file_writer_add_kv_array_bool(p, k, bytesPtr(raw), C.uint64_t(len(v)))
+		case []string:
+			// The array of C strings lives in C memory (cgo forbids passing Go memory
+			// that holds pointers).
+			arr := (**C.char)(C.calloc(C.size_t(max(len(v), 1)), C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+			defer C.free(unsafe.Pointer(arr))
+			ptrs := unsafe.Slice(arr, max(len(v), 1))
+			for i, s := range v {
+				ptrs[i] = C.CString(s)
+			}
+			defer func() {
+				for i := range v {
+					C.free(unsafe.Pointer(ptrs[i]))
+				}
+			}()
+			return C.hurray_file_writer_add_kv_array_string(p, k, arr, C.uint64_t(len(v)))
+		case [][]byte:
+			n := max(len(v), 1)
+			arr := (**C.uint8_t)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof((*C.uint8_t)(nil)))))
+			defer C.free(unsafe.Pointer(arr))
+			ptrs := unsafe.Slice(arr, n)
+			lens := make([]uint64, n)
+			for i, b := range v {
+				if len(b) > 0 {
+					ptrs[i] = (*C.uint8_t)(C.CBytes(b))
+				}
+				lens[i] = uint64(len(b))
+			}
+			defer func() {
+				for i := range v {
+					C.free(unsafe.Pointer(ptrs[i]))
+				}
+			}()
+			return C.hurray_file_writer_add_kv_array_bytes(p, k, arr, u64Ptr(lens), C.uint64_t(len(v)))
+		default:
+			panic("unreachable: checked above")
+		}
+	})
+}
+
+// Close finishes the file (KV, index and trailer, flush, fsync unless NoSync) and
+// renames it into place, then releases the writer. On error nothing appears at the
+// destination. Close is idempotent: later calls return nil.
+func (w *FileWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ptr == nil {
+		return nil
+	}
+	p := w.ptr
+	w.ptr = nil
+	w.cleanup.Stop()
+	err := call("hurray_file_writer_finish", func() C.HurrayStatus { return C.hurray_file_writer_finish(p) })
+	if e, ok := err.(*Error); ok {
+		e.Op = "FileWriter.Close " + w.path
+	}
+	C.hurray_file_writer_destroy(&p)
+	return err
+}
+
+// Abort gives up: the temporary file is removed and nothing appears at the
+// destination. A no-op after Close or Abort.
+func (w *FileWriter) Abort() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ptr == nil {
+		return nil
+	}
+	p := w.ptr
+	w.ptr = nil
+	w.cleanup.Stop()
+	return call("hurray_file_writer_destroy", func() C.HurrayStatus { return C.hurray_file_writer_destroy(&p) })
+}
