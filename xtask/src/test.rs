@@ -21,6 +21,9 @@ pub struct TestArgs {
     /// Also check that the benchmarks compile (`cargo bench --no-run`).
     #[arg(long)]
     pub bench_build: bool,
+    /// Run only the stages whose name contains this text (e.g. `--only python:`).
+    #[arg(long)]
+    pub only: Option<String>,
 }
 
 /// What a stage did when it did not fail.
@@ -135,7 +138,12 @@ pub fn run(args: &TestArgs) -> Result {
         );
     }
     let all = Instant::now();
-    for stage in stages(args) {
+    let selected = stages(args).into_iter().filter(|s| {
+        args.only
+            .as_ref()
+            .is_none_or(|o| s.name.contains(o.as_str()))
+    });
+    for stage in selected {
         println!("==> [xtask] {}", stage.name);
         let started = Instant::now();
         let outcome = (stage.run)()
@@ -158,10 +166,14 @@ mod tests {
     use super::*;
 
     fn names(quick: bool, bench_build: bool) -> Vec<String> {
-        stages(&TestArgs { quick, bench_build })
-            .into_iter()
-            .map(|s| s.name)
-            .collect()
+        stages(&TestArgs {
+            quick,
+            bench_build,
+            only: None,
+        })
+        .into_iter()
+        .map(|s| s.name)
+        .collect()
     }
 
     #[test]
