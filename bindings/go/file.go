@@ -23,8 +23,9 @@ import (
 // they are closed themselves. Writing into a tensor's memory never reaches the
 // file. The file must not be truncated or modified by anyone while mapped.
 //
-// A File is used by one goroutine at a time; Close is idempotent, and a cleanup
-// closes a File that becomes unreachable.
+// A File is safe for concurrent use by several goroutines (its methods take turns
+// on the underlying handle). Close is idempotent, and a cleanup closes a File that
+// becomes unreachable.
 type File struct {
 	mu      sync.Mutex
 	ptr     *C.HurrayFileReader
@@ -92,8 +93,10 @@ func (f *File) Close() error {
 	return call("hurray_file_reader_destroy", func() C.HurrayStatus { return C.hurray_file_reader_destroy(&p) })
 }
 
-// Info returns the file-level facts.
+// Info returns the file-level facts. It panics on a closed File.
 func (f *File) Info() FileInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	var i C.HurrayFileInfo
 	must("hurray_file_reader_info", C.hurray_file_reader_info(f.handle(), &i))
 	runtime.KeepAlive(f)
@@ -108,8 +111,10 @@ func (f *File) Info() FileInfo {
 }
 
 // Names returns the tensor names in index order (composite members included, as
-// "head/0", "head/1", ...).
+// "head/0", "head/1", ...). It panics on a closed File.
 func (f *File) Names() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	p := f.handle()
 	var n C.uint64_t
 	must("hurray_file_reader_tensor_count", C.hurray_file_reader_tensor_count(p, &n))

@@ -80,3 +80,5 @@ func equalSlices[T comparable](a, b []T) bool {
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
 
 func ptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+func runGC() { runtime.GC() }

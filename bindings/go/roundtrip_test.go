@@ -106,8 +106,8 @@ var rtCases = []rtCase{
 	}},
 	{"strided_with_shard_and_statistics", func(t *testing.T) *Item {
 		d := Descriptor{DType: Float32, Layout: Strided, Shape: []uint64{3, 4}, Strides: []int64{1, 3},
-			Buffers: []BufferEntry{{Size: 48}},
-			Shard:   &Shard{ParentShape: []uint64{6, 4}, Offset: []uint64{3, 0}},
+			Buffers:    []BufferEntry{{Size: 48}},
+			Shard:      &Shard{ParentShape: []uint64{6, 4}, Offset: []uint64{3, 0}},
 			Statistics: &Statistics{Mask: StatValueRange | StatNNZ | StatNaNInf, NNZ: 11, Min: 0, Max: 11, AbsMax: 11}}
 		return mustItem(t, mustTensor(t, d, asBytes(fill(12, 0))))
 	}},

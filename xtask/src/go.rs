@@ -7,8 +7,9 @@
 //!
 //! `cargo xtask go build` builds the static library (`cargo build -p hurray-ffi
 //! --release`), copies it into the module and refreshes the header copy. The test
-//! stages do the same build, fail when the header copy drifts, then run `go vet` and
-//! `go test -race` for the module; each skips itself with a note when `go` is absent.
+//! stages do the same build, fail when the header copy drifts, then run `go vet`,
+//! `go test -race`, and `go test -tags hurray_debug` (a collection before every handle
+//! access) for the module; each skips itself with a note when `go` is absent.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -187,6 +188,11 @@ pub fn stages() -> Vec<Stage> {
         }),
         go_stage("go test -race ./... (bindings/go)", || {
             exec(&mut go(["test", "-race", "-count=1", "./..."]))
+        }),
+        // Forces a collection before every handle access, so a missing
+        // runtime.KeepAlive frees a handle mid-call and fails (see ffi.go).
+        go_stage("go test -tags hurray_debug ./... (bindings/go)", || {
+            exec(&mut go(["test", "-tags", "hurray_debug", "-count=1", "./..."]))
         }),
     ]
 }

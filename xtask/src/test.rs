@@ -195,6 +195,7 @@ mod tests {
             "go: bindings/go/include/hurray.h",
             "go vet",
             "go test -race",
+            "go test -tags hurray_debug",
             "python: maturin develop",
             "python: wheel",
         ];
