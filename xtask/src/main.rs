@@ -4,6 +4,7 @@
 //! own module; this file only parses the command line and dispatches.
 
 mod bench;
+mod c_tests;
 mod demo;
 mod dist;
 mod go;
@@ -31,6 +32,10 @@ enum Task {
     Test(test::TestArgs),
     /// Run `cargo bench --workspace`; arguments after `--` go to cargo verbatim.
     Bench(bench::BenchArgs),
+    /// Build and run the C test suite (tests/c, docs/c-abi.md examples, two copies).
+    CTests(c_tests::CTestsArgs),
+    /// C ABI benchmark: tests/c/bench_abi.c, then `cargo bench -p hurray-ffi --bench abi`.
+    BenchC(c_tests::BenchCArgs),
     /// Build the release artifacts (the Python wheel) into target/dist.
     Dist,
     /// Build the Go binding's native parts: `cargo xtask go build`.
@@ -47,6 +52,8 @@ fn main() -> ExitCode {
     let result = match cli.task {
         Task::Test(args) => test::run(&args),
         Task::Bench(args) => bench::run(&args),
+        Task::CTests(args) => c_tests::run(&args),
+        Task::BenchC(args) => c_tests::bench(&args),
         Task::Dist => dist::run(),
         Task::Go(args) => go::run(&args),
         Task::Header(args) => header::run(&args),

@@ -111,6 +111,8 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
             &[("RUSTDOCFLAGS", "-D warnings")],
         ),
     ];
+    // The C suite (tests/c, docs/c-abi.md examples, two copies), then under valgrind.
+    stages.extend(crate::c_tests::stages());
     if args.bench_build {
         stages.push(Stage::cargo("bench --workspace --no-run", &[]));
     }
@@ -191,6 +193,8 @@ mod tests {
             "include/hurray.h compiles",
             "cargo test",
             "RUSTDOCFLAGS",
+            "c: tests/c suite",
+            "c: the same programs under valgrind",
             "cargo bench",
             "go: bindings/go/include/hurray.h",
             "go vet",

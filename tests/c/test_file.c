@@ -1,0 +1,566 @@
+/*
+ * test_file.c - HRRYFILE through the C ABI: the golden basic.hrry checked field by
+ * field and byte by byte, a writer/reader round trip of a tensor over the caller's
+ * memory, composites, KV of every type, tensors that outlive their reader, and an
+ * abandoned writer that leaves no file.
+ */
+#include "hurray_test.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- basic.hrry: the values of ../shared/conformance/manifest.json --------------- */
+
+typedef struct GoldenTensor {
+    const char *name;
+    const char *element_type;
+    uint8_t type_tag;
+    uint32_t rank;
+    uint64_t shape[2];
+    uint64_t data_bytes;
+    /* From the file's index (not in the manifest): where its bytes lie. */
+    uint64_t descriptor_offset, descriptor_length, data_offset;
+} GoldenTensor;
+
+static const GoldenTensor GOLDEN[2] = {
+    {"weights", "float32", 3, 2, {2, 2}, 16, 0x40, 0x3d, 0x1000},
+    {"bias", "int8", 16, 1, {3, 0}, 3, 0x1010, 0x35, 0x2000},
+};
+static const char *GOLDEN_PRODUCER = "hurray-conformance";
+static const int64_t GOLDEN_TENSOR_COUNT = 2;
+
+static char *read_whole(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    CHECK(fseek(f, 0, SEEK_END) == 0);
+    long n = ftell(f);
+    CHECK(n >= 0);
+    CHECK(fseek(f, 0, SEEK_SET) == 0);
+    char *buf = (char *)malloc((size_t)n + 1);
+    CHECK(buf != NULL);
+    CHECK(fread(buf, 1, (size_t)n, f) == (size_t)n);
+    buf[n] = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+/* The manifest states these values: each hard-coded fact must appear in it, so the
+ * constants above cannot silently drift from the golden vectors' description. */
+static void check_manifest_mentions(const char *manifest) {
+    char want[256];
+    CHECK(strstr(manifest, "\"file\": \"files/basic.hrry\"") != NULL);
+    for (int i = 0; i < 2; i++) {
+        const GoldenTensor *g = &GOLDEN[i];
+        snprintf(want, sizeof want, "\"name\": \"%s\"", g->name);
+        CHECK(strstr(manifest, want) != NULL);
+        snprintf(want, sizeof want, "\"element_type\": \"%s\"", g->element_type);
+        CHECK(strstr(manifest, want) != NULL);
+        snprintf(want, sizeof want, "\"element_type_tag\": %u", g->type_tag);
+        CHECK(strstr(manifest, want) != NULL);
+        snprintf(want, sizeof want, "\"data_bytes\": %llu", (unsigned long long)g->data_bytes);
+        CHECK(strstr(manifest, want) != NULL);
+    }
+    snprintf(want, sizeof want, "\"value_string\": \"%s\"", GOLDEN_PRODUCER);
+    CHECK(strstr(manifest, want) != NULL);
+    snprintf(want, sizeof want, "\"value_int\": %lld", (long long)GOLDEN_TENSOR_COUNT);
+    CHECK(strstr(manifest, want) != NULL);
+    CHECK(strstr(manifest, "\"key\": \"producer\"") != NULL);
+    CHECK(strstr(manifest, "\"key\": \"tensor_count\"") != NULL);
+}
+
+static void check_golden_tensor(const HurrayTensor *t, const GoldenTensor *g, const char *file,
+                                size_t file_len) {
+    const HurrayDescriptor *d = NULL;
+    CHECK_OK(hurray_tensor_descriptor(t, &d));
+    HurrayDescriptorHeader h;
+    CHECK_OK(hurray_descriptor_header(d, &h));
+    CHECK(h.version_major == 1 && h.version_minor == 0);
+    CHECK(h.type_tag == g->type_tag);
+    CHECK(h.layout_tag == HURRAY_LAYOUT_ROW_MAJOR);
+    CHECK(h.flags == 0);
+    CHECK(h.rank == g->rank);
+    CHECK(h.buffer_count == 1);
+    CHECK(h.byte_offset == 0);
+    CHECK(h.descriptor_length == g->descriptor_length);
+    uint64_t shape[4], rank = 0;
+    CHECK_OK(hurray_descriptor_shape(d, shape, 4, &rank));
+    CHECK(rank == g->rank);
+    for (uint32_t k = 0; k < g->rank; k++) CHECK(shape[k] == g->shape[k]);
+    HurrayBufferEntry e;
+    CHECK_OK(hurray_descriptor_buffer(d, 0, &e));
+    CHECK(e.byte_size == g->data_bytes);
+    CHECK(e.device_tag == HURRAY_DEVICE_CPU && e.sync_mode == 0 && e.memory_class == 0);
+
+    /* Byte by byte: the descriptor's encoding is the file's descriptor bytes. */
+    uint8_t enc[256];
+    uint64_t enc_len = 0;
+    CHECK_OK(hurray_descriptor_encode(d, enc, sizeof enc, &enc_len));
+    CHECK(enc_len == g->descriptor_length);
+    CHECK(g->descriptor_offset + enc_len <= file_len);
+    CHECK(memcmp(enc, file + g->descriptor_offset, enc_len) == 0);
+
+    /* ... and the buffer is the file's data bytes (all zero in this vector). */
+    uint64_t size = 0;
+    const uint8_t *data = tensor_bytes(t, 0, &size);
+    CHECK(size == g->data_bytes);
+    CHECK(((uintptr_t)data) % 64 == 0);
+    CHECK(g->data_offset + size <= file_len);
+    for (uint64_t i = 0; i < size; i++) {
+        CHECK(data[i] == (uint8_t)file[g->data_offset + i]);
+        CHECK(data[i] == 0);
+    }
+}
+
+static void test_basic_hrry(void) {
+    const char *dir = env_or_null("HURRAY_CONFORMANCE_DIR");
+    if (!dir) SKIP("HURRAY_CONFORMANCE_DIR not set");
+    char path[4096], manifest_path[4096];
+    join_path(path, sizeof path, dir, "files/basic.hrry");
+    join_path(manifest_path, sizeof manifest_path, dir, "manifest.json");
+    size_t manifest_len = 0, file_len = 0;
+    char *manifest = read_whole(manifest_path, &manifest_len);
+    char *file = read_whole(path, &file_len);
+    if (!manifest || !file) SKIP("conformance files not found");
+    check_manifest_mentions(manifest);
+
+    HurrayFileReader *r = NULL;
+    CHECK_OK(hurray_file_reader_open(path, &r));
+    HurrayFileInfo info;
+    CHECK_OK(hurray_file_reader_info(r, &info));
+    CHECK(info.version_major == 1 && info.version_minor == 0);
+    CHECK(info.flags == HURRAY_FILE_FLAG_HAS_INDEX_CRC32C);
+    CHECK(info.data_buffer_alignment == 4096);
+    CHECK(info.crc_status == HURRAY_CRC_VERIFIED);
+    CHECK(info.index_crc32c == 0x51349F72u);
+    CHECK(info.tensor_count_hint == HURRAY_COUNT_UNKNOWN);
+    CHECK(info.file_len == 8391 && info.file_len == file_len);
+    CHECK(info.first_descriptor_offset == 64);
+    CHECK(info.kv_offset == 0x2008 && info.kv_length == 60);
+    CHECK(info.tensor_count == 2 && info.kv_count == 2);
+    CHECK(info.index_offset + info.index_length + 40 == info.file_len);
+
+    uint64_t n = 0;
+    CHECK_OK(hurray_file_reader_tensor_count(r, &n));
+    CHECK(n == 2);
+    for (uint64_t i = 0; i < n; i++) {
+        const char *name = NULL;
+        uint64_t len = 0;
+        CHECK_OK(hurray_file_reader_tensor_name(r, i, &name, &len));
+        CHECK(strcmp(name, GOLDEN[i].name) == 0 && len == strlen(GOLDEN[i].name));
+
+        HurrayTensor *t = NULL;
+        CHECK_OK(hurray_file_reader_tensor(r, name, &t));
+        check_golden_tensor(t, &GOLDEN[i], file, file_len);
+        HurrayDescriptor *d = NULL;
+        CHECK_OK(hurray_file_reader_descriptor(r, name, &d));
+        HurrayDescriptorHeader h;
+        CHECK_OK(hurray_descriptor_header(d, &h));
+        CHECK(h.type_tag == GOLDEN[i].type_tag);
+        CHECK_OK(hurray_descriptor_destroy(&d));
+        HurrayItem *item = NULL;
+        CHECK_OK(hurray_file_reader_item(r, name, &item));
+        uint8_t composite = 9;
+        CHECK_OK(hurray_item_is_composite(item, &composite));
+        CHECK(composite == 0);
+        const HurrayTensor *it = NULL;
+        CHECK_OK(hurray_item_tensor(item, &it));
+        CHECK(tensors_equal(it, t));
+        CHECK_OK(hurray_item_destroy(&item));
+        CHECK_OK(hurray_tensor_destroy(&t));
+    }
+
+    /* KV: producer (string), tensor_count (int64), in file order. */
+    uint64_t kv = 0;
+    CHECK_OK(hurray_file_reader_kv_count(r, &kv));
+    CHECK(kv == 2);
+    const char *key = NULL, *s = NULL;
+    uint64_t len = 0, count = 0;
+    uint8_t type = 0, elem = 9;
+    CHECK_OK(hurray_file_reader_kv_key(r, 0, &key, &len));
+    CHECK(strcmp(key, "producer") == 0 && len == 8);
+    CHECK_OK(hurray_file_reader_kv_type(r, 0, &type, &elem, &count));
+    CHECK(type == HURRAY_KV_TYPE_STRING && elem == 0 && count == strlen(GOLDEN_PRODUCER));
+    CHECK_OK(hurray_file_reader_kv_string(r, 0, &s, &len));
+    CHECK(strcmp(s, GOLDEN_PRODUCER) == 0 && len == strlen(GOLDEN_PRODUCER));
+    CHECK_OK(hurray_file_reader_kv_key(r, 1, &key, &len));
+    CHECK(strcmp(key, "tensor_count") == 0);
+    CHECK_OK(hurray_file_reader_kv_type(r, 1, &type, &elem, &count));
+    CHECK(type == HURRAY_KV_TYPE_INT64 && count == 1);
+    int64_t v = 0;
+    CHECK_OK(hurray_file_reader_kv_int64(r, 1, &v));
+    CHECK(v == GOLDEN_TENSOR_COUNT);
+    uint64_t idx = 9;
+    CHECK_OK(hurray_file_reader_kv_find(r, "tensor_count", &idx));
+    CHECK(idx == 1);
+    CHECK_ERR(HURRAY_ERR_NOT_FOUND, hurray_file_reader_kv_find(r, "nope", &idx));
+    CHECK_ERR(HURRAY_ERR_NOT_APPLICABLE, hurray_file_reader_kv_int64(r, 0, &v));
+    CHECK_ERR(HURRAY_ERR_OUT_OF_RANGE, hurray_file_reader_kv_key(r, 2, &key, &len));
+
+    /* The reference-compatible writer reproduces the file byte for byte. */
+    HurrayWriteOptions opt;
+    CHECK_OK(hurray_write_options_default(&opt));
+    opt.reference_compat = 1;
+    opt.durable = 0;
+    char out[4096];
+    join_path(out, sizeof out, tmp_dir(), "basic_copy.hrry");
+    HurrayFileWriter *w = NULL;
+    CHECK_OK(hurray_file_writer_create(out, &opt, &w));
+    for (int i = 0; i < 2; i++) {
+        HurrayTensor *t = NULL;
+        CHECK_OK(hurray_file_reader_tensor(r, GOLDEN[i].name, &t));
+        CHECK_OK(hurray_file_writer_write_tensor(w, GOLDEN[i].name, t));
+        CHECK_OK(hurray_tensor_destroy(&t));
+    }
+    CHECK_OK(hurray_file_writer_add_kv_string(w, "producer", GOLDEN_PRODUCER));
+    CHECK_OK(hurray_file_writer_add_kv_int64(w, "tensor_count", GOLDEN_TENSOR_COUNT));
+    CHECK_OK(hurray_file_writer_finish(w));
+    CHECK_OK(hurray_file_writer_destroy(&w));
+    size_t copy_len = 0;
+    char *copy = read_whole(out, &copy_len);
+    CHECK(copy != NULL);
+    CHECK(copy_len == file_len && memcmp(copy, file, file_len) == 0);
+    free(copy);
+    unlink(out);
+
+    CHECK_OK(hurray_file_reader_destroy(&r));
+    CHECK(r == NULL);
+    free(manifest);
+    free(file);
+}
+
+static void test_reader_destroyed_before_tensors(void) {
+    const char *dir = env_or_null("HURRAY_CONFORMANCE_DIR");
+    if (!dir) SKIP("HURRAY_CONFORMANCE_DIR not set");
+    char path[4096];
+    join_path(path, sizeof path, dir, "files/basic.hrry");
+    HurrayFileReader *r = NULL;
+    CHECK_OK(hurray_file_reader_open(path, &r));
+    HurrayTensor *w = NULL, *b = NULL;
+    HurrayItem *item = NULL;
+    CHECK_OK(hurray_file_reader_tensor(r, "weights", &w));
+    CHECK_OK(hurray_file_reader_tensor(r, "bias", &b));
+    CHECK_OK(hurray_file_reader_item(r, "bias", &item));
+    CHECK_OK(hurray_file_reader_destroy(&r));
+    CHECK(r == NULL);
+    /* The mapping lives on in the tensors. */
+    uint64_t size = 0;
+    const uint8_t *p = tensor_bytes(w, 0, &size);
+    CHECK(size == 16);
+    for (int i = 0; i < 16; i++) CHECK(p[i] == 0);
+    p = tensor_bytes(b, 0, &size);
+    CHECK(size == 3 && p[0] == 0 && p[2] == 0);
+    const HurrayDescriptor *d = NULL;
+    CHECK_OK(hurray_tensor_descriptor(w, &d));
+    uint64_t dim = 0;
+    CHECK_OK(hurray_descriptor_dim(d, 1, &dim));
+    CHECK(dim == 2);
+    CHECK_OK(hurray_tensor_destroy(&w));
+    p = tensor_bytes(b, 0, &size); /* still valid after its sibling went */
+    CHECK(size == 3);
+    CHECK_OK(hurray_tensor_destroy(&b));
+    const HurrayTensor *it = NULL;
+    CHECK_OK(hurray_item_tensor(item, &it));
+    p = tensor_bytes(it, 0, &size);
+    CHECK(size == 3 && p[1] == 0);
+    CHECK_OK(hurray_item_destroy(&item));
+}
+
+/* A group composite over the caller's memory (two float32 [2] members). */
+static HurrayItem *make_group(Released rel[2]);
+
+static void test_write_read_own_memory(void) {
+    char path[4096];
+    join_path(path, sizeof path, tmp_dir(), "own_memory.hrry");
+    unlink(path);
+    Released rel, owner;
+    HurrayTensor *t = own_memory_tensor(3000, &rel, &owner);
+    Released crel[2];
+    HurrayWriteOptions opt;
+    CHECK_OK(hurray_write_options_default(&opt));
+    CHECK(opt.data_buffer_alignment == 4096 && opt.index_crc == 1 && opt.durable == 1);
+    CHECK(opt.tensor_count_hint == HURRAY_COUNT_UNKNOWN);
+    opt.sorted_index = 1;
+    opt.tensor_count_hint = 4; /* t, the composite head and its two members */
+    HurrayFileWriter *w = NULL;
+    CHECK_OK(hurray_file_writer_create(path, &opt, &w));
+    CHECK_OK(hurray_file_writer_write_tensor(w, "values", t));
+    HurrayItem *group = make_group(crel);
+    CHECK_OK(hurray_file_writer_write_item(w, "group", group));
+    /* KV of every type, arrays included. */
+    const uint8_t blob[3] = {1, 2, 255};
+    const int64_t ints[3] = {-1, 0, INT64_MAX};
+    const uint64_t uints[2] = {0, UINT64_MAX};
+    const double floats[2] = {0.5, -2.25};
+    const uint8_t bools[3] = {1, 0, 1};
+    const char *strs[2] = {"alpha", "βeta"};
+    const uint8_t b0[2] = {9, 8};
+    const uint8_t *blobs[3] = {b0, NULL, blob};
+    const uint64_t blob_lens[3] = {2, 0, 3};
+    CHECK_OK(hurray_file_writer_add_kv_string(w, "s", "hello"));
+    CHECK_OK(hurray_file_writer_add_kv_int64(w, "i", -42));
+    CHECK_OK(hurray_file_writer_add_kv_uint64(w, "u", UINT64_MAX));
+    CHECK_OK(hurray_file_writer_add_kv_float64(w, "f", 3.5));
+    CHECK_OK(hurray_file_writer_add_kv_bool(w, "b", 1));
+    CHECK_OK(hurray_file_writer_add_kv_bytes(w, "y", blob, 3));
+    CHECK_OK(hurray_file_writer_add_kv_array_int64(w, "ai", ints, 3));
+    CHECK_OK(hurray_file_writer_add_kv_array_uint64(w, "au", uints, 2));
+    CHECK_OK(hurray_file_writer_add_kv_array_float64(w, "af", floats, 2));
+    CHECK_OK(hurray_file_writer_add_kv_array_bool(w, "ab", bools, 3));
+    CHECK_OK(hurray_file_writer_add_kv_array_string(w, "as", strs, 2));
+    CHECK_OK(hurray_file_writer_add_kv_array_bytes(w, "ay", blobs, blob_lens, 3));
+    CHECK_OK(hurray_file_writer_add_kv_array_int64(w, "empty", NULL, 0));
+    CHECK_ERR(HURRAY_ERR_FORMAT, hurray_file_writer_add_kv_int64(w, "i", 1)); /* duplicate */
+    CHECK_ERR(HURRAY_ERR_INVALID_ARGUMENT, hurray_file_writer_add_kv_bool(w, "b2", 2));
+    struct stat st;
+    CHECK(stat(path, &st) != 0); /* nothing at the destination before finish */
+    CHECK_OK(hurray_file_writer_finish(w));
+    CHECK(stat(path, &st) == 0);
+    CHECK_ERR(HURRAY_ERR_STATE, hurray_file_writer_finish(w));
+    CHECK_ERR(HURRAY_ERR_STATE, hurray_file_writer_write_tensor(w, "late", t));
+    CHECK_OK(hurray_file_writer_destroy(&w));
+    CHECK(w == NULL);
+    /* The writer read the caller's memory during the calls and kept nothing. */
+    CHECK(released_count(&rel) == 0);
+
+    HurrayFileReader *r = NULL;
+    CHECK_OK(hurray_file_reader_open(path, &r));
+    HurrayFileInfo info;
+    CHECK_OK(hurray_file_reader_info(r, &info));
+    CHECK(info.flags & HURRAY_FILE_FLAG_SORTED_INDEX);
+    CHECK(info.tensor_count == 4 && info.tensor_count_hint == 4);
+    const char *name = NULL;
+    uint64_t len = 0;
+    CHECK_OK(hurray_file_reader_tensor_name(r, 0, &name, &len));
+    CHECK(strcmp(name, "group") == 0); /* sorted: group, group/0, group/1, values */
+    CHECK_OK(hurray_file_reader_tensor_name(r, 3, &name, &len));
+    CHECK(strcmp(name, "values") == 0);
+    HurrayTensor *back = NULL;
+    CHECK_OK(hurray_file_reader_tensor(r, "values", &back));
+    CHECK(tensors_equal(back, t));
+    uint64_t size = 0;
+    const uint8_t *data = tensor_bytes(back, 0, &size);
+    CHECK(((uintptr_t)data) % 4096 == 0); /* data_buffer_alignment in the mapping */
+    HurrayItem *gback = NULL;
+    CHECK_OK(hurray_file_reader_item(r, "group", &gback));
+    uint64_t members = 0;
+    CHECK_OK(hurray_item_member_count(gback, &members));
+    CHECK(members == 2);
+    for (uint64_t i = 0; i < 2; i++) {
+        const HurrayItem *a = NULL, *b = NULL;
+        const HurrayTensor *ta = NULL, *tb = NULL;
+        CHECK_OK(hurray_item_member(gback, i, &a));
+        CHECK_OK(hurray_item_member(group, i, &b));
+        CHECK_OK(hurray_item_tensor(a, &ta));
+        CHECK_OK(hurray_item_tensor(b, &tb));
+        CHECK(tensors_equal(ta, tb));
+    }
+    HurrayTensor *member = NULL;
+    CHECK_OK(hurray_file_reader_tensor(r, "group/1", &member));
+    CHECK_OK(hurray_tensor_destroy(&member));
+
+    /* KV back, every type. */
+    uint64_t i = 0, count = 0;
+    uint8_t type = 0, elem = 0;
+    const char *s = NULL;
+    CHECK_OK(hurray_file_reader_kv_find(r, "s", &i));
+    CHECK_OK(hurray_file_reader_kv_string(r, i, &s, &len));
+    CHECK(strcmp(s, "hello") == 0 && len == 5);
+    int64_t iv = 0;
+    CHECK_OK(hurray_file_reader_kv_find(r, "i", &i));
+    CHECK_OK(hurray_file_reader_kv_int64(r, i, &iv));
+    CHECK(iv == -42);
+    uint64_t uv = 0;
+    CHECK_OK(hurray_file_reader_kv_find(r, "u", &i));
+    CHECK_OK(hurray_file_reader_kv_uint64(r, i, &uv));
+    CHECK(uv == UINT64_MAX);
+    double fv = 0;
+    CHECK_OK(hurray_file_reader_kv_find(r, "f", &i));
+    CHECK_OK(hurray_file_reader_kv_float64(r, i, &fv));
+    CHECK(fv == 3.5);
+    uint8_t bv = 0;
+    CHECK_OK(hurray_file_reader_kv_find(r, "b", &i));
+    CHECK_OK(hurray_file_reader_kv_bool(r, i, &bv));
+    CHECK(bv == 1);
+    const uint8_t *yv = NULL;
+    CHECK_OK(hurray_file_reader_kv_find(r, "y", &i));
+    CHECK_OK(hurray_file_reader_kv_bytes(r, i, &yv, &len));
+    CHECK(len == 3 && memcmp(yv, blob, 3) == 0);
+
+    int64_t ai[3];
+    CHECK_OK(hurray_file_reader_kv_find(r, "ai", &i));
+    CHECK_OK(hurray_file_reader_kv_type(r, i, &type, &elem, &count));
+    CHECK(type == HURRAY_KV_TYPE_ARRAY && elem == HURRAY_KV_TYPE_INT64 && count == 3);
+    CHECK_OK(hurray_file_reader_kv_array_int64(r, i, NULL, 0, &len));
+    CHECK(len == 3);
+    CHECK_ERR(HURRAY_ERR_BUFFER_TOO_SMALL, hurray_file_reader_kv_array_int64(r, i, ai, 2, &len));
+    CHECK(len == 3);
+    CHECK_OK(hurray_file_reader_kv_array_int64(r, i, ai, 3, &len));
+    CHECK(memcmp(ai, ints, sizeof ints) == 0);
+    uint64_t au[2];
+    CHECK_OK(hurray_file_reader_kv_find(r, "au", &i));
+    CHECK_OK(hurray_file_reader_kv_array_uint64(r, i, au, 2, &len));
+    CHECK(len == 2 && au[1] == UINT64_MAX);
+    double af[2];
+    CHECK_OK(hurray_file_reader_kv_find(r, "af", &i));
+    CHECK_OK(hurray_file_reader_kv_array_float64(r, i, af, 2, &len));
+    CHECK(len == 2 && af[0] == 0.5 && af[1] == -2.25);
+    uint8_t ab[3];
+    CHECK_OK(hurray_file_reader_kv_find(r, "ab", &i));
+    CHECK_OK(hurray_file_reader_kv_array_bool(r, i, ab, 3, &len));
+    CHECK(len == 3 && memcmp(ab, bools, 3) == 0);
+    CHECK_ERR(HURRAY_ERR_NOT_APPLICABLE, hurray_file_reader_kv_array_int64(r, i, ai, 3, &len));
+    CHECK_OK(hurray_file_reader_kv_find(r, "as", &i));
+    CHECK_OK(hurray_file_reader_kv_type(r, i, &type, &elem, &count));
+    CHECK(elem == HURRAY_KV_TYPE_STRING && count == 2);
+    CHECK_OK(hurray_file_reader_kv_array_string(r, i, 1, &s, &len));
+    CHECK(strcmp(s, "βeta") == 0 && len == strlen("βeta"));
+    CHECK_ERR(HURRAY_ERR_OUT_OF_RANGE, hurray_file_reader_kv_array_string(r, i, 2, &s, &len));
+    CHECK_OK(hurray_file_reader_kv_find(r, "ay", &i));
+    CHECK_OK(hurray_file_reader_kv_array_bytes(r, i, 0, &yv, &len));
+    CHECK(len == 2 && yv[0] == 9 && yv[1] == 8);
+    CHECK_OK(hurray_file_reader_kv_array_bytes(r, i, 1, &yv, &len));
+    CHECK(len == 0 && yv == NULL);
+    CHECK_OK(hurray_file_reader_kv_array_bytes(r, i, 2, &yv, &len));
+    CHECK(len == 3 && yv[2] == 255);
+    CHECK_OK(hurray_file_reader_kv_find(r, "empty", &i));
+    CHECK_OK(hurray_file_reader_kv_type(r, i, &type, &elem, &count));
+    CHECK(type == HURRAY_KV_TYPE_ARRAY && elem == HURRAY_KV_TYPE_INT64 && count == 0);
+
+    CHECK_OK(hurray_file_reader_destroy(&r));
+    CHECK_OK(hurray_item_destroy(&gback));
+    CHECK_OK(hurray_tensor_destroy(&back));
+    CHECK_OK(hurray_item_destroy(&group));
+    CHECK(released_count(&crel[0]) == 1 && released_count(&crel[1]) == 1);
+    CHECK(released_count(&rel) == 0);
+    CHECK_OK(hurray_tensor_destroy(&t));
+    CHECK(released_count(&rel) == 1);
+    CHECK(released_count(&owner) == 1);
+    unlink(path);
+}
+
+static HurrayItem *make_group(Released rel[2]) {
+    HurrayDescriptorBuilder *b = NULL;
+    uint64_t shape = 2;
+    CHECK_OK(hurray_descriptor_builder_new(HURRAY_TYPE_FLOAT32, HURRAY_LAYOUT_COMPOSITE_HEAD, 1,
+                                           &shape, &b));
+    HurrayCompositeHead head = {2, HURRAY_COMPOSITION_GROUP, HURRAY_COMBINE_NONE};
+    CHECK_OK(hurray_descriptor_builder_set_composite_head(b, &head));
+    HurrayDescriptor *d = NULL;
+    CHECK_OK(hurray_descriptor_builder_finish(b, &d));
+    CHECK_OK(hurray_descriptor_builder_destroy(&b));
+    uint8_t bytes[512];
+    uint64_t len = 0;
+    CHECK_OK(hurray_descriptor_encode(d, bytes, sizeof bytes, &len));
+    CHECK_OK(hurray_descriptor_destroy(&d));
+    HurrayTensor *h = NULL;
+    CHECK_OK(hurray_tensor_new(HURRAY_C_ABI_VERSION, bytes, len, NULL, NULL, NULL, &h));
+    HurrayItem *c = NULL;
+    CHECK_OK(hurray_item_composite_new(&h, &c));
+    for (int i = 0; i < 2; i++) {
+        HurrayTensor *m = own_memory_tensor(2, &rel[i], NULL);
+        HurrayItem *mi = NULL;
+        CHECK_OK(hurray_item_from_tensor(&m, &mi));
+        CHECK_OK(hurray_item_composite_push(c, &mi));
+    }
+    return c;
+}
+
+static void test_abandoned_writer_leaves_no_file(void) {
+    char path[4096];
+    join_path(path, sizeof path, tmp_dir(), "abandoned.hrry");
+    unlink(path);
+    Released rel;
+    HurrayTensor *t = own_memory_tensor(64, &rel, NULL);
+    HurrayFileWriter *w = NULL;
+    CHECK_OK(hurray_file_writer_create(path, NULL, &w));
+    CHECK_OK(hurray_file_writer_write_tensor(w, "t", t));
+    CHECK_OK(hurray_file_writer_destroy(&w));
+    struct stat st;
+    CHECK(stat(path, &st) != 0);
+    /* No temporary file left beside it either. */
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -q abandoned", tmp_dir());
+    CHECK(system(cmd) != 0);
+    CHECK_OK(hurray_tensor_destroy(&t));
+    CHECK(released_count(&rel) == 1);
+}
+
+static void test_file_errors(void) {
+    char path[4096];
+    HurrayFileReader *r = NULL;
+    join_path(path, sizeof path, tmp_dir(), "does-not-exist.hrry");
+    CHECK_ERR(HURRAY_ERR_FILE_NOT_FOUND, hurray_file_reader_open(path, &r));
+    CHECK(r == NULL);
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_file_reader_open(NULL, &r));
+    CHECK_ERR(HURRAY_ERR_INVALID_ARGUMENT, hurray_file_reader_open("", &r));
+
+    /* Not a Hurray file, and a file cut short. */
+    join_path(path, sizeof path, tmp_dir(), "garbage.hrry");
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    for (int i = 0; i < 200; i++) fputc('x', f);
+    fclose(f);
+    CHECK_ERR(HURRAY_ERR_FORMAT, hurray_file_reader_open(path, &r));
+    f = fopen(path, "wb");
+    fputs("HRRYFILE", f);
+    fclose(f);
+    CHECK_ERR(HURRAY_ERR_TRUNCATED, hurray_file_reader_open(path, &r));
+    unlink(path);
+
+    const char *dir = env_or_null("HURRAY_CONFORMANCE_DIR");
+    if (dir) {
+        join_path(path, sizeof path, dir, "files/basic.hrry");
+        CHECK_OK(hurray_file_reader_open(path, &r));
+        HurrayTensor *t = NULL;
+        CHECK_ERR(HURRAY_ERR_NOT_FOUND, hurray_file_reader_tensor(r, "nope", &t));
+        CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_file_reader_tensor(r, NULL, &t));
+        CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_file_reader_tensor(r, "bias", NULL));
+        CHECK_ERR(HURRAY_ERR_OUT_OF_RANGE, hurray_file_reader_tensor_name(r, 2, NULL, NULL));
+        const char *name = NULL;
+        uint64_t len = 0;
+        CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_file_reader_tensor_name(r, 0, &name, NULL));
+        CHECK_ERR(HURRAY_ERR_INVALID_ARGUMENT, hurray_file_reader_tensor(r, "\xff", &t));
+        CHECK(t == NULL && name == NULL && len == 0);
+        CHECK_OK(hurray_file_reader_destroy(&r));
+    }
+    HurrayFileInfo info;
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_file_reader_info(NULL, &info));
+
+    /* Writers: a missing directory, a bad option, a duplicate name, an illegal alignment. */
+    HurrayFileWriter *w = NULL;
+    join_path(path, sizeof path, tmp_dir(), "no-such-dir/x.hrry");
+    CHECK_ERR(HURRAY_ERR_FILE_NOT_FOUND, hurray_file_writer_create(path, NULL, &w));
+    join_path(path, sizeof path, tmp_dir(), "bad.hrry");
+    HurrayWriteOptions opt;
+    CHECK_OK(hurray_write_options_default(&opt));
+    opt.sorted_index = 2;
+    CHECK_ERR(HURRAY_ERR_INVALID_ARGUMENT, hurray_file_writer_create(path, &opt, &w));
+    CHECK_OK(hurray_write_options_default(&opt));
+    opt.data_buffer_alignment = 1000;
+    CHECK_ERR(HURRAY_ERR_FORMAT, hurray_file_writer_create(path, &opt, &w));
+    CHECK(w == NULL);
+    CHECK_OK(hurray_file_writer_create(path, NULL, &w));
+    Released rel;
+    HurrayTensor *t = own_memory_tensor(4, &rel, NULL);
+    CHECK_OK(hurray_file_writer_write_tensor(w, "t", t));
+    CHECK_ERR(HURRAY_ERR_FORMAT, hurray_file_writer_write_tensor(w, "t", t));
+    CHECK_ERR(HURRAY_ERR_FORMAT, hurray_file_writer_write_tensor(w, "", t));
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_file_writer_write_tensor(w, "u", NULL));
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_file_writer_add_kv_string(w, "k", NULL));
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_file_writer_add_kv_bytes(w, "k", NULL, 3));
+    CHECK_OK(hurray_file_writer_destroy(&w));
+    struct stat st;
+    CHECK(stat(path, &st) != 0);
+    CHECK_OK(hurray_tensor_destroy(&t));
+    CHECK(released_count(&rel) == 1);
+}
+
+int main(void) {
+    RUN(test_basic_hrry);
+    RUN(test_reader_destroyed_before_tensors);
+    RUN(test_write_read_own_memory);
+    RUN(test_abandoned_writer_leaves_no_file);
+    RUN(test_file_errors);
+    END_TESTS();
+}
