@@ -318,7 +318,7 @@ func TestViews(t *testing.T) {
 		t.Errorf("String() = %q", s)
 	}
 	mustPanic(t, "Bytes(5)", func() { x.Bytes(5) })
-	if m := Make[complex128](3); uintptr(ptrOf(asBytes(m)))%Alignment != 0 || len(m) != 3 {
+	if m := Make[complex128](3); uintptr(ptrOf(AsBytes(m)))%Alignment != 0 || len(m) != 3 {
 		t.Error("Make aligns")
 	}
 }

@@ -66,7 +66,7 @@ func world(t *testing.T, rc *releaseCounter) []io.Closer {
 	for k := 0; k < 2; k++ {
 		d := Descriptor{DType: Float32, Layout: RowMajor, Shape: []uint64{2, 2}, Buffers: []BufferEntry{{Size: 16}},
 			Shard: &Shard{ParentShape: []uint64{2, 4}, Offset: []uint64{0, uint64(2 * k)}}}
-		m, err := NewTensor(d, [][]byte{asBytes(fill(4, float32(10*k)))}, rc.option())
+		m, err := NewTensor(d, [][]byte{AsBytes(fill(4, float32(10*k)))}, rc.option())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,12 +277,12 @@ func TestFailedConstructionReleasesNothingTwice(t *testing.T) {
 	called := 0
 	d, _ := DenseDescriptor(Float32, 4)
 	// Wrong size.
-	if _, err := NewTensor(d, [][]byte{asBytes(fill(3, 0))}, OnRelease(func() { called++ })); !isStatus(err, StatusBufferMismatch) {
+	if _, err := NewTensor(d, [][]byte{AsBytes(fill(3, 0))}, OnRelease(func() { called++ })); !isStatus(err, StatusBufferMismatch) {
 		t.Errorf("wrong size: %v, want ErrBufferMismatch", err)
 	}
 	// Misaligned.
 	v := Make[float32](5)
-	if _, err := NewTensor(d, [][]byte{asBytes(v[1:])}, OnRelease(func() { called++ })); !isStatus(err, StatusInvalidArgument) {
+	if _, err := NewTensor(d, [][]byte{AsBytes(v[1:])}, OnRelease(func() { called++ })); !isStatus(err, StatusInvalidArgument) {
 		t.Errorf("misaligned: %v, want ErrInvalidArgument", err)
 	}
 	// Wrong count.

@@ -71,8 +71,9 @@ func Make[T Element](n int) []T {
 	return backing[skip : skip+n : skip+n]
 }
 
-// asBytes reinterprets a slice of elements as its bytes (no copy).
-func asBytes[T Element](s []T) []byte {
+// AsBytes reinterprets a slice of elements as its bytes, without copying: the
+// form [NewTensor] takes buffers in. The result aliases s.
+func AsBytes[T Element](s []T) []byte {
 	if len(s) == 0 {
 		return nil
 	}

@@ -60,7 +60,7 @@ func shardMember(t testing.TB, parent, shape, offset []uint64, base float32) *It
 	d := Descriptor{DType: Float32, Layout: RowMajor, Shape: shape,
 		Buffers: []BufferEntry{{Size: uint64(4 * n)}},
 		Shard:   &Shard{ParentShape: parent, Offset: offset}}
-	return mustItem(t, mustTensor(t, d, asBytes(fill(n, base))))
+	return mustItem(t, mustTensor(t, d, AsBytes(fill(n, base))))
 }
 
 func partition(t testing.TB) *Item {
@@ -109,7 +109,7 @@ var rtCases = []rtCase{
 			Buffers:    []BufferEntry{{Size: 48}},
 			Shard:      &Shard{ParentShape: []uint64{6, 4}, Offset: []uint64{3, 0}},
 			Statistics: &Statistics{Mask: StatValueRange | StatNNZ | StatNaNInf, NNZ: 11, Min: 0, Max: 11, AbsMax: 11}}
-		return mustItem(t, mustTensor(t, d, asBytes(fill(12, 0))))
+		return mustItem(t, mustTensor(t, d, AsBytes(fill(12, 0))))
 	}},
 	{"empty_f32_0x4", func(t *testing.T) *Item {
 		tensor, err := NewDense(Make[float32](0), []uint64{0, 4})
@@ -121,29 +121,29 @@ var rtCases = []rtCase{
 	{"sparse_coo_4x4", func(t *testing.T) *Item {
 		d := Descriptor{DType: Float32, Layout: COO, Shape: []uint64{4, 4}, NNZ: 3, COOSorted: true,
 			Buffers: []BufferEntry{{Size: 12}, {Size: 48}}}
-		return mustItem(t, mustTensor(t, d, asBytes(f32s(1.5, -0.5, 2)), asBytes(u64s(0, 1, 2, 0, 3, 3))))
+		return mustItem(t, mustTensor(t, d, AsBytes(f32s(1.5, -0.5, 2)), AsBytes(u64s(0, 1, 2, 0, 3, 3))))
 	}},
 	{"sparse_csr_4x5", func(t *testing.T) *Item {
 		d := Descriptor{DType: Float32, Layout: CSR, Shape: []uint64{4, 5}, NNZ: 5,
 			Buffers: []BufferEntry{{Size: 20}, {Size: 40}, {Size: 40}}}
-		return mustItem(t, mustTensor(t, d, asBytes(f32s(1, 2, 3, 4, 5)), asBytes(u64s(0, 3, 2, 1, 4)), asBytes(u64s(0, 2, 3, 5, 5))))
+		return mustItem(t, mustTensor(t, d, AsBytes(f32s(1, 2, 3, 4, 5)), AsBytes(u64s(0, 3, 2, 1, 4)), AsBytes(u64s(0, 2, 3, 5, 5))))
 	}},
 	{"sparse_csr_empty", func(t *testing.T) *Item {
 		d := Descriptor{DType: Float32, Layout: CSR, Shape: []uint64{2, 3}, NNZ: 0,
 			Buffers: []BufferEntry{{Size: 0}, {Size: 0}, {Size: 24}}}
-		return mustItem(t, mustTensor(t, d, nil, nil, asBytes(u64s(0, 0, 0))))
+		return mustItem(t, mustTensor(t, d, nil, nil, AsBytes(u64s(0, 0, 0))))
 	}},
 	{"quantized_per_tensor_int8", func(t *testing.T) *Item {
 		d := Descriptor{DType: Int8, Layout: RowMajor, Shape: []uint64{4}, Buffers: []BufferEntry{{Size: 4}},
 			Quantization: &Quantization{Scheme: PerTensorAffine, Scale: 0.5, ZeroPoint: 1,
 				ScaleBuffer: NoBuffer, ZeroPointBuffer: NoBuffer}}
-		return mustItem(t, mustTensor(t, d, asBytes(i8s(-3, 0, 5, 127))))
+		return mustItem(t, mustTensor(t, d, AsBytes(i8s(-3, 0, 5, 127))))
 	}},
 	{"quantized_per_channel_int8", func(t *testing.T) *Item {
 		d := Descriptor{DType: Int8, Layout: RowMajor, Shape: []uint64{2, 3}, Buffers: []BufferEntry{{Size: 6}, {Size: 8}},
 			Quantization: &Quantization{Scheme: PerChannelAffine, Axis: 0, ScaleBuffer: 1,
 				ZeroPointBuffer: NoBuffer, ScaleType: ScaleF32}}
-		return mustItem(t, mustTensor(t, d, asBytes(i8s(1, 2, 3, -4, -5, -6)), asBytes(f32s(0.25, 0.125))))
+		return mustItem(t, mustTensor(t, d, AsBytes(i8s(1, 2, 3, -4, -5, -6)), AsBytes(f32s(0.25, 0.125))))
 	}},
 	{"composite_partition", func(t *testing.T) *Item { return partition(t) }},
 	{"composite_nested_group", func(t *testing.T) *Item {

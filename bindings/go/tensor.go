@@ -160,7 +160,7 @@ func NewDense[T Element](data []T, shape []uint64, opts ...Option) (*Tensor, err
 	if err != nil {
 		return nil, err
 	}
-	return NewTensor(d, [][]byte{asBytes(data)}, opts...)
+	return NewTensor(d, [][]byte{AsBytes(data)}, opts...)
 }
 
 // TensorFromC takes ownership of a HurrayTensor* made by C code (any build of the

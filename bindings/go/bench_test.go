@@ -1,0 +1,164 @@
+package hurray
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// writeBenchFile writes a file with one float32 tensor of size bytes (the data is
+// left zero, written by the writer from Go memory) and returns its path.
+func writeBenchFile(b *testing.B, size int) string {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), fmt.Sprintf("bench-%d.hrry", size))
+	data := Make[float32](size / 4)
+	t, err := NewDense(data, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer t.Close()
+	w, err := CreateFile(path, &WriteOptions{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := w.WriteTensor("x", t); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkOpenView measures OpenFile + Tensor + Float32s on a file holding one
+// 1 MiB or 1 GiB tensor. Nothing is copied, so both should cost about the same
+// (goal: within 2x).
+func BenchmarkOpenView(b *testing.B) {
+	for _, size := range []int{1 << 20, 1 << 30} {
+		b.Run(fmt.Sprintf("%dMiB", size>>20), func(b *testing.B) {
+			if size > 1<<20 && testing.Short() {
+				b.Skip("-short: no 1 GiB file")
+			}
+			path := writeBenchFile(b, size)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				f, err := OpenFile(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t, err := f.Tensor("x")
+				if err != nil {
+					b.Fatal(err)
+				}
+				v, err := t.Float32s()
+				if err != nil || len(v) != size/4 {
+					b.Fatal(err)
+				}
+				t.Close()
+				f.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkStreamRead reads a 256 MiB tensor from a stream held in memory,
+// against io.Copy of the same bytes into a new buffer (what the reader does: each
+// tensor gets fresh memory, whose pages fault in as bytes arrive) and into a
+// reused, already-faulted one (the bare cost of moving the bytes once).
+func BenchmarkStreamRead(b *testing.B) {
+	const size = 256 << 20
+	data := Make[float32](size / 4)
+	t, err := NewDense(data, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var stream bytes.Buffer
+	w := NewWriter(&stream)
+	if err := w.WriteTensor(t); err != nil {
+		b.Fatal(err)
+	}
+	w.Close()
+	t.Close()
+	raw := stream.Bytes()
+
+	b.Run("hurray.Reader", func(b *testing.B) {
+		b.SetBytes(int64(len(raw)))
+		for i := 0; i < b.N; i++ {
+			r := NewReader(bytes.NewReader(raw))
+			x, err := r.NextTensor()
+			if err != nil {
+				b.Fatal(err)
+			}
+			x.Close()
+			r.Close()
+		}
+	})
+	b.Run("io.Copy into a fresh buffer", func(b *testing.B) {
+		b.SetBytes(int64(len(raw)))
+		for i := 0; i < b.N; i++ {
+			dst := make([]byte, len(raw))
+			n, err := io.Copy(sliceWriter{dst}, bytes.NewReader(raw))
+			if err != nil || n != int64(len(raw)) {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("io.Copy into a reused buffer", func(b *testing.B) {
+		b.SetBytes(int64(len(raw)))
+		dst := make([]byte, len(raw))
+		for i := 0; i < b.N; i++ {
+			n, err := io.Copy(sliceWriter{dst}, bytes.NewReader(raw))
+			if err != nil || n != int64(len(raw)) {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// sliceWriter writes into a preallocated slice (io.Copy's destination).
+type sliceWriter struct{ dst []byte }
+
+func (s sliceWriter) Write(p []byte) (int, error) { return copy(s.dst, p), nil }
+
+// BenchmarkSmallCall compares one small accessor (Tensor.Rank: one cgo call to
+// hurray_descriptor_header plus the wrapper's checks) with the same C call made
+// bare and with an empty cgo call: Rank/bare is the Go wrapper's overhead,
+// bare/empty the library's (its panic boundary and checks).
+func BenchmarkSmallCall(b *testing.B) {
+	t, err := NewDense(fill(4, 0), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer t.Close()
+	b.Run("Tensor.Rank", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if t.Rank() != 1 {
+				b.Fatal("rank")
+			}
+		}
+	})
+	b.Run("bare hurray_descriptor_header", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			rawHeaderCall(t)
+		}
+	})
+	b.Run("empty cgo call", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			noopCgoCall()
+		}
+	})
+}
+
+// A benchmark of os.ReadFile for scale (what a copying reader would pay).
+func BenchmarkReadFileBaseline1MiB(b *testing.B) {
+	path := writeBenchFile(b, 1<<20)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := os.ReadFile(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
