@@ -192,7 +192,13 @@ pub fn stages() -> Vec<Stage> {
         // Forces a collection before every handle access, so a missing
         // runtime.KeepAlive frees a handle mid-call and fails (see ffi.go).
         go_stage("go test -tags hurray_debug ./... (bindings/go)", || {
-            exec(&mut go(["test", "-tags", "hurray_debug", "-count=1", "./..."]))
+            exec(&mut go([
+                "test",
+                "-tags",
+                "hurray_debug",
+                "-count=1",
+                "./...",
+            ]))
         }),
     ]
 }
