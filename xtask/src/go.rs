@@ -28,9 +28,17 @@ pub struct GoArgs {
 
 #[derive(Debug, Subcommand)]
 enum GoCommand {
-    /// Build libhurray_ffi.a (release) into bindings/go/lib/<GOOS>_<GOARCH>/ and
+    /// Build libhurray_ffi.a (release) into `bindings/go/lib/<GOOS>_<GOARCH>/` and
     /// refresh bindings/go/include/hurray.h from include/hurray.h.
     Build,
+    /// Build the module archive (with the prebuilt static library) as a file-based
+    /// GOPROXY in target/dist/go-proxy.
+    Dist {
+        /// Then `go get` it into a fresh module outside the repository and run a
+        /// program that opens a file and reads a tensor.
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 /// Runs `cargo xtask go ...`.
@@ -44,7 +52,294 @@ pub fn run(args: &GoArgs) -> Result {
             }
             Ok(())
         }
+        GoCommand::Dist { check: true } => dist_check(),
+        GoCommand::Dist { check: false } => {
+            let proxy = dist()?;
+            println!("dist: go module proxy {}", proxy.display());
+            println!(
+                "      use it with GOPROXY=file://{} GOSUMDB=off go get {MODULE_PATH}@{}",
+                proxy.display(),
+                module_version()
+            );
+            Ok(())
+        }
     }
+}
+
+/// The module path, as bindings/go/go.mod declares it.
+pub const MODULE_PATH: &str = "github.com/hurray-dev/hurray/bindings/go";
+
+/// The module version of this workspace: `v` + the workspace version.
+pub fn module_version() -> String {
+    format!("v{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Builds the static library, then writes the module archive of bindings/go
+/// (sources, header copy, and the host's prebuilt library) as a file-based GOPROXY
+/// (`<proxy>/<module>/@v/{list,<v>.info,<v>.mod,<v>.zip}`); returns the proxy folder.
+pub fn dist() -> Result<PathBuf> {
+    sync_header(true)?;
+    build_static_lib()?;
+    let module = module_dir();
+    let go_mod = std::fs::read_to_string(module.join("go.mod"))?;
+    if !go_mod.contains(&format!("module {MODULE_PATH}\n")) {
+        return Err(format!("bindings/go/go.mod does not declare `module {MODULE_PATH}`").into());
+    }
+    let version = module_version();
+    let proxy = target_dir().join("dist/go-proxy");
+    let at_v = proxy.join(MODULE_PATH).join("@v");
+    if at_v.exists() {
+        std::fs::remove_dir_all(&at_v)?;
+    }
+    std::fs::create_dir_all(&at_v)?;
+
+    let mut files = Vec::new();
+    collect_module_files(&module, &module, &mut files)?;
+    files.sort();
+    let prefix = format!("{MODULE_PATH}@{version}/");
+    let mut zip = ZipWriter::default();
+    for rel in &files {
+        let data = std::fs::read(module.join(rel))?;
+        zip.add(&format!("{prefix}{rel}"), &data)?;
+    }
+    std::fs::write(at_v.join(format!("{version}.zip")), zip.finish()?)?;
+    std::fs::write(at_v.join(format!("{version}.mod")), go_mod)?;
+    std::fs::write(
+        at_v.join(format!("{version}.info")),
+        format!("{{\"Version\":\"{version}\",\"Time\":\"2026-01-01T00:00:00Z\"}}\n"),
+    )?;
+    std::fs::write(at_v.join("list"), format!("{version}\n"))?;
+    Ok(proxy)
+}
+
+/// The consumer program of [`dist_check`]: it only knows the module by its path.
+const CONSUMER_MAIN: &str = r#"package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	hurray "github.com/hurray-dev/hurray/bindings/go"
+)
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "consumer:", err)
+		os.Exit(1)
+	}
+}
+
+func main() {
+	dir, err := os.MkdirTemp("", "hurray-consumer")
+	check(err)
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "x.hrry")
+	data := hurray.Make[float32](4)
+	copy(data, []float32{1, 2, 3, 4})
+	t, err := hurray.NewDense(data, []uint64{2, 2})
+	check(err)
+	w, err := hurray.CreateFile(path, &hurray.WriteOptions{NoSync: true})
+	check(err)
+	check(w.WriteTensor("w", t))
+	check(w.Close())
+	check(t.Close())
+
+	f, err := hurray.OpenFile(path)
+	check(err)
+	x, err := f.Tensor("w")
+	check(err)
+	v, err := x.Float32s()
+	check(err)
+	fmt.Println("consumer: read", x, v)
+	if fmt.Sprint(v) != "[1 2 3 4]" {
+		check(fmt.Errorf("read %v, wrote [1 2 3 4]", v))
+	}
+	check(x.Close())
+	check(f.Close())
+
+	if len(os.Args) > 1 { // the conformance file, when present
+		g, err := hurray.OpenFile(os.Args[1])
+		check(err)
+		y, err := g.Tensor("weights")
+		check(err)
+		fmt.Println("consumer: basic.hrry", g.Names(), y)
+		check(y.Close())
+		check(g.Close())
+	}
+	if n := hurray.LiveObjects(); n != 0 {
+		check(fmt.Errorf("%d live objects at exit", n))
+	}
+	fmt.Println("consumer: ok")
+}
+"#;
+
+/// Builds the archive with [`dist`], then, in a fresh module outside the
+/// repository (target/go-dist-check, with its own module cache), `go get`s the
+/// module from the file GOPROXY alone and runs a program that writes and opens a
+/// file and reads a tensor.
+pub fn dist_check() -> Result {
+    let proxy = dist()?;
+    let work = target_dir().join("go-dist-check");
+    if work.exists() {
+        std::fs::remove_dir_all(&work)
+            .map_err(|e| format!("cannot remove {}: {e}", work.display()))?;
+    }
+    let app = work.join("consumer");
+    std::fs::create_dir_all(&app)?;
+    std::fs::write(
+        app.join("go.mod"),
+        "module example.com/consumer\n\ngo 1.24\n",
+    )?;
+    std::fs::write(app.join("main.go"), CONSUMER_MAIN)?;
+    let env = [
+        ("GOPROXY", format!("file://{}", proxy.display())),
+        ("GOSUMDB", "off".into()),
+        ("GOFLAGS", "-modcacherw".into()),
+        ("GOMODCACHE", work.join("modcache").display().to_string()),
+        ("GOTOOLCHAIN", "local".into()),
+        ("GOWORK", "off".into()),
+        ("CGO_ENABLED", "1".into()),
+    ];
+    let go_in_app = |args: &[&str]| {
+        let mut cmd = Command::new("go");
+        cmd.args(args)
+            .current_dir(&app)
+            .envs(env.iter().map(|(k, v)| (k, v)));
+        cmd
+    };
+    let module = format!("{MODULE_PATH}@{}", module_version());
+    exec(&mut go_in_app(&["get", &module])).map_err(|e| format!("go get {module}: {e}"))?;
+    let basic = workspace_root().join("../shared/conformance/files/basic.hrry");
+    let mut run = go_in_app(&["run", "."]);
+    if basic.is_file() {
+        run.arg(&basic);
+    }
+    let output = run
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("go run: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    print!("{stdout}");
+    if !output.status.success() || !stdout.contains("consumer: ok") {
+        return Err(format!("the consumer module failed: {}", output.status).into());
+    }
+    Ok(())
+}
+
+/// The files of the module archive, relative to the module root with `/`
+/// separators: everything but hidden folders and test or profile leftovers.
+fn collect_module_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            if !name.starts_with('.') {
+                collect_module_files(root, &path, out)?;
+            }
+        } else if kind.is_file() && !name.ends_with(".test") && !name.ends_with(".out") {
+            let rel = path.strip_prefix(root).expect("below the root");
+            let rel: Vec<_> = rel
+                .iter()
+                .map(|c| c.to_string_lossy().into_owned())
+                .collect();
+            out.push(rel.join("/"));
+        }
+    }
+    Ok(())
+}
+
+/// A minimal zip writer (stored entries, fixed 1980-01-01 timestamps): enough for
+/// a Go module archive, without a dependency.
+#[derive(Default)]
+struct ZipWriter {
+    out: Vec<u8>,
+    central: Vec<u8>,
+    entries: u16,
+}
+
+impl ZipWriter {
+    fn add(&mut self, name: &str, data: &[u8]) -> Result {
+        let size = u32::try_from(data.len()).map_err(|_| format!("{name}: over 4 GiB"))?;
+        let offset = u32::try_from(self.out.len()).map_err(|_| "archive over 4 GiB")?;
+        let name_len = u16::try_from(name.len()).map_err(|_| format!("{name}: name too long"))?;
+        let crc = crc32(data);
+        const DATE_1980_01_01: u16 = (1 << 5) | 1;
+        let mut local = Vec::with_capacity(30 + name.len());
+        put32(&mut local, 0x0403_4b50);
+        for v in [20u16, 0x0800, 0, 0, DATE_1980_01_01] {
+            put16(&mut local, v); // version needed, flags (UTF-8 names), stored, time, date
+        }
+        for v in [crc, size, size] {
+            put32(&mut local, v);
+        }
+        put16(&mut local, name_len);
+        put16(&mut local, 0);
+        self.out.extend_from_slice(&local);
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(data);
+
+        let c = &mut self.central;
+        put32(c, 0x0201_4b50);
+        for v in [0x0314u16, 20, 0x0800, 0, 0, DATE_1980_01_01] {
+            put16(c, v); // made by (Unix, 2.0), needed, flags, stored, time, date
+        }
+        for v in [crc, size, size] {
+            put32(c, v);
+        }
+        for v in [name_len, 0, 0, 0, 0] {
+            put16(c, v); // name, extra, comment, disk, internal attributes
+        }
+        put32(c, 0o100644 << 16); // external attributes: a regular file, rw-r--r--
+        put32(c, offset);
+        c.extend_from_slice(name.as_bytes());
+        self.entries = self.entries.checked_add(1).ok_or("too many files")?;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Vec<u8>> {
+        let offset = u32::try_from(self.out.len()).map_err(|_| "archive over 4 GiB")?;
+        let size = u32::try_from(self.central.len()).map_err(|_| "directory over 4 GiB")?;
+        self.out.extend_from_slice(&self.central);
+        let o = &mut self.out;
+        put32(o, 0x0605_4b50);
+        for v in [0u16, 0, self.entries, self.entries] {
+            put16(o, v);
+        }
+        put32(o, size);
+        put32(o, offset);
+        put16(o, 0);
+        Ok(self.out)
+    }
+}
+
+fn put16(out: &mut Vec<u8>, v: u16) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// CRC-32 (IEEE), as zip uses.
+fn crc32(data: &[u8]) -> u32 {
+    let mut table = [0u32; 256];
+    for (i, slot) in table.iter_mut().enumerate() {
+        let mut c = i as u32;
+        for _ in 0..8 {
+            c = if c & 1 != 0 {
+                0xEDB8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
+        }
+        *slot = c;
+    }
+    !data.iter().fold(!0u32, |c, &b| {
+        table[((c ^ u32::from(b)) & 0xFF) as usize] ^ (c >> 8)
+    })
 }
 
 /// The Go module's directory.
@@ -182,6 +477,10 @@ pub fn stages() -> Vec<Stage> {
                 sync_header(true)?;
                 build_static_lib().map(|_| ())
             },
+        ),
+        go_stage(
+            "go: `cargo xtask go dist` archive, go get from a file GOPROXY into a fresh module that writes, opens and reads",
+            dist_check,
         ),
         go_stage("go vet ./... (bindings/go)", || {
             exec(&mut go(["vet", "./..."]))

@@ -197,6 +197,7 @@ mod tests {
             "c: the same programs under valgrind",
             "cargo bench",
             "go: bindings/go/include/hurray.h",
+            "go: `cargo xtask go dist`",
             "go vet",
             "go test -race",
             "go test -tags hurray_debug",
