@@ -1,0 +1,570 @@
+//! The I/O exports from Rust (the C suite in `tests/c/` covers them from C): the
+//! stream decoder never panics whatever the caller passes to `advance`, the encoder
+//! points at the caller's buffers and holds them, files round-trip with KV of every
+//! type, and an abandoned writer leaves no file.
+
+mod common;
+
+use common::{err, live, ok};
+use hurray_ffi::buffer::*;
+use hurray_ffi::descriptor::*;
+use hurray_ffi::file::*;
+use hurray_ffi::item::*;
+use hurray_ffi::stream::*;
+use hurray_ffi::tags::HURRAY_TYPE_UINT8;
+use hurray_ffi::tensor::*;
+use hurray_ffi::*;
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::ptr::{null, null_mut};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Counts releases; the context points at the counter.
+unsafe extern "C" fn count_release(ctx: *mut c_void) {
+    // SAFETY: every test passes a pointer to a live AtomicUsize.
+    unsafe { &*ctx.cast::<AtomicUsize>() }.fetch_add(1, Ordering::SeqCst);
+}
+
+/// 64-byte-aligned bytes a test owns.
+#[repr(C, align(64))]
+struct Aligned([u8; 256]);
+
+/// A uint8 [n] tensor over `mem` (n <= 256) whose buffer release counts in `count`.
+fn tensor_over(mem: &Aligned, n: u64, count: &AtomicUsize) -> *mut HurrayTensor {
+    let mut d = null_mut();
+    // SAFETY: valid pointers throughout; the memory outlives the tensor in every test.
+    unsafe {
+        ok(hurray_descriptor_dense(HURRAY_TYPE_UINT8, 1, &n, &mut d));
+        let mut len = 0;
+        ok(hurray_descriptor_encode(d, null_mut(), 0, &mut len));
+        let mut bytes = vec![0u8; len as usize];
+        ok(hurray_descriptor_encode(
+            d,
+            bytes.as_mut_ptr(),
+            len,
+            &mut len,
+        ));
+        ok(hurray_descriptor_destroy(&mut d));
+        let mut b = null_mut();
+        ok(hurray_buffer_new(
+            mem.0.as_ptr().cast(),
+            n,
+            64,
+            0,
+            0,
+            0,
+            null(),
+            Some(count_release),
+            (count as *const AtomicUsize).cast_mut().cast(),
+            &mut b,
+        ));
+        let mut l = null_mut();
+        ok(hurray_buffer_list_new(&mut l));
+        ok(hurray_buffer_list_push(l, &mut b));
+        let mut t = null_mut();
+        ok(hurray_tensor_new(
+            HURRAY_C_ABI_VERSION,
+            bytes.as_ptr(),
+            len,
+            l,
+            null_mut(),
+            None,
+            &mut t,
+        ));
+        t
+    }
+}
+
+fn bytes_of(t: *const HurrayTensor) -> Vec<u8> {
+    let (mut p, mut n) = (null(), 0u64);
+    // SAFETY: t is live; the buffer holds n bytes while it lives.
+    unsafe {
+        ok(hurray_tensor_buffer_data(t, 0, &mut p, &mut n));
+        std::slice::from_raw_parts(p.cast::<u8>(), n as usize).to_vec()
+    }
+}
+
+fn destroy_tensor(mut t: *mut HurrayTensor) {
+    // SAFETY: t is live and owned by the test.
+    ok(unsafe { hurray_tensor_destroy(&mut t) });
+    assert!(t.is_null());
+}
+
+/// Encodes `t` through the stream encoder, returning the stream bytes.
+fn encode(t: *const HurrayTensor) -> Vec<u8> {
+    let mut enc = null_mut();
+    let mut out = Vec::new();
+    // SAFETY: valid handles and out-pointers; chunk pointers are read before end.
+    unsafe {
+        ok(hurray_stream_encoder_new(null(), &mut enc));
+        let (mut chunks, mut total) = (0, 0);
+        ok(hurray_stream_encoder_begin_tensor(
+            enc,
+            t,
+            &mut chunks,
+            &mut total,
+        ));
+        for i in 0..chunks {
+            let (mut p, mut n) = (null(), 0);
+            ok(hurray_stream_encoder_chunk(enc, i, &mut p, &mut n));
+            out.extend_from_slice(std::slice::from_raw_parts(p, n as usize));
+        }
+        assert_eq!(out.len() as u64, total);
+        ok(hurray_stream_encoder_destroy(&mut enc));
+    }
+    out
+}
+
+#[test]
+fn encoder_points_at_the_callers_buffer_and_holds_it() {
+    let _l = live();
+    let mem = Aligned([7; 256]);
+    let count = AtomicUsize::new(0);
+    let mut t = tensor_over(&mem, 100, &count);
+    let mut enc = null_mut();
+    // SAFETY: valid handles and out-pointers.
+    unsafe {
+        ok(hurray_stream_encoder_new(null(), &mut enc));
+        let (mut chunks, mut total) = (0, 0);
+        ok(hurray_stream_encoder_begin_tensor(
+            enc,
+            t,
+            &mut chunks,
+            &mut total,
+        ));
+        assert_eq!(chunks, 2);
+        let (mut p, mut n) = (null(), 0);
+        ok(hurray_stream_encoder_chunk(enc, 1, &mut p, &mut n));
+        assert_eq!((p, n), (mem.0.as_ptr(), 100));
+        err(
+            hurray_stream_encoder_chunk(enc, 2, &mut p, &mut n),
+            HURRAY_ERR_OUT_OF_RANGE,
+            "chunk 2",
+        );
+        ok(hurray_tensor_destroy(&mut t));
+        assert_eq!(
+            count.load(Ordering::SeqCst),
+            0,
+            "the encoder holds the buffer"
+        );
+        ok(hurray_stream_encoder_end(enc));
+        assert_eq!(count.load(Ordering::SeqCst), 1);
+        err(
+            hurray_stream_encoder_chunk(enc, 0, &mut p, &mut n),
+            HURRAY_ERR_STATE,
+            "no current item",
+        );
+        ok(hurray_stream_encoder_destroy(&mut enc));
+    }
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+}
+
+/// Decodes `s` with demand/advance, `step(i)` bytes per read; between reads it also
+/// tries an advance past the demand, which must fail without effect.
+fn decode(s: &[u8], step: impl Fn(usize) -> usize) -> (Vec<*mut HurrayTensor>, HurrayStatus) {
+    let mut dec = null_mut();
+    let mut out = Vec::new();
+    // SAFETY: valid handles and out-pointers; writes stay within the demanded slice.
+    unsafe {
+        ok(hurray_stream_decoder_new(null(), &mut dec));
+        let (mut pos, mut i) = (0usize, 0usize);
+        let fin = loop {
+            let mut t = null_mut();
+            ok(hurray_stream_decoder_next_tensor(dec, &mut t));
+            if !t.is_null() {
+                out.push(t);
+            }
+            let (mut dst, mut want) = (null_mut(), 0u64);
+            ok(hurray_stream_decoder_demand(dec, &mut dst, &mut want));
+            if want == 0 {
+                break HURRAY_OK;
+            }
+            assert_eq!(
+                hurray_stream_decoder_advance(dec, want + 1 + i as u64),
+                HURRAY_ERR_INVALID_ARGUMENT
+            );
+            let n = step(i).min(want as usize).min(s.len() - pos);
+            i += 1;
+            if n == 0 {
+                break hurray_stream_decoder_finish(dec);
+            }
+            std::ptr::copy_nonoverlapping(s.as_ptr().add(pos), dst, n);
+            pos += n;
+            ok(hurray_stream_decoder_advance(dec, n as u64));
+            let mut p = 0;
+            ok(hurray_stream_decoder_position(dec, &mut p));
+            assert_eq!(p, pos as u64);
+        };
+        let mut t = null_mut();
+        while hurray_stream_decoder_next_tensor(dec, &mut t) == HURRAY_OK && !t.is_null() {
+            out.push(t);
+        }
+        ok(hurray_stream_decoder_destroy(&mut dec));
+        (out, fin)
+    }
+}
+
+#[test]
+fn decoder_round_trips_with_any_read_size_and_refuses_over_advance() {
+    let _l = live();
+    let mem = Aligned(std::array::from_fn(|i| i as u8));
+    let count = AtomicUsize::new(0);
+    let t = tensor_over(&mem, 200, &count);
+    let one = encode(t);
+    let mut s = one.clone();
+    s.extend_from_slice(&one);
+    let want = bytes_of(t);
+    for step in [1usize, 3, 7, 64, 1000] {
+        let (got, fin) = decode(&s, |i| step + i % 5);
+        assert_eq!(fin, HURRAY_OK);
+        assert_eq!(got.len(), 2);
+        for g in got {
+            assert_eq!(bytes_of(g), want);
+            destroy_tensor(g);
+        }
+    }
+    // Every cut inside a tensor is truncation; a cut on the boundary is clean.
+    for cut in 1..s.len() {
+        let (got, fin) = decode(&s[..cut], |_| 5);
+        let whole = cut / one.len();
+        assert_eq!(got.len(), whole, "cut at {cut}");
+        if cut == one.len() {
+            assert_eq!(fin, HURRAY_OK);
+        } else {
+            assert_eq!(fin, HURRAY_ERR_TRUNCATED, "cut at {cut}");
+        }
+        got.into_iter().for_each(destroy_tensor);
+    }
+    destroy_tensor(t);
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn decoder_reports_bad_input_once_through_next() {
+    let _l = live();
+    let mut dec = null_mut();
+    // SAFETY: valid handles and out-pointers.
+    unsafe {
+        ok(hurray_stream_decoder_new(null(), &mut dec));
+        let junk = [0x5Au8; 40];
+        let mut consumed = 0;
+        ok(hurray_stream_decoder_feed(
+            dec,
+            junk.as_ptr(),
+            junk.len() as u64,
+            &mut consumed,
+        ));
+        let mut item = null_mut();
+        err(
+            hurray_stream_decoder_next(dec, &mut item),
+            HURRAY_ERR_DESCRIPTOR,
+            "at byte 0",
+        );
+        assert!(item.is_null());
+        ok(hurray_stream_decoder_next(dec, &mut item));
+        assert!(item.is_null());
+        assert_eq!(hurray_stream_decoder_advance(dec, 0), HURRAY_OK);
+        assert_eq!(
+            hurray_stream_decoder_advance(dec, 1),
+            HURRAY_ERR_INVALID_ARGUMENT
+        );
+        err(
+            hurray_stream_decoder_finish(dec),
+            HURRAY_ERR_DESCRIPTOR,
+            "magic",
+        );
+        // Wrong handle kind.
+        let mut enc = null_mut();
+        ok(hurray_stream_encoder_new(null(), &mut enc));
+        err(
+            hurray_stream_decoder_advance(enc.cast(), 0),
+            HURRAY_ERR_INVALID_ARGUMENT,
+            "not a HurrayStreamDecoder",
+        );
+        ok(hurray_stream_encoder_destroy(&mut enc));
+        ok(hurray_stream_decoder_destroy(&mut dec));
+    }
+}
+
+fn scratch(name: &str) -> CString {
+    let dir = std::env::temp_dir().join(format!("hurray-ffi-io-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    CString::new(dir.join(name).to_str().unwrap()).unwrap()
+}
+
+fn c(s: &str) -> CString {
+    CString::new(s).unwrap()
+}
+
+fn text(p: *const c_char, len: u64) -> String {
+    // SAFETY: the library hands out NUL-terminated strings of len bytes.
+    let s = unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_string();
+    assert_eq!(s.len() as u64, len);
+    s
+}
+
+#[test]
+fn file_round_trip_with_kv_of_every_type() {
+    let _l = live();
+    let path = scratch("kv.hrry");
+    let mem = Aligned([3; 256]);
+    let count = AtomicUsize::new(0);
+    let t = tensor_over(&mem, 50, &count);
+    // SAFETY: valid handles, C strings and arrays throughout.
+    unsafe {
+        let mut opts = HurrayWriteOptions::default();
+        ok(hurray_write_options_default(&mut opts));
+        assert_eq!(opts, HurrayWriteOptions::default());
+        opts.durable = 0;
+        let mut w = null_mut();
+        ok(hurray_file_writer_create(path.as_ptr(), &opts, &mut w));
+        ok(hurray_file_writer_write_tensor(w, c("t").as_ptr(), t));
+        ok(hurray_file_writer_add_kv_string(
+            w,
+            c("s").as_ptr(),
+            c("v").as_ptr(),
+        ));
+        ok(hurray_file_writer_add_kv_int64(w, c("i").as_ptr(), -5));
+        ok(hurray_file_writer_add_kv_uint64(w, c("u").as_ptr(), 5));
+        ok(hurray_file_writer_add_kv_float64(w, c("f").as_ptr(), 0.25));
+        ok(hurray_file_writer_add_kv_bool(w, c("b").as_ptr(), 0));
+        ok(hurray_file_writer_add_kv_bytes(
+            w,
+            c("y").as_ptr(),
+            null(),
+            0,
+        ));
+        ok(hurray_file_writer_add_kv_array_int64(
+            w,
+            c("ai").as_ptr(),
+            [1i64, 2].as_ptr(),
+            2,
+        ));
+        ok(hurray_file_writer_add_kv_array_uint64(
+            w,
+            c("au").as_ptr(),
+            [9u64].as_ptr(),
+            1,
+        ));
+        ok(hurray_file_writer_add_kv_array_float64(
+            w,
+            c("af").as_ptr(),
+            [1.5f64].as_ptr(),
+            1,
+        ));
+        ok(hurray_file_writer_add_kv_array_bool(
+            w,
+            c("ab").as_ptr(),
+            [0u8, 1].as_ptr(),
+            2,
+        ));
+        let strs = [c("x"), c("yz")];
+        let ptrs: Vec<*const c_char> = strs.iter().map(|s| s.as_ptr()).collect();
+        ok(hurray_file_writer_add_kv_array_string(
+            w,
+            c("as").as_ptr(),
+            ptrs.as_ptr(),
+            2,
+        ));
+        let blob = [1u8, 2, 3];
+        ok(hurray_file_writer_add_kv_array_bytes(
+            w,
+            c("ay").as_ptr(),
+            [blob.as_ptr()].as_ptr(),
+            [3u64].as_ptr(),
+            1,
+        ));
+        err(
+            hurray_file_writer_add_kv_int64(w, c("").as_ptr(), 1),
+            HURRAY_ERR_FORMAT,
+            "empty",
+        );
+        ok(hurray_file_writer_finish(w));
+        ok(hurray_file_writer_destroy(&mut w));
+
+        let mut r = null_mut();
+        ok(hurray_file_reader_open(path.as_ptr(), &mut r));
+        let mut info = std::mem::zeroed::<HurrayFileInfo>();
+        ok(hurray_file_reader_info(r, &mut info));
+        assert_eq!((info.tensor_count, info.kv_count), (1, 12));
+        assert_eq!(info.crc_status, HURRAY_CRC_VERIFIED);
+        let mut back = null_mut();
+        ok(hurray_file_reader_tensor(r, c("t").as_ptr(), &mut back));
+        let mut d = null_mut();
+        ok(hurray_file_reader_descriptor(r, c("t").as_ptr(), &mut d));
+        ok(hurray_descriptor_destroy(&mut d));
+        let mut item = null_mut();
+        ok(hurray_file_reader_item(r, c("t").as_ptr(), &mut item));
+        ok(hurray_item_destroy(&mut item));
+
+        let find = |k: &str| {
+            let mut i = 0;
+            ok(hurray_file_reader_kv_find(r, c(k).as_ptr(), &mut i));
+            i
+        };
+        let (mut p, mut len) = (null(), 0);
+        ok(hurray_file_reader_kv_string(r, find("s"), &mut p, &mut len));
+        assert_eq!(text(p, len), "v");
+        ok(hurray_file_reader_kv_key(r, 0, &mut p, &mut len));
+        assert_eq!(text(p, len), "s");
+        let mut iv = 0i64;
+        ok(hurray_file_reader_kv_int64(r, find("i"), &mut iv));
+        assert_eq!(iv, -5);
+        let mut uv = 0u64;
+        ok(hurray_file_reader_kv_uint64(r, find("u"), &mut uv));
+        assert_eq!(uv, 5);
+        let mut fv = 0f64;
+        ok(hurray_file_reader_kv_float64(r, find("f"), &mut fv));
+        assert_eq!(fv, 0.25);
+        let mut bv = 9u8;
+        ok(hurray_file_reader_kv_bool(r, find("b"), &mut bv));
+        assert_eq!(bv, 0);
+        let (mut yp, mut yl) = (null(), 9);
+        ok(hurray_file_reader_kv_bytes(r, find("y"), &mut yp, &mut yl));
+        assert_eq!((yp, yl), (null(), 0));
+        let mut ai = [0i64; 2];
+        ok(hurray_file_reader_kv_array_int64(
+            r,
+            find("ai"),
+            ai.as_mut_ptr(),
+            2,
+            &mut len,
+        ));
+        assert_eq!(ai, [1, 2]);
+        let mut au = [0u64; 1];
+        ok(hurray_file_reader_kv_array_uint64(
+            r,
+            find("au"),
+            au.as_mut_ptr(),
+            1,
+            &mut len,
+        ));
+        assert_eq!(au, [9]);
+        let mut af = [0f64; 1];
+        ok(hurray_file_reader_kv_array_float64(
+            r,
+            find("af"),
+            af.as_mut_ptr(),
+            1,
+            &mut len,
+        ));
+        assert_eq!(af, [1.5]);
+        let mut ab = [9u8; 2];
+        ok(hurray_file_reader_kv_array_bool(
+            r,
+            find("ab"),
+            ab.as_mut_ptr(),
+            2,
+            &mut len,
+        ));
+        assert_eq!(ab, [0, 1]);
+        ok(hurray_file_reader_kv_array_string(
+            r,
+            find("as"),
+            1,
+            &mut p,
+            &mut len,
+        ));
+        assert_eq!(text(p, len), "yz");
+        ok(hurray_file_reader_kv_array_bytes(
+            r,
+            find("ay"),
+            0,
+            &mut yp,
+            &mut yl,
+        ));
+        assert_eq!(std::slice::from_raw_parts(yp, yl as usize), &blob);
+        let (mut ty, mut el, mut n) = (0, 0, 0);
+        ok(hurray_file_reader_kv_type(
+            r,
+            find("as"),
+            &mut ty,
+            &mut el,
+            &mut n,
+        ));
+        assert_eq!(
+            (ty, el, n),
+            (HURRAY_KV_TYPE_ARRAY, HURRAY_KV_TYPE_STRING, 2)
+        );
+        err(
+            hurray_file_reader_kv_int64(r, find("s"), &mut iv),
+            HURRAY_ERR_NOT_APPLICABLE,
+            "is a string, not a int64",
+        );
+        err(
+            hurray_file_reader_kv_int64(r, 12, &mut iv),
+            HURRAY_ERR_OUT_OF_RANGE,
+            "KV entry 12",
+        );
+        ok(hurray_file_reader_destroy(&mut r));
+        // The tensor outlives the reader.
+        assert_eq!(bytes_of(back), vec![3; 50]);
+        destroy_tensor(back);
+    }
+    destroy_tensor(t);
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+    std::fs::remove_file(path.to_str().unwrap()).unwrap();
+}
+
+#[test]
+fn abandoned_or_failed_writers_leave_no_file() {
+    let _l = live();
+    let path = scratch("abandoned.hrry");
+    let mem = Aligned([1; 256]);
+    let count = AtomicUsize::new(0);
+    let t = tensor_over(&mem, 10, &count);
+    // SAFETY: valid handles and C strings.
+    unsafe {
+        let mut w = null_mut();
+        ok(hurray_file_writer_create(path.as_ptr(), null(), &mut w));
+        ok(hurray_file_writer_write_tensor(w, c("a").as_ptr(), t));
+        err(
+            hurray_file_writer_write_tensor(w, c("a").as_ptr(), t),
+            HURRAY_ERR_FORMAT,
+            "a",
+        );
+        ok(hurray_file_writer_destroy(&mut w));
+        assert!(!std::path::Path::new(path.to_str().unwrap()).exists());
+        let dir = std::path::Path::new(path.to_str().unwrap())
+            .parent()
+            .unwrap();
+        assert!(
+            std::fs::read_dir(dir).unwrap().all(|e| !e
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains("abandoned")),
+            "a temporary file was left behind"
+        );
+        // A count hint that does not match fails at finish, leaving nothing.
+        let mut opts = HurrayWriteOptions {
+            tensor_count_hint: 2,
+            durable: 0,
+            ..HurrayWriteOptions::default()
+        };
+        ok(hurray_file_writer_create(path.as_ptr(), &opts, &mut w));
+        ok(hurray_file_writer_write_tensor(w, c("a").as_ptr(), t));
+        assert_ne!(hurray_file_writer_finish(w), HURRAY_OK);
+        err(hurray_file_writer_finish(w), HURRAY_ERR_STATE, "finished");
+        ok(hurray_file_writer_destroy(&mut w));
+        assert!(!std::path::Path::new(path.to_str().unwrap()).exists());
+        opts.durable = 7;
+        err(
+            hurray_file_writer_create(path.as_ptr(), &opts, &mut w),
+            HURRAY_ERR_INVALID_ARGUMENT,
+            "durable is 7",
+        );
+        let mut r = null_mut();
+        err(
+            hurray_file_reader_open(path.as_ptr(), &mut r),
+            HURRAY_ERR_FILE_NOT_FOUND,
+            "abandoned.hrry",
+        );
+        err(
+            hurray_file_reader_open(null(), &mut r),
+            HURRAY_ERR_NULL_POINTER,
+            "path",
+        );
+    }
+    destroy_tensor(t);
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+}
