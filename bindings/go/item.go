@@ -46,11 +46,6 @@ func NewItem(t *Tensor) (*Item, error) {
 	if t.parent != nil {
 		return nil, &Error{Status: StatusInvalidArgument, Op: "NewItem", Message: "the tensor is borrowed from an item"}
 	}
-	if t.item != nil { // the tensor already is a plain item: hand that over
-		it := t.item
-		t.forget()
-		return newItem(it), nil
-	}
 	var out *C.HurrayItem
 	p := t.ptr
 	if err := call("hurray_item_from_tensor", func() C.HurrayStatus { return C.hurray_item_from_tensor(&p, &out) }); err != nil {
@@ -75,7 +70,7 @@ func NewComposite(head *Tensor, members ...*Item) (*Item, error) {
 		return nil, err
 	}
 	head.mu.Lock()
-	ok := head.ptr != nil && head.item == nil && head.parent == nil
+	ok := head.ptr != nil && head.parent == nil
 	head.mu.Unlock()
 	if !ok {
 		return fail(&Error{Status: StatusInvalidArgument, Op: "NewComposite",

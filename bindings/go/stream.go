@@ -225,7 +225,8 @@ func (r *Reader) Offset() int64 {
 }
 
 // Close releases the decoder (not the io.Reader, and not the items already
-// returned). It is idempotent.
+// returned). It is idempotent. It waits for a Next in progress; to interrupt one
+// blocked in a read, close the underlying io.Reader (a pipe or connection) first.
 func (r *Reader) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

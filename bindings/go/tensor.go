@@ -30,43 +30,18 @@ type Tensor struct {
 	mu   sync.Mutex
 	ptr  *C.HurrayTensor     // nil once closed, detached or moved into an Item
 	desc *C.HurrayDescriptor // borrowed from ptr
-	// Exactly one way of owning applies:
-	item    *C.HurrayItem // the tensor is the sole content of this item, which Close destroys
-	parent  *Item         // the tensor is borrowed from this item (part of a composite or a read item)
+	parent  *Item // non-nil: the tensor is borrowed from this item, which owns it
 	cleanup runtime.Cleanup
-	managed bool // cleanup registered (the Tensor owns ptr or item)
+	managed bool // the Tensor owns ptr (a cleanup is registered)
 }
 
-type tensorRef struct {
-	t *C.HurrayTensor
-	i *C.HurrayItem
-}
-
-func destroyTensorRef(r tensorRef) {
-	if r.i != nil {
-		C.hurray_item_destroy(&r.i)
-	} else {
-		C.hurray_tensor_destroy(&r.t)
-	}
-}
+func destroyTensor(p *C.HurrayTensor) { C.hurray_tensor_destroy(&p) }
 
 // newTensor wraps an owned C tensor.
 func newTensor(p *C.HurrayTensor) *Tensor {
 	t := &Tensor{ptr: p}
 	must("hurray_tensor_descriptor", C.hurray_tensor_descriptor(p, &t.desc))
-	t.cleanup = runtime.AddCleanup(t, destroyTensorRef, tensorRef{t: p})
-	t.managed = true
-	return t
-}
-
-// newItemTensor wraps the tensor of a plain (non-composite) owned item; closing the
-// Tensor destroys the item.
-func newItemTensor(it *C.HurrayItem) *Tensor {
-	var p *C.HurrayTensor
-	must("hurray_item_tensor", C.hurray_item_tensor(it, &p))
-	t := &Tensor{ptr: p, item: it}
-	must("hurray_tensor_descriptor", C.hurray_tensor_descriptor(p, &t.desc))
-	t.cleanup = runtime.AddCleanup(t, destroyTensorRef, tensorRef{i: it})
+	t.cleanup = runtime.AddCleanup(t, destroyTensor, p)
 	t.managed = true
 	return t
 }
@@ -182,15 +157,14 @@ func TensorFromC(handle unsafe.Pointer) (*Tensor, error) {
 
 // Detach gives up ownership of the tensor's HurrayTensor* and returns it, for C
 // code that will destroy it (hurray_tensor_destroy, from any thread). The Tensor
-// is closed afterwards. Only a tensor that owns its handle directly (made by
-// NewTensor, NewDense or TensorFromC) can be detached.
+// is closed afterwards. A tensor borrowed from an [Item] cannot be detached.
 func (t *Tensor) Detach() (unsafe.Pointer, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.ptr == nil {
 		return nil, fmt.Errorf("hurray: Tensor.Detach: %w", ErrClosed)
 	}
-	if t.item != nil || t.parent != nil {
+	if t.parent != nil {
 		return nil, &Error{Status: StatusInvalidArgument, Op: "Tensor.Detach",
 			Message: "the tensor belongs to an item; only a tensor that owns its handle can be detached"}
 	}
@@ -205,7 +179,7 @@ func (t *Tensor) forget() {
 		t.cleanup.Stop()
 		t.managed = false
 	}
-	t.ptr, t.desc, t.item = nil, nil, nil
+	t.ptr, t.desc = nil, nil
 }
 
 // Close releases the tensor (its descriptor, buffers and owner; memory shared with
@@ -218,13 +192,10 @@ func (t *Tensor) Close() error {
 	if t.ptr == nil {
 		return nil
 	}
-	p, it, owned := t.ptr, t.item, t.managed
+	p, owned := t.ptr, t.managed
 	t.forget()
 	if !owned {
 		return nil
-	}
-	if it != nil {
-		return call("hurray_item_destroy", func() C.HurrayStatus { return C.hurray_item_destroy(&it) })
 	}
 	return call("hurray_tensor_destroy", func() C.HurrayStatus { return C.hurray_tensor_destroy(&p) })
 }
