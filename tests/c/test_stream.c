@@ -5,6 +5,8 @@
  */
 #include "hurray_test.h"
 
+#include <unistd.h>
+
 /* Decodes `in` with demand/advance, reading at most `step` bytes at a time (like a
  * read(2) loop), and returns the tensors it yields (at most `max`). */
 static size_t decode_all(const Bytes *in, size_t step, HurrayTensor **out, size_t max,
@@ -287,10 +289,55 @@ static void test_end_of_input(void) {
     CHECK(released_count(&rel) == 1);
 }
 
+/* Must-show 1 in one piece: one tensor over the caller's malloc'd memory goes to a
+ * stream and to a file, both are read back and compared, and the release runs exactly
+ * once, after the last destroy. */
+static void test_same_tensor_to_stream_and_file(void) {
+    Released rel;
+    HurrayTensor *t = own_memory_tensor(333, &rel, NULL);
+    HurrayStreamEncoder *enc = NULL;
+    CHECK_OK(hurray_stream_encoder_new(NULL, &enc));
+    Bytes s = {0};
+    encode_tensor(enc, t, &s);
+    char path[4096];
+    join_path(path, sizeof path, tmp_dir(), "stream_and_file.hrry");
+    HurrayFileWriter *w = NULL;
+    CHECK_OK(hurray_file_writer_create(path, NULL, &w));
+    CHECK_OK(hurray_file_writer_write_tensor(w, "t", t));
+    CHECK_OK(hurray_file_writer_finish(w));
+    CHECK_OK(hurray_file_writer_destroy(&w));
+
+    HurrayTensor *from_stream[1] = {0};
+    HurrayStatus fin = -999;
+    CHECK(decode_all(&s, 100, from_stream, 1, &fin) == 1 && fin == HURRAY_OK);
+    HurrayFileReader *r = NULL;
+    HurrayTensor *from_file = NULL;
+    CHECK_OK(hurray_file_reader_open(path, &r));
+    CHECK_OK(hurray_file_reader_tensor(r, "t", &from_file));
+    CHECK_OK(hurray_file_reader_destroy(&r));
+    CHECK(tensors_equal(from_stream[0], t));
+    CHECK(tensors_equal(from_file, t));
+    uint64_t n1 = 0, n2 = 0;
+    const uint8_t *a = tensor_bytes(from_stream[0], 0, &n1);
+    const uint8_t *b = tensor_bytes(from_file, 0, &n2);
+    CHECK(n1 == 333 * 4 && n2 == n1 && memcmp(a, b, n1) == 0 && memcmp(a, rel.memory, n1) == 0);
+    CHECK(a != rel.memory && b != rel.memory); /* read back into library memory */
+    CHECK_OK(hurray_tensor_destroy(&from_stream[0]));
+    CHECK_OK(hurray_tensor_destroy(&from_file));
+
+    CHECK_OK(hurray_tensor_destroy(&t));
+    CHECK(released_count(&rel) == 0); /* the encoder still holds the buffer */
+    CHECK_OK(hurray_stream_encoder_destroy(&enc)); /* the last holder */
+    CHECK(released_count(&rel) == 1);
+    CHECK(unlink(path) == 0);
+    bytes_free(&s);
+}
+
 int main(void) {
     RUN(test_roundtrip_own_memory);
     RUN(test_feed_and_items);
     RUN(test_composite_roundtrip);
     RUN(test_end_of_input);
+    RUN(test_same_tensor_to_stream_and_file);
     END_TESTS();
 }
