@@ -1,7 +1,12 @@
 //! Process-level proof that a hostile claim does not turn into an allocation: a
 //! descriptor claiming a 4 GiB buffer, followed by 1 KiB of input, read through the
 //! blocking reader with default limits. Linux only (reads `/proc/self/status`); its
-//! own test binary so no other test allocates at the same time.
+//! own test binary so no other test allocates at the same time; its two tests take
+//! turns.
+
+/// The two tests measure process-wide peaks, so they must not run at the same time.
+#[cfg(target_os = "linux")]
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[cfg(target_os = "linux")]
 fn status_kib(field: &str) -> u64 {
@@ -18,6 +23,7 @@ fn a_4_gib_claim_does_not_allocate_4_gib() {
     use hurray_core::{ElementType, TensorDescriptor};
     use hurray_io::{FormatRule, StreamReader};
 
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = TensorDescriptor::dense(ElementType::Float32, &[1 << 30]).unwrap();
     assert_eq!(d.buffers[0].byte_size, 4 << 30);
     let mut bytes = d.encode().unwrap();
@@ -48,6 +54,7 @@ fn an_eager_512_mib_claim_commits_only_what_arrives() {
     use hurray_core::{ElementType, TensorDescriptor};
     use hurray_io::{FormatRule, StreamReader};
 
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = TensorDescriptor::dense(ElementType::Uint8, &[512 << 20]).unwrap();
     let mut bytes = d.encode().unwrap();
     bytes.extend(std::iter::repeat_n(0x5Au8, 1024));
