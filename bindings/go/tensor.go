@@ -27,10 +27,10 @@ import (
 // A Tensor is used by one goroutine at a time; it may be handed to another
 // goroutine, and closed from another goroutine once no one uses it.
 type Tensor struct {
-	mu   sync.Mutex
-	ptr  *C.HurrayTensor     // nil once closed, detached or moved into an Item
-	desc *C.HurrayDescriptor // borrowed from ptr
-	parent  *Item // non-nil: the tensor is borrowed from this item, which owns it
+	mu      sync.Mutex
+	ptr     *C.HurrayTensor     // nil once closed, detached or moved into an Item
+	desc    *C.HurrayDescriptor // borrowed from ptr
+	parent  *Item               // non-nil: the tensor is borrowed from this item, which owns it
 	cleanup runtime.Cleanup
 	managed bool // the Tensor owns ptr (a cleanup is registered)
 }
