@@ -1,0 +1,73 @@
+//! `hurray-matrix`: the Rust producer and consumer of the cross-language matrix.
+//!
+//! ```text
+//! hurray-matrix produce CASES OUT_DIR     write CASE.hrry and CASE.hrrys for every case
+//! hurray-matrix consume CASES DIR...      check every producer directory (result lines)
+//! hurray-matrix locate FILE OFFSET...     name the part of a file/stream at each offset
+//! hurray-matrix views FILE                the demo: open, view and checksum every tensor
+//! ```
+
+use hurray_matrix::{case, run};
+use std::path::Path;
+use std::process::ExitCode;
+
+fn load(path: &str) -> Result<Vec<case::Case>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    case::parse(&text).map_err(|e| format!("{path}: {e}"))
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let r = match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["produce", cases, out] => load(cases).and_then(|cases| {
+            std::fs::create_dir_all(out).map_err(|e| format!("{out}: {e}"))?;
+            let mut failed = 0;
+            for c in &cases {
+                if let Err(e) = run::produce(c, Path::new(out)) {
+                    eprintln!("rust producer: case {}: {e}", c.name);
+                    failed += 1;
+                }
+            }
+            if failed == 0 {
+                Ok(())
+            } else {
+                Err(format!("{failed} case(s) could not be written"))
+            }
+        }),
+        ["consume", cases, dirs @ ..] => load(cases).map(|cases| {
+            let dirs: Vec<&Path> = dirs.iter().map(Path::new).collect();
+            run::consume(&cases, &dirs);
+        }),
+        ["locate", file, offsets @ ..] => std::fs::read(file)
+            .map_err(|e| format!("{file}: {e}"))
+            .map(|bytes| {
+                for o in offsets {
+                    let o: u64 = o.parse().unwrap_or(u64::MAX);
+                    let at = if bytes.starts_with(b"HRRYFILE") {
+                        run::locate_in_file(&bytes, o)
+                    } else {
+                        run::locate_in_stream(&bytes, o)
+                    };
+                    println!("{at}");
+                }
+            }),
+        ["views", file] => run::views(Path::new(file)),
+        _ => Err(
+            "usage: hurray-matrix produce CASES OUT | consume CASES DIR... | \
+                  locate FILE OFFSET... | views FILE"
+                .into(),
+        ),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hurray-matrix: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! The producer and consumer commands, and two helpers for `cargo xtask`: `locate`
+//! (which part of a file a byte offset falls in) and `views` (the demo's open + view
+//! + checksum of every tensor of a file).
+
+use crate::build;
+use crate::case::{Case, Item};
+use crate::check;
+use hurray_io::file::WriteOptions;
+use hurray_io::{FileReader, FileWriter, StreamReader, StreamWriter};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+
+/// The two containers: file extension and the name used in results.
+pub const CONTAINERS: [(&str, &str); 2] = [("hrry", "file"), ("hrrys", "stream")];
+
+/// Writes `case` as `DIR/CASE.hrry` and `DIR/CASE.hrrys`.
+///
+/// Errors: the first failure, as a sentence.
+pub fn produce(case: &Case, dir: &Path) -> Result<(), String> {
+    let items = case
+        .items
+        .iter()
+        .map(build::item)
+        .collect::<Result<Vec<_>, _>>()?;
+    let path = dir.join(format!("{}.hrry", case.name));
+    let opts = WriteOptions {
+        durable: false,
+        ..WriteOptions::default()
+    };
+    let mut w = FileWriter::create(&path, opts).map_err(|e| format!("create: {e}"))?;
+    for (spec, it) in case.items.iter().zip(&items) {
+        match it {
+            hurray_io::Item::Tensor(t) => w.write_tensor(spec.name(), t),
+            hurray_io::Item::Composite(c) => w.write_composite(spec.name(), c),
+        }
+        .map_err(|e| format!("write {:?}: {e}", spec.name()))?;
+    }
+    for (k, v) in &case.kv {
+        w.add_kv(k.clone(), build::kv(v))
+            .map_err(|e| format!("kv {k:?}: {e}"))?;
+    }
+    w.finish().map_err(|e| format!("finish: {e}"))?;
+
+    let path = dir.join(format!("{}.hrrys", case.name));
+    let f = File::create(&path).map_err(|e| format!("create {}: {e}", path.display()))?;
+    let mut s = StreamWriter::new(BufWriter::new(f));
+    for it in &items {
+        s.write_item(it).map_err(|e| format!("stream: {e}"))?;
+    }
+    s.flush().map_err(|e| format!("stream flush: {e}"))
+}
+
+/// Checks the file `path` against `case`.
+pub fn check_file(case: &Case, path: &Path) -> Result<(), String> {
+    let r = FileReader::open(path).map_err(|e| format!("open: {e}"))?;
+    let mut want = Vec::new();
+    case.items.iter().for_each(|i| i.names(&mut want));
+    let got: Vec<&str> = r.names().collect();
+    if got != want {
+        return Err(format!("tensor names: expected {want:?}, got {got:?}"));
+    }
+    let items = r.items();
+    if items.len() != case.items.len() {
+        return Err(format!(
+            "expected {} top-level items, got {}",
+            case.items.len(),
+            items.len()
+        ));
+    }
+    for (spec, (name, got)) in case.items.iter().zip(&items) {
+        if name != spec.name() {
+            return Err(format!("expected item {:?}, got {name:?}", spec.name()));
+        }
+        check::item(spec, got)?;
+    }
+    check::kv(&case.kv, r.kv())
+}
+
+/// Checks the stream `path` against `case`.
+pub fn check_stream(case: &Case, path: &Path) -> Result<(), String> {
+    let f = File::open(path).map_err(|e| format!("open: {e}"))?;
+    let mut items = StreamReader::new(std::io::BufReader::new(f));
+    for (i, spec) in case.items.iter().enumerate() {
+        match items.next() {
+            None => {
+                return Err(format!(
+                    "the stream ends after {i} items, expected {}",
+                    case.items.len()
+                ))
+            }
+            Some(Err(e)) => return Err(format!("item {i}: {e}")),
+            Some(Ok(got)) => check::item(spec, &got)?,
+        }
+    }
+    match items.next() {
+        None => Ok(()),
+        Some(Ok(_)) => Err(format!(
+            "more than the expected {} items in the stream",
+            case.items.len()
+        )),
+        Some(Err(e)) => Err(format!("after the last item: {e}")),
+    }
+}
+
+/// One consumer result line: `result PRODUCER CONTAINER CASE STATUS DETAIL`
+/// (tab-separated).
+pub fn result_line(producer: &str, container: &str, case: &str, outcome: &Result<(), String>) {
+    let (status, detail) = match outcome {
+        Ok(()) => ("pass", String::new()),
+        Err(e) => ("fail", e.replace(['\t', '\n'], " ")),
+    };
+    println!("result\t{producer}\t{container}\t{case}\t{status}\t{detail}");
+}
+
+/// Checks every case of every producer directory; prints one result line per
+/// (producer, container, case). A `CASE.EXT.na` file from the producer says it could
+/// not write that container; its text becomes an `na` result.
+pub fn consume(cases: &[Case], dirs: &[&Path]) {
+    for dir in dirs {
+        let producer = dir.file_name().map_or("?".into(), |n| n.to_string_lossy());
+        for case in cases {
+            for (ext, container) in CONTAINERS {
+                let path = dir.join(format!("{}.{ext}", case.name));
+                let na = dir.join(format!("{}.{ext}.na", case.name));
+                if let Ok(why) = std::fs::read_to_string(&na) {
+                    println!(
+                        "result\t{producer}\t{container}\t{}\tna\tproducer: {}",
+                        case.name,
+                        why.trim()
+                    );
+                    continue;
+                }
+                let outcome = if path.exists() {
+                    if ext == "hrry" {
+                        check_file(case, &path)
+                    } else {
+                        check_stream(case, &path)
+                    }
+                } else {
+                    Err(format!("no output {}", path.display()))
+                };
+                result_line(&producer, container, &case.name, &outcome);
+            }
+        }
+    }
+}
+
+/// Which part of an HRRYFILE byte `offset` lies in, as a phrase.
+pub fn locate_in_file(bytes: &[u8], offset: u64) -> String {
+    let r = match FileReader::from_bytes(bytes) {
+        Ok(r) => r,
+        Err(e) => return format!("(the file does not open: {e})"),
+    };
+    let info = r.info();
+    let t = &info.trailer;
+    if offset < 64 {
+        return format!("file header byte {offset}");
+    }
+    if offset >= info.file_len.saturating_sub(40) {
+        return format!("trailer byte {}", offset - (info.file_len - 40));
+    }
+    if t.kv_length > 0 && (t.kv_offset..t.kv_offset + u64::from(t.kv_length)).contains(&offset) {
+        return format!("KV section byte {}", offset - t.kv_offset);
+    }
+    if (t.index_offset..t.index_offset + t.index_length).contains(&offset) {
+        return format!("index byte {}", offset - t.index_offset);
+    }
+    for e in r.entries() {
+        let d = e.descriptor_offset;
+        if (d..d + u64::from(e.descriptor_length)).contains(&offset) {
+            return format!("descriptor of tensor {:?}, byte {}", e.name, offset - d);
+        }
+        if let Some(desc) = r.descriptor(&e.name) {
+            let align = u64::from(info.data_buffer_alignment());
+            let mut at = e.data_offset;
+            for (i, b) in desc.buffers.iter().enumerate() {
+                if (at..at + b.byte_size).contains(&offset) {
+                    return format!("buffer {i} of tensor {:?}, byte {}", e.name, offset - at);
+                }
+                at = (at + b.byte_size).div_ceil(align) * align;
+            }
+        }
+    }
+    "padding".into()
+}
+
+/// Which part of a stream byte `offset` lies in (descriptor or buffer of item N).
+pub fn locate_in_stream(bytes: &[u8], offset: u64) -> String {
+    let mut reader = StreamReader::new(bytes);
+    let mut n = 0usize;
+    let mut last = 0u64;
+    loop {
+        match reader.next() {
+            Some(Ok(it)) => {
+                let pos = reader.decoder().position();
+                if offset < pos {
+                    let mut tensors = 0;
+                    it.for_each_tensor(&mut |_| tensors += 1);
+                    return format!("item {n} (stream bytes {last}..{pos}, {tensors} tensor(s))");
+                }
+                last = pos;
+                n += 1;
+            }
+            Some(Err(e)) => return format!("item {n}, which does not decode: {e}"),
+            None => return "past the last item".into(),
+        }
+    }
+}
+
+/// The demo's Rust column: opens `path` (memory-mapped), takes a zero-copy view of
+/// every tensor's buffers, then prints `view NAME CRC32` lines (CRC-32C over the
+/// buffers' bytes in order) and `time OPEN_AND_VIEW_SECONDS`.
+pub fn views(path: &Path) -> Result<(), String> {
+    let t0 = std::time::Instant::now();
+    let r = FileReader::open(path).map_err(|e| format!("open: {e}"))?;
+    let tensors: Vec<(String, hurray_io::Tensor)> =
+        r.tensors().map(|(n, t)| (n.to_string(), t)).collect();
+    let views: Vec<(&str, Vec<&[u8]>)> = tensors
+        .iter()
+        .map(|(n, t)| {
+            (
+                n.as_str(),
+                t.buffers().iter().map(|b| b.as_slice()).collect(),
+            )
+        })
+        .collect();
+    let secs = t0.elapsed().as_secs_f64();
+    let base = r.bytes().as_ptr_range();
+    for (name, bufs) in &views {
+        let mut crc = 0u32;
+        for b in bufs {
+            if !b.is_empty() && !base.contains(&b.as_ptr()) {
+                return Err(format!("{name}: the view is not inside the mapped file"));
+            }
+            crc = crc32c::crc32c_append(crc, b);
+        }
+        println!("view\t{name}\t{crc:08x}");
+    }
+    println!("time\t{secs:.6}");
+    Ok(())
+}
+
+/// Whether a case contains a composite (used by tests).
+pub fn has_composite(case: &Case) -> bool {
+    case.items.iter().any(|i| matches!(i, Item::Composite(_)))
+}
