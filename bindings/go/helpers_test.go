@@ -82,3 +82,5 @@ func errorsIs(err, target error) bool { return errors.Is(err, target) }
 func ptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
 func runGC() { runtime.GC() }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -482,7 +482,19 @@ pub fn stages() -> Vec<Stage> {
             "go: `cargo xtask go dist` archive, go get from a file GOPROXY into a fresh module that writes, opens and reads",
             dist_check,
         ),
-        go_stage("go vet ./... (bindings/go)", || {
+        go_stage("gofmt -l . and go vet ./... (bindings/go)", || {
+            let unformatted = Command::new("gofmt")
+                .args(["-l", "."])
+                .current_dir(module_dir())
+                .output()
+                .map_err(|e| format!("could not run gofmt: {e}"))?;
+            let list = String::from_utf8_lossy(&unformatted.stdout);
+            if !unformatted.status.success() || !list.trim().is_empty() {
+                return Err(format!(
+                    "gofmt: these files need formatting (run `gofmt -w .` in bindings/go):\n{list}"
+                )
+                .into());
+            }
             exec(&mut go(["vet", "./..."]))
         }),
         go_stage("go test -race ./... (bindings/go)", || {

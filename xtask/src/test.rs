@@ -198,7 +198,7 @@ mod tests {
             "cargo bench",
             "go: bindings/go/include/hurray.h",
             "go: `cargo xtask go dist`",
-            "go vet",
+            "gofmt -l . and go vet",
             "go test -race",
             "go test -tags hurray_debug",
             "python: maturin develop",
