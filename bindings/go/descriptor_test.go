@@ -45,7 +45,7 @@ func TestDescriptorSections(t *testing.T) {
 			Buffers: []BufferEntry{{Size: 16, Alignment: 64}}},
 		"block_paged": {DType: Float16, Layout: BlockPaged, Shape: []uint64{9, 2, 8},
 			BlockPaged: &BlockPagedFields{NumPages: 5, PageSize: 4, NumSeqs: 2, LayerIndex: 3, KVRole: KVKey},
-			Buffers: []BufferEntry{{Size: 640, Alignment: 64}, {Size: 12, Alignment: 64}, {Size: 12, Alignment: 64}}},
+			Buffers:    []BufferEntry{{Size: 640, Alignment: 64}, {Size: 12, Alignment: 64}, {Size: 12, Alignment: 64}}},
 		"dynamic_dim": {DType: Float32, Layout: RowMajor, Shape: []uint64{DimDynamic, 4},
 			Buffers: []BufferEntry{{Size: 0, Alignment: 64}}},
 		"composite_head_overlay": {DType: Float16, Layout: CompositeHead, Shape: []uint64{8, 8},
@@ -86,7 +86,7 @@ func TestDescriptorBuilderErrors(t *testing.T) {
 	}{
 		"strides of the wrong length": {Descriptor{DType: Float32, Layout: Strided, Shape: []uint64{2, 2}, Strides: []int64{1},
 			Buffers: []BufferEntry{{Size: 16}}}, StatusInvalidArgument},
-		"missing tiling": {Descriptor{DType: Float32, Layout: Tiled, Shape: []uint64{2, 2}, Buffers: []BufferEntry{{Size: 16}}}, StatusState},
+		"missing tiling":   {Descriptor{DType: Float32, Layout: Tiled, Shape: []uint64{2, 2}, Buffers: []BufferEntry{{Size: 16}}}, StatusState},
 		"buffer too small": {Descriptor{DType: Float32, Layout: RowMajor, Shape: []uint64{2, 2}, Buffers: []BufferEntry{{Size: 15}}}, StatusDescriptor},
 		"shard of the wrong rank": {Descriptor{DType: Float32, Layout: RowMajor, Shape: []uint64{4}, Buffers: []BufferEntry{{Size: 16}},
 			Shard: &Shard{ParentShape: []uint64{8, 1}, Offset: []uint64{0}}}, StatusInvalidArgument},
