@@ -251,6 +251,14 @@ func TestUseAfterClose(t *testing.T) {
 		t.Errorf("NewItem(closed) = %v", err)
 	}
 	comp := partition(t)
+	// Closing what an item lends does nothing: the item owns it.
+	if err := comp.Tensor().Close(); err != nil {
+		t.Fatal(err)
+	}
+	comp.Member(0).Close()
+	if comp.Tensor().Rank() != 2 || comp.Member(0).Tensor().Rank() != 2 {
+		t.Error("borrowed values still work after their Close")
+	}
 	head := comp.Tensor()
 	member := comp.Member(1)
 	comp.Close()

@@ -55,8 +55,8 @@ func (l *Limits) c() C.HurrayStreamLimits {
 // Reader reads items (tensors and composites) from a Hurray stream over any
 // io.Reader, driving the library's sans-io decoder: payload bytes are read
 // straight into each buffer's final 64-byte-aligned memory, so they are written
-// once. Reads never go past the item being decoded, so whatever follows the last
-// item stays in the io.Reader.
+// once. Each read asks only for bytes the stream grammar expects next, so Next
+// never consumes bytes beyond the item it returns.
 //
 // A Reader is used by one goroutine at a time. Items it returns are independent of
 // it: they stay valid after the Reader is closed.

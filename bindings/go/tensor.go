@@ -184,13 +184,13 @@ func (t *Tensor) forget() {
 
 // Close releases the tensor (its descriptor, buffers and owner; memory shared with
 // other handles lives on until they are gone too). It is idempotent and safe to
-// call from any goroutine once no one uses the tensor. Closing a tensor borrowed
-// from an [Item] only invalidates this Tensor value; the item owns the memory.
+// call from any goroutine once no one uses the tensor. Close does nothing on a
+// tensor borrowed from an [Item]: the item owns its memory (close the item).
 func (t *Tensor) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.ptr == nil {
-		return nil
+	if t.ptr == nil || t.parent != nil {
+		return nil // closed already, or borrowed: the item owns the memory
 	}
 	p, owned := t.ptr, t.managed
 	t.forget()
