@@ -431,15 +431,30 @@ pub fn sync_header(check: bool) -> Result<bool> {
     Ok(true)
 }
 
-/// Whether `go version` runs.
-fn has_go() -> bool {
-    Command::new("go")
-        .arg("version")
-        .stdout(Stdio::null())
+/// The installed Go's version as (major, minor), from `go env GOVERSION`
+/// (`go1.26.8`); None when `go` does not run.
+fn go_version() -> Option<(u32, u32)> {
+    let out = Command::new("go")
+        .args(["env", "GOVERSION"])
         .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut parts = text.trim().trim_start_matches("go").split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor: String = parts
+        .next()?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    Some((major, minor.parse().ok()?))
 }
+
+/// The oldest Go the module supports (runtime.AddCleanup).
+const MIN_GO: (u32, u32) = (1, 24);
 
 /// A `go` command run in the module with cgo enabled.
 fn go<const N: usize>(args: [&str; N]) -> Command {
@@ -450,20 +465,19 @@ fn go<const N: usize>(args: [&str; N]) -> Command {
     cmd
 }
 
-/// The note of a Go stage that cannot run here.
-fn skipped() -> Outcome {
-    Outcome::Skipped("`go` not found; install Go 1.24 or newer to test bindings/go".into())
-}
-
-/// A Go stage: skipped with a note when `go` is absent.
+/// A Go stage: skipped with a note when `go` is absent or older than [`MIN_GO`].
 fn go_stage(name: &str, run: impl Fn() -> Result + 'static) -> Stage {
     Stage {
         name: name.to_string(),
-        run: Box::new(move || {
-            if !has_go() {
-                return Ok(skipped());
-            }
-            run().map(|()| Outcome::Passed)
+        run: Box::new(move || match go_version() {
+            None => Ok(Outcome::Skipped(
+                "`go` not found; install Go 1.24 or newer to test bindings/go".into(),
+            )),
+            Some(v) if v < MIN_GO => Ok(Outcome::Skipped(format!(
+                "go{}.{} is too old; bindings/go needs Go {}.{} or newer",
+                v.0, v.1, MIN_GO.0, MIN_GO.1
+            ))),
+            Some(_) => run().map(|()| Outcome::Passed),
         }),
     }
 }
