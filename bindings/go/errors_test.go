@@ -265,7 +265,19 @@ func TestUseAfterClose(t *testing.T) {
 	mustPanic(t, "borrowed tensor after its item closed", func() { head.Rank() })
 	mustPanic(t, "member after its root closed", func() { member.Tensor() })
 
-	path := filepath.Join(conformanceDir(t), "files", "basic.hrry")
+	path := filepath.Join(t.TempDir(), "one.hrry")
+	w, err := CreateFile(path, &WriteOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, _ := NewDense(fill(2, 0), nil)
+	if err := w.WriteTensor("weights", one); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	one.Close()
 	f, err := OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
