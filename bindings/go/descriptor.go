@@ -3,10 +3,7 @@ package hurray
 // #include "hurray.h"
 import "C"
 
-import (
-	"fmt"
-	"unsafe"
-)
+import "fmt"
 
 // Descriptor is a tensor descriptor as a plain Go value: element type, shape,
 // layout and its fields, buffer table and optional sections. It is what
@@ -569,5 +566,3 @@ func (d Descriptor) String() string {
 	}
 	return fmt.Sprintf("%s[%s] %s", d.DType, dims, d.Layout)
 }
-
-var _ = unsafe.Pointer(nil)

@@ -37,12 +37,18 @@ import (
 	"unsafe"
 )
 
-// ABIVersion is the C ABI version this package was compiled against
-// (HURRAY_C_ABI_VERSION). The package refuses to start when the linked library
-// reports another.
-const ABIVersion = uint32(C.HURRAY_C_ABI_VERSION)
+// ABIVersion is the C ABI version this package is written against
+// (HURRAY_C_ABI_VERSION). The package refuses to start when its header copy or the
+// linked library says another.
+const ABIVersion uint32 = 10
 
 func init() {
+	if ABIVersion != C.HURRAY_C_ABI_VERSION {
+		panic(fmt.Sprintf("hurray: include/hurray.h declares C ABI version %d, this package is written for %d", C.HURRAY_C_ABI_VERSION, ABIVersion))
+	}
+	if MaxRank != C.HURRAY_MAX_RANK {
+		panic("hurray: MaxRank differs from HURRAY_MAX_RANK in include/hurray.h")
+	}
 	if got := uint32(C.hurray_c_abi_version()); got != ABIVersion {
 		panic(fmt.Sprintf("hurray: linked library has C ABI version %d, this package needs %d; rebuild it with `cargo xtask go build`", got, ABIVersion))
 	}

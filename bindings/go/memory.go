@@ -81,15 +81,15 @@ func AsBytes[T Element](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
 }
 
-// Option configures a tensor made from Go memory.
-type Option func(*goOwner)
+// Option configures a tensor made from Go memory ([NewTensor], [NewDense]).
+type Option struct{ apply func(*goOwner) }
 
 // OnRelease registers f to run once the library no longer uses the tensor's Go
 // memory: after the tensor is closed (or collected) and every other handle that
 // shares the memory is gone. f runs exactly once, possibly on a thread Go did not
 // create, and must not call into this package with the tensor being released.
 func OnRelease(f func()) Option {
-	return func(o *goOwner) { o.onRelease = append(o.onRelease, f) }
+	return Option{func(o *goOwner) { o.onRelease = append(o.onRelease, f) }}
 }
 
 // goOwner keeps Go memory that the library uses pinned and reachable, until the
@@ -112,7 +112,9 @@ var (
 func newOwner(buffers [][]byte, opts []Option) (*goOwner, cgo.Handle) {
 	o := &goOwner{keep: buffers}
 	for _, opt := range opts {
-		opt(o)
+		if opt.apply != nil {
+			opt.apply(o)
+		}
 	}
 	for _, b := range buffers {
 		if len(b) > 0 {

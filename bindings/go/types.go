@@ -177,8 +177,8 @@ const (
 // descriptor alone).
 const DimDynamic = ^uint64(0)
 
-// MaxRank is the highest rank a descriptor may have.
-const MaxRank = int(C.HURRAY_MAX_RANK)
+// MaxRank is the highest rank a descriptor may have (HURRAY_MAX_RANK).
+const MaxRank = 64
 
 // NoBuffer is the buffer index meaning "no such buffer" (e.g. the zero-point
 // buffer of a symmetric quantization).
