@@ -9,6 +9,7 @@ mod demo;
 mod dist;
 mod go;
 mod header;
+mod matrix;
 mod python;
 mod test;
 mod util;
@@ -42,6 +43,10 @@ enum Task {
     Go(go::GoArgs),
     /// Generate include/hurray.h from hurray-ffi (cbindgen); `--check` fails on drift.
     Header(header::HeaderArgs),
+    /// Every language writes every case of tests/cases (file and stream), every
+    /// language reads every output; prints the producer x consumer tables, the
+    /// byte-identity check and a self-test with flipped bytes.
+    Matrix(matrix::MatrixArgs),
     /// The main job, end to end: fetch a real model, convert it to .hrry and back,
     /// verify every tensor, benchmark against cp.
     Demo(demo::DemoArgs),
@@ -57,6 +62,7 @@ fn main() -> ExitCode {
         Task::Dist => dist::run(),
         Task::Go(args) => go::run(&args),
         Task::Header(args) => header::run(&args),
+        Task::Matrix(args) => matrix::run(&args),
         Task::Demo(args) => demo::run(&args),
     };
     match result {

@@ -86,6 +86,18 @@ fn develop(py: &Path) -> Result {
         .env("VIRTUAL_ENV", venv))
 }
 
+/// The development venv's python with the extension freshly built into it
+/// (`maturin develop --release`), or `None` when no python3 >= 3.10 is found. Used by
+/// the matrix, the demo and the benchmarks.
+pub fn dev_python() -> Result<Option<PathBuf>> {
+    let Some(base) = base_python() else {
+        return Ok(None);
+    };
+    let py = ensure_venv(&base)?;
+    develop(&py)?;
+    Ok(Some(py))
+}
+
 /// Stage: build the extension into `target/py-venv` and run the pytest suite.
 pub fn test_stage() -> Result<Outcome> {
     let Some(base) = base_python() else {

@@ -127,6 +127,12 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
         "python: wheel from `cargo xtask dist` installs and imports in a fresh venv",
         crate::python::wheel_stage,
     ));
+    // Every language writes and reads every case of tests/cases (tests/matrix).
+    stages.push(Stage::task(
+        "matrix: every language's producer x every language's consumer over tests/cases \
+         (file + stream), byte identity, flipped-byte self-test",
+        crate::matrix::stage,
+    ));
     stages
 }
 
@@ -203,6 +209,7 @@ mod tests {
             "go test -tags hurray_debug",
             "python: maturin develop",
             "python: wheel",
+            "matrix: every language",
         ];
         assert_eq!(names.len(), order.len());
         for (name, prefix) in names.iter().zip(order) {

@@ -185,21 +185,41 @@ pub fn locate_in_file(bytes: &[u8], offset: u64) -> String {
     "padding".into()
 }
 
-/// Which part of a stream byte `offset` lies in (descriptor or buffer of item N).
+/// Which part of a stream byte `offset` lies in: the descriptor or a buffer of a
+/// tensor of item N (a stream is descriptors and buffers back to back).
 pub fn locate_in_stream(bytes: &[u8], offset: u64) -> String {
     let mut reader = StreamReader::new(bytes);
     let mut n = 0usize;
-    let mut last = 0u64;
+    let mut at = 0u64;
     loop {
         match reader.next() {
             Some(Ok(it)) => {
-                let pos = reader.decoder().position();
-                if offset < pos {
-                    let mut tensors = 0;
-                    it.for_each_tensor(&mut |_| tensors += 1);
-                    return format!("item {n} (stream bytes {last}..{pos}, {tensors} tensor(s))");
+                let mut found = None;
+                let mut k = 0usize;
+                it.for_each_tensor(&mut |t| {
+                    let d = t.descriptor().encoded_len() as u64;
+                    if found.is_none() && (at..at + d).contains(&offset) {
+                        found = Some(format!(
+                            "item {n}, tensor {k}: descriptor byte {}",
+                            offset - at
+                        ));
+                    }
+                    at += d;
+                    for (i, b) in t.buffers().iter().enumerate() {
+                        let len = b.len() as u64;
+                        if found.is_none() && (at..at + len).contains(&offset) {
+                            found = Some(format!(
+                                "item {n}, tensor {k}: buffer {i} byte {}",
+                                offset - at
+                            ));
+                        }
+                        at += len;
+                    }
+                    k += 1;
+                });
+                if let Some(f) = found {
+                    return f;
                 }
-                last = pos;
                 n += 1;
             }
             Some(Err(e)) => return format!("item {n}, which does not decode: {e}"),
