@@ -97,12 +97,19 @@ pub fn dist() -> Result<PathBuf> {
     collect_module_files(&module, &module, &mut files)?;
     files.sort();
     let prefix = format!("{MODULE_PATH}@{version}/");
-    let mut zip = ZipWriter::default();
+    // Deterministic archive: sorted entries, a fixed timestamp, rw-r--r-- files.
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .last_modified_time(zip::DateTime::default())
+        .unix_permissions(0o644);
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     for rel in &files {
         let data = std::fs::read(module.join(rel))?;
-        zip.add(&format!("{prefix}{rel}"), &data)?;
+        zip.start_file(format!("{prefix}{rel}"), options)?;
+        std::io::Write::write_all(&mut zip, &data)?;
     }
-    std::fs::write(at_v.join(format!("{version}.zip")), zip.finish()?)?;
+    let archive = zip.finish()?.into_inner();
+    std::fs::write(at_v.join(format!("{version}.zip")), archive)?;
     std::fs::write(at_v.join(format!("{version}.mod")), go_mod)?;
     std::fs::write(
         at_v.join(format!("{version}.info")),
@@ -249,97 +256,6 @@ fn collect_module_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> Resul
         }
     }
     Ok(())
-}
-
-/// A minimal zip writer (stored entries, fixed 1980-01-01 timestamps): enough for
-/// a Go module archive, without a dependency.
-#[derive(Default)]
-struct ZipWriter {
-    out: Vec<u8>,
-    central: Vec<u8>,
-    entries: u16,
-}
-
-impl ZipWriter {
-    fn add(&mut self, name: &str, data: &[u8]) -> Result {
-        let size = u32::try_from(data.len()).map_err(|_| format!("{name}: over 4 GiB"))?;
-        let offset = u32::try_from(self.out.len()).map_err(|_| "archive over 4 GiB")?;
-        let name_len = u16::try_from(name.len()).map_err(|_| format!("{name}: name too long"))?;
-        let crc = crc32(data);
-        const DATE_1980_01_01: u16 = (1 << 5) | 1;
-        let mut local = Vec::with_capacity(30 + name.len());
-        put32(&mut local, 0x0403_4b50);
-        for v in [20u16, 0x0800, 0, 0, DATE_1980_01_01] {
-            put16(&mut local, v); // version needed, flags (UTF-8 names), stored, time, date
-        }
-        for v in [crc, size, size] {
-            put32(&mut local, v);
-        }
-        put16(&mut local, name_len);
-        put16(&mut local, 0);
-        self.out.extend_from_slice(&local);
-        self.out.extend_from_slice(name.as_bytes());
-        self.out.extend_from_slice(data);
-
-        let c = &mut self.central;
-        put32(c, 0x0201_4b50);
-        for v in [0x0314u16, 20, 0x0800, 0, 0, DATE_1980_01_01] {
-            put16(c, v); // made by (Unix, 2.0), needed, flags, stored, time, date
-        }
-        for v in [crc, size, size] {
-            put32(c, v);
-        }
-        for v in [name_len, 0, 0, 0, 0] {
-            put16(c, v); // name, extra, comment, disk, internal attributes
-        }
-        put32(c, 0o100644 << 16); // external attributes: a regular file, rw-r--r--
-        put32(c, offset);
-        c.extend_from_slice(name.as_bytes());
-        self.entries = self.entries.checked_add(1).ok_or("too many files")?;
-        Ok(())
-    }
-
-    fn finish(mut self) -> Result<Vec<u8>> {
-        let offset = u32::try_from(self.out.len()).map_err(|_| "archive over 4 GiB")?;
-        let size = u32::try_from(self.central.len()).map_err(|_| "directory over 4 GiB")?;
-        self.out.extend_from_slice(&self.central);
-        let o = &mut self.out;
-        put32(o, 0x0605_4b50);
-        for v in [0u16, 0, self.entries, self.entries] {
-            put16(o, v);
-        }
-        put32(o, size);
-        put32(o, offset);
-        put16(o, 0);
-        Ok(self.out)
-    }
-}
-
-fn put16(out: &mut Vec<u8>, v: u16) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-
-fn put32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-
-/// CRC-32 (IEEE), as zip uses.
-fn crc32(data: &[u8]) -> u32 {
-    let mut table = [0u32; 256];
-    for (i, slot) in table.iter_mut().enumerate() {
-        let mut c = i as u32;
-        for _ in 0..8 {
-            c = if c & 1 != 0 {
-                0xEDB8_8320 ^ (c >> 1)
-            } else {
-                c >> 1
-            };
-        }
-        *slot = c;
-    }
-    !data.iter().fold(!0u32, |c, &b| {
-        table[((c ^ u32::from(b)) & 0xFF) as usize] ^ (c >> 8)
-    })
 }
 
 /// The Go module's directory.
