@@ -220,7 +220,9 @@ pub fn build_langs(only: Option<&str>) -> Result<(Vec<Lang>, Vec<String>)> {
     let wanted = |n: &str| only.is_none_or(|o| o.split(',').any(|x| x.trim() == n));
     let mut langs = Vec::new();
     let mut skipped = Vec::new();
-    for name in LANGS {
+    // Python last: maturin builds hurray-ffi with other features into target/release,
+    // so building it between C and Go would make cargo rebuild the staticlib twice.
+    for name in ["rust", "c", "go", "python"] {
         if !wanted(name) {
             continue;
         }
@@ -242,6 +244,7 @@ pub fn build_langs(only: Option<&str>) -> Result<(Vec<Lang>, Vec<String>)> {
             Err(why) => skipped.push(format!("{name}: skipped: {why}")),
         }
     }
+    langs.sort_by_key(|l: &Lang| LANGS.iter().position(|n| *n == l.name));
     Ok((langs, skipped))
 }
 

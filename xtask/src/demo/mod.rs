@@ -6,13 +6,17 @@
 //! 4. Convert it back to safetensors.
 //! 5. Verify that every tensor's bytes are identical to the source: `hurray compare`
 //!    prints a table with a CRC-32C per tensor and a verdict.
-//! 6. Benchmark: conversion against `cp` of the same file, and the conversion's peak
+//! 6. Every language: the Rust, C, Python and Go programs of `tests/matrix/` open the
+//!    same `.hrry`, take zero-copy views of every tensor and print a CRC-32 per
+//!    tensor; one table (tensor x language), a verdict, and each language's open +
+//!    view time.
+//! 7. Benchmark: conversion against `cp` of the same file, and the conversion's peak
 //!    memory against the model's size.
 //!
-//! Every step prints the command it runs, so a reader can repeat it by hand. Later
-//! issues add steps that read the same file from every language binding.
+//! Every step prints the command it runs, so a reader can repeat it by hand.
 
 mod bench;
+mod langs;
 mod model;
 
 use std::path::{Path, PathBuf};
@@ -191,7 +195,13 @@ pub fn run(args: &DemoArgs) -> Result {
         }
     );
 
-    step(6, "benchmark: convert vs cp, peak memory");
+    step(
+        6,
+        "every language opens the same .hrry: zero-copy views, a CRC-32 per tensor",
+    );
+    let languages_agree = langs::run(&workspace_root().join(&hrry), args.runs)?;
+
+    step(7, "benchmark: convert vs cp, peak memory");
     let runs = args.runs;
     let copy = rel(&dir.join("copy.safetensors"));
     let bench_out = rel(&dir.join("bench.hrry"));
@@ -238,10 +248,12 @@ pub fn run(args: &DemoArgs) -> Result {
         );
     }
     println!();
-    if passed {
-        println!("Verdict: PASS (every tensor of the model survived safetensors -> hrry -> safetensors unchanged)");
+    if passed && languages_agree {
+        println!("Verdict: PASS (every tensor of the model survived safetensors -> hrry -> safetensors unchanged, and every language reads the same bytes from the .hrry)");
         Ok(())
+    } else if !passed {
+        Err("Verdict: FAIL (the round trip changed a tensor: see step 5)".into())
     } else {
-        Err("Verdict: FAIL (see the table above)".into())
+        Err("Verdict: FAIL (the languages disagree: see step 6)".into())
     }
 }
