@@ -31,7 +31,8 @@ struct Cli {
 enum Task {
     /// Run every check that exists (fmt, clippy, tests, docs), failing fast.
     Test(test::TestArgs),
-    /// Run `cargo bench --workspace`; arguments after `--` go to cargo verbatim.
+    /// Every language's benchmarks (Rust criterion, C, Python, Go), then one table of
+    /// figures and ratios; arguments after `--` go to `cargo bench` verbatim.
     Bench(bench::BenchArgs),
     /// Build and run the C test suite (tests/c, docs/c-abi.md examples, two copies).
     CTests(c_tests::CTestsArgs),
