@@ -345,12 +345,16 @@ pub unsafe fn buffer_from_caller(
         memory_class,
         payload,
     )?;
-    let len = usize::try_from(byte_size).map_err(|_| {
-        FfiError::new(
-            HURRAY_ERR_INVALID_ARGUMENT,
-            "byte_size exceeds the address space",
-        )
-    })?;
+    // A host slice may span at most isize::MAX bytes, and so may any real buffer.
+    let len = usize::try_from(byte_size)
+        .ok()
+        .filter(|&n| isize::try_from(n).is_ok())
+        .ok_or_else(|| {
+            FfiError::new(
+                HURRAY_ERR_INVALID_ARGUMENT,
+                format!("byte_size {byte_size} exceeds the address space (isize::MAX bytes)"),
+            )
+        })?;
     let release = ReleaseGuard::new(release, release_context);
     let memory = if p.device == DeviceTag::Cpu {
         Memory::Host(hurray_io::Buffer::new(Arc::new(ForeignHost {
@@ -414,6 +418,12 @@ impl Default for HurrayBufferList {
 }
 
 impl HurrayBufferList {
+    /// Marks the list as owned by a tensor: it cannot be destroyed, pushed to or
+    /// moved on its own.
+    pub(crate) fn set_borrowed(&mut self) {
+        self.header.flags |= FLAG_BORROWED;
+    }
+
     /// Appends an own-build buffer; the list owns it from now on.
     pub fn push(&mut self, b: Box<HurrayBuffer>) {
         let mut b = b;
@@ -737,7 +747,7 @@ pub unsafe extern "C" fn hurray_buffer_list_push(
 ) -> HurrayStatus {
     boundary(|| {
         // SAFETY: forwarded.
-        let l = unsafe { handle::own_mut(list, "list")? };
+        let l = unsafe { handle::owned_mut(list, "list")? };
         if buffer.is_null() {
             return Err(FfiError::null("buffer"));
         }

@@ -310,6 +310,24 @@ pub(crate) unsafe fn own_mut<'a, T: Handle>(p: *mut T, arg: &str) -> FfiResult<&
     Ok(unsafe { &mut *p })
 }
 
+/// Like [`own_mut`], for calls that consume or restructure the handle (moving a
+/// list into a tensor, pushing into a list): a handle borrowed from its parent is
+/// refused with `HURRAY_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// As [`own_mut`].
+pub(crate) unsafe fn owned_mut<'a, T: Handle>(p: *mut T, arg: &str) -> FfiResult<&'a mut T> {
+    // SAFETY: forwarded contract.
+    let h = unsafe { own_mut::<T>(p, arg)? };
+    if h.header().flags & FLAG_BORROWED != 0 {
+        return Err(FfiError::new(
+            HURRAY_ERR_INVALID_ARGUMENT,
+            format!("`{arg}` is borrowed from its parent (a tensor or item) and cannot be moved or changed"),
+        ));
+    }
+    Ok(h)
+}
+
 pub(crate) fn check_kind<T: Handle>(h: &Header, arg: &str) -> FfiResult<()> {
     if h.kind != T::KIND {
         return Err(FfiError::new(

@@ -250,13 +250,19 @@ pub(crate) unsafe fn slice_in<'a, T>(p: *const T, len: u64, arg: &str) -> FfiRes
     if p.is_null() {
         return Err(FfiError::null(arg));
     }
-    let n = usize::try_from(len).map_err(|_| {
-        FfiError::new(
-            HURRAY_ERR_INVALID_ARGUMENT,
-            format!("`{arg}` length {len} exceeds the address space"),
-        )
-    })?;
-    // SAFETY: non-null and valid for n reads per the caller.
+    let n = usize::try_from(len)
+        .ok()
+        .filter(|&n| {
+            n.checked_mul(std::mem::size_of::<T>())
+                .is_some_and(|b| isize::try_from(b).is_ok())
+        })
+        .ok_or_else(|| {
+            FfiError::new(
+                HURRAY_ERR_INVALID_ARGUMENT,
+                format!("`{arg}` length {len} exceeds the address space"),
+            )
+        })?;
+    // SAFETY: non-null and valid for n reads per the caller; n * size_of::<T>() ≤ isize::MAX.
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 

@@ -52,7 +52,8 @@ impl HurrayTensor {
         for b in buffers {
             list.push(b);
         }
-        let buffers_box = handle::boxed(list);
+        let mut buffers_box = handle::boxed(list);
+        buffers_box.set_borrowed();
         let mut t = HurrayTensor {
             header: Header::new(kind::TENSOR, handle::destroy_own::<HurrayTensor>),
             descriptor: std::ptr::null(),
@@ -229,14 +230,9 @@ pub unsafe extern "C" fn hurray_tensor_new(
             ));
         }
         need(out_tensor, "out_tensor")?;
-        let len = usize::try_from(descriptor_len).map_err(|_| {
-            FfiError::new(
-                HURRAY_ERR_INVALID_ARGUMENT,
-                "descriptor_len exceeds the address space",
-            )
-        })?;
-        // SAFETY: the caller guarantees descriptor_len readable bytes.
-        let bytes = unsafe { std::slice::from_raw_parts(descriptor_bytes, len) };
+        // SAFETY: the caller guarantees descriptor_len readable bytes; slice_in
+        // checks the length against the address space.
+        let bytes = unsafe { slice_in(descriptor_bytes, descriptor_len, "descriptor_bytes")? };
         let descriptor = HurrayDescriptor::decode(bytes)?;
         let declared = descriptor.model().buffers.len();
         let list = if buffers.is_null() {
@@ -249,7 +245,7 @@ pub unsafe extern "C" fn hurray_tensor_new(
             None
         } else {
             // SAFETY: forwarded.
-            Some(unsafe { handle::own_mut(buffers, "buffers")? })
+            Some(unsafe { handle::owned_mut(buffers, "buffers")? })
         };
         if let Some(l) = &list {
             check_buffers(descriptor.model(), l.buffers())?;

@@ -123,9 +123,10 @@ fn has_program(program: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// `cargo build -p hurray-ffi [--release]`: the staticlib and the cdylib.
+/// `cargo build -p hurray-ffi --features test-hooks [--release]`: the staticlib and
+/// the cdylib, with the test-only panic hook the suite calls.
 fn build_library(profile: Profile) -> Result {
-    let mut cmd = cargo(["build", "-p", "hurray-ffi"]);
+    let mut cmd = cargo(["build", "-p", "hurray-ffi", "--features", "test-hooks"]);
     if profile == Profile::Release {
         cmd.arg("--release");
     }
