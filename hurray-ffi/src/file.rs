@@ -1254,7 +1254,7 @@ pub unsafe extern "C" fn hurray_file_writer_create(
 /// during the call.
 ///
 /// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
-/// `HURRAY_ERR_INVALID_ARGUMENT` (handles of another copy of the library, a device
+/// `HURRAY_ERR_INVALID_ARGUMENT` (a writer of another copy of the library, a device
 /// buffer, `name` not UTF-8); `HURRAY_ERR_STATE` (finished writer); `HURRAY_ERR_FORMAT`
 /// (empty or duplicate name, a composite head: use `hurray_file_writer_write_item`);
 /// `HURRAY_ERR_BUFFER_MISMATCH`; `HURRAY_ERR_IO` (the writer is then unusable:
@@ -1276,8 +1276,7 @@ pub unsafe extern "C" fn hurray_file_writer_write_tensor(
         // SAFETY: forwarded.
         let name = unsafe { str_in(name, "name")? };
         // SAFETY: forwarded.
-        let t = unsafe { handle::own(tensor, "tensor")? };
-        let t = t.to_io()?;
+        let t = unsafe { crate::foreign::io_tensor(tensor, "tensor")? };
         w.open()?.write_tensor(name, &t).map_err(FfiError::from)
     })
 }

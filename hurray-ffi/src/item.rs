@@ -235,6 +235,20 @@ unsafe fn take_tensor(slot: *mut *mut HurrayTensor, arg: &str) -> FfiResult<Hurr
     // SAFETY: non-null; points at the caller's pointer slot.
     let p = unsafe { *slot };
     // SAFETY: forwarded.
+    let h = unsafe { handle::header(p.cast(), arg)? };
+    handle::check_kind::<HurrayTensor>(h, arg)?;
+    if !h.is_own() {
+        if h.flags & FLAG_BORROWED != 0 {
+            return Err(FfiError::new(
+                HURRAY_ERR_INVALID_ARGUMENT,
+                format!("`{arg}` is borrowed from its parent and cannot be moved"),
+            ));
+        }
+        // A tensor of another copy: adopt it (its creator destroys it later, once).
+        // SAFETY: live, unborrowed, owned by the caller, who gives it up on success.
+        return unsafe { crate::foreign::adopt(p) };
+    }
+    // SAFETY: forwarded.
     let t = unsafe { handle::own(p, arg)? };
     if t.header().flags & FLAG_BORROWED != 0 {
         return Err(FfiError::new(
@@ -251,9 +265,10 @@ unsafe fn take_tensor(slot: *mut *mut HurrayTensor, arg: &str) -> FfiResult<Hurr
 /// Makes an item of one tensor (not a composite head), moving the tensor in.
 ///
 /// Errors: `HURRAY_ERR_NULL_POINTER` (`tensor`, `*tensor`, `out`);
-/// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor, made by
-/// another copy of the library, already owned by an item, or a composite head). On
-/// error nothing moves.
+/// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor, already owned
+/// by an item, or a composite head). On error nothing moves. A tensor made by another
+/// copy of the library is adopted: the item views the same memory, and the creator's
+/// destructor runs, once, when the item is destroyed.
 ///
 /// Ownership: on success `*tensor` moves in and is nulled (borrow it back with
 /// `hurray_item_tensor`); `*out` owned, destroy with `hurray_item_destroy`.
@@ -268,9 +283,11 @@ pub unsafe extern "C" fn hurray_item_from_tensor(
     boundary(|| {
         need(out, "out")?;
         if !tensor.is_null() {
-            // SAFETY: forwarded.
-            let t = unsafe { handle::own(*tensor, "tensor")? };
-            if is_head(t) {
+            // SAFETY: forwarded (descriptor readers work on tensors of any copy).
+            let t = unsafe { crate::tensor::tensor_ref(*tensor)? };
+            // SAFETY: a live tensor's descriptor is live.
+            let model = unsafe { crate::descriptor::model_of(t.descriptor, "tensor->descriptor")? };
+            if matches!(model.layout, Layout::CompositeHead(_)) {
                 return Err(FfiError::new(
                     HURRAY_ERR_INVALID_ARGUMENT,
                     "the tensor is a composite head; use hurray_item_composite_new",
@@ -292,8 +309,9 @@ pub unsafe extern "C" fn hurray_item_from_tensor(
 /// with `hurray_item_composite_push`.
 ///
 /// Errors: `HURRAY_ERR_NULL_POINTER` (`head`, `*head`, `out`); `HURRAY_ERR_ABI_VERSION`;
-/// `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor, made by another copy of the library,
-/// already owned by an item, or not a composite head). On error nothing moves.
+/// `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor, already owned by an item, or not a
+/// composite head). On error nothing moves. A head made by another copy of the
+/// library is adopted as by `hurray_item_from_tensor`.
 ///
 /// Ownership: on success `*head` moves in and is nulled; `*out` owned, destroy with
 /// `hurray_item_destroy`.
@@ -308,14 +326,16 @@ pub unsafe extern "C" fn hurray_item_composite_new(
     boundary(|| {
         need(out, "out")?;
         if !head.is_null() {
-            // SAFETY: forwarded.
-            let t = unsafe { handle::own(*head, "head")? };
-            if !is_head(t) {
+            // SAFETY: forwarded (descriptor readers work on tensors of any copy).
+            let t = unsafe { crate::tensor::tensor_ref(*head)? };
+            // SAFETY: a live tensor's descriptor is live.
+            let model = unsafe { crate::descriptor::model_of(t.descriptor, "head->descriptor")? };
+            if !matches!(model.layout, Layout::CompositeHead(_)) {
                 return Err(FfiError::new(
                     HURRAY_ERR_INVALID_ARGUMENT,
                     format!(
                         "the head's layout is {}, not a composite head (0x0b)",
-                        t.model().layout.name()
+                        model.layout.name()
                     ),
                 ));
             }

@@ -45,6 +45,7 @@ pub use tensor::HurrayTensor;
 
 // I/O across the ABI: stream decoder/encoder and file reader/writer.
 pub mod file;
+mod foreign;
 pub mod stream;
 pub use file::{HurrayFileInfo, HurrayFileReader, HurrayFileWriter, HurrayWriteOptions};
 pub use stream::{HurrayStreamDecoder, HurrayStreamEncoder, HurrayStreamLimits};

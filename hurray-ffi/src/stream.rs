@@ -589,10 +589,12 @@ pub unsafe extern "C" fn hurray_stream_encoder_new(
 /// written in order. The descriptor chunk is the encoder's; buffer chunks point at
 /// the tensor's own buffers (no copy). The encoder holds a reference to those buffers
 /// until the next begin, `hurray_stream_encoder_end` or destroy, so the tensor may be
-/// destroyed meanwhile (its release then runs when the encoder lets go).
+/// destroyed meanwhile (its release then runs when the encoder lets go) — except a
+/// tensor made by another copy of the library, whose buffers are only borrowed: keep
+/// it alive until then.
 ///
 /// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
-/// `HURRAY_ERR_INVALID_ARGUMENT` (handles of another copy of the library, or a device
+/// `HURRAY_ERR_INVALID_ARGUMENT` (an encoder of another copy of the library, or a device
 /// buffer); `HURRAY_ERR_BUFFER_MISMATCH`; `HURRAY_ERR_INVALID_SYNC_MODE` (cross-machine
 /// mode and a buffer that is not producer-synced); `HURRAY_ERR_FORMAT` (a composite
 /// head with members: use `hurray_stream_encoder_begin_item`). On error there is no
@@ -613,10 +615,10 @@ pub unsafe extern "C" fn hurray_stream_encoder_begin_tensor(
         // SAFETY: forwarded.
         let e = unsafe { handle::own_mut(encoder, "encoder")? };
         // SAFETY: forwarded.
-        let t = unsafe { handle::own(tensor, "tensor")? };
+        let t = unsafe { crate::foreign::io_tensor(tensor, "tensor")? };
         need(out_chunk_count, "out_chunk_count")?;
         need(out_len, "out_len")?;
-        let (n, len) = e.begin(hurray_io::Item::Tensor(t.to_io()?))?;
+        let (n, len) = e.begin(hurray_io::Item::Tensor(t))?;
         // SAFETY: both checked non-null.
         unsafe {
             put(out_chunk_count, "out_chunk_count", n)?;
