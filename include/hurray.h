@@ -1632,9 +1632,10 @@ HurrayStatus hurray_descriptor_member_role(const HurrayDescriptor *descriptor, u
 // Makes an item of one tensor (not a composite head), moving the tensor in.
 //
 // Errors: `HURRAY_ERR_NULL_POINTER` (`tensor`, `*tensor`, `out`);
-// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor, made by
-// another copy of the library, already owned by an item, or a composite head). On
-// error nothing moves.
+// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor, already owned
+// by an item, or a composite head). On error nothing moves. A tensor made by another
+// copy of the library is adopted: the item views the same memory, and the creator's
+// destructor runs, once, when the item is destroyed.
 //
 // Ownership: on success `*tensor` moves in and is nulled (borrow it back with
 // `hurray_item_tensor`); `*out` owned, destroy with `hurray_item_destroy`.
@@ -1648,8 +1649,9 @@ HurrayStatus hurray_item_from_tensor(HurrayTensor **tensor, HurrayItem **out);
 // with `hurray_item_composite_push`.
 //
 // Errors: `HURRAY_ERR_NULL_POINTER` (`head`, `*head`, `out`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor, made by another copy of the library,
-// already owned by an item, or not a composite head). On error nothing moves.
+// `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor, already owned by an item, or not a
+// composite head). On error nothing moves. A head made by another copy of the
+// library is adopted as by `hurray_item_from_tensor`.
 //
 // Ownership: on success `*head` moves in and is nulled; `*out` owned, destroy with
 // `hurray_item_destroy`.
@@ -2224,7 +2226,7 @@ HurrayStatus hurray_file_writer_create(const char *path,
 // during the call.
 //
 // Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (handles of another copy of the library, a device
+// `HURRAY_ERR_INVALID_ARGUMENT` (a writer of another copy of the library, a device
 // buffer, `name` not UTF-8); `HURRAY_ERR_STATE` (finished writer); `HURRAY_ERR_FORMAT`
 // (empty or duplicate name, a composite head: use `hurray_file_writer_write_item`);
 // `HURRAY_ERR_BUFFER_MISMATCH`; `HURRAY_ERR_IO` (the writer is then unusable:
@@ -2598,10 +2600,12 @@ HurrayStatus hurray_stream_encoder_new(const struct HurrayStreamLimits *limits,
 // written in order. The descriptor chunk is the encoder's; buffer chunks point at
 // the tensor's own buffers (no copy). The encoder holds a reference to those buffers
 // until the next begin, `hurray_stream_encoder_end` or destroy, so the tensor may be
-// destroyed meanwhile (its release then runs when the encoder lets go).
+// destroyed meanwhile (its release then runs when the encoder lets go) — except a
+// tensor made by another copy of the library, whose buffers are only borrowed: keep
+// it alive until then.
 //
 // Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (handles of another copy of the library, or a device
+// `HURRAY_ERR_INVALID_ARGUMENT` (an encoder of another copy of the library, or a device
 // buffer); `HURRAY_ERR_BUFFER_MISMATCH`; `HURRAY_ERR_INVALID_SYNC_MODE` (cross-machine
 // mode and a buffer that is not producer-synced); `HURRAY_ERR_FORMAT` (a composite
 // head with members: use `hurray_stream_encoder_begin_item`). On error there is no
