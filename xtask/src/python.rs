@@ -87,26 +87,28 @@ fn develop(py: &Path) -> Result {
 }
 
 /// The development venv's python with the extension freshly built into it
-/// (`maturin develop --release`), or `None` when no python3 >= 3.10 is found. Used by
-/// the matrix, the demo and the benchmarks.
+/// (`maturin develop --release`, once per xtask process), or `None` when no python3
+/// >= 3.10 is found. Used by the pytest stage, the matrix, the demo and the benchmarks.
 pub fn dev_python() -> Result<Option<PathBuf>> {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(py) = BUILT.get() {
+        return Ok(Some(py.clone()));
+    }
     let Some(base) = base_python() else {
         return Ok(None);
     };
     let py = ensure_venv(&base)?;
     develop(&py)?;
-    Ok(Some(py))
+    Ok(Some(BUILT.get_or_init(|| py).clone()))
 }
 
 /// Stage: build the extension into `target/py-venv` and run the pytest suite.
 pub fn test_stage() -> Result<Outcome> {
-    let Some(base) = base_python() else {
+    let Some(py) = dev_python()? else {
         return Ok(Outcome::Skipped(
             "no python3 >= 3.10 with venv found (set HURRAY_PYTHON to use another)".into(),
         ));
     };
-    let py = ensure_venv(&base)?;
-    develop(&py)?;
     run(Command::new(&py)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
         .current_dir(binding_dir())
@@ -146,7 +148,8 @@ pub fn wheel_stage() -> Result<Outcome> {
         ));
     };
     let wheel = build_wheel()?;
-    let fresh = workspace_root().join("target/py-wheel-check");
+    // A fresh project outside the repository, so nothing of the checkout is importable.
+    let fresh = std::env::temp_dir().join(format!("hurray-wheel-check-{}", std::process::id()));
     if fresh.exists() {
         std::fs::remove_dir_all(&fresh)?;
     }
@@ -169,6 +172,10 @@ pub fn wheel_stage() -> Result<Outcome> {
                  hurray.save(str(p), {'t': t})\n\
                  u = hurray.load(str(p))['t']\n\
                  assert u.shape == (6,) and u.dtype == hurray.int32\n\
+                 w = hurray.StreamWriter(); w.write(t); w.finish()\n\
+                 (v,) = list(hurray.StreamReader(w.getvalue()))\n\
+                 assert v.shape == (6,) and v._buffer_bytes(0) == t._buffer_bytes(0)\n\
+                 assert 'site-packages' in hurray.__file__, hurray.__file__\n\
                  assert pathlib.Path(hurray.__file__).parent.joinpath('py.typed').exists()\n\
                  print('wheel ok:', hurray.__version__, hurray.__file__)\n";
     run(Command::new(&py).args(["-c", check]).current_dir(&fresh))?;
