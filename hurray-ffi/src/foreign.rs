@@ -57,15 +57,15 @@ impl Drop for ForeignTensor {
     }
 }
 
+/// A tensor's encoded descriptor and its buffers (views plus placement), in order.
+type Views = (Vec<u8>, Vec<(hurray_io::Buffer, Placement)>);
+
 /// The descriptor bytes and host buffers of a tensor of another copy, as views.
 ///
 /// # Safety
 /// `t` must be a live tensor (of any copy) that outlives the returned views unless
 /// `keep` holds it.
-unsafe fn views(
-    t: *const HurrayTensor,
-    keep: Option<&Arc<ForeignTensor>>,
-) -> FfiResult<(Vec<u8>, Vec<(hurray_io::Buffer, Placement)>)> {
+unsafe fn views(t: *const HurrayTensor, keep: Option<&Arc<ForeignTensor>>) -> FfiResult<Views> {
     // SAFETY: forwarded.
     let tr = unsafe { tensor_ref(t)? };
     // SAFETY: a live tensor's descriptor pointer is live (frozen prefix).

@@ -618,6 +618,13 @@ pub unsafe extern "C" fn hurray_stream_encoder_begin_tensor(
         let t = unsafe { crate::foreign::io_tensor(tensor, "tensor")? };
         need(out_chunk_count, "out_chunk_count")?;
         need(out_len, "out_len")?;
+        if matches!(t.descriptor().layout, hurray_core::Layout::CompositeHead(_)) {
+            // A writer's mistake, not a cut input: never report it as truncation.
+            return Err(FfiError::new(
+                HURRAY_ERR_FORMAT,
+                "a composite head is written with its members: use hurray_stream_encoder_begin_item",
+            ));
+        }
         let (n, len) = e.begin(hurray_io::Item::Tensor(t))?;
         // SAFETY: both checked non-null.
         unsafe {
