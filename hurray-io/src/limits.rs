@@ -21,6 +21,20 @@ pub struct Limits {
     /// Most composite nesting levels, counting the outermost head (default 8,
     /// `layouts.md` §2.11).
     pub max_composite_depth: u32,
+    /// Most members of one composite (its head's `member_count`; a nested composite
+    /// counts as one member of its parent), checked when the head is read, before
+    /// any member (default 65 536).
+    ///
+    /// The default is far above real use: one member per device or shard of a
+    /// sharded tensor (a few to a few thousand), or a 256 × 256 grid of tiles. It
+    /// bounds what a hostile head can make a reader do: the boxes kept for the
+    /// close-time partition check (two `u64` per dimension per member) and the
+    /// overlap sweep, which is cheap for splits and grids but quadratic in the member
+    /// count for contrived layouts (about a second for 65 536 members; see
+    /// [`crate::composite`]). Lower it when reading untrusted input under a tight
+    /// CPU budget. Stream writers refuse composites with more members than their
+    /// limits allow; file writers, more than this default.
+    pub max_composite_members: u32,
     /// Reading a byte stream from another machine: every buffer must be
     /// producer-synced (`streams-and-transport.md` A.5).
     pub cross_machine: bool,
@@ -36,6 +50,7 @@ impl Default for Limits {
             max_kv_entries: 1 << 20,
             max_tensors: 1 << 24,
             max_composite_depth: 8,
+            max_composite_members: 1 << 16,
             cross_machine: false,
         }
     }

@@ -6,7 +6,7 @@
 #[path = "stream_common/mod.rs"]
 mod stream_common;
 
-use hurray_core::{ElementType, Rule, TensorDescriptor};
+use hurray_core::{ElementType, Layout, Rule, TensorDescriptor};
 use hurray_io::file::index::{encode_index, parse_index, IndexEntry};
 use hurray_io::file::kv::encode_kv;
 use hurray_io::file::{
@@ -476,6 +476,43 @@ fn r14_composite_member_and_close_time_rules() {
     let mut b = w.finish().unwrap();
     set_member_count(&mut b, 64, 0);
     rejects(&b, FormatRule::CompositeMember, 64);
+}
+
+#[test]
+fn composite_member_count_is_limited_at_the_head() {
+    // Both readers refuse a head declaring more members than the limit, at the head,
+    // before looking at its members.
+    let b = partition_file(None);
+    let limits = Limits {
+        max_composite_members: 1,
+        ..Limits::default()
+    };
+    assert_eq!(rule_at(&open_err_with(&b, limits)), (FormatRule::Limit, 64));
+    let opts = ReadOptions {
+        limits,
+        ..ReadOptions::default()
+    };
+    let e = SequentialReader::with_options(&b[..], &opts)
+        .and_then(|r| r.read_all())
+        .unwrap_err();
+    assert_eq!(rule_at(&e), (FormatRule::Limit, 64));
+    // The default limit: one member too many is a limit error, not a torn composite.
+    let limit = Limits::default().max_composite_members;
+    let mut x = b.clone();
+    set_member_count(&mut x, 64, limit + 1);
+    rejects(&x, FormatRule::Limit, 64);
+    assert_eq!(rejects_sequentially(&x, FormatRule::Limit), 64);
+    // The writers refuse such a head before anything is written.
+    let mut c = partition();
+    let mut d = c.head.descriptor().clone();
+    if let Layout::CompositeHead(h) = &mut d.layout {
+        h.member_count = limit + 1;
+    }
+    c.head = Tensor::new(d, Vec::new()).unwrap();
+    let mut w = FileWriterTo::new(Vec::new(), WriteOptions::default()).unwrap();
+    let e = w.write_composite("p", &c).unwrap_err();
+    assert_eq!(e.rule(), Some(FormatRule::Limit));
+    assert_eq!(w.offset(), 0, "nothing written");
 }
 
 #[test]

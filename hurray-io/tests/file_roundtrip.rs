@@ -592,3 +592,105 @@ mod tokio_front_ends {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }
+
+#[cfg(feature = "tokio")]
+mod cancellation {
+    use super::*;
+    use hurray_io::file::{AsyncFileWriter, AsyncFileWriterTo};
+    use std::future::Future;
+    use std::pin::{pin, Pin};
+    use std::task::{Context, Poll, Waker};
+
+    /// Accepts `accept` bytes, then answers `Pending` once, then accepts everything.
+    struct StallOnce {
+        data: Vec<u8>,
+        accept: usize,
+        stalled: bool,
+    }
+
+    impl tokio::io::AsyncWrite for StallOnce {
+        fn poll_write(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<std::io::Result<usize>> {
+            let this = &mut *self;
+            if !this.stalled {
+                let room = this.accept - this.data.len();
+                if room == 0 {
+                    this.stalled = true;
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                let n = room.min(buf.len());
+                this.data.extend_from_slice(&buf[..n]);
+                return Poll::Ready(Ok(n));
+            }
+            this.data.extend_from_slice(buf);
+            Poll::Ready(Ok(buf.len()))
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Polls `f` once and drops it (what `select!` or a timeout does to a loser).
+    fn poll_once_and_drop<F: Future>(f: F) -> bool {
+        let f = pin!(f);
+        f.poll(&mut Context::from_waker(Waker::noop())).is_pending()
+    }
+
+    fn is_poisoned_error(r: hurray_io::Result<impl Sized>) -> bool {
+        matches!(r, Err(hurray_io::Error::Io(e)) if e.to_string().contains("abandoned"))
+    }
+
+    #[tokio::test]
+    async fn a_dropped_write_future_poisons_the_async_writer() {
+        let t = Tensor::from_dense(ElementType::Int8, &[3], &[1, 2, 3]).unwrap();
+        // Inside the header, the descriptor, the padding, the buffer.
+        for accept in [0, 70, 4000, 4097] {
+            let sink = StallOnce {
+                data: Vec::new(),
+                accept,
+                stalled: false,
+            };
+            let mut w = AsyncFileWriterTo::new(sink, WriteOptions::default()).unwrap();
+            assert!(poll_once_and_drop(w.write_tensor("a", &t)));
+            assert!(is_poisoned_error(w.write_tensor("b", &t).await));
+            assert!(is_poisoned_error(
+                w.write_composite("p", &partition()).await
+            ));
+            assert!(is_poisoned_error(w.add_kv("k", KvValue::Bool(true))));
+            assert!(is_poisoned_error(w.finish().await));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_dropped_write_future_leaves_no_file_at_the_destination() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cancelled.hrry");
+        let opts = WriteOptions {
+            durable: false,
+            ..WriteOptions::default()
+        };
+        let mut w = AsyncFileWriter::create(&path, opts).await.unwrap();
+        let small = Tensor::from_dense(ElementType::Int8, &[3], &[1, 2, 3]).unwrap();
+        w.write_tensor("small", &small).await.unwrap();
+        // 32 MiB cannot reach a tokio file in one poll: the file's writes go through
+        // blocking tasks, at most 2 MiB each, and the next one waits for the last.
+        let big = vec![7u8; 32 << 20];
+        let big = Tensor::from_dense(ElementType::Uint8, &[big.len() as u64], &big).unwrap();
+        assert!(poll_once_and_drop(w.write_tensor("big", &big)));
+        assert!(is_poisoned_error(w.write_tensor("after", &small).await));
+        assert!(is_poisoned_error(w.finish().await));
+        assert!(!path.exists(), "nothing renamed into place");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "the temporary file is removed"
+        );
+    }
+}

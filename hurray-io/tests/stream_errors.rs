@@ -10,7 +10,7 @@ use hurray_core::{
     BufferHandle, CombineOp, CompositionRule, ElementType, MemberRole, Rule, SyncMode,
     TensorDescriptor, HEADER_LEN,
 };
-use hurray_io::stream::{StreamDecoder, StreamEncoder, DEFAULT_EAGER_ALLOC};
+use hurray_io::stream::{StreamDecoder, StreamEncoder, DEFAULT_EAGER_ALLOC, MAX_HONORED_ALIGNMENT};
 use hurray_io::{Composite, Error, FormatRule, Item, Limits, StreamReader, StreamWriter, Tensor};
 use stream_common::*;
 
@@ -588,7 +588,7 @@ fn limits_reject_before_allocating() {
     assert_eq!(format_error(&err.unwrap()), (FormatRule::Limit, at));
     // An alignment above what the reader can honour.
     let mut d = dense(ElementType::Float32, &[16]);
-    d.buffers[0].alignment = 8192;
+    d.buffers[0].alignment = MAX_HONORED_ALIGNMENT * 2;
     let (_, err) = decode(
         &raw_stream(&[&filled(d.clone(), 1)]),
         StreamDecoder::default(),
@@ -658,4 +658,386 @@ fn encoder_errors_leave_position_unchanged() {
         .map(|t| enc.encode_tensor(&t).map(|_| ()))
         .unwrap()
         .is_err());
+}
+
+/// The reviewer's hostile shape: a float32 [n] partition head and n one-element
+/// members at offsets [i] (each a 4-byte buffer), as a composite.
+fn one_element_partition(n: u32) -> Composite {
+    let members = (0..u64::from(n))
+        .map(|i| {
+            let d = shard(dense(ElementType::Float32, &[1]), &[u64::from(n)], &[i]);
+            let b = hurray_io::Buffer::copy_from(&(i as f32).to_le_bytes());
+            Item::Tensor(Tensor::new(d, vec![b]).unwrap())
+        })
+        .collect();
+    Composite {
+        head: filled(
+            head(
+                ElementType::Float32,
+                &[u64::from(n)],
+                CompositionRule::Partition,
+                CombineOp::None,
+                n,
+            ),
+            0,
+        ),
+        members,
+    }
+}
+
+#[test]
+fn a_60k_member_partition_is_written_and_decoded() {
+    // Just under the default member limit. The close-time check is a sweep (its
+    // comparison count is asserted by the unit tests of `composite`); the time is
+    // printed as a sanity check only.
+    let n = 60_000;
+    assert!(n < Limits::default().max_composite_members);
+    let c = one_element_partition(n);
+    let item = Item::Composite(c);
+    let started = std::time::Instant::now();
+    let mut w = StreamWriter::new(Vec::new());
+    w.write_item(&item).unwrap();
+    let bytes = w.into_inner();
+    let wrote = started.elapsed();
+    assert_eq!(bytes, raw_stream(&flatten(&item)));
+    let started = std::time::Instant::now();
+    let (items, err) = decode(&bytes, StreamDecoder::default());
+    eprintln!(
+        "{n} members, {} bytes: written in {wrote:?}, decoded in {:?}",
+        bytes.len(),
+        started.elapsed()
+    );
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(items, vec![item]);
+}
+
+#[test]
+fn member_count_above_the_limit_is_rejected_at_the_head() {
+    let limit = Limits::default().max_composite_members;
+    let prefix = filled(dense(ElementType::Int8, &[3]), 1);
+    let prefix_len = raw_stream(&[&prefix]).len();
+    // A head declaring one member too many, and no member at all: rejected as soon
+    // as the head's descriptor is complete, at the head's offset.
+    let over = filled(
+        head(
+            ElementType::Float32,
+            &[u64::from(limit) + 1],
+            CompositionRule::Partition,
+            CombineOp::None,
+            limit + 1,
+        ),
+        0,
+    );
+    let bytes = raw_stream(&[&prefix, &over]);
+    let mut dec = StreamDecoder::default();
+    assert_eq!(dec.feed(&bytes), bytes.len());
+    assert!(matches!(dec.next_item(), Some(Ok(Item::Tensor(_)))));
+    let err = dec.next_item().unwrap().unwrap_err();
+    assert_eq!(format_error(&err), (FormatRule::Limit, prefix_len as u64));
+    assert!(dec.demand().is_empty(), "no member is read");
+    // The same head is refused by the writer, before its members are looked at.
+    let c = Composite {
+        head: over,
+        members: Vec::new(),
+    };
+    let mut w = StreamWriter::new(Vec::new());
+    w.write_tensor(&prefix).unwrap();
+    let err = w.write_item(&Item::Composite(c)).unwrap_err();
+    assert_eq!(format_error(&err), (FormatRule::Limit, prefix_len as u64));
+    assert_eq!(w.into_inner().len(), prefix_len, "nothing of it written");
+
+    // A configured limit: the members that follow the head are never consumed.
+    let limits = Limits {
+        max_composite_members: 3,
+        ..Limits::default()
+    };
+    let item = Item::Composite(one_element_partition(4));
+    let bytes = raw_stream(&flatten(&item));
+    let head_len = item.descriptor().encoded_len();
+    let mut dec = StreamDecoder::new(limits);
+    assert_eq!(dec.feed(&bytes), head_len, "stops after the head");
+    assert_eq!(
+        format_error(&dec.next_item().unwrap().unwrap_err()),
+        (FormatRule::Limit, 0)
+    );
+    let err = StreamWriter::with_limits(Vec::new(), limits)
+        .write_item(&item)
+        .unwrap_err();
+    assert_eq!(format_error(&err), (FormatRule::Limit, 0));
+    // Three members are fine.
+    let item = Item::Composite(one_element_partition(3));
+    let mut w = StreamWriter::with_limits(Vec::new(), limits);
+    w.write_item(&item).unwrap();
+    let (items, err) = decode(&w.into_inner(), StreamDecoder::new(limits));
+    assert!(err.is_none());
+    assert_eq!(items, vec![item]);
+}
+
+#[test]
+fn alignments_up_to_2_mib_are_written_and_read_back_aligned() {
+    assert_eq!(MAX_HONORED_ALIGNMENT, hurray_io::file::MAX_DATA_ALIGNMENT);
+    let mut items = Vec::new();
+    for (i, align) in [128, 4096, 8192, 1 << 16, MAX_HONORED_ALIGNMENT]
+        .into_iter()
+        .enumerate()
+    {
+        // Small and larger-than-the-slack buffers.
+        for n in [3u64, 300_000] {
+            let mut d = dense(ElementType::Float32, &[n]);
+            d.buffers[0].alignment = align;
+            items.push(Item::Tensor(filled(d, i as u64)));
+        }
+    }
+    let mut w = StreamWriter::new(Vec::new());
+    for item in &items {
+        w.write_item(item).unwrap();
+    }
+    let bytes = w.into_inner();
+    let (got, err) = decode(&bytes, StreamDecoder::default());
+    assert!(err.is_none(), "{err:?}");
+    assert_same(&items, &got);
+    // Through the growing path too (buffers above the eager ceiling).
+    let (got, err) = decode(&bytes, StreamDecoder::default().with_eager_alloc(0));
+    assert!(err.is_none(), "{err:?}");
+    assert_same(&items, &got);
+}
+
+/// What a writer with `limits` makes of `t`, and what a reader with `limits` makes
+/// of `t`'s raw bytes: both accept, or both refuse with the same rule.
+#[track_caller]
+fn writer_and_reader_agree(t: &Tensor, limits: Limits) -> Option<FormatRule> {
+    let prefix = filled(dense(ElementType::Int8, &[5]), 3);
+    let mut w = StreamWriter::with_limits(Vec::new(), limits);
+    w.write_tensor(&prefix).unwrap();
+    let wrote = w.write_tensor(t);
+    let written = w.into_inner();
+    let (items, read) = decode(&raw_stream(&[&prefix, t]), StreamDecoder::new(limits));
+    match (wrote, read) {
+        (Ok(()), None) => {
+            assert_eq!(items, vec![Item::Tensor(prefix), Item::Tensor(t.clone())]);
+            None
+        }
+        (Err(we), Some(re)) => {
+            let at = raw_stream(&[&prefix]).len() as u64;
+            assert_eq!(
+                format_error(&we),
+                (format_error(&re).0, at),
+                "writer error names the item start"
+            );
+            assert_eq!(written.len() as u64, at, "nothing of it written");
+            Some(format_error(&re).0)
+        }
+        (w, r) => panic!("writer {w:?} but reader {r:?}"),
+    }
+}
+
+#[test]
+fn the_writer_refuses_exactly_what_the_reader_refuses() {
+    let defaults = Limits::default();
+    let aligned = |align: u32, n: u64| {
+        let mut d = dense(ElementType::Float32, &[n]);
+        d.buffers[0].alignment = align;
+        filled(d, 1)
+    };
+    let t = aligned(MAX_HONORED_ALIGNMENT, 4);
+    assert_eq!(writer_and_reader_agree(&t, defaults), None);
+    let t = aligned(MAX_HONORED_ALIGNMENT * 2, 4);
+    assert_eq!(
+        writer_and_reader_agree(&t, defaults),
+        Some(FormatRule::Limit)
+    );
+    // An empty buffer's alignment is not honoured, so not limited either.
+    let t = aligned(MAX_HONORED_ALIGNMENT * 2, 0);
+    assert_eq!(writer_and_reader_agree(&t, defaults), None);
+    // Descriptor and buffer sizes, at and just past the limit.
+    let t = filled(dense(ElementType::Float32, &[3, 4]), 1);
+    let len = t.descriptor().encoded_len() as u32;
+    for (max, want) in [(len, None), (len - 1, Some(FormatRule::Limit))] {
+        let limits = Limits {
+            max_descriptor_bytes: max,
+            ..defaults
+        };
+        assert_eq!(writer_and_reader_agree(&t, limits), want);
+    }
+    for (max, want) in [(48, None), (47, Some(FormatRule::Limit))] {
+        let limits = Limits {
+            max_buffer_bytes: max,
+            ..defaults
+        };
+        assert_eq!(writer_and_reader_agree(&t, limits), want);
+    }
+    // Cross-machine mode.
+    let cross = Limits {
+        cross_machine: true,
+        ..defaults
+    };
+    let t = filled(cuda(&[4, 4], SyncMode::Event, 256), 2);
+    assert_eq!(
+        writer_and_reader_agree(&t, cross),
+        Some(FormatRule::SyncMode)
+    );
+    assert_eq!(writer_and_reader_agree(&t, defaults), None);
+}
+
+/// A sink that fails once, after `accept` bytes, then accepts everything.
+struct FailOnce {
+    data: Vec<u8>,
+    accept: usize,
+    failed: bool,
+}
+
+impl std::io::Write for FailOnce {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if !self.failed {
+            let room = self.accept - self.data.len();
+            if room == 0 {
+                self.failed = true;
+                return Err(std::io::Error::other("disk full"));
+            }
+            let n = room.min(b.len());
+            self.data.extend_from_slice(&b[..n]);
+            return Ok(n);
+        }
+        self.data.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn an_io_error_part_way_through_an_item_poisons_the_stream_writer() {
+    let t = filled(dense(ElementType::Float32, &[64]), 1);
+    let item = Item::Composite(partition());
+    // Part of a descriptor, of a buffer, of a composite's member.
+    for accept in [0, 10, raw_stream(&[&t]).len() - 1] {
+        let mut w = StreamWriter::new(FailOnce {
+            data: Vec::new(),
+            accept,
+            failed: false,
+        });
+        assert!(matches!(w.write_tensor(&t), Err(Error::Io(_))));
+        assert!(w.is_poisoned());
+        // The sink would take these now; the writer refuses them.
+        for err in [
+            w.write_tensor(&t).unwrap_err(),
+            w.write_item(&item).unwrap_err(),
+            w.flush().unwrap_err(),
+        ] {
+            assert!(matches!(err, Error::Io(_)));
+            assert!(err.to_string().contains("abandoned"), "{err}");
+        }
+        assert_eq!(w.into_inner().data.len(), accept, "nothing more written");
+    }
+    let mut w = StreamWriter::new(FailOnce {
+        data: Vec::new(),
+        accept: 100,
+        failed: false,
+    });
+    assert!(w.write_item(&item).is_err());
+    assert!(w.write_tensor(&t).is_err());
+
+    // Errors about the content write nothing and do not poison.
+    let mut w = StreamWriter::new(Vec::new());
+    let bad = Item::Composite(bad_cases().remove(0).item);
+    assert_eq!(
+        w.write_item(&bad).unwrap_err().rule(),
+        Some(FormatRule::CompositeMember)
+    );
+    assert!(!w.is_poisoned());
+    w.write_tensor(&t).unwrap();
+    let (items, err) = decode(&w.into_inner(), StreamDecoder::default());
+    assert!(err.is_none());
+    assert_eq!(items, vec![Item::Tensor(t)]);
+}
+
+#[cfg(feature = "tokio")]
+mod cancellation {
+    use super::*;
+    use hurray_io::stream::AsyncStreamWriter;
+    use std::future::Future;
+    use std::pin::{pin, Pin};
+    use std::task::{Context, Poll, Waker};
+
+    /// Accepts `accept` bytes, then answers `Pending` once, then accepts everything.
+    pub struct StallOnce {
+        pub data: Vec<u8>,
+        accept: usize,
+        stalled: bool,
+    }
+
+    impl StallOnce {
+        pub fn new(accept: usize) -> StallOnce {
+            StallOnce {
+                data: Vec::new(),
+                accept,
+                stalled: false,
+            }
+        }
+    }
+
+    impl tokio::io::AsyncWrite for StallOnce {
+        fn poll_write(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<std::io::Result<usize>> {
+            let this = &mut *self;
+            if !this.stalled {
+                let room = this.accept - this.data.len();
+                if room == 0 {
+                    this.stalled = true;
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                let n = room.min(buf.len());
+                this.data.extend_from_slice(&buf[..n]);
+                return Poll::Ready(Ok(n));
+            }
+            this.data.extend_from_slice(buf);
+            Poll::Ready(Ok(buf.len()))
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Polls `f` once and drops it (what `select!` or a timeout does to a loser).
+    fn poll_once_and_drop<F: Future>(f: F) -> bool {
+        let f = pin!(f);
+        f.poll(&mut Context::from_waker(Waker::noop())).is_pending()
+    }
+
+    #[tokio::test]
+    async fn a_dropped_write_future_poisons_the_async_stream_writer() {
+        let t = filled(dense(ElementType::Float32, &[64]), 1);
+        let item = Item::Composite(partition());
+        for accept in [0, 10, raw_stream(&[&t]).len() - 1] {
+            let mut w = AsyncStreamWriter::new(StallOnce::new(accept));
+            assert!(poll_once_and_drop(w.write_tensor(&t)));
+            assert!(w.is_poisoned());
+            for err in [
+                w.write_tensor(&t).await.unwrap_err(),
+                w.write_item(&item).await.unwrap_err(),
+                w.flush().await.unwrap_err(),
+                w.shutdown().await.unwrap_err(),
+            ] {
+                assert!(matches!(err, Error::Io(_)));
+                assert!(err.to_string().contains("abandoned"), "{err}");
+            }
+            assert_eq!(w.into_inner().data.len(), accept, "nothing more written");
+        }
+        // A stall that is waited out is not a failure.
+        let mut w = AsyncStreamWriter::new(StallOnce::new(10));
+        w.write_tensor(&t).await.unwrap();
+        w.write_item(&item).await.unwrap();
+        assert!(!w.is_poisoned());
+        let (items, err) = decode(&w.into_inner().data, StreamDecoder::default());
+        assert!(err.is_none());
+        assert_eq!(items, vec![Item::Tensor(t), item]);
+    }
 }

@@ -45,6 +45,10 @@ async fn emit<W: AsyncWrite + Unpin>(
 
 /// An async file writer over any `AsyncWrite`; the async twin of
 /// [`FileWriterTo`](super::FileWriterTo), with the same rules and errors.
+///
+/// Not cancellation-safe, but safe to cancel: a `write_*` future dropped before it
+/// completes may have written part of its tensor, so the writer is then poisoned
+/// like after an I/O error, and every later call (`finish` included) fails.
 pub struct AsyncFileWriterTo<W: AsyncWrite + Unpin> {
     enc: FileEncoder,
     sink: W,
@@ -63,15 +67,17 @@ impl<W: AsyncWrite + Unpin> AsyncFileWriterTo<W> {
         })
     }
 
+    /// Writes planned pieces. The writer is marked failed before the first byte and
+    /// cleared only once every piece is out, so an I/O error or a dropped future
+    /// (cancellation) leaves it poisoned.
     async fn run(&mut self, pieces: Result<Vec<Piece>>, tensors: &[&Tensor]) -> Result<()> {
         if self.failed {
             return Err(poisoned());
         }
         let pieces = pieces?;
-        if let Err(e) = emit(&mut self.sink, &pieces, tensors).await {
-            self.failed = true;
-            return Err(e.into());
-        }
+        self.failed = true;
+        emit(&mut self.sink, &pieces, tensors).await?;
+        self.failed = false;
         Ok(())
     }
 
@@ -112,7 +118,13 @@ impl<W: AsyncWrite + Unpin> AsyncFileWriterTo<W> {
     }
 
     /// Writes KV, index and trailer, flushes and returns the sink.
+    ///
+    /// Errors: as [`FileWriterTo::finish`](super::FileWriterTo::finish), including
+    /// the poisoned writer's error after a failed or cancelled write.
     pub async fn finish(mut self) -> Result<W> {
+        if self.failed {
+            return Err(poisoned());
+        }
         let pieces = self.enc.finish();
         self.run(pieces, &[]).await?;
         self.sink.flush().await?;
@@ -138,6 +150,9 @@ impl Drop for TempGuard {
 /// The async twin of [`FileWriter`](super::FileWriter): writes to a temporary file
 /// beside the destination and renames it on [`finish`](Self::finish); dropping it
 /// unfinished, or any error, removes the temporary file.
+///
+/// A `write_*` future dropped before it completes poisons the writer (see
+/// [`AsyncFileWriterTo`]): `finish` then fails and nothing is renamed into place.
 pub struct AsyncFileWriter {
     inner: AsyncFileWriterTo<BufWriter<tokio::fs::File>>,
     temp: TempGuard,

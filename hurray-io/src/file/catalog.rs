@@ -656,7 +656,8 @@ fn check_entry(
 
 /// Walks the entries in file order and checks every composite (§6.4): members are
 /// the next `member_count` entries, nested in pre-order, at most
-/// `limits.max_composite_depth` levels; per-member and close-time rules apply.
+/// `limits.max_composite_depth` levels, each head declaring at most
+/// `limits.max_composite_members` members; per-member and close-time rules apply.
 /// Iterative, so hostile nesting cannot exhaust the stack.
 fn check_composites(
     order: &[usize],
@@ -689,7 +690,7 @@ fn check_composites(
                 ));
             }
             stack.push(Level {
-                checker: CompositeChecker::new(d, at)?,
+                checker: CompositeChecker::new(d, at, limits.max_composite_members)?,
                 remaining: h.member_count,
                 at,
             });

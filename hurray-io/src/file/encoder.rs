@@ -11,6 +11,7 @@ use super::trailer::{crc32c, Trailer};
 use super::{align_up, flags, valid_data_alignment, COUNT_UNKNOWN, HEADER_LEN};
 use crate::composite;
 use crate::error::{Error, FormatRule, Result};
+use crate::limits::Limits;
 use crate::tensor::{is_head, Composite, Item, Tensor};
 use hurray_core::TensorDescriptor;
 use std::collections::HashSet;
@@ -232,13 +233,19 @@ impl FileEncoder {
 
     /// Plans a whole composite, its tensors named `names` in pre-order (head first;
     /// see [`member_names`]). The composite is validated (per-member and close-time
-    /// rules, nesting depth) before anything is planned.
+    /// rules, nesting depth, members per composite) before anything is planned.
     ///
     /// Errors: those of [`tensor`](Self::tensor), `BufferMismatch` when `names` does
-    /// not have one name per tensor, and the composite rules (`CompositeMember`,
-    /// `TornComposite`, `CompositeDepth`).
+    /// not have one name per tensor, the composite rules (`CompositeMember`,
+    /// `TornComposite`, `CompositeDepth`), and `Limit` when a head declares more than
+    /// [`Limits::max_composite_members`] members (the default, which a default reader
+    /// enforces too).
     pub fn composite(&mut self, names: &[&str], c: &Composite) -> Result<Vec<Piece>> {
-        composite::validate(c, self.opts.max_composite_depth)?;
+        composite::validate(
+            c,
+            self.opts.max_composite_depth,
+            Limits::default().max_composite_members,
+        )?;
         let mut tensors = Vec::new();
         collect(c, &mut tensors);
         let descriptors: Vec<&TensorDescriptor> = tensors.iter().map(|t| t.descriptor()).collect();

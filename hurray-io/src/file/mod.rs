@@ -40,7 +40,11 @@
 //!   ignore a head's `data_offset`.
 //! - A6: an empty tensor's buffers are still placed at `data_buffer_alignment`.
 //! - A8: composite nesting is limited by [`Limits::max_composite_depth`](crate::Limits)
-//!   (8 by default).
+//!   (8 by default), and the members of one composite by
+//!   [`Limits::max_composite_members`](crate::Limits) (65 536), checked at the head.
+//! - Partition members (`layouts.md` A-G6): the overlap predicate is applied
+//!   literally, so a zero-volume member strictly inside another is an overlap (see
+//!   [`composite`](crate::composite)).
 //! - A10: files with zero tensors are accepted and written.
 //! - A12, A13: reserved bytes must be zero and index names unique (strict).
 //! - A14: empty KV arrays are read and written, with an explicit element tag.

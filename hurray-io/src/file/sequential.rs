@@ -236,7 +236,11 @@ impl<R: Read> SequentialReader<R> {
                         ));
                     }
                     stack.push(Open {
-                        checker: CompositeChecker::new(t.descriptor(), at)?,
+                        checker: CompositeChecker::new(
+                            t.descriptor(),
+                            at,
+                            self.opts.limits.max_composite_members,
+                        )?,
                         remaining: h.member_count,
                         head: t,
                         members: Vec::new(),

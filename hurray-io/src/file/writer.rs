@@ -40,7 +40,8 @@ pub(crate) fn emit<W: Write>(
 
 pub(crate) fn poisoned() -> Error {
     Error::Io(io::Error::other(
-        "an earlier write to this file failed; the file is abandoned",
+        "an earlier write to this file failed or was cancelled part-way; the file is \
+         abandoned",
     ))
 }
 
@@ -48,8 +49,10 @@ pub(crate) fn poisoned() -> Error {
 /// Bytes go out in one pass, never seeking back (§13). There is no rename or cleanup:
 /// if you abandon it, whatever was written stays written.
 ///
-/// After an I/O error the writer refuses further calls. Errors about the content
-/// (a duplicate name, an invalid composite) write nothing and leave it usable.
+/// After an I/O error (or a panic) part-way through a tensor the writer refuses
+/// further calls: the sink holds part of it, and the core has already counted all of
+/// it. Errors about the content (a duplicate name, an invalid composite) write
+/// nothing and leave it usable.
 pub struct FileWriterTo<W: Write> {
     enc: FileEncoder,
     sink: W,
@@ -74,12 +77,14 @@ impl<W: Write> FileWriterTo<W> {
         self.enc.offset()
     }
 
+    /// Writes planned pieces. The writer is marked failed before the first byte and
+    /// cleared only once every piece is out, so whatever interrupts the writing
+    /// leaves it poisoned.
     fn run(&mut self, pieces: Result<Vec<Piece>>, tensors: &[&Tensor]) -> Result<()> {
         let pieces = pieces?;
-        if let Err(e) = emit(&mut self.sink, &pieces, tensors) {
-            self.failed = true;
-            return Err(e.into());
-        }
+        self.failed = true;
+        emit(&mut self.sink, &pieces, tensors)?;
+        self.failed = false;
         Ok(())
     }
 

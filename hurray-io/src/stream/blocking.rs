@@ -1,7 +1,7 @@
 //! Blocking `std::io` front ends over the sans-io cores.
 
 use super::decoder::StreamDecoder;
-use super::encoder::StreamEncoder;
+use super::encoder::{Encoded, StreamEncoder};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::tensor::{Item, Tensor};
@@ -104,12 +104,16 @@ impl<R: Read> Iterator for StreamReader<R> {
 /// (buffers are never copied into an intermediate buffer). Nothing is appended when
 /// the stream ends: [`flush`](Self::flush) only flushes.
 ///
-/// Errors: the encoder's checks (nothing written), or [`Error::Io`]; after an I/O
-/// error in the middle of an item the stream holds a partial item and must be
-/// abandoned.
+/// Errors: the encoder's checks (nothing written, the writer stays usable), or
+/// [`Error::Io`]. After an I/O error (or a panic) part-way through an item the
+/// stream holds a partial item: the writer is then poisoned, and every later
+/// `write_*` or `flush` returns an [`Error::Io`] saying so.
 pub struct StreamWriter<W> {
     inner: W,
     encoder: StreamEncoder,
+    /// Set while an item is being written; still set afterwards if it was not
+    /// written whole.
+    failed: bool,
 }
 
 impl<W: Write> StreamWriter<W> {
@@ -118,28 +122,48 @@ impl<W: Write> StreamWriter<W> {
         StreamWriter::with_limits(inner, Limits::default())
     }
 
-    /// A writer that enforces `limits.cross_machine` (A.5) and
-    /// `limits.max_composite_depth`.
+    /// A writer that enforces `limits` as a reader with the same limits would
+    /// (cross-machine mode (A.5), sizes, composite depth and members; see
+    /// [`StreamEncoder`]).
     pub fn with_limits(inner: W, limits: Limits) -> StreamWriter<W> {
         StreamWriter {
             inner,
             encoder: StreamEncoder::new(limits),
+            failed: false,
         }
     }
 
     /// Writes one plain tensor. See [`StreamEncoder::encode_tensor`] for the checks.
     pub fn write_tensor(&mut self, tensor: &Tensor) -> Result<()> {
+        if self.failed {
+            return Err(super::poisoned());
+        }
         let e = self.encoder.encode_tensor(tensor)?;
-        e.chunks().try_for_each(|c| self.inner.write_all(c))?;
-        Ok(())
+        self.emit(&e)
     }
 
     /// Writes one item (a tensor, or a composite head followed by its members in
     /// pre-order). See [`StreamEncoder::encode_item`] for the checks.
     pub fn write_item(&mut self, item: &Item) -> Result<()> {
+        if self.failed {
+            return Err(super::poisoned());
+        }
         let e = self.encoder.encode_item(item)?;
+        self.emit(&e)
+    }
+
+    /// Writes an encoded item; poisoned unless every chunk is written.
+    fn emit(&mut self, e: &Encoded<'_>) -> Result<()> {
+        self.failed = true;
         e.chunks().try_for_each(|c| self.inner.write_all(c))?;
+        self.failed = false;
         Ok(())
+    }
+
+    /// True when an earlier write failed part-way through an item (every later
+    /// write fails).
+    pub fn is_poisoned(&self) -> bool {
+        self.failed
     }
 
     /// Bytes written so far (the stream offset of the next item).
@@ -148,7 +172,12 @@ impl<W: Write> StreamWriter<W> {
     }
 
     /// Flushes the underlying writer.
+    ///
+    /// Errors: [`Error::Io`], also when the writer is poisoned.
     pub fn flush(&mut self) -> Result<()> {
+        if self.failed {
+            return Err(super::poisoned());
+        }
         self.inner.flush()?;
         Ok(())
     }

@@ -53,7 +53,9 @@ use crate::composite::CompositeChecker;
 use crate::error::{Error, FormatRule, Result};
 use crate::limits::Limits;
 use crate::tensor::{is_head, Composite, Item, Tensor};
-use hurray_core::{peek_descriptor_length, DecodeOptions, SyncMode, TensorDescriptor, HEADER_LEN};
+use hurray_core::{
+    peek_descriptor_length, BufferHandle, DecodeOptions, SyncMode, TensorDescriptor, HEADER_LEN,
+};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -63,10 +65,17 @@ use std::sync::Arc;
 pub const DEFAULT_EAGER_ALLOC: usize = 1 << 30;
 
 /// Largest declared buffer `alignment` (bytes) the decoder honours by placing the
-/// buffer at such an address (`streams-and-transport.md` A.2 step 4). A non-empty
-/// buffer declaring more is rejected with [`FormatRule::Limit`]: honouring it would
-/// cost up to `alignment` bytes of slack per buffer on a claim alone.
-pub const MAX_HONORED_ALIGNMENT: u32 = 4096;
+/// buffer at such an address (`streams-and-transport.md` A.2 step 4): 2 MiB, the
+/// largest `data_buffer_alignment` a file may use
+/// ([`MAX_DATA_ALIGNMENT`](crate::file::MAX_DATA_ALIGNMENT)).
+///
+/// Honouring an alignment costs up to `alignment - 64` bytes of slack before the
+/// buffer. Once that makes the allocation 1 MiB or more it is an anonymous mapping
+/// ([`AlignedBuf::zeroed`]): the slack is address space that is never touched, so it
+/// commits no memory. A non-empty buffer declaring more is rejected with
+/// [`FormatRule::Limit`], and the stream encoders refuse to emit one (same rule), so
+/// a writer never produces a stream this reader rejects.
+pub const MAX_HONORED_ALIGNMENT: u32 = crate::file::MAX_DATA_ALIGNMENT;
 
 /// Bytes of a descriptor read before `descriptor_length` is known (A.2 step 2).
 const PEEK_LEN: usize = 10;
@@ -92,7 +101,8 @@ const DESC_KEEP_CAPACITY: usize = 64 << 10;
 /// `alignment` against [`MAX_HONORED_ALIGNMENT`]; in cross-machine mode
 /// ([`Limits::cross_machine`], A.5) `sync_mode = 0` on every handle; composite
 /// per-member rules as each member's descriptor arrives, close-time rules at the last
-/// member, and nesting against [`Limits::max_composite_depth`] (A.4, `layouts.md`
+/// member, nesting against [`Limits::max_composite_depth`] and each head's
+/// `member_count` against [`Limits::max_composite_members`] (A.4, `layouts.md`
 /// §2.11). Every error offset is an absolute byte offset in the stream.
 ///
 /// After the first error the decoder is *failed*: items completed before the error
@@ -451,16 +461,7 @@ impl StreamDecoder {
         self.tensor_at = at;
         let len = peek_descriptor_length(&self.peek)
             .map_err(|source| Error::Descriptor { at, source })?;
-        if len > self.limits.max_descriptor_bytes {
-            return Err(Error::format(
-                FormatRule::Limit,
-                at + 6,
-                format_args!(
-                    "descriptor_length {len} exceeds the limit of {} bytes",
-                    self.limits.max_descriptor_bytes
-                ),
-            ));
-        }
+        check_descriptor_len(&self.limits, u64::from(len), at + 6)?;
         let len = usize::try_from(len).map_err(|_| {
             Error::format(FormatRule::Limit, at + 6, "descriptor_length exceeds usize")
         })?;
@@ -510,7 +511,7 @@ impl StreamDecoder {
                     ),
                 ));
             }
-            let checker = CompositeChecker::new(&d, at)?;
+            let checker = CompositeChecker::new(&d, at, self.limits.max_composite_members)?;
             let head = Tensor::new(d, Vec::new())?;
             self.phase = Phase::Header { filled: 0 };
             if checker.remaining() == 0 {
@@ -540,37 +541,11 @@ impl StreamDecoder {
     fn check_handles(&self, d: &TensorDescriptor, at: u64) -> Result<()> {
         let table = at + (HEADER_LEN + 8 * d.rank() + 8 + d.layout.encoded_len() + 1) as u64;
         for (i, h) in d.buffers.iter().enumerate() {
-            let h_at = table + 16 * i as u64;
-            if self.limits.cross_machine && h.sync_mode != SyncMode::ProducerSynced {
+            if let Err(v) = check_handle(&self.limits, i, h) {
                 return Err(Error::format(
-                    FormatRule::SyncMode,
-                    h_at + 13,
-                    format_args!(
-                        "buffer {i} has sync_mode {}; a cross-machine stream needs 0 \
-                         (producer-synced)",
-                        h.sync_mode.tag()
-                    ),
-                ));
-            }
-            if h.byte_size > self.limits.max_buffer_bytes || usize::try_from(h.byte_size).is_err() {
-                return Err(Error::format(
-                    FormatRule::Limit,
-                    h_at,
-                    format_args!(
-                        "buffer {i} byte_size {} exceeds the limit of {} bytes",
-                        h.byte_size, self.limits.max_buffer_bytes
-                    ),
-                ));
-            }
-            if h.byte_size > 0 && h.alignment > MAX_HONORED_ALIGNMENT {
-                return Err(Error::format(
-                    FormatRule::Limit,
-                    h_at + 8,
-                    format_args!(
-                        "buffer {i} declares alignment {}; this reader places buffers at \
-                         most {MAX_HONORED_ALIGNMENT}-byte aligned",
-                        h.alignment
-                    ),
+                    v.rule,
+                    table + 16 * i as u64 + v.field,
+                    v.detail,
                 ));
             }
         }
@@ -660,6 +635,73 @@ impl StreamDecoder {
             });
         }
     }
+}
+
+/// `descriptor_length` against [`Limits::max_descriptor_bytes`] (`Limit` at `at`).
+/// Shared with the encoder, which must not emit what a decoder refuses.
+pub(crate) fn check_descriptor_len(limits: &Limits, len: u64, at: u64) -> Result<()> {
+    if len > u64::from(limits.max_descriptor_bytes) {
+        return Err(Error::format(
+            FormatRule::Limit,
+            at,
+            format_args!(
+                "descriptor_length {len} exceeds the limit of {} bytes",
+                limits.max_descriptor_bytes
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A buffer handle a decoder with given limits refuses.
+pub(crate) struct HandleViolation {
+    pub rule: FormatRule,
+    /// Offset of the offending field in the 16-byte handle.
+    pub field: u64,
+    pub detail: String,
+}
+
+/// Buffer `i`'s handle against the limits: `sync_mode` in cross-machine mode
+/// (`SyncMode`), `byte_size` against [`Limits::max_buffer_bytes`] and the address
+/// space, `alignment` of a non-empty buffer against [`MAX_HONORED_ALIGNMENT`]
+/// (`Limit`). Shared with the encoder, which must not emit what a decoder refuses.
+pub(crate) fn check_handle(
+    limits: &Limits,
+    i: usize,
+    h: &BufferHandle,
+) -> std::result::Result<(), HandleViolation> {
+    if limits.cross_machine && h.sync_mode != SyncMode::ProducerSynced {
+        return Err(HandleViolation {
+            rule: FormatRule::SyncMode,
+            field: 13,
+            detail: format!(
+                "buffer {i} has sync_mode {}; a cross-machine stream needs 0 (producer-synced)",
+                h.sync_mode.tag()
+            ),
+        });
+    }
+    if h.byte_size > limits.max_buffer_bytes || usize::try_from(h.byte_size).is_err() {
+        return Err(HandleViolation {
+            rule: FormatRule::Limit,
+            field: 0,
+            detail: format!(
+                "buffer {i} byte_size {} exceeds the limit of {} bytes",
+                h.byte_size, limits.max_buffer_bytes
+            ),
+        });
+    }
+    if h.byte_size > 0 && h.alignment > MAX_HONORED_ALIGNMENT {
+        return Err(HandleViolation {
+            rule: FormatRule::Limit,
+            field: 8,
+            detail: format!(
+                "buffer {i} declares alignment {}; stream readers place buffers at most \
+                 {MAX_HONORED_ALIGNMENT}-byte aligned",
+                h.alignment
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Allocates room for `cap` bytes of a `size`-byte buffer whose first byte must be

@@ -1,10 +1,11 @@
 //! The sans-io stream encoder (`streams-and-transport.md` A.3, A.4).
 
+use super::decoder::{check_descriptor_len, check_handle};
 use crate::composite;
 use crate::error::{Error, FormatRule, Result};
 use crate::limits::Limits;
 use crate::tensor::{check_buffers, is_head, Composite, Item, Tensor};
-use hurray_core::{Layout, SyncMode};
+use hurray_core::Layout;
 use std::ops::Range;
 
 /// A sans-io encoder of the bare streaming format: turns an [`Item`] into the bytes
@@ -17,8 +18,16 @@ use std::ops::Range;
 /// its `byte_size` (`BufferMismatch`); in cross-machine mode ([`Limits::cross_machine`],
 /// A.5) every handle has `sync_mode = 0` (`SyncMode`); every descriptor encodes
 /// (validates); a composite passes [`composite::validate`] at every level, within
-/// [`Limits::max_composite_depth`]; a bare composite head is only accepted with
-/// `member_count = 0`. So an invalid or torn composite never reaches the output.
+/// [`Limits::max_composite_depth`] and [`Limits::max_composite_members`]; a bare
+/// composite head is only accepted with `member_count = 0`. So an invalid or torn
+/// composite never reaches the output.
+///
+/// It also refuses, with the rule a [`StreamDecoder`](super::StreamDecoder) with the
+/// same limits would report (`Limit`), whatever that decoder would refuse to read: a
+/// descriptor longer than [`Limits::max_descriptor_bytes`], a buffer larger than
+/// [`Limits::max_buffer_bytes`], a non-empty buffer declaring an alignment above
+/// [`MAX_HONORED_ALIGNMENT`](super::MAX_HONORED_ALIGNMENT). A stream it emits is read
+/// back by such a decoder.
 ///
 /// The encoder counts the bytes of the items it encoded ([`position`](Self::position))
 /// so that errors name the absolute stream offset where the rejected item would have
@@ -47,8 +56,9 @@ enum Chunk<'a> {
 }
 
 impl StreamEncoder {
-    /// An encoder using `limits.cross_machine` (A.5) and
-    /// `limits.max_composite_depth`; the other limits concern readers only.
+    /// An encoder enforcing `limits` as a decoder with the same limits would
+    /// (`cross_machine` (A.5), descriptor and buffer sizes, composite depth and
+    /// members), so that such a decoder reads back everything it emits.
     pub fn new(limits: Limits) -> StreamEncoder {
         StreamEncoder { limits, pos: 0 }
     }
@@ -74,7 +84,7 @@ impl StreamEncoder {
     /// its buffers in buffer-table order.
     ///
     /// Errors (nothing is produced, [`position`](Self::position) unchanged; offsets are
-    /// the item's start): `BufferMismatch`, `SyncMode`, `CompositeMember`,
+    /// the item's start): `BufferMismatch`, `SyncMode`, `Limit`, `CompositeMember`,
     /// `TornComposite`, `CompositeDepth` (format errors), or a descriptor error when a
     /// descriptor does not validate.
     pub fn encode_item<'a>(&mut self, item: &'a Item) -> Result<Encoded<'a>> {
@@ -93,7 +103,12 @@ impl StreamEncoder {
 
     fn check_item(&self, item: &Item) -> Result<()> {
         if let Item::Composite(c) = item {
-            composite::validate(c, self.limits.max_composite_depth).map_err(|e| self.rebase(e))?;
+            composite::validate(
+                c,
+                self.limits.max_composite_depth,
+                self.limits.max_composite_members,
+            )
+            .map_err(|e| self.rebase(e))?;
         }
         let mut result = Ok(());
         item.for_each_tensor(&mut |t| {
@@ -105,24 +120,17 @@ impl StreamEncoder {
         self.check_heads(item, 0)
     }
 
-    /// Supplied buffers against the table; sync modes in cross-machine mode.
+    /// Supplied buffers against the table; then what a decoder with the same limits
+    /// checks before reading the tensor's buffers (the same functions): the
+    /// descriptor's length, and each handle's sync mode (cross-machine mode), size
+    /// and alignment.
     fn check_tensor(&self, t: &Tensor) -> Result<()> {
         let d = t.descriptor();
         check_buffers(d, t.buffers().iter().map(|b| b.len())).map_err(|e| self.rebase(e))?;
-        if self.limits.cross_machine {
-            if let Some(i) = d
-                .buffers
-                .iter()
-                .position(|h| h.sync_mode != SyncMode::ProducerSynced)
-            {
-                return Err(Error::format(
-                    FormatRule::SyncMode,
-                    self.pos,
-                    format_args!(
-                        "buffer {i} has sync_mode {}; a cross-machine stream needs 0",
-                        d.buffers[i].sync_mode.tag()
-                    ),
-                ));
+        check_descriptor_len(&self.limits, d.encoded_len() as u64, self.pos)?;
+        for (i, h) in d.buffers.iter().enumerate() {
+            if let Err(v) = check_handle(&self.limits, i, h) {
+                return Err(Error::format(v.rule, self.pos, v.detail));
             }
         }
         Ok(())
@@ -166,7 +174,8 @@ impl StreamEncoder {
                     head: t.clone(),
                     members: Vec::new(),
                 };
-                composite::validate(&empty, u32::MAX).map_err(|e| self.rebase(e))
+                composite::validate(&empty, u32::MAX, self.limits.max_composite_members)
+                    .map_err(|e| self.rebase(e))
             }
         }
     }

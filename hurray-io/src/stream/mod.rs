@@ -42,3 +42,12 @@ pub use self::tokio::{AsyncStreamReader, AsyncStreamWriter};
 pub use blocking::{StreamReader, StreamWriter};
 pub use decoder::{StreamDecoder, DEFAULT_EAGER_ALLOC, MAX_HONORED_ALIGNMENT};
 pub use encoder::{Encoded, StreamEncoder};
+
+/// The error of a stream writer whose earlier write failed or was cancelled
+/// part-way through an item: the stream holds part of that item and is abandoned.
+pub(crate) fn poisoned() -> crate::Error {
+    crate::Error::Io(std::io::Error::other(
+        "an earlier write to this stream failed or was cancelled part-way through an \
+         item; the stream is abandoned",
+    ))
+}

@@ -1,7 +1,7 @@
 //! Async tokio front ends over the sans-io cores (feature `tokio`).
 
 use super::decoder::StreamDecoder;
-use super::encoder::StreamEncoder;
+use super::encoder::{Encoded, StreamEncoder};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::tensor::{Item, Tensor};
@@ -87,9 +87,17 @@ impl<R: AsyncRead + Unpin> AsyncStreamReader<R> {
 /// Writes items to a tokio [`AsyncWrite`] as a byte stream: the async twin of
 /// [`StreamWriter`](super::StreamWriter), with the same checks before the first byte
 /// of each item and no copies of the caller's buffers.
+///
+/// Not cancellation-safe, but safe to cancel: a `write_*` future dropped before it
+/// completes may have written part of its item, so the writer is then poisoned, as
+/// after an I/O error part-way through an item, and every later `write_*`, `flush`
+/// or `shutdown` returns an [`Error::Io`] saying so.
 pub struct AsyncStreamWriter<W> {
     inner: W,
     encoder: StreamEncoder,
+    /// Set while an item is being written; still set afterwards if it was not
+    /// written whole (an I/O error, or the future was dropped).
+    failed: bool,
 }
 
 impl<W: AsyncWrite + Unpin> AsyncStreamWriter<W> {
@@ -98,41 +106,70 @@ impl<W: AsyncWrite + Unpin> AsyncStreamWriter<W> {
         AsyncStreamWriter::with_limits(inner, Limits::default())
     }
 
-    /// A writer enforcing `limits.cross_machine` and `limits.max_composite_depth`.
+    /// A writer enforcing `limits` as a reader with the same limits would (see
+    /// [`StreamEncoder`]).
     pub fn with_limits(inner: W, limits: Limits) -> AsyncStreamWriter<W> {
         AsyncStreamWriter {
             inner,
             encoder: StreamEncoder::new(limits),
+            failed: false,
         }
     }
 
     /// Writes one plain tensor (see [`StreamEncoder::encode_tensor`]).
     pub async fn write_tensor(&mut self, tensor: &Tensor) -> Result<()> {
-        let e = self.encoder.encode_tensor(tensor)?;
-        for c in e.chunks() {
-            self.inner.write_all(c).await?;
+        if self.failed {
+            return Err(super::poisoned());
         }
-        Ok(())
+        let e = self.encoder.encode_tensor(tensor)?;
+        self.emit(&e).await
     }
 
     /// Writes one item (see [`StreamEncoder::encode_item`]).
     pub async fn write_item(&mut self, item: &Item) -> Result<()> {
+        if self.failed {
+            return Err(super::poisoned());
+        }
         let e = self.encoder.encode_item(item)?;
+        self.emit(&e).await
+    }
+
+    /// Writes an encoded item; poisoned unless every chunk is written.
+    async fn emit(&mut self, e: &Encoded<'_>) -> Result<()> {
+        self.failed = true;
         for c in e.chunks() {
             self.inner.write_all(c).await?;
         }
+        self.failed = false;
         Ok(())
     }
 
+    /// True when an earlier write failed or was cancelled part-way through an item.
+    pub fn is_poisoned(&self) -> bool {
+        self.failed
+    }
+
     /// Flushes the underlying writer.
+    ///
+    /// Errors: [`Error::Io`], also when the writer is poisoned.
     pub async fn flush(&mut self) -> Result<()> {
+        if self.failed {
+            return Err(super::poisoned());
+        }
         self.inner.flush().await?;
         Ok(())
     }
 
     /// Flushes and shuts down the underlying writer (for a socket: half-close, so
     /// the peer sees a clean end of stream).
+    ///
+    /// Errors: [`Error::Io`], also when the writer is poisoned (nothing is done; the
+    /// stream is abandoned, and a reader sees it end inside an item, a truncation,
+    /// once the writer is dropped).
     pub async fn shutdown(&mut self) -> Result<()> {
+        if self.failed {
+            return Err(super::poisoned());
+        }
         self.inner.shutdown().await?;
         Ok(())
     }
