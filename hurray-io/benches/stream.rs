@@ -11,13 +11,18 @@
 //! Memcpy baselines: into a warm, reused destination (the hardware ceiling); into a
 //! fresh allocation (`to_vec`, page faults included), which is what any reader that
 //! hands out a new tensor must pay at least; into a fresh `vec![0; n]` (calloc: pages
-//! the kernel zeroes on first touch); and into a fresh `AlignedBuf::zeroed` (zeroed by
-//! a memset, then copied), which is the floor for this reader: safe Rust must
-//! initialise memory before lending it to `Read::read`. The reader is measured with its
-//! default allocation policy (buffers above 16 MiB grow by doubling as bytes arrive,
-//! bounding what a hostile claim costs) and with a trusting one (`with_eager_alloc(
-//! usize::MAX)`: the buffer is allocated at its final size up front, bytes written
-//! once).
+//! the kernel zeroes on first touch); and into a fresh `AlignedBuf::zeroed`, which is
+//! the floor for this reader. `AlignedBuf::zeroed` writes nothing up front: below
+//! 1 MiB it is a calloc, from 1 MiB on an anonymous mapping advised to use
+//! transparent huge pages, so the kernel zeroes pages on first touch (2 MiB at a
+//! time where huge pages are granted) and the copy is the only pass over the bytes.
+//!
+//! The reader is measured with its default allocation policy and with a trusting
+//! one (`with_eager_alloc(usize::MAX)`). By default a buffer of up to 1 GiB
+//! (`DEFAULT_EAGER_ALLOC`) is allocated at its final size as soon as its descriptor
+//! is accepted (address space only; pages commit as bytes arrive), and only larger
+//! ones grow by doubling; so for this 256 MiB tensor both policies allocate once and
+//! write each byte once, and should measure the same.
 //!
 //! Criterion reports each case's throughput; the summary at the end times each case
 //! again (median of several runs) and prints the ratios to memcpy.
