@@ -21,7 +21,8 @@ pub struct TestArgs {
     /// Also check that the benchmarks compile (`cargo bench --no-run`).
     #[arg(long)]
     pub bench_build: bool,
-    /// Run only the stages whose name contains this text (e.g. `--only python:`).
+    /// Run only the stages whose name contains this text (e.g. `--only python:`);
+    /// text that matches no stage is an error listing the stage names.
     #[arg(long)]
     pub only: Option<String>,
 }
@@ -136,6 +137,29 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
     stages
 }
 
+/// The stages `--only` selects (all of them without it).
+///
+/// Errors: `--only` matches no stage name; the message lists the names, so a typo
+/// cannot pass as a green run of nothing.
+pub fn select(stages: Vec<Stage>, only: Option<&str>) -> Result<Vec<Stage>> {
+    let Some(only) = only else {
+        return Ok(stages);
+    };
+    let names: Vec<String> = stages.iter().map(|s| s.name.clone()).collect();
+    let selected: Vec<Stage> = stages
+        .into_iter()
+        .filter(|s| s.name.contains(only))
+        .collect();
+    if selected.is_empty() {
+        let list: String = names.iter().map(|n| format!("\n  {n}")).collect();
+        return Err(format!(
+            "error: [xtask] --only {only:?} matches no stage; the stages are:{list}"
+        )
+        .into());
+    }
+    Ok(selected)
+}
+
 /// Runs every stage in order, stopping at the first failure.
 pub fn run(args: &TestArgs) -> Result {
     let conformance = workspace_root().join("../shared/conformance");
@@ -145,12 +169,8 @@ pub fn run(args: &TestArgs) -> Result {
             conformance.display()
         );
     }
+    let selected = select(stages(args), args.only.as_deref())?;
     let all = Instant::now();
-    let selected = stages(args).into_iter().filter(|s| {
-        args.only
-            .as_ref()
-            .is_none_or(|o| s.name.contains(o.as_str()))
-    });
     for stage in selected {
         println!("==> [xtask] {}", stage.name);
         let started = Instant::now();
@@ -182,6 +202,30 @@ mod tests {
         .into_iter()
         .map(|s| s.name)
         .collect()
+    }
+
+    #[test]
+    fn only_selects_by_substring_and_refuses_to_match_nothing() {
+        let args = TestArgs {
+            quick: false,
+            bench_build: false,
+            only: None,
+        };
+        let picked = |only: Option<&str>| {
+            select(stages(&args), only).map(|v| v.into_iter().map(|s| s.name).collect::<Vec<_>>())
+        };
+        assert_eq!(picked(None).unwrap().len(), stages(&args).len());
+        let clippy = picked(Some("cargo clippy")).unwrap();
+        assert_eq!(clippy.len(), 1);
+        assert!(clippy[0].starts_with("cargo clippy"));
+        let err = picked(Some("no such stage")).unwrap_err().to_string();
+        assert!(err.contains("\"no such stage\" matches no stage"), "{err}");
+        for name in names(false, false) {
+            assert!(
+                err.contains(&format!("\n  {name}")),
+                "{name:?} missing from {err}"
+            );
+        }
     }
 
     #[test]
