@@ -36,9 +36,10 @@ use crate::tensor::HurrayTensor;
 use hurray_io::{Limits, StreamDecoder, StreamEncoder};
 use std::ops::Range;
 
-/// Limits a stream decoder enforces on untrusted input, and the options an encoder
-/// uses (`cross_machine`, `max_composite_depth`). Fill it with
-/// `hurray_stream_limits_default`, then change what you need.
+/// Limits a stream decoder enforces on untrusted input. An encoder enforces the same
+/// ones (descriptor size, buffer size, alignment, composite depth, `cross_machine`),
+/// so it never writes a stream a decoder with these limits would refuse. Fill it
+/// with `hurray_stream_limits_default`, then change what you need.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HurrayStreamLimits {

@@ -626,9 +626,10 @@ typedef struct HurrayWriteOptions {
     uint8_t durable;
 } HurrayWriteOptions;
 
-// Limits a stream decoder enforces on untrusted input, and the options an encoder
-// uses (`cross_machine`, `max_composite_depth`). Fill it with
-// `hurray_stream_limits_default`, then change what you need.
+// Limits a stream decoder enforces on untrusted input. An encoder enforces the same
+// ones (descriptor size, buffer size, alignment, composite depth, `cross_machine`),
+// so it never writes a stream a decoder with these limits would refuse. Fill it
+// with `hurray_stream_limits_default`, then change what you need.
 typedef struct HurrayStreamLimits {
     // Largest descriptor accepted, in bytes (default 16 MiB).
     uint32_t max_descriptor_bytes;
