@@ -427,6 +427,27 @@ fn c_suite(_: &BenchArgs) -> Result<Vec<Row>> {
 
 fn python_suite(args: &BenchArgs) -> Result<Vec<Row>> {
     let py = crate::python::dev_python()?.ok_or("skipped: no python3 >= 3.10")?;
+    // bench.py compares with safetensors, which the test venv does not need.
+    let has = |m: &str| {
+        Command::new(&py)
+            .args(["-c", &format!("import {m}")])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !has("safetensors") {
+        let mut pip = Command::new(&py);
+        pip.args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "safetensors",
+        ]);
+        println!("$ {}", display(&pip));
+        pip.status()?;
+    }
     let mut cmd = Command::new(py);
     cmd.arg(workspace_root().join("bindings/python/benchmarks/bench.py"))
         .current_dir(workspace_root());
