@@ -3,7 +3,7 @@
 //! validity table (§6.4) and the colocation rule (§6.5).
 
 use crate::error::{bail, ensure, DecodeError, Result};
-use crate::wire::{Put, Reader};
+use crate::wire::Reader;
 
 /// Size of one encoded buffer handle in bytes.
 pub const BUFFER_HANDLE_LEN: usize = 16;
@@ -201,18 +201,51 @@ impl BufferHandle {
         }
     }
 
-    /// Reads one handle, enforcing the per-handle rules (§6.1–§6.4). `accept_private`
-    /// stands for an out-of-band agreement on private device tags and memory classes.
-    pub(crate) fn read(r: &mut Reader<'_>, accept_private: bool) -> Result<Self> {
-        let at = r.pos();
-        if r.remaining() < BUFFER_HANDLE_LEN {
-            return Err(truncated(r));
+    /// Reads a table of `count` handles into `out`, enforcing the per-handle rules
+    /// (§6.1–§6.4). `accept_private` stands for an out-of-band agreement on private
+    /// device tags and memory classes.
+    #[inline]
+    pub(crate) fn read_table(
+        r: &mut Reader<'_>,
+        count: usize,
+        accept_private: bool,
+        out: &mut Vec<BufferHandle>,
+    ) -> Result<()> {
+        *out = Vec::with_capacity(count);
+        for _ in 0..count {
+            let at = r.pos();
+            // One bounds check for the whole handle, then fields at fixed positions.
+            let Some(h) = r.try_array::<BUFFER_HANDLE_LEN>() else {
+                return Err(truncated(r));
+            };
+            let byte_size = u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]);
+            let alignment = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
+            let tags = [h[12], h[13], h[14], h[15]];
+            // The common handle: host memory, producer-synced, standard class, a
+            // valid alignment. Every rule of `check` holds for it.
+            if tags == [0; 4] && alignment.is_power_of_two() && (alignment >= 64 || byte_size == 0)
+            {
+                out.push(BufferHandle::cpu_aligned(byte_size, alignment));
+            } else {
+                // Pushes itself: merging its result with the one above would route
+                // the common handle through memory.
+                Self::push_tagged(out, byte_size, alignment, tags, at, accept_private)?;
+            }
         }
-        // One bounds check for the whole handle, then fields at fixed positions.
-        let h: [u8; BUFFER_HANDLE_LEN] = r.array("buffer handle")?;
-        let byte_size = u64::from_le_bytes(h[..8].try_into().unwrap());
-        let alignment = u32::from_le_bytes(h[8..12].try_into().unwrap());
-        let [dev, sync, class, reserved] = [h[12], h[13], h[14], h[15]];
+        Ok(())
+    }
+
+    /// One handle of [`read_table`](Self::read_table) off the common path: other
+    /// devices, sync modes or classes, and every invalid handle.
+    #[inline(never)]
+    fn push_tagged(
+        out: &mut Vec<BufferHandle>,
+        byte_size: u64,
+        alignment: u32,
+        [dev, sync, class, reserved]: [u8; 4],
+        at: usize,
+        accept_private: bool,
+    ) -> Result<()> {
         ensure!(
             reserved == 0,
             ReservedNonZero,
@@ -248,7 +281,31 @@ impl BufferHandle {
             memory_class,
         };
         h.check(at, accept_private)?;
-        Ok(h)
+        out.push(h);
+        Ok(())
+    }
+
+    /// A CPU, producer-synced, standard-memory handle with this alignment.
+    #[inline]
+    fn cpu_aligned(byte_size: u64, alignment: u32) -> Self {
+        BufferHandle {
+            byte_size,
+            alignment,
+            device: DeviceTag::Cpu,
+            sync_mode: SyncMode::ProducerSynced,
+            memory_class: MemoryClass::Standard,
+        }
+    }
+
+    /// Whether this is the common handle (host memory, producer-synced, standard
+    /// class, valid alignment): one that every rule of [`check`](Self::check) allows.
+    #[inline]
+    pub(crate) fn is_plain_cpu(&self) -> bool {
+        self.device == DeviceTag::Cpu
+            && self.sync_mode == SyncMode::ProducerSynced
+            && self.memory_class == MemoryClass::Standard
+            && self.alignment.is_power_of_two()
+            && (self.alignment >= 64 || self.byte_size == 0)
     }
 
     /// The per-handle rules, with `at` the offset of the handle.
@@ -314,13 +371,15 @@ impl BufferHandle {
         Ok(())
     }
 
+    #[inline]
     pub(crate) fn write(&self, out: &mut Vec<u8>) {
-        out.put_u64(self.byte_size);
-        out.put_u32(self.alignment);
-        out.put_u8(self.device.tag());
-        out.put_u8(self.sync_mode.tag());
-        out.put_u8(self.memory_class.tag());
-        out.put_u8(0);
+        let mut h = [0; BUFFER_HANDLE_LEN];
+        h[..8].copy_from_slice(&self.byte_size.to_le_bytes());
+        h[8..12].copy_from_slice(&self.alignment.to_le_bytes());
+        h[12] = self.device.tag();
+        h[13] = self.sync_mode.tag();
+        h[14] = self.memory_class.tag();
+        out.extend_from_slice(&h);
     }
 }
 

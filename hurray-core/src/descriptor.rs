@@ -241,6 +241,7 @@ impl TensorDescriptor {
     }
 
     /// Storage of the element type (from the extension section for private types).
+    #[inline]
     pub fn storage(&self) -> Option<crate::Storage> {
         match self.element_type {
             ElementType::Private(_) => self
@@ -279,8 +280,8 @@ impl TensorDescriptor {
     /// Errors: the same [`DecodeError`]s strict decoding would report for these bytes,
     /// with offsets into the encoding; nothing is appended on error.
     pub fn encode_into(&self, out: &mut Vec<u8>) -> Result<()> {
-        self.validate()?;
-        self.write_unchecked(out);
+        self.check_all()?;
+        self.write_unchecked(out, self.encoded_len());
         Ok(())
     }
 
@@ -288,35 +289,42 @@ impl TensorDescriptor {
     ///
     /// Errors: see [`encode_into`](Self::encode_into).
     pub fn encode(&self) -> Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(self.encoded_len());
-        self.encode_into(&mut out)?;
+        self.check_all()?;
+        let len = self.encoded_len();
+        let mut out = Vec::with_capacity(len);
+        self.write_unchecked(&mut out, len);
         Ok(out)
     }
 
     /// Checks every rule of the spec that this model can break (strict mode, private
     /// tags allowed since a writer holding them has its own agreement).
     pub fn validate(&self) -> Result<()> {
+        self.check_all()
+    }
+
+    /// [`validate`](Self::validate), inlined into the encoders.
+    #[inline(always)]
+    fn check_all(&self) -> Result<()> {
+        let rank = self.rank();
         ensure!(
-            self.rank() <= MAX_RANK,
+            rank <= MAX_RANK,
             RankTooLarge,
             16,
-            "rank {} > {MAX_RANK}",
-            self.rank()
+            "rank {rank} > {MAX_RANK}"
         );
+        // Where the buffer table starts: only an error message needs it.
+        let handles_at = || HEADER_LEN + 8 * rank + 8 + self.layout.encoded_len() + 1;
         ensure!(
             self.buffers.len() <= 255,
             BufferCount,
-            28 + 8 * self.rank() + self.layout.encoded_len(),
+            handles_at() - 1,
             "{} buffers exceed the 255 a descriptor can hold",
             self.buffers.len()
         );
-        let opts = DecodeOptions {
-            accept_private: true,
-            ..DecodeOptions::default()
-        };
-        let handles_at = HEADER_LEN + 8 * self.rank() + 8 + self.layout.encoded_len() + 1;
         for (i, b) in self.buffers.iter().enumerate() {
-            b.check(handles_at + 16 * i, true)?;
+            if !b.is_plain_cpu() {
+                b.check(handles_at() + 16 * i, true)?;
+            }
         }
         if let Some(s) = &self.statistics {
             s.check(self.section_offsets().statistics)?;
@@ -324,6 +332,27 @@ impl TensorDescriptor {
         if let Some(e) = &self.extension_type {
             e.check(self.section_offsets().extension_type)?;
         }
+        match self.element_type {
+            ElementType::Unknown(_) | ElementType::Private(_) => self.check_type_tag()?,
+            _ => {}
+        }
+        if let Some(Quantization {
+            scheme: Scheme::Opaque { scheme_tag, .. },
+            ..
+        }) = &self.quantization
+        {
+            self.check_scheme_tag(*scheme_tag)?;
+        }
+        let opts = DecodeOptions {
+            accept_private: true,
+            ..DecodeOptions::default()
+        };
+        crate::validate::check(self, &opts)
+    }
+
+    /// The `type_tag` rules for unknown and private element types (writing).
+    #[inline(never)]
+    fn check_type_tag(&self) -> Result<()> {
         match self.element_type {
             ElementType::Unknown(t) => bail!(
                 TypeTagUnknown,
@@ -338,43 +367,44 @@ impl TensorDescriptor {
                 14,
                 "private type_tag {t:#04x} is outside 0xF0..=0xFE"
             ),
-            _ => {}
+            _ => Ok(()),
         }
-        if let Some(Quantization {
-            scheme: Scheme::Opaque { scheme_tag: t, .. },
-            ..
-        }) = &self.quantization
-        {
-            let at = self.section_offsets().quantization + 4;
-            match t {
-                0xF0..=0xFE => {}
-                0x00 | 0xFF | 0x01..=0x05 => bail!(
-                    QuantizationHeader,
-                    at,
-                    "scheme_tag {t:#04x} is invalid or has its own Scheme variant"
-                ),
-                _ => bail!(
-                    QuantizationSchemeUnknown,
-                    at,
-                    "unknown scheme_tag {t:#04x} cannot be written"
-                ),
-            }
-        }
-        crate::validate::check(self, &opts)
     }
 
-    fn write_unchecked(&self, out: &mut Vec<u8>) {
-        let len = self.encoded_len();
+    /// The `scheme_tag` rules for an opaque quantization scheme (writing).
+    #[inline(never)]
+    fn check_scheme_tag(&self, t: u8) -> Result<()> {
+        let at = self.section_offsets().quantization + 4;
+        match t {
+            0xF0..=0xFE => Ok(()),
+            0x00 | 0xFF | 0x01..=0x05 => bail!(
+                QuantizationHeader,
+                at,
+                "scheme_tag {t:#04x} is invalid or has its own Scheme variant"
+            ),
+            _ => bail!(
+                QuantizationSchemeUnknown,
+                at,
+                "unknown scheme_tag {t:#04x} cannot be written"
+            ),
+        }
+    }
+
+    /// Appends the encoding (`len` bytes, the [`encoded_len`](Self::encoded_len)) of
+    /// a valid descriptor.
+    fn write_unchecked(&self, out: &mut Vec<u8>, len: usize) {
         out.reserve(len);
         let start = out.len();
-        out.extend_from_slice(&MAGIC);
-        out.put_u8(VERSION_MAJOR);
-        out.put_u8(self.version_minor);
-        out.put_u32(len as u32);
-        out.put_u32(self.flags());
-        out.put_u8(self.element_type.tag());
-        out.put_u8(self.layout.tag());
-        out.put_u32(self.rank() as u32);
+        let mut head = [0; HEADER_LEN];
+        head[..4].copy_from_slice(&MAGIC);
+        head[4] = VERSION_MAJOR;
+        head[5] = self.version_minor;
+        head[6..10].copy_from_slice(&(len as u32).to_le_bytes());
+        head[10..14].copy_from_slice(&self.flags().to_le_bytes());
+        head[14] = self.element_type.tag();
+        head[15] = self.layout.tag();
+        head[16..20].copy_from_slice(&(self.rank() as u32).to_le_bytes());
+        out.extend_from_slice(&head);
         self.shape.iter().for_each(|&d| out.put_u64(d));
         out.put_u64(self.byte_offset);
         self.layout.write(out);
@@ -443,6 +473,36 @@ impl TensorDescriptor {
     /// reported after the descriptor itself was found valid. Returning the
     /// descriptor alone (not with its length) saves moving it between callers.
     fn parse(bytes: &[u8], opts: &DecodeOptions, whole: bool) -> Result<TensorDescriptor> {
+        // `out` is the value returned on every path, so the descriptor is filled in
+        // where the caller wants it, never moved (it is over 300 bytes).
+        let mut out = Ok(TensorDescriptor {
+            version_minor: 0,
+            element_type: ElementType::Float32,
+            shape: Vec::new(),
+            byte_offset: 0,
+            layout: Layout::RowMajor,
+            buffers: Vec::new(),
+            quantization: None,
+            shard: None,
+            statistics: None,
+            extension_type: None,
+            composite_member: None,
+        });
+        if let Ok(d) = &mut out {
+            if let Err(e) = Self::parse_into(d, bytes, opts, whole) {
+                out = Err(e);
+            }
+        }
+        out
+    }
+
+    /// [`parse`](Self::parse) into a blank descriptor, field by field.
+    fn parse_into(
+        d: &mut TensorDescriptor,
+        bytes: &[u8],
+        opts: &DecodeOptions,
+        whole: bool,
+    ) -> Result<()> {
         let len = peek_descriptor_length(bytes)? as usize;
         ensure!(
             len <= bytes.len(),
@@ -451,10 +511,17 @@ impl TensorDescriptor {
             "descriptor_length {len} exceeds the {} bytes available",
             bytes.len()
         );
-        let mut r = Reader::new(&bytes[..len], 5);
-        let version_minor = r.u8("version_minor")?;
-        r.take(4, "descriptor_length")?;
-        let fl = r.u32("flags")?;
+        let buf = &bytes[..len];
+        // The peek checked descriptor_length >= 20: the fixed header is all there.
+        let Some(h) = buf.first_chunk::<HEADER_LEN>() else {
+            bail!(
+                DescriptorLengthTooSmall,
+                6,
+                "descriptor_length {len} < {HEADER_LEN}"
+            );
+        };
+        let version_minor = h[5];
+        let fl = u32::from_le_bytes([h[10], h[11], h[12], h[13]]);
         ensure!(
             fl & flags::RESERVED == 0,
             ReservedFlags,
@@ -462,7 +529,7 @@ impl TensorDescriptor {
             "reserved flag bits set: {:#010x}",
             fl & flags::RESERVED
         );
-        let type_tag = r.u8("type_tag")?;
+        let type_tag = h[14];
         let element_type = match ElementType::from_tag(type_tag) {
             _ if type_tag == 0 || type_tag == 0xFF => {
                 bail!(TypeTagInvalid, 14, "type_tag {type_tag:#04x} is invalid")
@@ -482,8 +549,8 @@ impl TensorDescriptor {
                 "type_tag {type_tag:#04x} is not assigned"
             ),
         };
-        let layout_tag = r.u8("layout_tag")?;
-        let rank = r.u32("rank")?;
+        let layout_tag = h[15];
+        let rank = u32::from_le_bytes([h[16], h[17], h[18], h[19]]);
         ensure!(
             rank as usize <= MAX_RANK,
             RankTooLarge,
@@ -491,42 +558,31 @@ impl TensorDescriptor {
             "rank {rank} > {MAX_RANK}"
         );
         let rank = rank as usize;
-        let shape = r.u64s(rank, "shape")?;
-        let byte_offset = r.u64("byte_offset")?;
-        let layout = Layout::read(&mut r, layout_tag, rank, opts)?;
+        d.version_minor = version_minor;
+        d.element_type = element_type;
+        let mut r = Reader::new(buf, HEADER_LEN);
+        // The larger parts are read straight into their fields.
+        r.u64s_into(rank, "shape", &mut d.shape)?;
+        d.byte_offset = r.u64("byte_offset")?;
+        Layout::read(&mut r, layout_tag, rank, opts, &mut d.layout)?;
         let count = r.u8("buffer_count")? as usize;
-        let mut buffers = Vec::with_capacity(count);
-        for _ in 0..count {
-            buffers.push(BufferHandle::read(
-                &mut r,
-                opts.accept_private || opts.permissive,
-            )?);
+        let agreed = opts.accept_private || opts.permissive;
+        BufferHandle::read_table(&mut r, count, agreed, &mut d.buffers)?;
+        if fl & flags::HAS_QUANTIZATION != 0 {
+            Quantization::read(&mut r, opts, &mut d.quantization)?;
         }
-        let quantization = if fl & flags::HAS_QUANTIZATION != 0 {
-            Some(Quantization::read(&mut r, opts)?)
-        } else {
-            None
-        };
-        let shard = if fl & flags::HAS_SHARD != 0 {
-            Some(Shard::read(&mut r, rank)?)
-        } else {
-            None
-        };
-        let statistics = if fl & flags::HAS_STATISTICS != 0 {
-            Some(Statistics::read(&mut r)?)
-        } else {
-            None
-        };
-        let extension_type = if fl & flags::HAS_EXTENSION_TYPE != 0 {
-            Some(ExtensionType::read(&mut r)?)
-        } else {
-            None
-        };
-        let composite_member = if fl & flags::HAS_COMPOSITE_MEMBER != 0 {
-            Some(MemberRole::read(&mut r)?)
-        } else {
-            None
-        };
+        if fl & flags::HAS_SHARD != 0 {
+            d.shard = Some(Shard::read(&mut r, rank)?);
+        }
+        if fl & flags::HAS_STATISTICS != 0 {
+            d.statistics = Some(Statistics::read(&mut r)?);
+        }
+        if fl & flags::HAS_EXTENSION_TYPE != 0 {
+            d.extension_type = Some(ExtensionType::read(&mut r)?);
+        }
+        if fl & flags::HAS_COMPOSITE_MEMBER != 0 {
+            d.composite_member = Some(MemberRole::read(&mut r)?);
+        }
         if r.remaining() != 0 {
             // A later minor version may append fields; ours may not (§14 #6, A12).
             ensure!(
@@ -537,20 +593,7 @@ impl TensorDescriptor {
                 r.remaining()
             );
         }
-        let d = TensorDescriptor {
-            version_minor,
-            element_type,
-            shape,
-            byte_offset,
-            layout,
-            buffers,
-            quantization,
-            shard,
-            statistics,
-            extension_type,
-            composite_member,
-        };
-        crate::validate::check(&d, opts)?;
+        crate::validate::check(d, opts)?;
         ensure!(
             !whole || len == bytes.len(),
             TrailingInput,
@@ -558,7 +601,7 @@ impl TensorDescriptor {
             "{} bytes follow the {len}-byte descriptor",
             bytes.len() - len
         );
-        Ok(d)
+        Ok(())
     }
 
     /// Byte offsets of the optional sections in this descriptor's encoding (those not

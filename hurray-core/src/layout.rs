@@ -427,8 +427,49 @@ impl Layout {
         }
     }
 
-    /// Reads the fields of layout `tag` for a tensor of rank `rank`.
+    /// Reads the fields of layout `tag` for a tensor of rank `rank` into `out`.
+    #[inline]
     pub(crate) fn read(
+        r: &mut Reader<'_>,
+        tag: u8,
+        rank: usize,
+        opts: &crate::DecodeOptions,
+        out: &mut Layout,
+    ) -> Result<()> {
+        *out = match tag {
+            tag::ROW_MAJOR => Layout::RowMajor,
+            tag::COLUMN_MAJOR => Layout::ColumnMajor,
+            tag::CSR | tag::CSC => {
+                let nnz = r.u64("nnz")?;
+                r.reserved(8, "CSR/CSC _reserved")?;
+                if tag == tag::CSR {
+                    Layout::Csr { nnz }
+                } else {
+                    Layout::Csc { nnz }
+                }
+            }
+            // Written in place: a value returned from out of line would be moved
+            // through memory.
+            _ => return Self::read_other(r, tag, rank, opts, out),
+        };
+        Ok(())
+    }
+
+    /// [`read`](Self::read) off the common path, into `out`.
+    #[inline(never)]
+    fn read_other(
+        r: &mut Reader<'_>,
+        tag: u8,
+        rank: usize,
+        opts: &crate::DecodeOptions,
+        out: &mut Layout,
+    ) -> Result<()> {
+        *out = Self::read_fields(r, tag, rank, opts)?;
+        Ok(())
+    }
+
+    /// The fields of layout `tag` for a tensor of rank `rank`.
+    fn read_fields(
         r: &mut Reader<'_>,
         tag: u8,
         rank: usize,
@@ -530,6 +571,19 @@ impl Layout {
             0x00 | 0xFF => bail!(LayoutTagInvalid, 15, "layout_tag {tag:#04x} is invalid"),
             _ => bail!(LayoutTagUnknown, 15, "layout_tag {tag:#04x} is not a layout this reader implements (its fields cannot be located)"),
         })
+    }
+
+    /// Whether [`check_fields`](Self::check_fields) has rules for this layout.
+    #[inline]
+    pub(crate) fn has_field_rules(&self) -> bool {
+        !matches!(
+            self,
+            Layout::RowMajor
+                | Layout::ColumnMajor
+                | Layout::Coo { .. }
+                | Layout::Csr { .. }
+                | Layout::Csc { .. }
+        )
     }
 
     /// Value rules of the layout fields that need only the fields and the rank
@@ -681,7 +735,15 @@ impl Layout {
         Ok(())
     }
 
+    #[inline]
     pub(crate) fn write(&self, out: &mut Vec<u8>) {
+        if !matches!(self, Layout::RowMajor | Layout::ColumnMajor) {
+            self.write_fields(out);
+        }
+    }
+
+    /// [`write`](Self::write) for the layouts that have fields.
+    fn write_fields(&self, out: &mut Vec<u8>) {
         match self {
             Layout::RowMajor | Layout::ColumnMajor => {}
             Layout::Strided { strides } => strides.iter().for_each(|&s| out.put_i64(s)),

@@ -293,45 +293,36 @@ impl Quantization {
         4 + self.scheme.fixed_len() + self.trailing.len()
     }
 
-    /// Reads the section at the reader's position (§2–§5, header checks of §9 1–5).
-    pub(crate) fn read(r: &mut Reader<'_>, opts: &crate::DecodeOptions) -> Result<Quantization> {
+    /// Reads the section at the reader's position (§2–§5, header checks of §9 1–5)
+    /// into `out`.
+    #[inline]
+    pub(crate) fn read(
+        r: &mut Reader<'_>,
+        opts: &crate::DecodeOptions,
+        out: &mut Option<Quantization>,
+    ) -> Result<()> {
         let at = r.pos();
         let len = r.u32("quantization_length")? as usize;
         let p0 = r.pos();
         let payload = r.take(len, "quantization payload")?;
-        ensure!(
-            len >= 4,
-            QuantizationHeader,
-            at,
-            "quantization_length {len} < 4: the common header does not fit"
-        );
-        let (tag, version, flags) = (
-            payload[0],
-            payload[1],
-            u16::from_le_bytes([payload[2], payload[3]]),
-        );
+        let Some(&[tag, version, f0, f1]) = payload.first_chunk::<4>() else {
+            bail!(
+                QuantizationHeader,
+                at,
+                "quantization_length {len} < 4: the common header does not fit"
+            );
+        };
+        let flags = u16::from_le_bytes([f0, f1]);
         ensure!(
             tag != 0x00 && tag != 0xFF,
             QuantizationHeader,
             p0,
             "scheme_tag {tag:#04x} is invalid"
         );
-        let known = (1..=5).contains(&tag);
-        if !known {
-            let agreed = (0xF0..=0xFE).contains(&tag) && opts.accept_private;
-            ensure!(
-                agreed || opts.permissive,
-                QuantizationSchemeUnknown,
-                p0,
-                "scheme_tag {tag:#04x} is not a scheme this reader implements"
-            );
-            return Ok(Scheme::Opaque {
-                scheme_tag: tag,
-                scheme_version: version,
-                flags,
-                payload: payload[4..].to_vec(),
-            }
-            .into());
+        if !(1..=5).contains(&tag) {
+            // Written in place, like the schemes below: a value returned from out of
+            // line would be moved through memory.
+            return Self::read_opaque(payload, p0, opts, out);
         }
         ensure!(
             version == 1,
@@ -347,98 +338,100 @@ impl Quantization {
             "reserved quantization flag bits set: {flags:#06x}"
         );
         let symmetric = flags & 1 == 1;
-        let fixed = [0, 16, 20, 24, 16, 16][tag as usize];
-        ensure!(
-            len >= fixed,
-            QuantizationHeader,
-            at,
-            "quantization_length {len} is shorter than scheme {tag:#04x}'s {fixed} bytes"
-        );
-        let mut f = Reader::new(&payload[..fixed], 0);
-        let base = p0;
-        f.take(4, "header")?;
-        let zp_index = |raw: u32, at: usize| -> Result<Option<u32>> {
-            match (symmetric, raw) {
-                (true, NO_BUFFER) => Ok(None),
-                (true, v) => bail!(
-                    QuantizationField,
-                    at,
-                    "SYMMETRIC is set but zero_point_buffer_index is {v}, not NONE"
-                ),
-                (false, NO_BUFFER) => bail!(
-                    QuantizationBufferIndex,
-                    at,
-                    "asymmetric scheme with zero_point_buffer_index NONE"
-                ),
-                (false, v) => Ok(Some(v)),
-            }
-        };
-        let scale_type = |v: u8, at: usize, only_f32: bool| -> Result<ScaleType> {
-            match ScaleType::from_tag(v) {
-                Some(ScaleType::F32) => Ok(ScaleType::F32),
-                Some(s) if !only_f32 => Ok(s),
-                _ => bail!(
-                    QuantizationField,
-                    at,
-                    "scale_type_tag {v:#04x} is not allowed"
-                ),
-            }
-        };
-        let scheme = match tag {
+        // The fixed payload of each scheme (§4), header included, read at fixed
+        // positions once its length is known to fit.
+        let (scheme, fixed) = match tag {
             1 => {
-                let scale = f32::from_bits(f.u32("scale")?);
-                let zero_point = f.u32("zero_point")? as i32;
-                f.reserved(4, "per-tensor _reserved")
-                    .map_err(|e| shift(e, base))?;
-                Scheme::PerTensor { scale, zero_point }
+                let f = fixed_part::<16>(payload, at, tag)?;
+                zero(&f[12..16], p0 + 12, "per-tensor _reserved")?;
+                let scheme = Scheme::PerTensor {
+                    scale: f32::from_bits(u32_at(f, 4)),
+                    zero_point: u32_at(f, 8) as i32,
+                };
+                (scheme, 16)
             }
             2 => {
-                let axis = f.u32("axis")?;
-                let scale_buffer_index = f.u32("scale_buffer_index")?;
-                let zero_point_buffer_index =
-                    zp_index(f.u32("zero_point_buffer_index")?, base + 12)?;
-                let scale_type = scale_type(f.u8("scale_type_tag")?, base + 16, true)?;
-                f.reserved(3, "per-channel _reserved")
-                    .map_err(|e| shift(e, base))?;
-                Scheme::PerChannel {
-                    axis,
-                    scale_buffer_index,
+                let f = fixed_part::<20>(payload, at, tag)?;
+                let zero_point_buffer_index = zp_index(symmetric, u32_at(f, 12), p0 + 12)?;
+                let scale_type = scale_type(f[16], p0 + 16, true)?;
+                zero(&f[17..20], p0 + 17, "per-channel _reserved")?;
+                let scheme = Scheme::PerChannel {
+                    axis: u32_at(f, 4),
+                    scale_buffer_index: u32_at(f, 8),
                     zero_point_buffer_index,
                     scale_type,
-                }
+                };
+                (scheme, 20)
             }
             3 => {
-                let axis = f.u32("axis")?;
-                let block_size = f.u32("block_size")?;
-                let scale_buffer_index = f.u32("scale_buffer_index")?;
-                let zero_point_buffer_index =
-                    zp_index(f.u32("zero_point_buffer_index")?, base + 16)?;
-                let scale_type = scale_type(f.u8("scale_type_tag")?, base + 20, false)?;
-                f.reserved(3, "per-block _reserved")
-                    .map_err(|e| shift(e, base))?;
-                Scheme::PerBlock {
-                    axis,
-                    block_size,
-                    scale_buffer_index,
+                let f = fixed_part::<24>(payload, at, tag)?;
+                let zero_point_buffer_index = zp_index(symmetric, u32_at(f, 16), p0 + 16)?;
+                let scale_type = scale_type(f[20], p0 + 20, false)?;
+                zero(&f[21..24], p0 + 21, "per-block _reserved")?;
+                let scheme = Scheme::PerBlock {
+                    axis: u32_at(f, 4),
+                    block_size: u32_at(f, 8),
+                    scale_buffer_index: u32_at(f, 12),
                     zero_point_buffer_index,
                     scale_type,
-                }
+                };
+                (scheme, 24)
             }
-            4 => Scheme::Nf4 {
-                axis: f.u32("axis")?,
-                block_size: f.u32("block_size")?,
-                scale_buffer_index: f.u32("scale_buffer_index")?,
-            },
-            _ => Scheme::Mxfp {
-                axis: f.u32("axis")?,
-                block_size: f.u32("block_size")?,
-                scale_buffer_index: f.u32("scale_buffer_index")?,
-            },
+            _ => {
+                let f = fixed_part::<16>(payload, at, tag)?;
+                let (axis, block_size, scale_buffer_index) =
+                    (u32_at(f, 4), u32_at(f, 8), u32_at(f, 12));
+                let scheme = if tag == 4 {
+                    Scheme::Nf4 {
+                        axis,
+                        block_size,
+                        scale_buffer_index,
+                    }
+                } else {
+                    Scheme::Mxfp {
+                        axis,
+                        block_size,
+                        scale_buffer_index,
+                    }
+                };
+                (scheme, 16)
+            }
         };
-        Ok(Quantization {
-            scheme,
-            trailing: payload[fixed..].to_vec(),
-        })
+        let trailing = match &payload[fixed..] {
+            [] => Vec::new(),
+            rest => rest.to_vec(),
+        };
+        *out = Some(Quantization { scheme, trailing });
+        Ok(())
+    }
+
+    /// [`read`](Self::read) for a scheme this reader does not implement: kept as
+    /// bytes under an agreement (private tags) or in permissive mode.
+    #[inline(never)]
+    fn read_opaque(
+        payload: &[u8],
+        p0: usize,
+        opts: &crate::DecodeOptions,
+        out: &mut Option<Quantization>,
+    ) -> Result<()> {
+        let tag = payload[0];
+        let agreed = (0xF0..=0xFE).contains(&tag) && opts.accept_private;
+        ensure!(
+            agreed || opts.permissive,
+            QuantizationSchemeUnknown,
+            p0,
+            "scheme_tag {tag:#04x} is not a scheme this reader implements"
+        );
+        *out = Some(
+            Scheme::Opaque {
+                scheme_tag: tag,
+                scheme_version: payload[1],
+                flags: u16::from_le_bytes([payload[2], payload[3]]),
+                payload: payload[4..].to_vec(),
+            }
+            .into(),
+        );
+        Ok(())
     }
 
     pub(crate) fn write(&self, out: &mut Vec<u8>) {
@@ -501,10 +494,68 @@ impl Quantization {
     }
 }
 
-/// Moves a payload-relative error offset to a descriptor offset.
-fn shift(mut e: crate::DecodeError, base: usize) -> crate::DecodeError {
-    e.offset += base;
-    e
+/// The first `N` bytes of a scheme's payload: its fixed fields (`N` is the scheme's
+/// fixed length), or `QuantizationHeader` at `at` (the length field) when the
+/// payload is shorter.
+#[inline]
+fn fixed_part<const N: usize>(payload: &[u8], at: usize, tag: u8) -> Result<&[u8; N]> {
+    match payload.first_chunk::<N>() {
+        Some(f) => Ok(f),
+        None => bail!(
+            QuantizationHeader,
+            at,
+            "quantization_length {} is shorter than scheme {tag:#04x}'s {N} bytes",
+            payload.len()
+        ),
+    }
+}
+
+/// The little-endian u32 at byte `i` of a fixed payload.
+#[inline]
+fn u32_at<const N: usize>(f: &[u8; N], i: usize) -> u32 {
+    u32::from_le_bytes([f[i], f[i + 1], f[i + 2], f[i + 3]])
+}
+
+/// Reserved payload bytes `s`, starting at descriptor offset `at`, must be zero.
+#[inline]
+fn zero(s: &[u8], at: usize, what: &str) -> Result<()> {
+    if s.iter().any(|&b| b != 0) {
+        return Err(crate::wire::non_zero(s, at, what));
+    }
+    Ok(())
+}
+
+/// A `zero_point_buffer_index` (at offset `at`) against the `SYMMETRIC` flag.
+#[inline]
+fn zp_index(symmetric: bool, raw: u32, at: usize) -> Result<Option<u32>> {
+    match (symmetric, raw) {
+        (true, NO_BUFFER) => Ok(None),
+        (true, v) => bail!(
+            QuantizationField,
+            at,
+            "SYMMETRIC is set but zero_point_buffer_index is {v}, not NONE"
+        ),
+        (false, NO_BUFFER) => bail!(
+            QuantizationBufferIndex,
+            at,
+            "asymmetric scheme with zero_point_buffer_index NONE"
+        ),
+        (false, v) => Ok(Some(v)),
+    }
+}
+
+/// A `scale_type_tag` (at offset `at`); `only_f32` for per-channel.
+#[inline]
+fn scale_type(v: u8, at: usize, only_f32: bool) -> Result<ScaleType> {
+    match ScaleType::from_tag(v) {
+        Some(ScaleType::F32) => Ok(ScaleType::F32),
+        Some(s) if !only_f32 => Ok(s),
+        _ => bail!(
+            QuantizationField,
+            at,
+            "scale_type_tag {v:#04x} is not allowed"
+        ),
+    }
 }
 
 const DYN: u64 = crate::DYN;

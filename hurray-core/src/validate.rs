@@ -4,82 +4,48 @@
 
 use crate::descriptor::{DecodeOptions, TensorDescriptor, DYN, HEADER_LEN};
 use crate::element_type::Storage;
-use crate::error::{bail, ensure, Result};
+use crate::error::{bail, ensure, DecodeError, Result, Rule};
 use crate::layout::{Layout, TileOrder, Tiling};
 use crate::quantization::Scheme;
+use crate::sections::Shard;
 
 /// Runs every cross-field rule on a parsed (or hand-built) descriptor.
+///
+/// The rules run in a fixed order (the first broken one is reported); the common
+/// case of each is decided inline, and everything that only builds an error, or
+/// handles a rare layout or section, is out of line.
+#[inline]
 pub(crate) fn check(d: &TensorDescriptor, opts: &DecodeOptions) -> Result<()> {
-    let rank = d.rank();
+    let rank = d.shape.len();
     // Where the sections start: only an error message needs it.
     let off = || d.section_offsets();
     let layout_at = HEADER_LEN + 8 * rank + 8;
     let byte_offset_at = HEADER_LEN + 8 * rank;
 
     // #10: extension-type section iff private type.
-    ensure!(
-        d.extension_type.is_some() == d.element_type.is_private(),
-        ExtensionTypeFlag,
-        10,
-        "HAS_EXTENSION_TYPE is {} but type_tag {:#04x} is {}private",
-        d.extension_type.is_some(),
-        d.element_type.tag(),
-        if d.element_type.is_private() {
-            ""
-        } else {
-            "not "
-        }
-    );
+    if d.extension_type.is_some() != d.element_type.is_private() {
+        return Err(extension_flag_error(d));
+    }
 
     // #14, #15: rank per layout, then the layout's own field rules.
     check_rank(&d.layout, rank)?;
-    d.layout
-        .check_fields(layout_at, rank, opts.max_tiling_depth)?;
+    if d.layout.has_field_rules() {
+        d.layout
+            .check_fields(layout_at, rank, opts.max_tiling_depth)?;
+    }
 
     // #35: colocation (device and memory class agree across the table).
-    if let Some(first) = d.buffers.first() {
-        for (i, b) in d.buffers.iter().enumerate().skip(1) {
-            ensure!(
-                b.device == first.device && b.memory_class == first.memory_class,
-                Colocation,
-                off().handles + 16 * i + if b.device != first.device { 12 } else { 14 },
-                "buffer {i} is on {}/{:#04x} but buffer 0 is on {}/{:#04x}",
-                b.device.name(),
-                b.memory_class.tag(),
-                first.device.name(),
-                first.memory_class.tag()
-            );
+    if let [first, rest @ ..] = d.buffers.as_slice() {
+        for (i, b) in rest.iter().enumerate() {
+            if b.device != first.device || b.memory_class != first.memory_class {
+                return Err(colocation_error(d, i + 1));
+            }
         }
     }
 
     // Composite head (#17–#19).
     if let Layout::CompositeHead(_) = d.layout {
-        ensure!(
-            d.buffers.is_empty(),
-            CompositeHeadOwnsData,
-            off().handles - 1,
-            "composite head has buffer_count {}",
-            d.buffers.len()
-        );
-        ensure!(
-            d.byte_offset == 0,
-            CompositeHeadOwnsData,
-            byte_offset_at,
-            "composite head has byte_offset {}",
-            d.byte_offset
-        );
-        ensure!(
-            d.quantization.is_none(),
-            CompositeHeadOwnsData,
-            10,
-            "composite head sets HAS_QUANTIZATION"
-        );
-        ensure!(
-            d.composite_member.is_none(),
-            CompositeMember,
-            10,
-            "composite head sets HAS_COMPOSITE_MEMBER"
-        );
+        check_head(d)?;
     }
 
     // Buffer count (#20, #21), then quantization against the descriptor (#37).
@@ -135,55 +101,134 @@ pub(crate) fn check(d: &TensorDescriptor, opts: &DecodeOptions) -> Result<()> {
 
     // Shard (#38–#40).
     if let Some(s) = &d.shard {
-        ensure!(
-            !matches!(d.layout, Layout::BlockPaged(_) | Layout::Csf { .. }),
-            ShardForbidden,
-            10,
-            "layout {} must not carry a shard section",
-            d.layout.name()
-        );
-        ensure!(
-            s.parent_shape.len() == rank && s.offset.len() == rank,
-            ShardBounds,
-            off().shard,
-            "shard vectors must have rank {rank} entries"
-        );
-        if let Some(k) = d.shape.iter().position(|&v| v == DYN) {
-            bail!(
-                ShardForbidden,
-                HEADER_LEN + 8 * k,
-                "a descriptor with a shard section cannot have dynamic shape[{k}]"
-            );
-        }
-        for k in 0..rank {
-            let (p, o) = (s.parent_shape[k], s.offset[k]);
-            ensure!(
-                p != DYN,
-                ShardForbidden,
-                off().shard + 8 * k,
-                "parent_shape[{k}] is dynamic"
-            );
-            ensure!(
-                o != DYN,
-                ShardForbidden,
-                off().shard + 8 * (rank + k),
-                "shard_offset[{k}] is dynamic"
-            );
-            let end = o.checked_add(d.shape[k]);
-            ensure!(
-                end.is_some_and(|e| e <= p),
-                ShardBounds,
-                off().shard + 8 * (rank + k),
-                "shard_offset[{k}] {o} + shape[{k}] {} exceeds parent_shape[{k}] {p}",
-                d.shape[k]
-            );
-        }
+        check_shard(d, s)?;
     }
 
     // Buffer sizes the layout needs (layouts.md §5), when sizes are defined.
     check_sizes(d, layout_at)
 }
 
+#[cold]
+#[inline(never)]
+fn extension_flag_error(d: &TensorDescriptor) -> DecodeError {
+    DecodeError::fail(
+        Rule::ExtensionTypeFlag,
+        10,
+        format_args!(
+            "HAS_EXTENSION_TYPE is {} but type_tag {:#04x} is {}private",
+            d.extension_type.is_some(),
+            d.element_type.tag(),
+            if d.element_type.is_private() {
+                ""
+            } else {
+                "not "
+            }
+        ),
+    )
+}
+
+/// The colocation error of buffer `i` (which differs from buffer 0).
+#[cold]
+#[inline(never)]
+fn colocation_error(d: &TensorDescriptor, i: usize) -> DecodeError {
+    let (first, b) = (&d.buffers[0], &d.buffers[i]);
+    DecodeError::fail(
+        Rule::Colocation,
+        d.section_offsets().handles + 16 * i + if b.device != first.device { 12 } else { 14 },
+        format_args!(
+            "buffer {i} is on {}/{:#04x} but buffer 0 is on {}/{:#04x}",
+            b.device.name(),
+            b.memory_class.tag(),
+            first.device.name(),
+            first.memory_class.tag()
+        ),
+    )
+}
+
+/// A composite head owns no data (#17–#19).
+#[inline(never)]
+fn check_head(d: &TensorDescriptor) -> Result<()> {
+    ensure!(
+        d.buffers.is_empty(),
+        CompositeHeadOwnsData,
+        d.section_offsets().handles - 1,
+        "composite head has buffer_count {}",
+        d.buffers.len()
+    );
+    ensure!(
+        d.byte_offset == 0,
+        CompositeHeadOwnsData,
+        HEADER_LEN + 8 * d.rank(),
+        "composite head has byte_offset {}",
+        d.byte_offset
+    );
+    ensure!(
+        d.quantization.is_none(),
+        CompositeHeadOwnsData,
+        10,
+        "composite head sets HAS_QUANTIZATION"
+    );
+    ensure!(
+        d.composite_member.is_none(),
+        CompositeMember,
+        10,
+        "composite head sets HAS_COMPOSITE_MEMBER"
+    );
+    Ok(())
+}
+
+/// The shard rules (#38–#40).
+#[inline(never)]
+fn check_shard(d: &TensorDescriptor, s: &Shard) -> Result<()> {
+    let rank = d.rank();
+    let off = || d.section_offsets();
+    ensure!(
+        !matches!(d.layout, Layout::BlockPaged(_) | Layout::Csf { .. }),
+        ShardForbidden,
+        10,
+        "layout {} must not carry a shard section",
+        d.layout.name()
+    );
+    ensure!(
+        s.parent_shape.len() == rank && s.offset.len() == rank,
+        ShardBounds,
+        off().shard,
+        "shard vectors must have rank {rank} entries"
+    );
+    if let Some(k) = d.shape.iter().position(|&v| v == DYN) {
+        bail!(
+            ShardForbidden,
+            HEADER_LEN + 8 * k,
+            "a descriptor with a shard section cannot have dynamic shape[{k}]"
+        );
+    }
+    for k in 0..rank {
+        let (p, o) = (s.parent_shape[k], s.offset[k]);
+        ensure!(
+            p != DYN,
+            ShardForbidden,
+            off().shard + 8 * k,
+            "parent_shape[{k}] is dynamic"
+        );
+        ensure!(
+            o != DYN,
+            ShardForbidden,
+            off().shard + 8 * (rank + k),
+            "shard_offset[{k}] is dynamic"
+        );
+        let end = o.checked_add(d.shape[k]);
+        ensure!(
+            end.is_some_and(|e| e <= p),
+            ShardBounds,
+            off().shard + 8 * (rank + k),
+            "shard_offset[{k}] {o} + shape[{k}] {} exceeds parent_shape[{k}] {p}",
+            d.shape[k]
+        );
+    }
+    Ok(())
+}
+
+#[inline]
 fn check_rank(layout: &Layout, rank: usize) -> Result<()> {
     let ok = match layout {
         Layout::RowMajor => true,
@@ -203,10 +248,40 @@ fn check_rank(layout: &Layout, rank: usize) -> Result<()> {
     Ok(())
 }
 
+/// Checks that buffer `i` of `d` holds at least `bytes` (`None`: the size overflows).
+#[inline]
+fn need_bytes(d: &TensorDescriptor, i: usize, bytes: Option<u64>, what: &str) -> Result<()> {
+    match bytes {
+        Some(bytes) if d.buffers[i].byte_size >= bytes => Ok(()),
+        _ => Err(need_error(d, i, bytes, what)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn need_error(d: &TensorDescriptor, i: usize, bytes: Option<u64>, what: &str) -> DecodeError {
+    let at = d.section_offsets().handles + 16 * i;
+    match bytes {
+        None => DecodeError::fail(
+            Rule::SizeOverflow,
+            at,
+            format_args!("size of {what} overflows u64"),
+        ),
+        Some(bytes) => {
+            let have = d.buffers[i].byte_size;
+            DecodeError::fail(
+                Rule::BufferTooSmall,
+                at,
+                format_args!("{what} (buffer {i}) holds {have} bytes but needs {bytes}"),
+            )
+        }
+    }
+}
+
 /// Minimum buffer sizes. Skipped while any dimension is dynamic (sizes are
 /// undefined, `descriptor.md` §4) and for types or layouts whose size is opaque.
+#[inline]
 fn check_sizes(d: &TensorDescriptor, layout_at: usize) -> Result<()> {
-    let handles_at = || d.section_offsets().handles;
     let Some(storage) = d.storage() else {
         return Ok(());
     };
@@ -214,34 +289,57 @@ fn check_sizes(d: &TensorDescriptor, layout_at: usize) -> Result<()> {
         return Ok(());
     }
     let shape = &d.shape;
-    let need = |i: usize, bytes: Option<u64>, what: &str| -> Result<()> {
-        let Some(bytes) = bytes else {
-            bail!(
-                SizeOverflow,
-                handles_at() + 16 * i,
-                "size of {what} overflows u64"
-            );
-        };
-        let have = d.buffers[i].byte_size;
-        ensure!(
-            have >= bytes,
-            BufferTooSmall,
-            handles_at() + 16 * i,
-            "{what} (buffer {i}) holds {have} bytes but needs {bytes}"
-        );
-        Ok(())
-    };
     let elems = |n: Option<u64>| n.and_then(|n| storage.bytes_for(n));
-    let u64s = |n: Option<u64>| n.and_then(|n| n.checked_mul(8));
     match &d.layout {
         Layout::RowMajor | Layout::ColumnMajor => {
-            let n = crate::shape::element_count(shape)?;
-            need(
+            let n = static_count(shape)?;
+            need_bytes(
+                d,
                 0,
                 elems(Some(n)).and_then(|b| b.checked_add(d.byte_offset)),
                 "data",
-            )?;
+            )
         }
+        Layout::Csr { nnz } | Layout::Csc { nnz } => {
+            let (axis, name) = if let Layout::Csr { .. } = d.layout {
+                (0, "row_ptr")
+            } else {
+                (1, "col_ptr")
+            };
+            need_bytes(d, 0, elems(Some(*nnz)), "values")?;
+            need_bytes(d, 1, nnz.checked_mul(8), "indices")?;
+            need_bytes(
+                d,
+                2,
+                shape[axis].checked_add(1).and_then(|n| n.checked_mul(8)),
+                name,
+            )
+        }
+        _ => check_other_sizes(d, storage, layout_at),
+    }
+}
+
+/// [`crate::shape::element_count`] of a shape known to hold no dynamic dimension.
+#[inline]
+fn static_count(shape: &[u64]) -> Result<u64> {
+    let mut n: u64 = 1;
+    for &v in shape {
+        match n.checked_mul(v) {
+            Some(p) => n = p,
+            None => return crate::shape::element_count(shape),
+        }
+    }
+    Ok(n)
+}
+
+/// [`check_sizes`] for the layouts off the common path.
+#[inline(never)]
+fn check_other_sizes(d: &TensorDescriptor, storage: Storage, layout_at: usize) -> Result<()> {
+    let shape = &d.shape;
+    let need = |i: usize, bytes: Option<u64>, what: &str| need_bytes(d, i, bytes, what);
+    let elems = |n: Option<u64>| n.and_then(|n| storage.bytes_for(n));
+    let u64s = |n: Option<u64>| n.and_then(|n| n.checked_mul(8));
+    match &d.layout {
         Layout::Strided { strides } => {
             if !shape.contains(&0) {
                 let Some((lo, hi)) = strided_range(strides, shape) else {
@@ -303,16 +401,6 @@ fn check_sizes(d: &TensorDescriptor, layout_at: usize) -> Result<()> {
             need(0, elems(Some(*nnz)), "COO values")?;
             need(1, u64s(nnz.checked_mul(shape.len() as u64)), "COO indices")?;
         }
-        Layout::Csr { nnz } | Layout::Csc { nnz } => {
-            let (axis, name) = if let Layout::Csr { .. } = d.layout {
-                (0, "row_ptr")
-            } else {
-                (1, "col_ptr")
-            };
-            need(0, elems(Some(*nnz)), "values")?;
-            need(1, u64s(Some(*nnz)), "indices")?;
-            need(2, u64s(shape[axis].checked_add(1)), name)?;
-        }
         Layout::Csf { nnz, .. } => {
             need(0, elems(Some(*nnz)), "CSF values")?;
             need(1, Some(16), "CSF pos_0")?;
@@ -332,7 +420,12 @@ fn check_sizes(d: &TensorDescriptor, layout_at: usize) -> Result<()> {
             let w = p.block_table_index_type.width();
             need(2, (u64::from(p.num_seqs) + 1).checked_mul(w), "seq_ptr")?;
         }
-        Layout::CompositeHead(_) | Layout::Extension { .. } => {}
+        Layout::RowMajor
+        | Layout::ColumnMajor
+        | Layout::Csr { .. }
+        | Layout::Csc { .. }
+        | Layout::CompositeHead(_)
+        | Layout::Extension { .. } => {}
     }
     Ok(())
 }

@@ -53,6 +53,14 @@ impl<'a> Reader<'a> {
         Ok(*a)
     }
 
+    /// Takes `N` bytes if that many remain; `None` (and nothing taken) otherwise.
+    #[inline]
+    pub(crate) fn try_array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let (a, rest) = self.rest.split_first_chunk::<N>()?;
+        self.rest = rest;
+        Some(*a)
+    }
+
     /// The error for a field of `n` bytes that would run past the end.
     #[cold]
     fn beyond(&self, n: usize, what: &str) -> DecodeError {
@@ -85,10 +93,26 @@ impl<'a> Reader<'a> {
 
     /// Reads `n` u64 values (n ≤ 64, already bounded by rank).
     pub(crate) fn u64s(&mut self, n: usize, what: &'static str) -> Result<Vec<u64>> {
+        let mut v = Vec::new();
+        self.u64s_into(n, what, &mut v)?;
+        Ok(v)
+    }
+
+    /// [`u64s`](Self::u64s) into `out`.
+    #[inline]
+    pub(crate) fn u64s_into(
+        &mut self,
+        n: usize,
+        what: &'static str,
+        out: &mut Vec<u64>,
+    ) -> Result<()> {
         let s = self.take(n * 8, what)?;
-        Ok(s.chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-            .collect())
+        *out = Vec::with_capacity(n);
+        out.extend(
+            s.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap())),
+        );
+        Ok(())
     }
     pub(crate) fn i64s(&mut self, n: usize, what: &'static str) -> Result<Vec<i64>> {
         let s = self.take(n * 8, what)?;
@@ -117,7 +141,7 @@ impl<'a> Reader<'a> {
 
 /// The error for reserved bytes `s` (starting at offset `start`) that are not all zero.
 #[cold]
-fn non_zero(s: &[u8], start: usize, what: &str) -> DecodeError {
+pub(crate) fn non_zero(s: &[u8], start: usize, what: &str) -> DecodeError {
     let i = s.iter().position(|&b| b != 0).unwrap_or(0);
     DecodeError::fail(
         Rule::ReservedNonZero,
