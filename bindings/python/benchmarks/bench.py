@@ -5,6 +5,9 @@
    and vs ``safetensors.numpy.load_file``. The model comes from ``cargo xtask demo``
    (``target/demo/model.safetensors``); its ``.hrry`` is made with the CLI
    (``hurray convert``) when missing. Pass ``--model PATH.safetensors`` to use another.
+   The safetensors rows need the ``safetensors`` package, which the test venv does
+   not install: ``target/py-venv/bin/pip install safetensors`` (without it only the
+   hurray row is printed, with a note).
 2. Open + view one tensor of 1 MiB vs 1 GiB (and ``numpy.load(mmap_mode="r")`` for
    scale): mapping makes the cost independent of the size.
 3. ``Tensor.shape`` vs a no-op native method.
@@ -57,11 +60,20 @@ def bench_model(arg):
     if st is None:
         print("1. MiniLM: skipped (no model; run `cargo xtask demo` first or pass --model)")
         return
-    from safetensors import safe_open
-    from safetensors.numpy import load_file
-
     def ours():
         return [np.asarray(t) for t in hurray.load(str(hr)).values()]
+
+    try:
+        from safetensors import safe_open
+        from safetensors.numpy import load_file
+    except ImportError:
+        a = ours()
+        t_ours = best(ours)
+        print(f"1. MiniLM ({len(a)} tensors, {sum(x.nbytes for x in a) / 2**20:.1f} MiB), best of 7:")
+        print(f"   hurray.load + numpy.asarray      {ms(t_ours)}")
+        print("   (safetensors comparison skipped: the safetensors package is not installed;")
+        print(f"    install it with `{sys.executable} -m pip install safetensors`)")
+        return
 
     def st_open():
         with safe_open(str(st), framework="np") as f:

@@ -16,7 +16,7 @@ use hurray_ffi::{
     HurrayBuffer, HurrayBufferList, HurrayDescriptor, HurrayTensor, Placement, ReleaseGuard,
     HURRAY_C_ABI_VERSION, HURRAY_OK,
 };
-use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
@@ -132,19 +132,11 @@ fn last_error() -> String {
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
-/// `hurray.from_hurray(obj)`: consumes `obj.__hurray__()` per the protocol rules.
-pub fn consume(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    let py = obj.py();
-    let method = obj.getattr("__hurray__").map_err(|_| {
-        PyTypeError::new_err(format!(
-            "{} does not implement the hurray native protocol (no __hurray__ method)",
-            obj.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
-        ))
-    })?;
-    let cap = method.call0()?;
+/// Consumes the capsule `obj.__hurray__()` returned, per the protocol rules
+/// (`hurray.from_hurray` calls the method in Python, so no Python code runs
+/// under this Rust frame).
+pub fn consume(cap: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    let py = cap.py();
     let cap = cap
         .cast::<PyCapsule>()
         .map_err(|_| BufferError::new_err("__hurray__() did not return a PyCapsule"))?;
@@ -162,10 +154,13 @@ pub fn consume(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
         ));
     }
     if name != Some(NAME) {
-        return Err(BufferError::new_err(format!(
-            "capsule is named {:?}, not \"hurray_tensor_handle\"",
-            name.map(|n| n.to_string_lossy().into_owned())
-        )));
+        return Err(BufferError::new_err(match name {
+            Some(n) => format!(
+                "capsule is named \"{}\", not \"hurray_tensor_handle\"",
+                n.to_string_lossy()
+            ),
+            None => "capsule has no name; expected \"hurray_tensor_handle\"".to_string(),
+        }));
     }
     // SAFETY: the name matches.
     let ptr =

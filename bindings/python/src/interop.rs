@@ -20,6 +20,7 @@ struct ArrayInfo<'py> {
     typestr: String,
     shape: Vec<u64>,
     c_contiguous: bool,
+    readonly: bool,
 }
 
 impl<'py> ArrayInfo<'py> {
@@ -42,7 +43,7 @@ impl<'py> ArrayInfo<'py> {
         let c_contiguous: bool = flags.getattr("c_contiguous")?.extract()?;
         let typestr: String = iface.get_item("typestr")?.extract()?;
         let shape: Vec<u64> = iface.get_item("shape")?.extract()?;
-        let (ptr, _readonly): (usize, bool) = iface.get_item("data")?.extract()?;
+        let (ptr, readonly): (usize, bool) = iface.get_item("data")?.extract()?;
         Ok(ArrayInfo {
             obj,
             ptr,
@@ -50,6 +51,7 @@ impl<'py> ArrayInfo<'py> {
             typestr,
             shape,
             c_contiguous,
+            readonly,
         })
     }
 
@@ -63,6 +65,15 @@ impl<'py> ArrayInfo<'py> {
         // SAFETY: the array's data is `nbytes` bytes at `ptr` and stays there while
         // the array (kept by `keep`) lives.
         unsafe { PyMemory::new(self.ptr as *const u8, self.nbytes, keep) }.into_buffer()
+    }
+
+    /// An owned copy of the array's bytes.
+    fn copied(&self) -> Buffer {
+        if self.nbytes == 0 || self.ptr == 0 {
+            return Buffer::copy_from(&[]);
+        }
+        // SAFETY: the array (held by `self.obj`) has `nbytes` bytes at `ptr`.
+        Buffer::copy_from(unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.nbytes) })
     }
 }
 
@@ -277,9 +288,12 @@ pub fn _compressed(
     assemble(py, d, bufs, None, Some(device::cpu(py)?))
 }
 
-/// Rebuilds a pickled tensor from its encoded descriptor and buffers. ``bytes``
-/// and buffer-protocol objects (``PickleBuffer``, ``memoryview``, arrays) are
-/// wrapped without copying when NumPy is available.
+/// Rebuilds a pickled tensor from its encoded descriptor and buffers. Writable
+/// buffer-protocol objects (``bytearray``, a writable ``PickleBuffer`` or
+/// ``memoryview``, arrays) are wrapped without copying when NumPy is available;
+/// read-only ones (``bytes``, a read-only ``memoryview``, what an unpickler hands
+/// out for a read-only out-of-band buffer) are copied, since every view of a
+/// tensor is writable.
 #[pyfunction]
 pub fn _rebuild(
     py: Python<'_>,
@@ -303,15 +317,19 @@ pub fn _rebuild(
     let mut bufs = Vec::with_capacity(buffers.len());
     for b in &buffers {
         let buf = if let Ok(bytes) = b.cast::<PyBytes>() {
-            let s = bytes.as_bytes();
-            let keep = Arc::new(PyRef::new(b));
-            // SAFETY: a bytes object is immutable and its data lives as long as it does.
-            unsafe { PyMemory::new(s.as_ptr(), s.len(), keep) }.into_buffer()
+            // Immutable (and possibly shared, e.g. the cached one-byte objects):
+            // a zero-copy tensor over it would let NumPy write into it.
+            Buffer::copy_from(bytes.as_bytes())
         } else {
             match py.import("numpy") {
                 Ok(np) => {
                     let arr = np.getattr("frombuffer")?.call1((b, np.getattr("uint8")?))?;
-                    ArrayInfo::of(&arr)?.buffer()
+                    let info = ArrayInfo::of(&arr)?;
+                    if info.readonly {
+                        info.copied()
+                    } else {
+                        info.buffer()
+                    }
                 }
                 Err(_) => {
                     let copy = py.get_type::<PyBytes>().call1((b,))?;
@@ -332,10 +350,11 @@ pub fn _live_objects() -> i64 {
     hurray_ffi::live_objects()
 }
 
-/// Consumes ``obj.__hurray__()`` (see :func:`hurray.from_hurray`).
+/// Consumes a ``"hurray_tensor_handle"`` capsule (what ``obj.__hurray__()``
+/// returned; see :func:`hurray.from_hurray`).
 #[pyfunction]
-pub fn from_hurray(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    crate::capsule::consume(obj)
+pub fn _from_hurray_capsule(capsule: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    crate::capsule::consume(capsule)
 }
 
 /// Registers the functions.
@@ -345,6 +364,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_compressed, m)?)?;
     m.add_function(wrap_pyfunction!(_rebuild, m)?)?;
     m.add_function(wrap_pyfunction!(_live_objects, m)?)?;
-    m.add_function(wrap_pyfunction!(from_hurray, m)?)?;
+    m.add_function(wrap_pyfunction!(_from_hurray_capsule, m)?)?;
     Ok(())
 }

@@ -7,13 +7,14 @@ use crate::errors::{self, FileError, StreamError, UnsupportedError};
 use crate::tensor::{assemble, device_object, Tensor};
 use hurray_io::file::{FileReader, FileWriter, KvArray, KvValue, WriteOptions};
 use hurray_io::Item;
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::thread::ThreadId;
 
 /// A Python tensor over a tensor the containers produced (no copy).
 pub fn from_io(py: Python<'_>, t: hurray_io::Tensor) -> PyResult<Tensor> {
@@ -153,15 +154,48 @@ impl hurray_io::BufferOwner for CopyOnWriteMap {
     }
 }
 
-fn open_mapped(path: &std::path::Path) -> hurray_io::Result<FileReader> {
+/// Why `load` cannot map `path`, when that is not a container error.
+enum OpenError {
+    Io(hurray_io::Error),
+    NotAFile(&'static str),
+}
+
+impl From<hurray_io::Error> for OpenError {
+    fn from(e: hurray_io::Error) -> Self {
+        OpenError::Io(e)
+    }
+}
+
+impl From<std::io::Error> for OpenError {
+    fn from(e: std::io::Error) -> Self {
+        OpenError::Io(e.into())
+    }
+}
+
+fn open_mapped(path: &std::path::Path) -> Result<FileReader, OpenError> {
     let file = File::open(path)?;
-    if file.metadata()?.len() == 0 {
-        return FileReader::from_bytes(&[]);
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(OpenError::NotAFile("is a directory"));
+    }
+    if !meta.is_file() {
+        // A pipe, socket or device cannot be mapped (mmap says ENODEV).
+        return Err(OpenError::NotAFile(
+            "is not a regular file (load maps files; read streams with hurray.StreamReader)",
+        ));
+    }
+    if meta.len() == 0 {
+        return Ok(FileReader::from_bytes(&[])?);
     }
     // SAFETY: MAP_PRIVATE: our writes never reach the file. As with any mapping,
-    // the file must not be truncated by another process while mapped.
+    // the file must not be truncated or rewritten in place by another process
+    // while mapped (a later access to a page past the new end is SIGBUS); the
+    // `load` docs say so. Replacing the file by rename, as `save` does, is safe.
     let map = unsafe { memmap2::MmapOptions::new().map_copy(&file)? };
-    FileReader::from_owner(Arc::new(CopyOnWriteMap(map)), &Default::default())
+    Ok(FileReader::from_owner(
+        Arc::new(CopyOnWriteMap(map)),
+        &Default::default(),
+    )?)
 }
 
 /// Reads an HRRYFILE container: every tensor in index order, or only ``names``
@@ -171,8 +205,18 @@ fn open_mapped(path: &std::path::Path) -> hurray_io::Result<FileReader> {
 /// Composite items are skipped (Python has no composite type). Key-value metadata
 /// is not returned.
 ///
+/// Mapping means the tensors read the file's pages while they are alive: if
+/// another process truncates the file or rewrites it in place meanwhile, what
+/// they read is undefined, and touching a page past the new end kills the
+/// process with SIGBUS. Replacing the file by writing a new one and renaming it
+/// over the old (what :func:`save` does) is safe: the mapping keeps the old
+/// contents. For data that must outlive changes to the file, take an owned copy:
+/// ``numpy.array(t, copy=True)`` or ``hurray.asarray(t, copy=True)`` (dense), or
+/// ``pickle.loads(pickle.dumps(t))`` (any layout).
+///
 /// Raises:
-///     hurray.FileError: missing file, bad magic, CRC mismatch, truncation, unknown name.
+///     hurray.FileError: missing file, a directory or other non-regular file, bad
+///         magic, CRC mismatch, truncation, unknown name.
 ///     hurray.InvalidDescriptorError: a descriptor that does not decode.
 #[pyfunction]
 #[pyo3(signature = (path, *, names=None))]
@@ -181,9 +225,12 @@ pub fn load<'py>(
     path: PathBuf,
     names: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let reader = py
-        .detach(|| open_mapped(&path))
-        .map_err(|e| errors::io(e, true))?;
+    let reader = py.detach(|| open_mapped(&path)).map_err(|e| match e {
+        OpenError::Io(e) => errors::io(e, true),
+        OpenError::NotAFile(why) => {
+            FileError::new_err(format!("cannot load {}: it {why}", path.display()))
+        }
+    })?;
     let out = PyDict::new(py);
     match names {
         Some(names) => {
@@ -248,6 +295,46 @@ fn dup_fileno(obj: &Bound<'_, PyAny>) -> PyResult<Option<File>> {
     }
 }
 
+/// The thread a stream object was created on: its methods work only there.
+///
+/// The objects themselves are `Send` (their state sits behind a mutex), so the
+/// last reference may be dropped on any thread and the transport is then closed
+/// there; only *using* one from another thread is refused, with a `RuntimeError`.
+struct Owner {
+    thread: ThreadId,
+    class: &'static str,
+}
+
+impl Owner {
+    fn here(class: &'static str) -> Owner {
+        Owner {
+            thread: std::thread::current().id(),
+            class,
+        }
+    }
+
+    /// Locks `state` on the owning thread.
+    ///
+    /// Errors: `RuntimeError` on another thread, or when the object is already in
+    /// use on this one (a re-entrant call from Python code run under a method).
+    fn lock<'a, T>(&self, state: &'a Mutex<T>) -> PyResult<MutexGuard<'a, T>> {
+        if std::thread::current().id() != self.thread {
+            return Err(PyRuntimeError::new_err(format!(
+                "this {} belongs to the thread that created it and cannot be used from another thread; create one per thread",
+                self.class
+            )));
+        }
+        match state.try_lock() {
+            Ok(g) => Ok(g),
+            Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+            Err(TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(format!(
+                "this {} is already in use (a re-entrant call)",
+                self.class
+            ))),
+        }
+    }
+}
+
 /// Reads tensors from a stream, one at a time, as they arrive.
 ///
 /// ``source`` is bytes-like (``bytes``, ``bytearray``, ``memoryview``, a list of
@@ -255,15 +342,20 @@ fn dup_fileno(obj: &Bound<'_, PyAny>) -> PyResult<Option<File>> {
 /// descriptor is duplicated, yours stays open), or a ``str`` path. Iterate it, or
 /// use it as a context manager. Tensors own their buffers.
 ///
+/// A reader is bound to the thread that created it: using it from another thread
+/// raises ``RuntimeError``. Dropping the last reference on any thread closes it.
+///
 /// Raises:
 ///     TypeError: any other source (for ``io.BytesIO`` pass ``.getvalue()``).
 ///     hurray.FileError: the path or descriptor cannot be opened or read.
 ///     hurray.StreamError: a truncated or malformed frame.
 ///     hurray.InvalidDescriptorError: a descriptor that does not decode.
 ///     hurray.UnsupportedError: a composite item.
-#[pyclass(module = "hurray", unsendable)]
+///     RuntimeError: used from a thread other than the creating one.
+#[pyclass(module = "hurray", frozen)]
 pub struct StreamReader {
-    inner: Option<hurray_io::StreamReader<Source>>,
+    owner: Owner,
+    inner: Mutex<Option<hurray_io::StreamReader<Source>>>,
 }
 
 #[pymethods]
@@ -293,51 +385,62 @@ impl StreamReader {
             )));
         };
         Ok(StreamReader {
-            inner: Some(hurray_io::StreamReader::new(src)),
+            owner: Owner::here("StreamReader"),
+            inner: Mutex::new(Some(hurray_io::StreamReader::new(src))),
         })
     }
 
-    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
+    fn __iter__(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        drop(slf.owner.lock(&slf.inner)?);
+        Ok(slf)
     }
 
-    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Tensor>> {
-        let Some(r) = self.inner.as_mut() else {
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Tensor>> {
+        let mut inner = self.owner.lock(&self.inner)?;
+        let Some(r) = inner.as_mut() else {
             return Ok(None);
         };
         match py.detach(|| r.next()) {
             None => {
-                self.inner = None;
+                *inner = None;
                 Ok(None)
             }
-            Some(Ok(Item::Tensor(t))) => from_io(py, t).map(Some),
+            Some(Ok(Item::Tensor(t))) => {
+                drop(inner);
+                from_io(py, t).map(Some)
+            }
             Some(Ok(Item::Composite(c))) => {
-                self.inner = None;
+                *inner = None;
                 Err(UnsupportedError::new_err(format!(
                     "the stream holds a composite ({} members); hurray for Python has no composite type",
                     c.members.len()
                 )))
             }
             Some(Err(e)) => {
-                self.inner = None;
+                *inner = None;
                 Err(errors::io(e, false))
             }
         }
     }
 
-    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
+    fn __enter__(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        drop(slf.owner.lock(&slf.inner)?);
+        Ok(slf)
     }
 
     #[pyo3(signature = (*_args))]
-    fn __exit__(&mut self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
-        self.close();
-        false
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close()?;
+        Ok(false)
     }
 
     /// Releases the source; the reader then behaves as exhausted.
-    fn close(&mut self) {
-        self.inner = None;
+    ///
+    /// Raises:
+    ///     RuntimeError: called from a thread other than the creating one.
+    fn close(&self) -> PyResult<()> {
+        *self.owner.lock(&self.inner)? = None;
+        Ok(())
     }
 }
 
@@ -367,17 +470,29 @@ impl Write for Sink {
     }
 }
 
+/// What a `StreamWriter` holds: the writer until `finish`, and the in-memory
+/// sink (for `getvalue`) when it has no destination.
+struct WriterState {
+    inner: Option<hurray_io::StreamWriter<Sink>>,
+    mem: Option<Arc<Mutex<Vec<u8>>>>,
+}
+
 /// Writes tensors as a stream: to memory (``destination=None``; read the bytes with
 /// :meth:`getvalue`), to an object with ``fileno()`` (duplicated), or to a ``str``
 /// path (created or truncated). Use it as a context manager to :meth:`finish`.
 ///
+/// A writer is bound to the thread that created it: using it from another thread
+/// raises ``RuntimeError``. Dropping the last reference on any thread closes it
+/// (call :meth:`finish` to have a failing flush reported).
+///
 /// Raises:
 ///     TypeError: any other destination (omit it for an in-memory stream).
 ///     hurray.FileError: the path or descriptor cannot be opened.
-#[pyclass(module = "hurray", unsendable)]
+///     RuntimeError: used from a thread other than the creating one.
+#[pyclass(module = "hurray", frozen)]
 pub struct StreamWriter {
-    inner: Option<hurray_io::StreamWriter<Sink>>,
-    mem: Option<Arc<Mutex<Vec<u8>>>>,
+    owner: Owner,
+    state: Mutex<WriterState>,
 }
 
 #[pymethods]
@@ -408,8 +523,11 @@ impl StreamWriter {
             }
         };
         Ok(StreamWriter {
-            inner: Some(hurray_io::StreamWriter::new(sink)),
-            mem,
+            owner: Owner::here("StreamWriter"),
+            state: Mutex::new(WriterState {
+                inner: Some(hurray_io::StreamWriter::new(sink)),
+                mem,
+            }),
         })
     }
 
@@ -419,8 +537,10 @@ impl StreamWriter {
     ///     hurray.StreamError: the writer was finished.
     ///     hurray.FileError: the transport failed.
     ///     hurray.InvalidDescriptorError: the descriptor cannot be written.
-    fn write(&mut self, py: Python<'_>, tensor: PyRef<'_, Tensor>) -> PyResult<()> {
-        let w = self.inner.as_mut().ok_or_else(|| {
+    ///     RuntimeError: called from a thread other than the creating one.
+    fn write(&self, py: Python<'_>, tensor: PyRef<'_, Tensor>) -> PyResult<()> {
+        let mut state = self.owner.lock(&self.state)?;
+        let w = state.inner.as_mut().ok_or_else(|| {
             StreamError::new_err("the StreamWriter was finished; create a new one")
         })?;
         let t = tensor.h.get().to_io().map_err(errors::ffi)?;
@@ -429,8 +549,13 @@ impl StreamWriter {
     }
 
     /// Flushes and closes the stream. Idempotent.
-    fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
-        if let Some(mut w) = self.inner.take() {
+    ///
+    /// Raises:
+    ///     hurray.FileError: the transport failed.
+    ///     RuntimeError: called from a thread other than the creating one.
+    fn finish(&self, py: Python<'_>) -> PyResult<()> {
+        let mut state = self.owner.lock(&self.state)?;
+        if let Some(mut w) = state.inner.take() {
             py.detach(|| w.flush())
                 .map_err(|e| FileError::new_err(e.to_string()))?;
         }
@@ -442,8 +567,10 @@ impl StreamWriter {
     ///
     /// Raises:
     ///     hurray.StreamError: the writer has a destination.
+    ///     RuntimeError: called from a thread other than the creating one.
     fn getvalue<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let m = self.mem.as_ref().ok_or_else(|| {
+        let state = self.owner.lock(&self.state)?;
+        let m = state.mem.as_ref().ok_or_else(|| {
             StreamError::new_err(
                 "getvalue() is only for in-memory writers; this one has a destination",
             )
@@ -452,16 +579,13 @@ impl StreamWriter {
         Ok(PyBytes::new(py, &bytes))
     }
 
-    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
+    fn __enter__(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        drop(slf.owner.lock(&slf.state)?);
+        Ok(slf)
     }
 
     #[pyo3(signature = (*_args))]
-    fn __exit__(
-        &mut self,
-        py: Python<'_>,
-        _args: &Bound<'_, pyo3::types::PyTuple>,
-    ) -> PyResult<bool> {
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
         self.finish(py)?;
         Ok(false)
     }

@@ -267,13 +267,30 @@ impl Tensor {
         *self.device.get()
     }
 
-    /// A fresh row-major view over the first bytes of buffer `index`.
+    /// A fresh row-major view over the first bytes of buffer `index`, on this
+    /// tensor's device (id 0).
     fn view(
         &self,
         py: Python<'_>,
         index: usize,
         t: ElementType,
         shape: &[u64],
+    ) -> PyResult<Tensor> {
+        let dev = Device {
+            id: 0,
+            ..self.device_value()
+        };
+        self.view_on(py, index, t, shape, dev)
+    }
+
+    /// A fresh row-major view over the first bytes of buffer `index`, tagged `dev`.
+    fn view_on(
+        &self,
+        py: Python<'_>,
+        index: usize,
+        t: ElementType,
+        shape: &[u64],
+        dev: Device,
     ) -> PyResult<Tensor> {
         let mut d = TensorDescriptor::dense(t, shape).map_err(|e| errors::descriptor(&e))?;
         let need = d.buffers[0].byte_size as usize;
@@ -284,10 +301,6 @@ impl Tensor {
                 src.len()
             )));
         }
-        let dev = Device {
-            id: 0,
-            ..self.device_value()
-        };
         d.buffers[0] = handle_for(need, &dev);
         let dev_obj = device_object(py, &d, 0)?;
         assemble(py, d, vec![prefix(src, need)], None, Some(dev_obj))
@@ -322,10 +335,6 @@ impl Tensor {
             Some(self.device.clone_ref(py)),
         )
     }
-}
-
-fn glue<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-    py.import("hurray._glue")?.getattr(name)
 }
 
 #[pymethods]
@@ -591,50 +600,25 @@ impl Tensor {
         self.view(py, index as usize, ElementType::Uint8, &[size])
     }
 
-    /// The matching ``scipy.sparse`` matrix (CSR -> ``csr_matrix``, CSC ->
-    /// ``csc_matrix``) over this tensor's memory.
-    ///
-    /// Raises:
-    ///     hurray.UnsupportedError: non-NumPy dtype, or a layout other than CSR/CSC.
-    ///     ImportError: SciPy is not installed.
-    fn to_scipy(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        Ok(glue(slf.py(), "to_scipy")?.call1((slf,))?.unbind())
-    }
-
-    /// A ``torch.Tensor`` sharing this tensor's memory (through DLPack).
-    ///
-    /// Raises:
-    ///     ImportError: PyTorch is not installed.
-    fn to_torch(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        Ok(glue(slf.py(), "to_torch")?.call1((slf,))?.unbind())
-    }
-
-    /// NumPy protocol: a zero-copy ``numpy.ndarray`` view (kept alive by the
-    /// array), or a cast copy when ``dtype`` differs.
+    /// The checks of ``Tensor.__array__`` (defined in Python, ``hurray._glue``):
+    /// returns ``None`` when a zero-copy NumPy view exists.
     ///
     /// Raises:
     ///     hurray.UnsupportedError: non-dense or tiled/Morton/Hilbert layout, non-CPU
     ///         device, dtype without a NumPy equivalent (incl. bfloat16).
     ///     BufferError: (builtin) for ``bool``, which is bit-packed.
-    ///     hurray.CopyRequiredError: a cast with ``copy=False``.
-    #[pyo3(signature = (dtype=None, copy=None))]
-    fn __array__(
-        slf: &Bound<'_, Self>,
-        dtype: Option<&Bound<'_, PyAny>>,
-        copy: Option<bool>,
-    ) -> PyResult<Py<PyAny>> {
-        let me = slf.get();
-        let d = me.model();
+    fn _check_array(&self) -> PyResult<()> {
+        let d = self.model();
         if !d.layout.is_dense() {
             return Err(UnsupportedError::new_err(format!(
                 "a {} tensor has no dense NumPy view; use its component views (values, indices, ...)",
                 layout_name(&d.layout)
             )));
         }
-        if me.device_value().tag != DeviceTag::Cpu {
+        if self.device_value().tag != DeviceTag::Cpu {
             return Err(UnsupportedError::new_err(format!(
                 "__array__ needs a cpu tensor, this one is on {}",
-                me.device_value().tag.name()
+                self.device_value().tag.name()
             )));
         }
         let t = d.element_type;
@@ -649,9 +633,7 @@ impl Tensor {
                 "hurray bool is bit-packed (8 per byte) and has no zero-copy NumPy or DLPack form",
             ));
         }
-        Ok(glue(slf.py(), "array_of")?
-            .call1((slf, dtype, copy))?
-            .unbind())
+        Ok(())
     }
 
     /// DLPack export: a ``dltensor_versioned`` capsule (or a legacy ``dltensor``
@@ -698,23 +680,6 @@ impl Tensor {
         crate::capsule::export(slf)
     }
 
-    /// Pickle support: with protocol 5 the buffers travel out of band as
-    /// ``pickle.PickleBuffer`` objects (no copy when the pickler takes a
-    /// ``buffer_callback``); older protocols copy them in band.
-    fn __reduce_ex__(slf: &Bound<'_, Self>, protocol: i64) -> PyResult<Py<PyAny>> {
-        Ok(glue(slf.py(), "reduce_tensor")?
-            .call1((slf, protocol))?
-            .unbind())
-    }
-
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        glue(slf.py(), "tensor_repr")?.call1((slf,))?.extract()
-    }
-
-    fn __str__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        glue(slf.py(), "tensor_str")?.call1((slf,))?.extract()
-    }
-
     fn __hash__(&self) -> PyResult<isize> {
         Err(PyTypeError::new_err("unhashable type: 'Tensor'"))
     }
@@ -744,6 +709,20 @@ impl Tensor {
     /// A copy of buffer ``index``'s bytes (used by pickling without NumPy).
     fn _buffer_bytes<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyBytes>> {
         Ok(PyBytes::new(py, self.host(index)?.as_slice()))
+    }
+
+    /// A 1-D uint8 view of buffer ``index`` tagged as CPU memory whatever the
+    /// tensor's device (every buffer of this build is host memory); used by
+    /// pickling, so that ``numpy.from_dlpack`` can view a device tensor's bytes.
+    fn _host_buffer(&self, py: Python<'_>, index: usize) -> PyResult<Tensor> {
+        let size = self
+            .model()
+            .buffers
+            .get(index)
+            .ok_or_else(|| PyIndexError::new_err(format!("buffer index {index} out of range")))?
+            .byte_size;
+        let cpu = *device::cpu(py)?.get();
+        self.view_on(py, index, ElementType::Uint8, &[size], cpu)
     }
 
     /// Does nothing: the baseline of the attribute-cost benchmark.

@@ -214,3 +214,169 @@ def _sum(t):
     import numpy
 
     return int(numpy.asarray(t).sum())
+
+
+DEVICE_KINDS = ["cuda", "rocm", "metal", "vulkan", "opencl", "webgpu", "hexagon", "level_zero"]
+
+
+def device_tensor(kind, memory_class=None):
+    dev = hurray.Device(kind, 3, memory_class)
+    return hurray.Tensor(bytes(range(6)), hurray.int8, [2, 3], dev,
+                         aux_buffers=[struct.pack("<3f", 1, 2, 3)],
+                         quantization=hurray.PerChannelAffine.symmetric(1, 1))
+
+
+@pytest.mark.parametrize("kind", DEVICE_KINDS)
+def test_pickle_protocol_5_of_device_tensors(kind):
+    # Device buffers here are host memory tagged with a device: protocol 5 carries
+    # their bytes (NumPy's DLPack import refuses non-CPU devices, so the buffers
+    # are viewed as CPU bytes) and the device, memory class and id come back.
+    tried = 0
+    for mc in (None, "host_pinned", "unified", "peer"):
+        try:
+            t = device_tensor(kind, mc)
+        except hurray.InvalidDescriptorError:
+            continue  # a memory class this device kind does not have
+        tried += 1
+        want = [t._buffer_bytes(i) for i in range(t.buffer_count)]
+        for oob in (False, True):
+            bufs = []
+            payload = pickle.dumps(t, protocol=5, buffer_callback=bufs.append if oob else None)
+            assert len(bufs) == (2 if oob else 0)
+            u = pickle.loads(payload, buffers=bufs)
+            assert u.device == t.device and u.device.device_id == 3, (kind, mc)
+            assert u._descriptor_bytes() == t._descriptor_bytes()
+            assert [u._buffer_bytes(i) for i in range(u.buffer_count)] == want
+            if oob:  # out of band and writable: no copy
+                assert u._buffer_address(0) == t._buffer_address(0)
+        for proto in (2, 4):
+            u = pickle.loads(pickle.dumps(t, protocol=proto))
+            assert u.device == t.device and u._buffer_bytes(0) == want[0]
+    assert tried >= 1
+
+
+def test_unpickling_never_hands_out_writable_views_of_read_only_buffers():
+    t = hurray.from_numpy(np.arange(4, dtype=np.uint8))
+    bufs = []
+    payload = pickle.dumps(t, protocol=5, buffer_callback=bufs.append)
+    raw = bytes(bufs[0].raw())
+    keep = bytes(raw)
+
+    # bytes, a read-only memoryview, and what protocols 2/4 carry in band: copied.
+    for given in (raw, memoryview(raw), memoryview(bytearray(raw)).toreadonly()):
+        u = pickle.loads(payload, buffers=[given])
+        a = np.asarray(u)
+        assert a.flags.writeable
+        a[:] = 99
+        assert raw == keep and bytes(given) == keep, type(given)
+    for proto in (2, 4):
+        u = pickle.loads(pickle.dumps(t, protocol=proto))
+        np.asarray(u)[:] = 7  # writes into the tensor's own copy
+        assert np.asarray(u).tolist() == [7] * 4
+
+    # Writable out-of-band memory is still wrapped without a copy.
+    ba = bytearray(raw)
+    u = pickle.loads(payload, buffers=[ba])
+    np.asarray(u)[0] = 42
+    assert ba[0] == 42
+    del u
+    ba.append(0)  # the tensor's export is gone, so the bytearray may resize again
+
+    # A producer that pickled a read-only buffer: the unpickler hands the
+    # out-of-band buffer back as a read-only memoryview (READONLY_BUFFER), even
+    # over writable memory; the tensor gets its own copy.
+    class ReadOnlyPickled:
+        def __reduce_ex__(self, protocol):
+            return (hurray._native._rebuild,
+                    (t._descriptor_bytes(), [pickle.PickleBuffer(keep)], 0))
+
+    bufs = []
+    payload = pickle.dumps(ReadOnlyPickled(), protocol=5, buffer_callback=bufs.append)
+    ba = bytearray(raw)
+    u = pickle.loads(payload, buffers=[ba])
+    np.asarray(u)[:] = 5
+    assert bytes(ba) == keep and np.asarray(u).tolist() == [5] * 4
+
+
+def test_stream_objects_are_bound_to_their_thread(tmp_path, capfd):
+    import threading
+
+    p = str(tmp_path / "s.stream")
+    with hurray.StreamWriter(p) as w:
+        w.write(hurray.arange(4))
+    r = hurray.StreamReader(p)
+    w = hurray.StreamWriter()
+    errors = []
+
+    def other():
+        for call in (lambda: next(r), r.close, lambda: iter(r), lambda: r.__enter__(),
+                     lambda: w.write(hurray.arange(2)), w.getvalue, w.finish):
+            try:
+                call()
+                errors.append(None)
+            except BaseException as e:  # noqa: BLE001 (a PyO3 PanicException is a BaseException)
+                errors.append(e)
+
+    th = threading.Thread(target=other)
+    th.start()
+    th.join()
+    assert len(errors) == 7
+    assert capfd.readouterr().err == ""  # no panic message or backtrace
+    assert all(type(e) is RuntimeError and "thread" in str(e) for e in errors), errors
+    # Still fully usable on the creating thread.
+    assert [x.shape for x in r] == [(4,)]
+    w.write(hurray.arange(2))
+    assert w.getvalue()
+
+
+DROP_ELSEWHERE = r"""
+import os, sys, threading, hurray
+p = sys.argv[1]
+with hurray.StreamWriter(p) as w:
+    w.write(hurray.arange(4))
+def fds():
+    return len(os.listdir("/proc/self/fd"))
+base = fds()
+box = [hurray.StreamReader(p) for _ in range(8)] + [hurray.StreamWriter(p + str(i)) for i in range(8)]
+assert fds() == base + 16, (fds(), base)
+def drop():
+    box.clear()  # the last references go away on this thread
+th = threading.Thread(target=drop)
+th.start(); th.join()
+assert fds() == base, (fds(), base)
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_stream_objects_dropped_on_another_thread_close_their_descriptor(tmp_path):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", DROP_ELSEWHERE, str(tmp_path / "d.stream")],
+                       capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout.strip(), r.stderr) == (0, "ok", ""), r.stderr
+
+
+def test_load_of_a_directory_or_non_file_says_so(tmp_path):
+    with pytest.raises(hurray.FileError, match="is a directory"):
+        hurray.load(str(tmp_path))
+    if os.path.exists("/dev/null"):
+        with pytest.raises(hurray.FileError, match="not a regular file"):
+            hurray.load("/dev/null")
+
+
+def test_replacing_or_deleting_a_loaded_file_leaves_its_tensors_intact(tmp_path):
+    # What docs/python.md promises for mapped files: save (write + rename) over a
+    # loaded path, and deleting it, keep the old contents visible. (Truncating it
+    # in place is undefined, SIGBUS; not tested.)
+    p = str(tmp_path / "m.hrry")
+    hurray.save(p, {"x": hurray.from_numpy(np.arange(100_000, dtype=np.float64))})
+    x = hurray.load(p)["x"]
+    a = np.asarray(x)
+    hurray.save(p, {"x": hurray.zeros([5])})
+    assert hurray.load(p)["x"].shape == (5,)
+    os.remove(p)
+    assert a[-1] == 99_999 and np.asarray(x)[:3].tolist() == [0, 1, 2]
+    owned = pickle.loads(pickle.dumps(x))  # an owned copy, for any layout
+    assert np.asarray(owned)[-1] == 99_999 and owned._buffer_address(0) != x._buffer_address(0)

@@ -120,3 +120,54 @@ def test_exit_after_explicit_collection_is_clean():
     code = "import gc, hurray\nc = hurray.ones([4]).__hurray__()\ndel c\ngc.collect()\nprint(hurray._native._live_objects())"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (r.returncode, r.stdout.strip(), r.stderr) == (0, "0", "")
+
+
+# A daemon thread busy in a Tensor method when the interpreter exits. CPython
+# < 3.14 ends such a thread with pthread_exit (a forced unwind) when it next
+# needs the GIL; that used to cross the extension's Rust frames (the methods
+# called back into Python) and abort the process ("FATAL: exception not
+# rethrown", exit 134) in most runs.
+DAEMON_AT_EXIT = r"""
+import hurray, numpy as np, pickle, threading, time
+ts = [hurray.from_numpy(np.arange(5.)) for i in range(1000)]
+class Producer:  # a native-protocol producer written in Python
+    def __init__(self, t):
+        self.t = t
+    def __hurray__(self):
+        return self.t.__hurray__()
+def f():
+    while True:
+        for t in ts:
+            OP
+threading.Thread(target=f, daemon=True).start()
+time.sleep(0.2)
+"""
+
+
+def test_exit_with_a_daemon_thread_inside_a_tensor_method_is_clean():
+    ops = [
+        "np.asarray(t)",
+        "repr(t)",
+        "str(t)",
+        "pickle.loads(pickle.dumps(t, protocol=5))",
+        "hurray.from_hurray(Producer(t))",
+    ]
+    runs = [
+        (op, subprocess.Popen([sys.executable, "-c", DAEMON_AT_EXIT.replace("OP", op)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        for op in ops
+        for _ in range(5)
+    ]
+    for op, proc in runs:
+        _, err = proc.communicate(timeout=120)
+        assert (proc.returncode, err) == (0, ""), f"{op}: exit {proc.returncode}\n{err}"
+
+
+def test_python_defined_tensor_methods_look_native():
+    # __array__, pickling, repr/str, to_scipy and to_torch are Python functions
+    # installed on the native class at import (see hurray._glue).
+    for name in ("__array__", "__reduce_ex__", "__repr__", "__str__", "to_scipy", "to_torch"):
+        fn = vars(hurray.Tensor)[name]
+        assert fn.__qualname__ == f"Tensor.{name}" and fn.__doc__, name
+    t = hurray.arange(3, dtype=hurray.int32)
+    assert repr(t) == "hurray.Tensor([0 1 2], dtype=int32)" and str(t) == "[0 1 2]"

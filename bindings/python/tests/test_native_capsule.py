@@ -104,8 +104,16 @@ def test_consumed_wrong_name_and_non_participants():
         def __hurray__(self):
             return PyCapsule_New(1, b"dltensor", None)
 
-    with pytest.raises(hurray.BufferError, match="hurray_tensor_handle"):
+    with pytest.raises(hurray.BufferError, match="hurray_tensor_handle") as e:
         hurray.from_hurray(WrongName())
+    assert str(e.value) == 'capsule is named "dltensor", not "hurray_tensor_handle"'
+
+    class NoName:
+        def __hurray__(self):
+            return PyCapsule_New(1, None, None)
+
+    with pytest.raises(hurray.BufferError, match="no name"):
+        hurray.from_hurray(NoName())
 
     class NotACapsule:
         def __hurray__(self):

@@ -17,6 +17,7 @@ reference releases the memory exactly once, from any thread.
 from __future__ import annotations
 
 from hurray import _native
+from hurray import _glue
 from hurray import dtype, device
 from hurray._native import (
     BlockPagedLayout,
@@ -57,7 +58,6 @@ from hurray._native import (
     empty,
     empty_like,
     eye,
-    from_hurray,
     from_numpy,
     full,
     full_like,
@@ -70,7 +70,7 @@ from hurray._native import (
     zeros,
     zeros_like,
 )
-from hurray._interop import asarray, from_dlpack, from_scipy, from_torch
+from hurray._interop import asarray, from_dlpack, from_hurray, from_scipy, from_torch
 from hurray._printing import (
     PrintOptionsCtx,
     get_print_options,
@@ -79,6 +79,9 @@ from hurray._printing import (
 )
 
 __version__: str = _native.__version__
+
+# Tensor methods written in Python (NumPy, pickle, repr): see hurray._glue.
+_glue.install(_native.Tensor)
 
 # Tier-1 element types at top level (the same objects as in hurray.dtype).
 # These names shadow builtins inside this module only.

@@ -1,6 +1,16 @@
-"""Python-side helpers behind native ``Tensor`` methods: the parts that talk to
-NumPy, SciPy and PyTorch (imported lazily, only when a method needs them) and
-the ``repr``/pickle glue. Not public API."""
+"""Python-side ``Tensor`` methods and helpers: the parts that talk to NumPy,
+SciPy and PyTorch (imported lazily, only when a method needs them), ``repr``/
+``str`` and pickling. Not public API.
+
+:func:`install` puts the ``Tensor`` methods on the native class when the package
+is imported. They are Python functions on purpose, not native methods that call
+back into Python: on CPython < 3.14 a daemon thread that needs the GIL while the
+interpreter finalizes is ended with ``pthread_exit``, a forced unwind, and one
+crossing a Rust frame (a native method running Python code underneath) aborts
+the process ("FATAL: exception not rethrown"). Here the only native frames are
+the short calls below (``_check_array``, ``__dlpack__``, getters), which run no
+Python code.
+"""
 
 from __future__ import annotations
 
@@ -33,17 +43,26 @@ def import_optional(name: str, extra: str) -> Any:
         ) from e
 
 
-def array_of(t: "_native.Tensor", dtype: Any, copy: Optional[bool]) -> Any:
-    """``Tensor.__array__`` after the native checks: a DLPack view, cast or copied."""
+def tensor_array(self: "_native.Tensor", dtype: Any = None, copy: Optional[bool] = None) -> Any:
+    """NumPy protocol: a zero-copy ``numpy.ndarray`` view (kept alive by the
+    array), or a cast copy when ``dtype`` differs; ``copy=True`` copies.
+
+    Raises:
+        hurray.UnsupportedError: non-dense or tiled/Morton/Hilbert layout, non-CPU
+            device, dtype without a NumPy equivalent (incl. bfloat16).
+        BufferError: (builtin) for ``bool``, which is bit-packed.
+        hurray.CopyRequiredError: a cast with ``copy=False``.
+    """
+    self._check_array()
     import numpy as np
 
-    arr = np.from_dlpack(t)
+    arr = np.from_dlpack(self)
     if dtype is not None:
         want = np.dtype(dtype)
         if want != arr.dtype:
             if copy is False:
                 raise _native.CopyRequiredError(
-                    f"converting {t.dtype.name} to {want} needs a copy but copy=False"
+                    f"converting {self.dtype.name} to {want} needs a copy but copy=False"
                 )
             return arr.astype(want)
     if copy:
@@ -51,14 +70,25 @@ def array_of(t: "_native.Tensor", dtype: Any, copy: Optional[bool]) -> Any:
     return arr
 
 
-def to_torch(t: "_native.Tensor") -> Any:
-    """``Tensor.to_torch``: ``torch.from_dlpack`` over the tensor (no copy)."""
+def to_torch(self: "_native.Tensor") -> Any:
+    """A ``torch.Tensor`` sharing this tensor's memory (through DLPack).
+
+    Raises:
+        ImportError: PyTorch is not installed.
+    """
     torch = import_optional("torch", "torch")
-    return torch.utils.dlpack.from_dlpack(t)
+    return torch.utils.dlpack.from_dlpack(self)
 
 
-def to_scipy(t: "_native.Tensor") -> Any:
-    """``Tensor.to_scipy``: a ``csr_matrix``/``csc_matrix`` over the tensor's buffers."""
+def to_scipy(self: "_native.Tensor") -> Any:
+    """The matching ``scipy.sparse`` matrix (CSR -> ``csr_matrix``, CSC ->
+    ``csc_matrix``) over this tensor's memory.
+
+    Raises:
+        hurray.UnsupportedError: non-NumPy dtype, or a layout other than CSR/CSC.
+        ImportError: SciPy is not installed.
+    """
+    t = self
     if t.dtype.name not in NUMPY_NAMES or t.dtype.name == "bool":
         raise _native.UnsupportedError(
             f"dtype {t.dtype.name} has no NumPy equivalent; SciPy cannot hold it"
@@ -82,8 +112,14 @@ def to_scipy(t: "_native.Tensor") -> Any:
     return sparse.csc_matrix(parts, shape=(rows, cols), copy=False)
 
 
-def reduce_tensor(t: "_native.Tensor", protocol: int) -> Any:
-    """``Tensor.__reduce_ex__``: descriptor bytes plus buffers (out of band with protocol 5)."""
+def reduce_ex(self: "_native.Tensor", protocol: int) -> Any:
+    """Pickle support: the encoded descriptor, the buffers and the device id.
+    With protocol 5 and NumPy the buffers are ``pickle.PickleBuffer`` objects over
+    the tensor's memory (out of band, no copy, when the pickler has a
+    ``buffer_callback``; in band otherwise); older protocols copy them in band.
+    Every device kind pickles (its buffers are host memory); the device, memory
+    class and device id survive."""
+    t = self
     buffers: list[Any] = []
     np = None
     if protocol >= 5:
@@ -93,9 +129,9 @@ def reduce_tensor(t: "_native.Tensor", protocol: int) -> Any:
             np = None
     for i in range(t.buffer_count):
         if np is not None:
-            # A uint8 view of buffer i that keeps the tensor alive, wrapped for
-            # out-of-band transport (the pickler's buffer_callback decides).
-            buffers.append(pickle.PickleBuffer(np.from_dlpack(t.buffer(i))))
+            # A uint8 view of buffer i, tagged CPU whatever the tensor's device so
+            # NumPy's DLPack import accepts it, that keeps the tensor alive.
+            buffers.append(pickle.PickleBuffer(np.from_dlpack(t._host_buffer(i))))
         else:
             buffers.append(t._buffer_bytes(i))
     return (_native._rebuild, (t._descriptor_bytes(), buffers, t.device.device_id))
@@ -150,7 +186,7 @@ def _dense_str(t: "_native.Tensor") -> str:
 
 
 def tensor_repr(t: "_native.Tensor") -> str:
-    """``repr(Tensor)``: the values when NumPy can show them, else metadata."""
+    """The values when NumPy can show them, else metadata (never raises for display reasons)."""
     try:
         if t.layout.name in _COMPRESSED:
             return _sparse(t)
@@ -160,10 +196,29 @@ def tensor_repr(t: "_native.Tensor") -> str:
 
 
 def tensor_str(t: "_native.Tensor") -> str:
-    """``str(Tensor)``: the bare values for dense tensors, else as ``repr``."""
+    """The bare values for dense tensors, else as ``repr``."""
     try:
         if t.layout.name in _COMPRESSED:
             return _sparse(t)
         return _dense_str(t)
     except Exception:
         return _metadata(t)
+
+
+_METHODS = {
+    "__array__": tensor_array,
+    "__reduce_ex__": reduce_ex,
+    "__repr__": tensor_repr,
+    "__str__": tensor_str,
+    "to_scipy": to_scipy,
+    "to_torch": to_torch,
+}
+
+
+def install(cls: type) -> None:
+    """Puts the Python-defined methods on the native ``Tensor`` class (once, at import)."""
+    for name, fn in _METHODS.items():
+        fn.__name__ = name
+        fn.__qualname__ = f"{cls.__name__}.{name}"
+        fn.__module__ = cls.__module__
+        setattr(cls, name, fn)

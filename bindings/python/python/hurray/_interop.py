@@ -7,7 +7,7 @@ from typing import Any, Optional
 from hurray import _native
 from hurray._glue import INTEROP_NAMES, import_optional
 
-__all__ = ["asarray", "from_dlpack", "from_torch", "from_scipy"]
+__all__ = ["asarray", "from_dlpack", "from_hurray", "from_torch", "from_scipy"]
 
 
 def from_dlpack(x: Any, *, device: Any = None, copy: Optional[bool] = None) -> "_native.Tensor":
@@ -108,5 +108,28 @@ def from_scipy(matrix: Any) -> "_native.Tensor":
     return _native._compressed(fmt, matrix.shape, matrix.data, matrix.indices, matrix.indptr)
 
 
-for _f in (from_dlpack, from_torch, asarray, from_scipy):
+def from_hurray(obj: Any) -> "_native.Tensor":
+    """Consume ``obj.__hurray__()`` (the native capsule protocol) without copying:
+    the capsule must be named ``"hurray_tensor_handle"`` and speak this library's
+    ``HURRAY_C_ABI_VERSION``; it is renamed ``"used_hurray_tensor_handle"`` and the
+    tensor owns the handle (releasing the producer when the last view goes).
+
+    Raises:
+        TypeError: ``obj`` has no ``__hurray__`` method (a bare capsule included).
+        hurray.BufferError: ``__hurray__()`` returned something other than an
+            unconsumed ``"hurray_tensor_handle"`` capsule (the message names it).
+        hurray.UnsupportedError: the handle speaks another ABI version.
+    """
+    try:
+        method = obj.__hurray__
+    except AttributeError:
+        raise TypeError(
+            f"{type(obj).__name__} does not implement the hurray native protocol "
+            "(no __hurray__ method)"
+        ) from None
+    # Called here, not in the extension: no Python code runs under a native frame.
+    return _native._from_hurray_capsule(method())
+
+
+for _f in (from_dlpack, from_hurray, from_torch, asarray, from_scipy):
     _f.__module__ = "hurray"
