@@ -125,35 +125,6 @@ type sliceWriter struct{ dst []byte }
 
 func (s sliceWriter) Write(p []byte) (int, error) { return copy(s.dst, p), nil }
 
-// BenchmarkSmallCall compares one small accessor (Tensor.Rank: one cgo call to
-// hurray_descriptor_header plus the wrapper's checks) with the same C call made
-// bare and with an empty cgo call: Rank/bare is the Go wrapper's overhead,
-// bare/empty the library's (its panic boundary and checks).
-func BenchmarkSmallCall(b *testing.B) {
-	t, err := NewDense(fill(4, 0), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer t.Close()
-	b.Run("Tensor.Rank", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			if t.Rank() != 1 {
-				b.Fatal("rank")
-			}
-		}
-	})
-	b.Run("bare hurray_descriptor_header", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			rawHeaderCall(t)
-		}
-	})
-	b.Run("empty cgo call", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			noopCgoCall()
-		}
-	})
-}
-
 // A benchmark of os.ReadFile for scale (what a copying reader would pay).
 func BenchmarkReadFileBaseline1MiB(b *testing.B) {
 	path := writeBenchFile(b, 1<<20)

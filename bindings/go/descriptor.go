@@ -194,8 +194,12 @@ func (d *Descriptor) Rank() int { return len(d.Shape) }
 // DenseDescriptor describes a row-major CPU tensor of dt and shape with one buffer
 // of exactly the contiguous size (64-byte aligned): the common case.
 func DenseDescriptor(dt DType, shape ...uint64) (Descriptor, error) {
+	return denseDescriptor("DenseDescriptor", dt, shape)
+}
+
+func denseDescriptor(op string, dt DType, shape []uint64) (Descriptor, error) {
 	var p *C.HurrayDescriptor
-	err := call("hurray_descriptor_dense", func() C.HurrayStatus {
+	err := call(op, func() C.HurrayStatus {
 		return C.hurray_descriptor_dense(C.uint8_t(dt), C.uint32_t(len(shape)), u64Ptr(shape), &p)
 	})
 	if err != nil {
@@ -208,7 +212,7 @@ func DenseDescriptor(dt DType, shape ...uint64) (Descriptor, error) {
 // DecodeDescriptor decodes and validates exactly one encoded descriptor.
 func DecodeDescriptor(b []byte) (Descriptor, error) {
 	var p *C.HurrayDescriptor
-	err := call("hurray_descriptor_decode", func() C.HurrayStatus {
+	err := call("DecodeDescriptor", func() C.HurrayStatus {
 		return C.hurray_descriptor_decode(bytesPtr(b), C.uint64_t(len(b)), &p)
 	})
 	if err != nil {
@@ -219,8 +223,10 @@ func DecodeDescriptor(b []byte) (Descriptor, error) {
 }
 
 // Encode validates the descriptor and returns its canonical encoding.
-func (d *Descriptor) Encode() ([]byte, error) {
-	p, err := d.build()
+func (d *Descriptor) Encode() ([]byte, error) { return d.encode("Descriptor.Encode") }
+
+func (d *Descriptor) encode(op string) ([]byte, error) {
+	p, err := d.build(op)
 	if err != nil {
 		return nil, err
 	}
@@ -237,24 +243,27 @@ func encodeDescriptor(p *C.HurrayDescriptor) []byte {
 	return out
 }
 
-// build makes a C descriptor of d through the C builder. The caller destroys it.
-func (d *Descriptor) build() (*C.HurrayDescriptor, error) {
+// build makes a C descriptor of d through the C builder, for op. The caller
+// destroys it.
+func (d *Descriptor) build(op string) (*C.HurrayDescriptor, error) {
+	if s := d.Shard; s != nil && len(s.ParentShape) != len(s.Offset) {
+		return nil, invalidArg(op, "Shard.ParentShape has %d dimensions, Shard.Offset %d", len(s.ParentShape), len(s.Offset))
+	}
 	var b *C.HurrayDescriptorBuilder
 	shape := d.Shape
-	if err := call("hurray_descriptor_builder_new", func() C.HurrayStatus {
+	if err := call(op, func() C.HurrayStatus {
 		return C.hurray_descriptor_builder_new(C.uint8_t(d.DType), C.uint8_t(d.Layout), C.uint32_t(len(shape)), u64Ptr(shape), &b)
 	}); err != nil {
 		return nil, err
 	}
 	defer C.hurray_descriptor_builder_destroy(&b)
-	steps := d.buildSteps(b)
-	for _, s := range steps {
-		if err := call(s.op, s.f); err != nil {
+	for _, step := range d.buildSteps(b) {
+		if err := call(op, step); err != nil {
 			return nil, err
 		}
 	}
 	var out *C.HurrayDescriptor
-	if err := call("hurray_descriptor_builder_finish", func() C.HurrayStatus {
+	if err := call(op, func() C.HurrayStatus {
 		return C.hurray_descriptor_builder_finish(b, &out)
 	}); err != nil {
 		return nil, err
@@ -262,44 +271,39 @@ func (d *Descriptor) build() (*C.HurrayDescriptor, error) {
 	return out, nil
 }
 
-type buildStep struct {
-	op string
-	f  func() C.HurrayStatus
-}
-
 // buildSteps lists the builder calls that set d's fields on b.
-func (d *Descriptor) buildSteps(b *C.HurrayDescriptorBuilder) []buildStep {
-	var steps []buildStep
-	add := func(op string, f func() C.HurrayStatus) { steps = append(steps, buildStep{op, f}) }
+func (d *Descriptor) buildSteps(b *C.HurrayDescriptorBuilder) []func() C.HurrayStatus {
+	var steps []func() C.HurrayStatus
+	add := func(f func() C.HurrayStatus) { steps = append(steps, f) }
 	if d.ByteOffset != 0 {
-		add("hurray_descriptor_builder_set_byte_offset", func() C.HurrayStatus {
+		add(func() C.HurrayStatus {
 			return C.hurray_descriptor_builder_set_byte_offset(b, C.uint64_t(d.ByteOffset))
 		})
 	}
 	switch d.Layout {
 	case Strided:
-		add("hurray_descriptor_builder_set_strides", func() C.HurrayStatus {
+		add(func() C.HurrayStatus {
 			return C.hurray_descriptor_builder_set_strides(b, i64Ptr(d.Strides), C.uint64_t(len(d.Strides)))
 		})
 	case Tiled:
 		for i := range d.Tiling {
 			lvl := &d.Tiling[i]
-			add("hurray_descriptor_builder_push_tiling_level", func() C.HurrayStatus {
+			add(func() C.HurrayStatus {
 				return C.hurray_descriptor_builder_push_tiling_level(b, u64Ptr(lvl.Shape),
 					C.uint8_t(lvl.OuterOrder), i64Ptr(lvl.OuterStrides),
 					C.uint8_t(lvl.InnerOrder), i64Ptr(lvl.InnerStrides))
 			})
 		}
 	case Morton:
-		add("hurray_descriptor_builder_set_morton_bits", func() C.HurrayStatus {
+		add(func() C.HurrayStatus {
 			return C.hurray_descriptor_builder_set_morton_bits(b, u32Ptr(d.MortonBits), C.uint64_t(len(d.MortonBits)))
 		})
 	case COO, CSR, CSC, CSF:
-		add("hurray_descriptor_builder_set_nnz", func() C.HurrayStatus {
+		add(func() C.HurrayStatus {
 			return C.hurray_descriptor_builder_set_nnz(b, C.uint64_t(d.NNZ))
 		})
 		if d.Layout == COO && d.COOSorted {
-			add("hurray_descriptor_builder_set_coo_is_sorted", func() C.HurrayStatus {
+			add(func() C.HurrayStatus {
 				return C.hurray_descriptor_builder_set_coo_is_sorted(b, 1)
 			})
 		}
@@ -311,7 +315,7 @@ func (d *Descriptor) buildSteps(b *C.HurrayDescriptorBuilder) []buildStep {
 					order[i] = uint32(i)
 				}
 			}
-			add("hurray_descriptor_builder_set_csf_mode_order", func() C.HurrayStatus {
+			add(func() C.HurrayStatus {
 				return C.hurray_descriptor_builder_set_csf_mode_order(b, u32Ptr(order), C.uint64_t(len(order)))
 			})
 		}
@@ -325,26 +329,26 @@ func (d *Descriptor) buildSteps(b *C.HurrayDescriptorBuilder) []buildStep {
 			if bp.Index64 {
 				f.block_table_index_type = C.HURRAY_INDEX_TYPE_U64
 			}
-			add("hurray_descriptor_builder_set_block_paged", func() C.HurrayStatus {
+			add(func() C.HurrayStatus {
 				return C.hurray_descriptor_builder_set_block_paged(b, &f)
 			})
 		}
 	case CompositeHead:
 		if c := d.Composite; c != nil {
 			f := C.HurrayCompositeHead{member_count: C.uint32_t(c.MemberCount), composition_rule: C.uint8_t(c.Rule), combine_op: C.uint8_t(c.Combine)}
-			add("hurray_descriptor_builder_set_composite_head", func() C.HurrayStatus {
+			add(func() C.HurrayStatus {
 				return C.hurray_descriptor_builder_set_composite_head(b, &f)
 			})
 		}
 	case Hilbert:
 		if h := d.Hilbert; h != nil {
-			add("hurray_descriptor_builder_set_hilbert", func() C.HurrayStatus {
+			add(func() C.HurrayStatus {
 				return C.hurray_descriptor_builder_set_hilbert(b, C.uint32_t(h.Order), C.uint32_t(h.Rank))
 			})
 		}
 	}
 	if e := d.Extension; e != nil && d.Layout.IsExtension() {
-		add("hurray_descriptor_builder_set_extension_layout", func() C.HurrayStatus {
+		add(func() C.HurrayStatus {
 			return C.hurray_descriptor_builder_set_extension_layout(b, C.uint64_t(e.ID), bytesPtr(e.Data), C.uint64_t(len(e.Data)))
 		})
 	}
@@ -355,7 +359,7 @@ func (d *Descriptor) buildSteps(b *C.HurrayDescriptorBuilder) []buildStep {
 		}
 		e := C.HurrayBufferEntry{byte_size: C.uint64_t(be.Size), alignment: C.uint32_t(be.Alignment),
 			device_tag: C.uint8_t(be.Device), sync_mode: C.uint8_t(be.Sync), memory_class: C.uint8_t(be.Memory)}
-		add("hurray_descriptor_builder_add_buffer", func() C.HurrayStatus {
+		add(func() C.HurrayStatus {
 			return C.hurray_descriptor_builder_add_buffer(b, &e)
 		})
 	}
@@ -367,18 +371,15 @@ func (d *Descriptor) buildSteps(b *C.HurrayDescriptorBuilder) []buildStep {
 			scheme_tag: C.uint8_t(q.Scheme), scheme_version: C.uint8_t(q.Version),
 			scale_type_tag: C.uint8_t(q.ScaleType),
 		}
-		add("hurray_descriptor_builder_set_quantization", func() C.HurrayStatus {
+		add(func() C.HurrayStatus {
 			return C.hurray_descriptor_builder_set_quantization(b, &cq, bytesPtr(q.Trailing), C.uint64_t(len(q.Trailing)))
 		})
 	}
 	if s := d.Shard; s != nil {
-		if len(s.ParentShape) != len(s.Offset) {
-			add("Descriptor.Encode", func() C.HurrayStatus { return C.HURRAY_ERR_INVALID_ARGUMENT })
-		} else {
-			add("hurray_descriptor_builder_set_shard", func() C.HurrayStatus {
-				return C.hurray_descriptor_builder_set_shard(b, u64Ptr(s.ParentShape), u64Ptr(s.Offset), C.uint64_t(len(s.Offset)))
-			})
-		}
+		// build refuses ParentShape and Offset of different lengths first.
+		add(func() C.HurrayStatus {
+			return C.hurray_descriptor_builder_set_shard(b, u64Ptr(s.ParentShape), u64Ptr(s.Offset), C.uint64_t(len(s.Offset)))
+		})
 	}
 	if s := d.Statistics; s != nil {
 		cs := C.HurrayStatistics{
@@ -387,7 +388,7 @@ func (d *Descriptor) buildSteps(b *C.HurrayDescriptorBuilder) []buildStep {
 			value_stddev: C.double(s.Stddev), computed_mask: C.uint32_t(s.Mask),
 			nm_n: C.uint8_t(s.NMN), nm_m: C.uint8_t(s.NMM), has_nan: cbool(s.HasNaN), has_inf: cbool(s.HasInf),
 		}
-		add("hurray_descriptor_builder_set_statistics", func() C.HurrayStatus {
+		add(func() C.HurrayStatus {
 			return C.hurray_descriptor_builder_set_statistics(b, &cs)
 		})
 	}
@@ -398,7 +399,7 @@ func (d *Descriptor) buildSteps(b *C.HurrayDescriptorBuilder) []buildStep {
 			sign_bits: C.uint8_t(e.SignBits), exponent_bits: C.uint8_t(e.ExponentBits),
 			mantissa_bits: C.uint8_t(e.MantissaBits), has_nan: cbool(e.HasNaN), has_inf: cbool(e.HasInf),
 		}
-		add("hurray_descriptor_builder_set_extension_type", func() C.HurrayStatus {
+		add(func() C.HurrayStatus {
 			return C.hurray_descriptor_builder_set_extension_type(b, &ce)
 		})
 	}
@@ -407,7 +408,7 @@ func (d *Descriptor) buildSteps(b *C.HurrayDescriptorBuilder) []buildStep {
 		if d.MemberRole > BaseMember {
 			role = 0xFF // out of range: the builder reports it
 		}
-		add("hurray_descriptor_builder_set_member_role", func() C.HurrayStatus {
+		add(func() C.HurrayStatus {
 			return C.hurray_descriptor_builder_set_member_role(b, role)
 		})
 	}

@@ -27,8 +27,8 @@
 // # Containers
 //
 // Streams: [NewReader] reads items from any io.Reader ([Reader.Next] returns io.EOF
-// at a clean end, and an error matching io.ErrUnexpectedEOF when the stream is
-// cut); [NewWriter] writes them to any io.Writer. Payload bytes go straight between
+// at a clean end, and an error matching io.ErrUnexpectedEOF when the stream is cut
+// inside an item); [NewWriter] writes them to any io.Writer. Payload bytes go straight between
 // the io.Reader/io.Writer and the tensors' memory.
 //
 // Files: [OpenFile] memory-maps an HRRYFILE (privately: writes to tensor memory
@@ -43,12 +43,37 @@
 // see that memory, so do not rely on it. As a safety net, an object that becomes
 // unreachable without Close is released by a cleanup (runtime.AddCleanup).
 //
-// Views ([Tensor.Bytes], [Tensor.Float32s], [Values], [View]) alias the tensor's
-// memory and are valid only until the tensor is closed. They do not keep the tensor
-// alive: keep the *Tensor reachable and open while you use a view. Tensors and
-// members borrowed from an [Item] are valid until the item is closed. Tensors and
-// items taken from a [File] or a [Reader] stay valid after the File or Reader is
-// closed.
+// Tensors and members borrowed from an [Item] are valid until the item is closed.
+// Tensors and items taken from a [File] or a [Reader] stay valid after the File or
+// Reader is closed. [NewItem] and [NewComposite] consume what they are given: the
+// tensors and items passed in are closed afterwards.
+//
+// # Views
+//
+// Views ([Tensor.Bytes], [Tensor.Float32s] and the other typed views, [Values],
+// [View]) are Go slices over the tensor's memory, without a copy, valid until the
+// tensor (or the item it is borrowed from) is closed. A view does NOT keep its
+// tensor alive: that memory belongs to the library (or to a file mapping), and the
+// garbage collector does not know the slice points into it. If the program drops
+// every reference to a *Tensor (or *Item) without calling Close, its cleanup may
+// release the memory at any collection — while a view is still in use — and the
+// view then silently reads freed memory. So keep the Tensor reachable while you use
+// a view: Close it explicitly once you are done with the view, or call
+// runtime.KeepAlive(t) after the view's last use.
+//
+//	t, err := f.Tensor("weights")
+//	if err != nil { ... }
+//	defer t.Close()        // t stays reachable until the function returns
+//	v, err := t.Float32s() // v aliases t's memory
+//	if err != nil { ... }
+//	sum := 0.0
+//	for _, x := range v { sum += float64(x) }
+//
+// Never return a view from a function that drops its Tensor; return the Tensor
+// (or a copy of the data: slices.Clone(v)). Views of a tensor made from Go memory
+// ([NewTensor], [NewDense]) are views of that Go memory, which the slice itself
+// keeps alive. Under the hurray_debug build tag, a Tensor or Item collected
+// without Close after handing out views is reported on stderr.
 //
 // Each object is used by one goroutine at a time (a [File] may be shared); objects
 // may move between goroutines, and may be closed from any goroutine once no one
@@ -56,15 +81,38 @@
 //
 // # Errors
 //
-// Failures from the library are *[Error] values carrying the C status code and the
-// library's message (which rule, which byte offset). Test for a kind with
-// errors.Is and the sentinels ([ErrNotFound], [ErrDescriptor], [ErrTruncated],
-// ...); truncations also match io.ErrUnexpectedEOF, and missing files
-// fs.ErrNotExist. Methods called after Close return an error wrapping [ErrClosed],
-// or panic when they cannot return an error.
+// Failures from the library are *[Error] values carrying the C status code, the
+// library's message (which rule, which byte offset) and the operation of this
+// package that failed (Op: "NewDense", "Reader.Next", `File.Tensor "w"`). Test for
+// a kind with errors.Is and the sentinels ([ErrNotFound], [ErrDescriptor],
+// [ErrTruncated], ...); missing files also match fs.ErrNotExist, and truncations
+// io.ErrUnexpectedEOF. Only readers report truncation: a stream cut inside an item,
+// or a file too short to hold its fixed-size header and trailer. A file cut
+// anywhere else fails the trailer check (its trailer is read first), so it gives
+// [ErrFormat] naming the rule, not io.ErrUnexpectedEOF.
+//
+// Names, keys, string values and paths are passed to the library as C strings, so
+// one holding a NUL byte is refused with [ErrInvalidArgument] (rather than cut
+// short at the NUL).
+//
+// Every function or method that returns an error returns one matching [ErrClosed]
+// — it never panics — when called on a closed object or given one as an argument
+// (closed by Close, consumed by [NewItem] or [NewComposite], detached, or borrowed
+// from an item that is closed); a closed argument also matches
+// [ErrInvalidArgument]. Accessors without an error result panic on a closed
+// object: Tensor's DType, Layout, Rank, ByteOffset, NumBuffers, Shape,
+// NumElements, Descriptor, DescriptorBytes, Buffer, Device, Quantization, Shard,
+// Statistics and Bytes; Item's IsComposite, Tensor, Len, Member and Members;
+// File's Info and Names; Reader's and Writer's Offset. [Tensor.Bytes],
+// [Tensor.Buffer] and [Item.Member] also panic on an index out of range ([View]
+// returns [ErrOutOfRange]). Close never panics and is idempotent.
 //
 // # Building
 //
 // The module links libhurray_ffi.a from lib/<GOOS>_<GOARCH>/. Release archives
 // ship it; in a checkout of the repository, `cargo xtask go build` builds it.
+//
+// Build tags, for the package's own tests only: hurray_testsupport adds C helpers
+// that some tests need (go test -tags hurray_testsupport), and hurray_debug forces
+// a collection before every handle access and reports views left dangling.
 package hurray

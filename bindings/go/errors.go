@@ -5,9 +5,11 @@ import "C"
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"strconv"
+	"strings"
 )
 
 // Status is a status code of the C ABI: 0 for success, negative for an error.
@@ -55,15 +57,21 @@ func (s Status) String() string {
 //
 //	if errors.Is(err, hurray.ErrDescriptor) { ... }
 //
-// An error whose status is StatusTruncated also matches io.ErrUnexpectedEOF, and
-// one whose status is StatusFileNotFound matches fs.ErrNotExist.
+// An error whose status is StatusTruncated also matches io.ErrUnexpectedEOF (only
+// readers report it: a stream cut inside an item), and one whose status is
+// StatusFileNotFound matches fs.ErrNotExist. An ErrInvalidArgument error about a
+// closed object passed as an argument also matches [ErrClosed].
 type Error struct {
 	// Status is the C status code.
 	Status Status
-	// Message is the library's explanation; it may be empty.
+	// Message is the library's explanation (or this package's); it may be empty.
 	Message string
-	// Op names the operation that failed (a C function or a method of this package).
+	// Op names the operation of this package that failed, as Go code calls it:
+	// "NewDense", "Reader.Next", `File.Tensor "weights"` (with the name, key or
+	// path it was given, quoted), never a C function.
 	Op string
+
+	wrapped error // a further error this one matches (ErrClosed for a closed argument)
 }
 
 // Error formats the error as "hurray: <op>: <message> (<STATUS>)".
@@ -86,8 +94,12 @@ func (e *Error) Is(target error) bool {
 }
 
 // Unwrap returns the standard error this one is an instance of, if any:
-// io.ErrUnexpectedEOF for a truncated input and fs.ErrNotExist for a missing file.
+// io.ErrUnexpectedEOF for a truncated input, fs.ErrNotExist for a missing file, and
+// ErrClosed for a closed object passed as an argument.
 func (e *Error) Unwrap() error {
+	if e.wrapped != nil {
+		return e.wrapped
+	}
 	switch e.Status {
 	case StatusTruncated:
 		return io.ErrUnexpectedEOF
@@ -120,11 +132,58 @@ var (
 	ErrInternalPanic    = &Error{Status: StatusInternalPanic}
 )
 
-// ErrClosed is returned (wrapped) by methods called on an object after its Close.
-// Accessors that cannot return an error panic instead.
+// ErrClosed is matched (errors.Is) by the error of any function or method that
+// returns an error and is called on, or given, a closed object: one closed with
+// Close, moved into an item by [NewItem] or [NewComposite], detached with
+// [Tensor.Detach], or borrowed from an item that is closed. Accessors that have no
+// error result panic instead (see the package documentation for the list).
 var ErrClosed = errors.New("hurray: use of a closed object")
 
-// closedPanic is the panic message of an accessor called after Close.
-func closedPanic(what string) string {
-	return "hurray: use of a closed " + what
+// closedError is the error of a method called on a closed receiver: it wraps
+// ErrClosed and says what happened to the object.
+type closedError struct {
+	op  string
+	why string // e.g. "the Reader is closed", "the tensor was moved into an item by NewItem"
+}
+
+func (e *closedError) Error() string { return "hurray: " + e.op + ": " + e.why }
+func (e *closedError) Unwrap() error { return ErrClosed }
+
+// errClosed is the error of op called on a closed receiver.
+func errClosed(op, why string) error { return &closedError{op: op, why: why} }
+
+// errClosedArg is the error of op given a closed object as an argument: an
+// ErrInvalidArgument *Error that also matches ErrClosed.
+func errClosedArg(op, why string) error {
+	return &Error{Status: StatusInvalidArgument, Op: op, Message: why, wrapped: ErrClosed}
+}
+
+// invalidArg is an ErrInvalidArgument *Error made by this package.
+func invalidArg(op, format string, args ...any) *Error {
+	return &Error{Status: StatusInvalidArgument, Op: op, Message: fmt.Sprintf(format, args...)}
+}
+
+// closedPanic is the panic message of an accessor called on a closed object.
+func closedPanic(why string) string {
+	return "hurray: use of a closed object: " + why
+}
+
+// cString returns s as a C string (free it with C.free), or an ErrInvalidArgument
+// error when s holds a NUL byte: the C ABI takes NUL-terminated strings, so
+// C.CString would silently cut s at the NUL and the library would see another
+// name, key or path.
+func cString(op, what, s string) (*C.char, error) {
+	if err := checkNoNUL(op, what, s); err != nil {
+		return nil, err
+	}
+	return C.CString(s), nil
+}
+
+// checkNoNUL reports an ErrInvalidArgument error when s holds a NUL byte (see
+// cString).
+func checkNoNUL(op, what, s string) error {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return invalidArg(op, "%s %q contains a NUL byte (at byte %d), which the C ABI's NUL-terminated strings cannot carry", what, s, i)
+	}
+	return nil
 }

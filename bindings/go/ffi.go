@@ -7,9 +7,12 @@ package hurray
 // placed there by `cargo xtask go build`, or shipped in the release archive).
 //
 // Every wrapper type follows one shape (as wasmtime-go does): a private C pointer,
-// nil once the object is closed or consumed, read only through a method that panics
-// on a closed object and, under the `hurray_debug` build tag, forces a garbage
-// collection first. The collection makes a missing runtime.KeepAlive fail in tests:
+// nil once the object is closed or consumed (with a note of why, for messages),
+// read only through a method that checks it — handle() panics on a closed object
+// (for accessors without an error result), live() and arg() return an error
+// matching ErrClosed (for functions that return errors, given the object as
+// receiver or as argument) — and, under the `hurray_debug` build tag, forces a
+// garbage collection first. The collection makes a missing runtime.KeepAlive fail in tests:
 // without KeepAlive after a C call, a collection during the call may run the
 // object's cleanup and free the handle the call is using.
 //
@@ -34,6 +37,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"unsafe"
 )
 
@@ -55,8 +59,10 @@ func init() {
 }
 
 // call runs one fallible C call and turns a failure into an *Error carrying the
-// library's message. The goroutine stays on its OS thread from the call until the
-// thread-local message has been read.
+// library's message; op is the operation of this package the caller performs
+// ("NewDense", `File.Tensor "w"`), which the *Error reports as its Op. The
+// goroutine stays on its OS thread from the call until the thread-local message
+// has been read.
 func call(op string, f func() C.HurrayStatus) error {
 	runtime.LockOSThread()
 	status := f()
@@ -72,7 +78,9 @@ func call(op string, f func() C.HurrayStatus) error {
 func lastError(op string, status C.HurrayStatus) *Error {
 	msg := ""
 	if p := C.hurray_last_error_message(); p != nil {
-		msg = C.GoString(p)
+		// The library starts its messages with the status name, which Error
+		// prints already.
+		msg = strings.TrimPrefix(C.GoString(p), Status(status).String()+": ")
 	}
 	return &Error{Status: Status(status), Message: msg, Op: op}
 }

@@ -55,15 +55,18 @@ func destroyFileReader(p *C.HurrayFileReader) { C.hurray_file_reader_destroy(&p)
 
 // OpenFile opens and validates the HRRYFILE at path. A missing file gives an error
 // matching fs.ErrNotExist (and ErrFileNotFound); bad content an *Error naming the
-// rule and byte offset.
+// rule and byte offset. A truncated file is bad content: the trailer at its end is
+// read first, so a cut file fails with ErrFormat (or another format error), not
+// io.ErrUnexpectedEOF. A path holding a NUL byte gives ErrInvalidArgument.
 func OpenFile(path string) (*File, error) {
-	cpath := C.CString(path)
+	op := fmt.Sprintf("OpenFile %q", path)
+	cpath, err := cString(op, "path", path)
+	if err != nil {
+		return nil, err
+	}
 	defer C.free(unsafe.Pointer(cpath))
 	var p *C.HurrayFileReader
-	if err := call("hurray_file_reader_open", func() C.HurrayStatus { return C.hurray_file_reader_open(cpath, &p) }); err != nil {
-		if e, ok := err.(*Error); ok {
-			e.Op = "OpenFile " + path
-		}
+	if err := call(op, func() C.HurrayStatus { return C.hurray_file_reader_open(cpath, &p) }); err != nil {
 		return nil, err
 	}
 	f := &File{ptr: p}
@@ -73,7 +76,7 @@ func OpenFile(path string) (*File, error) {
 
 func (f *File) handle() *C.HurrayFileReader {
 	if f.ptr == nil {
-		panic(closedPanic("File"))
+		panic(closedPanic("the File is closed"))
 	}
 	maybeGC()
 	return f.ptr
@@ -90,7 +93,7 @@ func (f *File) Close() error {
 	p := f.ptr
 	f.ptr = nil
 	f.cleanup.Stop()
-	return call("hurray_file_reader_destroy", func() C.HurrayStatus { return C.hurray_file_reader_destroy(&p) })
+	return call("File.Close", func() C.HurrayStatus { return C.hurray_file_reader_destroy(&p) })
 }
 
 // Info returns the file-level facts. It panics on a closed File.
@@ -129,21 +132,23 @@ func (f *File) Names() []string {
 	return names
 }
 
-// withName runs fn with name as a C string on the live reader.
-func (f *File) withName(op, name string, fn func(p *C.HurrayFileReader, cname *C.char) C.HurrayStatus) error {
+// withName runs fn with name as a C string on the live reader; errors name the
+// operation as `op "name"`.
+func (f *File) withName(method, name string, fn func(p *C.HurrayFileReader, cname *C.char) C.HurrayStatus) error {
+	op := fmt.Sprintf("%s %q", method, name)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ptr == nil {
-		return fmt.Errorf("hurray: %s: %w", op, ErrClosed)
+		return errClosed(op, "the File is closed")
 	}
-	p := f.handle()
-	cname := C.CString(name)
+	cname, err := cString(op, "name", name)
+	if err != nil {
+		return err
+	}
 	defer C.free(unsafe.Pointer(cname))
-	err := call(op, func() C.HurrayStatus { return fn(p, cname) })
+	p := f.handle()
+	err = call(op, func() C.HurrayStatus { return fn(p, cname) })
 	runtime.KeepAlive(f)
-	if e, ok := err.(*Error); ok {
-		e.Op = fmt.Sprintf("%s %q", op, name)
-	}
 	return err
 }
 
@@ -199,10 +204,11 @@ type KV struct {
 
 // Metadata returns the file's KV entries in file order.
 func (f *File) Metadata() ([]KV, error) {
+	const op = "File.Metadata"
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ptr == nil {
-		return nil, fmt.Errorf("hurray: File.Metadata: %w", ErrClosed)
+		return nil, errClosed(op, "the File is closed")
 	}
 	p := f.handle()
 	defer runtime.KeepAlive(f)
@@ -213,7 +219,7 @@ func (f *File) Metadata() ([]KV, error) {
 		var s *C.char
 		var l C.uint64_t
 		must("hurray_file_reader_kv_key", C.hurray_file_reader_kv_key(p, i, &s, &l))
-		v, err := kvValue(p, i)
+		v, err := kvValue(op, p, i)
 		if err != nil {
 			return nil, err
 		}
@@ -226,24 +232,26 @@ func (f *File) Metadata() ([]KV, error) {
 // missing key gives ErrNotFound.
 func (f *File) Value(key string) (any, error) {
 	var idx C.uint64_t
-	err := f.withName("File.Value", key, func(p *C.HurrayFileReader, ckey *C.char) C.HurrayStatus {
+	const method = "File.Value"
+	err := f.withName(method, key, func(p *C.HurrayFileReader, ckey *C.char) C.HurrayStatus {
 		return C.hurray_file_reader_kv_find(p, ckey, &idx)
 	})
 	if err != nil {
 		return nil, err
 	}
+	op := fmt.Sprintf("%s %q", method, key)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ptr == nil {
-		return nil, fmt.Errorf("hurray: File.Value: %w", ErrClosed)
+		return nil, errClosed(op, "the File is closed")
 	}
-	v, err := kvValue(f.handle(), idx)
+	v, err := kvValue(op, f.handle(), idx)
 	runtime.KeepAlive(f)
 	return v, err
 }
 
 // kvValue reads KV entry i as a Go value.
-func kvValue(p *C.HurrayFileReader, i C.uint64_t) (any, error) {
+func kvValue(op string, p *C.HurrayFileReader, i C.uint64_t) (any, error) {
 	var typ, elem C.uint8_t
 	var count C.uint64_t
 	must("hurray_file_reader_kv_type", C.hurray_file_reader_kv_type(p, i, &typ, &elem, &count))
@@ -255,7 +263,7 @@ func kvValue(p *C.HurrayFileReader, i C.uint64_t) (any, error) {
 		return C.GoBytes(unsafe.Pointer(ptr), C.int(l))
 	}
 	if count > math.MaxInt32 {
-		return nil, &Error{Status: StatusLimit, Op: "File.Metadata", Message: "a KV value too large for this package"}
+		return nil, &Error{Status: StatusLimit, Op: op, Message: "a KV value too large for this package"}
 	}
 	switch typ {
 	case C.HURRAY_KV_TYPE_STRING:
@@ -330,7 +338,7 @@ func kvValue(p *C.HurrayFileReader, i C.uint64_t) (any, error) {
 			return out, nil
 		}
 	}
-	return nil, &Error{Status: StatusFormat, Op: "File.Metadata", Message: fmt.Sprintf("KV entry %d has an unknown type %d/%d", i, typ, elem)}
+	return nil, &Error{Status: StatusFormat, Op: op, Message: fmt.Sprintf("KV entry %d has an unknown type %d/%d", i, typ, elem)}
 }
 
 // WriteOptions configures CreateFile. The zero value gives the defaults.
@@ -367,8 +375,14 @@ type FileWriter struct {
 func destroyFileWriter(p *C.HurrayFileWriter) { C.hurray_file_writer_destroy(&p) }
 
 // CreateFile starts writing the HRRYFILE that appears at path on Close. opts may
-// be nil.
+// be nil. A path holding a NUL byte gives ErrInvalidArgument.
 func CreateFile(path string, opts *WriteOptions) (*FileWriter, error) {
+	op := fmt.Sprintf("CreateFile %q", path)
+	cpath, err := cString(op, "path", path)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cpath))
 	var o C.HurrayWriteOptions
 	must("hurray_write_options_default", C.hurray_write_options_default(&o))
 	if opts != nil {
@@ -386,13 +400,8 @@ func CreateFile(path string, opts *WriteOptions) (*FileWriter, error) {
 		o.reference_compat = cbool(opts.ReferenceCompat)
 		o.durable = cbool(!opts.NoSync)
 	}
-	cpath := C.CString(path)
-	defer C.free(unsafe.Pointer(cpath))
 	var p *C.HurrayFileWriter
-	if err := call("hurray_file_writer_create", func() C.HurrayStatus { return C.hurray_file_writer_create(cpath, &o, &p) }); err != nil {
-		if e, ok := err.(*Error); ok {
-			e.Op = "CreateFile " + path
-		}
+	if err := call(op, func() C.HurrayStatus { return C.hurray_file_writer_create(cpath, &o, &p) }); err != nil {
 		return nil, err
 	}
 	w := &FileWriter{ptr: p, path: path}
@@ -400,31 +409,44 @@ func CreateFile(path string, opts *WriteOptions) (*FileWriter, error) {
 	return w, nil
 }
 
-// with runs fn with key as a C string on the live writer.
-func (w *FileWriter) with(op, key string, fn func(p *C.HurrayFileWriter, ckey *C.char) C.HurrayStatus) error {
+// with runs fn with key (a name or a KV key) as a C string on the live writer,
+// after check (which may refuse the call's other arguments); errors name the
+// operation as `op "key"`.
+func (w *FileWriter) with(method, what, key string, check func(op string) error, fn func(p *C.HurrayFileWriter, ckey *C.char) C.HurrayStatus) error {
+	op := fmt.Sprintf("%s %q", method, key)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ptr == nil {
-		return fmt.Errorf("hurray: %s: %w", op, ErrClosed)
+		return errClosed(op, "the FileWriter is closed")
+	}
+	ckey, err := cString(op, what, key)
+	if err != nil {
+		return err
+	}
+	defer C.free(unsafe.Pointer(ckey))
+	if check != nil {
+		if err := check(op); err != nil {
+			return err
+		}
 	}
 	maybeGC()
-	ckey := C.CString(key)
-	defer C.free(unsafe.Pointer(ckey))
 	p := w.ptr
-	err := call(op, func() C.HurrayStatus { return fn(p, ckey) })
+	err = call(op, func() C.HurrayStatus { return fn(p, ckey) })
 	runtime.KeepAlive(w)
-	if e, ok := err.(*Error); ok {
-		e.Op = fmt.Sprintf("%s %q", op, key)
-	}
 	return err
 }
 
-// WriteTensor writes t under name (unique, 1..65535 bytes of UTF-8): its
-// descriptor, then its buffers, read from t's memory during the call. t stays the
-// caller's. A composite head needs WriteItem.
+// WriteTensor writes t under name (unique, 1..65535 bytes of UTF-8, no NUL byte):
+// its descriptor, then its buffers, read from t's memory during the call. t stays
+// the caller's. A composite head needs WriteItem (ErrFormat). A closed FileWriter
+// gives an error wrapping ErrClosed; a nil or closed tensor, or a name holding a
+// NUL byte, ErrInvalidArgument (a closed tensor also matches ErrClosed).
 func (w *FileWriter) WriteTensor(name string, t *Tensor) error {
-	tp := t.handle()
-	err := w.with("FileWriter.WriteTensor", name, func(p *C.HurrayFileWriter, cname *C.char) C.HurrayStatus {
+	var tp *C.HurrayTensor
+	err := w.with("FileWriter.WriteTensor", "name", name, func(op string) (err error) {
+		tp, err = t.arg(op)
+		return err
+	}, func(p *C.HurrayFileWriter, cname *C.char) C.HurrayStatus {
 		return C.hurray_file_writer_write_tensor(p, cname, tp)
 	})
 	runtime.KeepAlive(t)
@@ -433,10 +455,13 @@ func (w *FileWriter) WriteTensor(name string, t *Tensor) error {
 
 // WriteItem writes it under name: a tensor, or a composite whose head gets name and
 // whose members get "name/0", "name/1", nested "name/1/0", ... (validated before
-// any byte is written). it stays the caller's.
+// any byte is written). it stays the caller's. Errors as for WriteTensor.
 func (w *FileWriter) WriteItem(name string, it *Item) error {
-	ip := it.handle()
-	err := w.with("FileWriter.WriteItem", name, func(p *C.HurrayFileWriter, cname *C.char) C.HurrayStatus {
+	var ip *C.HurrayItem
+	err := w.with("FileWriter.WriteItem", "name", name, func(op string) (err error) {
+		ip, err = it.arg(op)
+		return err
+	}, func(p *C.HurrayFileWriter, cname *C.char) C.HurrayStatus {
 		return C.hurray_file_writer_write_item(p, cname, ip)
 	})
 	runtime.KeepAlive(it)
@@ -446,16 +471,26 @@ func (w *FileWriter) WriteItem(name string, it *Item) error {
 // AddKV adds a KV metadata entry (written after the tensors, in the order added).
 // value is a string, int64, uint64, float64, bool or []byte, a slice of one of
 // them ([]string, []int64, []uint64, []float64, []bool, [][]byte), or an int
-// (stored as int64).
+// (stored as int64). Keys and string values are UTF-8 without NUL bytes (a NUL
+// byte gives ErrInvalidArgument; []byte values may hold any bytes).
 func (w *FileWriter) AddKV(key string, value any) error {
-	const op = "FileWriter.AddKV"
-	switch value.(type) {
-	case string, int, int64, uint64, float64, bool, []byte, []int64, []uint64, []float64, []bool, []string, [][]byte:
-	default:
-		return &Error{Status: StatusInvalidArgument, Op: fmt.Sprintf("%s %q", op, key),
-			Message: fmt.Sprintf("unsupported KV value type %T", value)}
+	check := func(op string) error {
+		switch v := value.(type) {
+		case string:
+			return checkNoNUL(op, "string value", v)
+		case []string:
+			for i, s := range v {
+				if err := checkNoNUL(op, fmt.Sprintf("string %d of the value", i), s); err != nil {
+					return err
+				}
+			}
+		case int, int64, uint64, float64, bool, []byte, []int64, []uint64, []float64, []bool, [][]byte:
+		default:
+			return invalidArg(op, "unsupported KV value type %T", value)
+		}
+		return nil
 	}
-	return w.with(op, key, func(p *C.HurrayFileWriter, k *C.char) C.HurrayStatus {
+	return w.with("FileWriter.AddKV", "key", key, check, func(p *C.HurrayFileWriter, k *C.char) C.HurrayStatus {
 		switch v := value.(type) {
 		case string:
 			cs := C.CString(v)
@@ -542,10 +577,7 @@ func (w *FileWriter) Close() error {
 	p := w.ptr
 	w.ptr = nil
 	w.cleanup.Stop()
-	err := call("hurray_file_writer_finish", func() C.HurrayStatus { return C.hurray_file_writer_finish(p) })
-	if e, ok := err.(*Error); ok {
-		e.Op = "FileWriter.Close " + w.path
-	}
+	err := call(fmt.Sprintf("FileWriter.Close %q", w.path), func() C.HurrayStatus { return C.hurray_file_writer_finish(p) })
 	C.hurray_file_writer_destroy(&p)
 	return err
 }
@@ -561,5 +593,5 @@ func (w *FileWriter) Abort() error {
 	p := w.ptr
 	w.ptr = nil
 	w.cleanup.Stop()
-	return call("hurray_file_writer_destroy", func() C.HurrayStatus { return C.hurray_file_writer_destroy(&p) })
+	return call("FileWriter.Abort", func() C.HurrayStatus { return C.hurray_file_writer_destroy(&p) })
 }

@@ -16,13 +16,4 @@ HurrayStatus hurray_go_tensor_new(const uint8_t *descriptor_bytes, uint64_t desc
                                   HurrayBufferList *buffers, uintptr_t owner,
                                   HurrayTensor **out_tensor);
 
-/* Test support: destroys a tensor (or an item) on a new C thread (pthread) and
- * waits for it, so that release callbacks run on a thread Go did not create.
- * Returns the destroy status, or HURRAY_ERR_IO when the thread cannot start. */
-HurrayStatus hurray_go_destroy_tensor_on_c_thread(HurrayTensor *tensor);
-HurrayStatus hurray_go_destroy_item_on_c_thread(HurrayItem *item);
-
-/* An empty C function: the baseline of the per-call cost benchmark. */
-void hurray_go_noop(void);
-
 #endif

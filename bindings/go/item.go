@@ -16,6 +16,11 @@ import (
 // tensors: the Tensors and member Items it returns are borrowed and valid until
 // the Item is closed. Close is idempotent; a cleanup releases an Item that becomes
 // unreachable without Close. Member Items are closed with their root only.
+//
+// A borrowed Tensor or member Item keeps its root Item reachable, but views of
+// their memory (Bytes, Float32s, ...) do not: keep the Item or the borrowed
+// Tensor reachable (or Close the Item after the views' last use) while you use a
+// view; see Views in the package documentation.
 type Item struct {
 	mu      sync.Mutex
 	ptr     *C.HurrayItem // nil once closed or moved into another item
@@ -23,6 +28,8 @@ type Item struct {
 	cleanup runtime.Cleanup
 	tensor  *Tensor
 	members []*Item
+	gone    string // why ptr is nil: "is closed", "was moved into a composite by NewComposite"
+	dbg     *viewDebug
 }
 
 func destroyItem(p *C.HurrayItem) { C.hurray_item_destroy(&p) }
@@ -31,27 +38,33 @@ func destroyItem(p *C.HurrayItem) { C.hurray_item_destroy(&p) }
 func newItem(p *C.HurrayItem) *Item {
 	it := &Item{ptr: p}
 	it.root = it
-	it.cleanup = runtime.AddCleanup(it, destroyItem, p)
+	it.cleanup, it.dbg = addItemCleanup(it, p)
 	return it
 }
 
 // NewItem moves t into a new plain item (to write it, or to make it a member of a
 // composite). t is consumed: it is closed afterwards, and the item owns its memory.
+// A nil, closed (or already consumed) or borrowed tensor gives ErrInvalidArgument;
+// a closed one also matches ErrClosed.
 func NewItem(t *Tensor) (*Item, error) {
+	const op = "NewItem"
+	if t == nil {
+		return nil, invalidArg(op, "nil *Tensor")
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.ptr == nil {
-		return nil, fmt.Errorf("hurray: NewItem: %w", ErrClosed)
+	if why := t.closed(); why != "" {
+		return nil, errClosedArg(op, why)
 	}
 	if t.parent != nil {
-		return nil, &Error{Status: StatusInvalidArgument, Op: "NewItem", Message: "the tensor is borrowed from an item"}
+		return nil, invalidArg(op, "the tensor is borrowed from an item (only the item's owner can move it)")
 	}
 	var out *C.HurrayItem
 	p := t.ptr
-	if err := call("hurray_item_from_tensor", func() C.HurrayStatus { return C.hurray_item_from_tensor(&p, &out) }); err != nil {
+	if err := call(op, func() C.HurrayStatus { return C.hurray_item_from_tensor(&p, &out) }); err != nil {
 		return nil, err
 	}
-	t.forget()
+	t.forget("was moved into an item by NewItem")
 	return newItem(out), nil
 }
 
@@ -59,9 +72,17 @@ func NewItem(t *Tensor) (*Item, error) {
 // [NewTensor]) and members into a new composite item; members must number the
 // head's MemberCount. Everything passed in is consumed, on success and on failure
 // alike (a failure closes what it was given).
+//
+// Arguments it cannot take give ErrInvalidArgument, before anything is moved: a nil
+// head or member, a tensor or item borrowed from another item, the same item twice,
+// or a closed one — including one already moved into an item by an earlier NewItem
+// or NewComposite (such an error also matches ErrClosed).
 func NewComposite(head *Tensor, members ...*Item) (*Item, error) {
+	const op = "NewComposite"
 	fail := func(err error) (*Item, error) {
-		head.Close()
+		if head != nil {
+			head.Close()
+		}
 		for _, m := range members {
 			if m != nil && m.root == m {
 				m.Close()
@@ -69,29 +90,46 @@ func NewComposite(head *Tensor, members ...*Item) (*Item, error) {
 		}
 		return nil, err
 	}
+	if head == nil {
+		return fail(invalidArg(op, "nil head"))
+	}
 	head.mu.Lock()
-	ok := head.ptr != nil && head.parent == nil
+	why, borrowed := head.closed(), head.parent != nil
 	head.mu.Unlock()
-	if !ok {
-		return fail(&Error{Status: StatusInvalidArgument, Op: "NewComposite",
-			Message: "the head must be an open tensor made by NewTensor (not read from a container)"})
+	switch {
+	case why != "":
+		return fail(errClosedArg(op, "head: "+why))
+	case borrowed:
+		return fail(invalidArg(op, "the head is borrowed from an item; it must be a tensor made by NewTensor"))
 	}
 	if d := head.Descriptor(); d.Layout == CompositeHead && d.Composite != nil && int(d.Composite.MemberCount) != len(members) {
-		return fail(&Error{Status: StatusInvalidArgument, Op: "NewComposite",
-			Message: fmt.Sprintf("the head declares %d members, %d given", d.Composite.MemberCount, len(members))})
+		return fail(invalidArg(op, "the head declares %d members, %d given", d.Composite.MemberCount, len(members)))
 	}
-	for _, m := range members {
-		if m == nil || m.root != m || m.ptr == nil {
-			return fail(&Error{Status: StatusInvalidArgument, Op: "NewComposite",
-				Message: "a member is nil, closed, or belongs to another item"})
+	seen := make(map[*Item]int, len(members))
+	for i, m := range members {
+		if m == nil {
+			return fail(invalidArg(op, "member %d is nil", i))
+		}
+		if j, dup := seen[m]; dup {
+			return fail(invalidArg(op, "member %d is member %d again; an item can be moved into a composite once", i, j))
+		}
+		seen[m] = i
+		if m.root != m {
+			return fail(invalidArg(op, "member %d is borrowed from another item (a member of a composite)", i))
+		}
+		m.mu.Lock()
+		why := m.closed()
+		m.mu.Unlock()
+		if why != "" {
+			return fail(errClosedArg(op, fmt.Sprintf("member %d: %s", i, why)))
 		}
 	}
 	head.mu.Lock()
 	hp := head.ptr
 	var comp *C.HurrayItem
-	err := call("hurray_item_composite_new", func() C.HurrayStatus { return C.hurray_item_composite_new(&hp, &comp) })
+	err := call(op, func() C.HurrayStatus { return C.hurray_item_composite_new(&hp, &comp) })
 	if err == nil {
-		head.forget()
+		head.forget("was moved into a composite by NewComposite")
 	}
 	head.mu.Unlock()
 	if err != nil {
@@ -101,9 +139,9 @@ func NewComposite(head *Tensor, members ...*Item) (*Item, error) {
 	for i, m := range members {
 		m.mu.Lock()
 		mp := m.ptr
-		err := call("hurray_item_composite_push", func() C.HurrayStatus { return C.hurray_item_composite_push(comp, &mp) })
+		err := call(op, func() C.HurrayStatus { return C.hurray_item_composite_push(comp, &mp) })
 		if err == nil {
-			m.forget()
+			m.forget("was moved into a composite by NewComposite")
 		}
 		m.mu.Unlock()
 		if err != nil {
@@ -117,13 +155,47 @@ func NewComposite(head *Tensor, members ...*Item) (*Item, error) {
 	return result, nil
 }
 
-// handle returns the live C item or panics on a closed one.
+// goneWhy says what happened to a root item whose handle is gone.
+func (it *Item) goneWhy() string {
+	if it.gone == "" {
+		return "is closed"
+	}
+	return it.gone
+}
+
+// closed says why it cannot be used ("the item is closed", "the item was moved
+// into a composite by NewComposite", ...), or returns "" when it can.
+func (it *Item) closed() string {
+	switch {
+	case it.root != it && it.root.ptr == nil:
+		return "the item is a member of an item that " + it.root.goneWhy()
+	case it.ptr == nil:
+		return "the item " + it.goneWhy()
+	}
+	return ""
+}
+
+// handle returns the live C item or panics on a closed one (for accessors that
+// have no error result).
 func (it *Item) handle() *C.HurrayItem {
-	if it.ptr == nil || it.root.ptr == nil {
-		panic(closedPanic("Item"))
+	if why := it.closed(); why != "" {
+		panic(closedPanic(why))
 	}
 	maybeGC()
 	return it.ptr
+}
+
+// arg returns the live C item of it given to op as an argument, or an
+// ErrInvalidArgument error (that also matches ErrClosed when it is closed).
+func (it *Item) arg(op string) (*C.HurrayItem, error) {
+	if it == nil {
+		return nil, invalidArg(op, "nil *Item")
+	}
+	if why := it.closed(); why != "" {
+		return nil, errClosedArg(op, why)
+	}
+	maybeGC()
+	return it.ptr, nil
 }
 
 // IsComposite reports whether the item is a composite (a head and members).
@@ -178,7 +250,7 @@ func (it *Item) Member(i int) *Item {
 	if it.members[i] == nil {
 		var m *C.HurrayItem
 		must("hurray_item_member", C.hurray_item_member(p, C.uint64_t(i), &m))
-		it.members[i] = &Item{ptr: m, root: it.root}
+		it.members[i] = &Item{ptr: m, root: it.root, dbg: it.root.dbg}
 	}
 	runtime.KeepAlive(it)
 	return it.members[i]
@@ -202,12 +274,14 @@ func (it *Item) Close() error {
 		return nil
 	}
 	p := it.ptr
-	it.forget()
-	return call("hurray_item_destroy", func() C.HurrayStatus { return C.hurray_item_destroy(&p) })
+	it.forget("is closed")
+	return call("Item.Close", func() C.HurrayStatus { return C.hurray_item_destroy(&p) })
 }
 
-// forget drops the item's claim on its handle without destroying it. it.mu held.
-func (it *Item) forget() {
+// forget drops the item's claim on its handle without destroying it, recording
+// why. it.mu held.
+func (it *Item) forget(why string) {
 	it.cleanup.Stop()
 	it.ptr = nil
+	it.gone = why
 }

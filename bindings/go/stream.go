@@ -74,7 +74,7 @@ func destroyDecoder(p *C.HurrayStreamDecoder) { C.hurray_stream_decoder_destroy(
 
 // NewReader returns a Reader of r with the default limits.
 func NewReader(r io.Reader) *Reader {
-	rd, err := NewReaderLimits(r, Limits{})
+	rd, err := newReader("NewReader", r, Limits{})
 	if err != nil {
 		panic(err) // the default limits are valid
 	}
@@ -83,9 +83,13 @@ func NewReader(r io.Reader) *Reader {
 
 // NewReaderLimits returns a Reader of r that enforces l.
 func NewReaderLimits(r io.Reader, l Limits) (*Reader, error) {
+	return newReader("NewReaderLimits", r, l)
+}
+
+func newReader(op string, r io.Reader, l Limits) (*Reader, error) {
 	cl := l.c()
 	var p *C.HurrayStreamDecoder
-	if err := call("hurray_stream_decoder_new", func() C.HurrayStatus { return C.hurray_stream_decoder_new(&cl, &p) }); err != nil {
+	if err := call(op, func() C.HurrayStatus { return C.hurray_stream_decoder_new(&cl, &p) }); err != nil {
 		return nil, err
 	}
 	rd := &Reader{r: r, ptr: p}
@@ -97,13 +101,15 @@ func NewReaderLimits(r io.Reader, l Limits) (*Reader, error) {
 // io.Reader reports io.EOF on an item boundary) it returns io.EOF; when the stream
 // ends inside an item it returns an *Error with StatusTruncated, which matches
 // io.ErrUnexpectedEOF and ErrTruncated. Bad input yields an *Error naming the rule
-// and the stream offset; errors are sticky.
+// and the stream offset; errors are sticky (a later call returns the same error,
+// whose Op names the call that first failed).
 func (r *Reader) Next() (*Item, error) {
+	const op = "Reader.Next"
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out *C.HurrayItem
-	err := r.pump("Reader.Next", func(p *C.HurrayStreamDecoder) (bool, error) {
-		err := call("hurray_stream_decoder_next", func() C.HurrayStatus { return C.hurray_stream_decoder_next(p, &out) })
+	err := r.pump(op, func(p *C.HurrayStreamDecoder) (bool, error) {
+		err := call(op, func() C.HurrayStatus { return C.hurray_stream_decoder_next(p, &out) })
 		return out != nil, err
 	})
 	if err != nil {
@@ -118,11 +124,12 @@ func (r *Reader) Next() (*Item, error) {
 func (r *Reader) NextTensor() (*Tensor, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	const op = "Reader.NextTensor"
 	var out *C.HurrayTensor
-	err := r.pump("Reader.NextTensor", func(p *C.HurrayStreamDecoder) (bool, error) {
-		err := call("hurray_stream_decoder_next_tensor", func() C.HurrayStatus { return C.hurray_stream_decoder_next_tensor(p, &out) })
+	err := r.pump(op, func(p *C.HurrayStreamDecoder) (bool, error) {
+		err := call(op, func() C.HurrayStatus { return C.hurray_stream_decoder_next_tensor(p, &out) })
 		if errors.Is(err, ErrNotApplicable) {
-			return false, &Error{Status: StatusNotApplicable, Op: "Reader.NextTensor", Message: "the next item is a composite; read it with Next"}
+			return false, &Error{Status: StatusNotApplicable, Op: op, Message: "the next item is a composite; read it with Next"}
 		}
 		return out != nil, err
 	})
@@ -143,7 +150,7 @@ const maxEmptyReads = 100
 // error, or the stream ends cleanly (io.EOF). r.mu held.
 func (r *Reader) pump(op string, take func(*C.HurrayStreamDecoder) (bool, error)) error {
 	if r.ptr == nil {
-		return fmt.Errorf("hurray: %s: %w", op, ErrClosed)
+		return errClosed(op, "the Reader is closed")
 	}
 	if r.err != nil {
 		return r.err
@@ -173,7 +180,7 @@ func (r *Reader) pump(op string, take func(*C.HurrayStreamDecoder) (bool, error)
 		must("hurray_stream_decoder_demand", C.hurray_stream_decoder_demand(p, &buf, &n))
 		if n == 0 {
 			// Failed (take reports the error next round) or finished.
-			r.markEnded(p)
+			r.markEnded(op, p)
 			continue
 		}
 		k, rerr := r.r.Read(unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(min(n, C.uint64_t(1<<30)))))
@@ -187,7 +194,7 @@ func (r *Reader) pump(op string, take func(*C.HurrayStreamDecoder) (bool, error)
 		}
 		switch {
 		case rerr == io.EOF:
-			r.markEnded(p)
+			r.markEnded(op, p)
 		case rerr != nil:
 			r.err = fmt.Errorf("hurray: %s: read: %w", op, rerr)
 			return r.err
@@ -201,12 +208,12 @@ func (r *Reader) pump(op string, take func(*C.HurrayStreamDecoder) (bool, error)
 }
 
 // markEnded tells the decoder the input is over and records its verdict.
-func (r *Reader) markEnded(p *C.HurrayStreamDecoder) {
+func (r *Reader) markEnded(op string, p *C.HurrayStreamDecoder) {
 	if r.ended {
 		return
 	}
 	r.ended = true
-	if err := call("hurray_stream_decoder_finish", func() C.HurrayStatus { return C.hurray_stream_decoder_finish(p) }); err != nil {
+	if err := call(op, func() C.HurrayStatus { return C.hurray_stream_decoder_finish(p) }); err != nil {
 		r.endErr = err
 	}
 }
@@ -216,7 +223,7 @@ func (r *Reader) Offset() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ptr == nil {
-		panic(closedPanic("Reader"))
+		panic(closedPanic("the Reader is closed"))
 	}
 	var out C.uint64_t
 	must("hurray_stream_decoder_position", C.hurray_stream_decoder_position(r.ptr, &out))
@@ -236,7 +243,7 @@ func (r *Reader) Close() error {
 	p := r.ptr
 	r.ptr = nil
 	r.cleanup.Stop()
-	return call("hurray_stream_decoder_destroy", func() C.HurrayStatus { return C.hurray_stream_decoder_destroy(&p) })
+	return call("Reader.Close", func() C.HurrayStatus { return C.hurray_stream_decoder_destroy(&p) })
 }
 
 // Writer writes items to a Hurray stream over any io.Writer, driving the library's
@@ -256,7 +263,7 @@ func destroyEncoder(p *C.HurrayStreamEncoder) { C.hurray_stream_encoder_destroy(
 
 // NewWriter returns a Writer to w (same machine, default nesting limit).
 func NewWriter(w io.Writer) *Writer {
-	wr, err := NewWriterLimits(w, Limits{})
+	wr, err := newWriter("NewWriter", w, Limits{})
 	if err != nil {
 		panic(err) // the default limits are valid
 	}
@@ -266,9 +273,13 @@ func NewWriter(w io.Writer) *Writer {
 // NewWriterLimits returns a Writer to w that applies l.CrossMachine (every buffer
 // must be producer-synced) and l.MaxCompositeDepth.
 func NewWriterLimits(w io.Writer, l Limits) (*Writer, error) {
+	return newWriter("NewWriterLimits", w, l)
+}
+
+func newWriter(op string, w io.Writer, l Limits) (*Writer, error) {
 	cl := l.c()
 	var p *C.HurrayStreamEncoder
-	if err := call("hurray_stream_encoder_new", func() C.HurrayStatus { return C.hurray_stream_encoder_new(&cl, &p) }); err != nil {
+	if err := call(op, func() C.HurrayStatus { return C.hurray_stream_encoder_new(&cl, &p) }); err != nil {
 		return nil, err
 	}
 	wr := &Writer{w: w, ptr: p}
@@ -277,11 +288,17 @@ func NewWriterLimits(w io.Writer, l Limits) (*Writer, error) {
 }
 
 // WriteTensor writes one tensor (not a composite head: use WriteItem). The tensor
-// stays the caller's.
+// stays the caller's. A closed Writer gives an error wrapping ErrClosed; a nil or
+// closed tensor ErrInvalidArgument (a closed one also matches ErrClosed); a
+// composite head ErrFormat. Nothing is written when the tensor is refused.
 func (w *Writer) WriteTensor(t *Tensor) error {
-	tp := t.handle()
-	err := w.write("Writer.WriteTensor", func(p *C.HurrayStreamEncoder, count, total *C.uint64_t) error {
-		return call("hurray_stream_encoder_begin_tensor", func() C.HurrayStatus {
+	const op = "Writer.WriteTensor"
+	err := w.write(op, func(p *C.HurrayStreamEncoder, count, total *C.uint64_t) error {
+		tp, err := t.arg(op)
+		if err != nil {
+			return err
+		}
+		return call(op, func() C.HurrayStatus {
 			return C.hurray_stream_encoder_begin_tensor(p, tp, count, total)
 		})
 	})
@@ -290,11 +307,17 @@ func (w *Writer) WriteTensor(t *Tensor) error {
 }
 
 // WriteItem writes an item: a tensor, or a whole composite (checked before any of
-// its bytes are written). The item stays the caller's.
+// its bytes are written). The item stays the caller's. A closed Writer gives an
+// error wrapping ErrClosed; a nil or closed item ErrInvalidArgument (a closed one
+// also matches ErrClosed).
 func (w *Writer) WriteItem(it *Item) error {
-	ip := it.handle()
-	err := w.write("Writer.WriteItem", func(p *C.HurrayStreamEncoder, count, total *C.uint64_t) error {
-		return call("hurray_stream_encoder_begin_item", func() C.HurrayStatus {
+	const op = "Writer.WriteItem"
+	err := w.write(op, func(p *C.HurrayStreamEncoder, count, total *C.uint64_t) error {
+		ip, err := it.arg(op)
+		if err != nil {
+			return err
+		}
+		return call(op, func() C.HurrayStatus {
 			return C.hurray_stream_encoder_begin_item(p, ip, count, total)
 		})
 	})
@@ -306,7 +329,7 @@ func (w *Writer) write(op string, begin func(*C.HurrayStreamEncoder, *C.uint64_t
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ptr == nil {
-		return fmt.Errorf("hurray: %s: %w", op, ErrClosed)
+		return errClosed(op, "the Writer is closed")
 	}
 	if w.err != nil {
 		return w.err
@@ -337,7 +360,7 @@ func (w *Writer) Offset() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ptr == nil {
-		panic(closedPanic("Writer"))
+		panic(closedPanic("the Writer is closed"))
 	}
 	var out C.uint64_t
 	must("hurray_stream_encoder_position", C.hurray_stream_encoder_position(w.ptr, &out))
@@ -355,5 +378,5 @@ func (w *Writer) Close() error {
 	p := w.ptr
 	w.ptr = nil
 	w.cleanup.Stop()
-	return call("hurray_stream_encoder_destroy", func() C.HurrayStatus { return C.hurray_stream_encoder_destroy(&p) })
+	return call("Writer.Close", func() C.HurrayStatus { return C.hurray_stream_encoder_destroy(&p) })
 }

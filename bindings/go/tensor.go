@@ -20,9 +20,13 @@ import (
 // released by a cleanup (runtime.AddCleanup) as a safety net, at an unpredictable
 // time.
 //
-// Views returned by [Tensor.Bytes], [Values] and [View] alias the tensor's buffers
-// without copying; they are valid until the tensor is closed, and they do not keep
-// the tensor alive: keep the Tensor reachable (and open) while using them.
+// Views returned by [Tensor.Bytes], [Tensor.Float32s] (and the other typed
+// views), [Values] and [View] alias the tensor's buffers without copying. They are
+// valid until the tensor is closed, and they do NOT keep the tensor alive: a Tensor
+// that becomes unreachable is released by its cleanup even while a view is still in
+// use, and the view then reads freed memory. Keep the Tensor reachable while you use
+// a view — call runtime.KeepAlive(t) after the view's last use, or Close t
+// explicitly once you are done with the view (see the package documentation).
 //
 // A Tensor is used by one goroutine at a time; it may be handed to another
 // goroutine, and closed from another goroutine once no one uses it.
@@ -32,7 +36,9 @@ type Tensor struct {
 	desc    *C.HurrayDescriptor // borrowed from ptr
 	parent  *Item               // non-nil: the tensor is borrowed from this item, which owns it
 	cleanup runtime.Cleanup
-	managed bool // the Tensor owns ptr (a cleanup is registered)
+	managed bool   // the Tensor owns ptr (a cleanup is registered)
+	gone    string // why ptr is nil: "is closed", "was moved into an item by NewItem", ...
+	dbg     *viewDebug
 }
 
 func destroyTensor(p *C.HurrayTensor) { C.hurray_tensor_destroy(&p) }
@@ -41,14 +47,14 @@ func destroyTensor(p *C.HurrayTensor) { C.hurray_tensor_destroy(&p) }
 func newTensor(p *C.HurrayTensor) *Tensor {
 	t := &Tensor{ptr: p}
 	must("hurray_tensor_descriptor", C.hurray_tensor_descriptor(p, &t.desc))
-	t.cleanup = runtime.AddCleanup(t, destroyTensor, p)
+	t.cleanup, t.dbg = addTensorCleanup(t, p)
 	t.managed = true
 	return t
 }
 
 // borrowedTensor wraps a tensor owned by an item.
 func borrowedTensor(p *C.HurrayTensor, parent *Item) *Tensor {
-	t := &Tensor{ptr: p, parent: parent}
+	t := &Tensor{ptr: p, parent: parent, dbg: parent.dbg}
 	must("hurray_tensor_descriptor", C.hurray_tensor_descriptor(p, &t.desc))
 	return t
 }
@@ -63,8 +69,13 @@ func borrowedTensor(p *C.HurrayTensor, parent *Item) *Tensor {
 // and every handle sharing the memory are gone; [OnRelease] runs code then. Do
 // not modify the memory while the tensor lives.
 func NewTensor(d Descriptor, buffers [][]byte, opts ...Option) (*Tensor, error) {
+	return newGoTensor("NewTensor", d, buffers, opts)
+}
+
+// newGoTensor is NewTensor; op names the exported function called.
+func newGoTensor(op string, d Descriptor, buffers [][]byte, opts []Option) (*Tensor, error) {
 	if len(buffers) != len(d.Buffers) {
-		return nil, &Error{Status: StatusBufferMismatch, Op: "NewTensor",
+		return nil, &Error{Status: StatusBufferMismatch, Op: op,
 			Message: fmt.Sprintf("%d buffers for a descriptor with %d", len(buffers), len(d.Buffers))}
 	}
 	for i, b := range buffers {
@@ -73,11 +84,10 @@ func NewTensor(d Descriptor, buffers [][]byte, opts ...Option) (*Tensor, error) 
 			align = Alignment
 		}
 		if len(b) > 0 && uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))%align != 0 {
-			return nil, &Error{Status: StatusInvalidArgument, Op: "NewTensor",
-				Message: fmt.Sprintf("buffer %d is not %d-byte aligned; allocate it with hurray.Make", i, align)}
+			return nil, invalidArg(op, "buffer %d is not %d-byte aligned; allocate it with hurray.Make", i, align)
 		}
 	}
-	enc, err := d.Encode()
+	enc, err := d.encode(op)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +104,7 @@ func NewTensor(d Descriptor, buffers [][]byte, opts ...Option) (*Tensor, error) 
 		var buf *C.HurrayBuffer
 		// No per-buffer release: the tensor's owner (below) releases all the memory,
 		// after the last buffer view is gone.
-		if err := call("hurray_buffer_new", func() C.HurrayStatus {
+		if err := call(op, func() C.HurrayStatus {
 			return C.hurray_buffer_new(unsafe.Pointer(bytesPtr(b)), C.uint64_t(len(b)), C.uint32_t(e.Alignment),
 				C.uint8_t(e.Device), C.uint8_t(e.Sync), C.uint8_t(e.Memory), nil, nil, nil, &buf)
 		}); err != nil {
@@ -102,7 +112,7 @@ func NewTensor(d Descriptor, buffers [][]byte, opts ...Option) (*Tensor, error) 
 			owner.drop(h)
 			return nil, err
 		}
-		if err := call("hurray_buffer_list_push", func() C.HurrayStatus {
+		if err := call(op, func() C.HurrayStatus {
 			return C.hurray_buffer_list_push(list, &buf)
 		}); err != nil {
 			C.hurray_buffer_destroy(&buf)
@@ -112,7 +122,7 @@ func NewTensor(d Descriptor, buffers [][]byte, opts ...Option) (*Tensor, error) 
 		}
 	}
 	var p *C.HurrayTensor
-	if err := call("hurray_tensor_new", func() C.HurrayStatus {
+	if err := call(op, func() C.HurrayStatus {
 		return C.hurray_go_tensor_new(bytesPtr(enc), C.uint64_t(len(enc)), list, C.uintptr_t(h), &p)
 	}); err != nil {
 		C.hurray_buffer_list_destroy(&list)
@@ -120,7 +130,11 @@ func NewTensor(d Descriptor, buffers [][]byte, opts ...Option) (*Tensor, error) 
 		return nil, err
 	}
 	list = nil // moved into the tensor
-	return newTensor(p), nil
+	t := newTensor(p)
+	// Views of Go memory keep that memory alive by themselves: nothing for the
+	// hurray_debug view check to report.
+	t.dbg = nil
+	return t, nil
 }
 
 // NewDense makes a row-major CPU tensor over data without copying it. shape
@@ -131,11 +145,12 @@ func NewDense[T Element](data []T, shape []uint64, opts ...Option) (*Tensor, err
 	if shape == nil {
 		shape = []uint64{uint64(len(data))}
 	}
-	d, err := DenseDescriptor(dtypeOf[T](), shape...)
+	const op = "NewDense"
+	d, err := denseDescriptor(op, dtypeOf[T](), shape)
 	if err != nil {
 		return nil, err
 	}
-	return NewTensor(d, [][]byte{AsBytes(data)}, opts...)
+	return newGoTensor(op, d, [][]byte{AsBytes(data)}, opts)
 }
 
 // TensorFromC takes ownership of a HurrayTensor* made by C code (any build of the
@@ -143,7 +158,7 @@ func NewDense[T Element](data []T, shape []uint64, opts ...Option) (*Tensor, err
 func TensorFromC(handle unsafe.Pointer) (*Tensor, error) {
 	p := (*C.HurrayTensor)(handle)
 	var v C.uint32_t
-	if err := call("hurray_tensor_abi_version", func() C.HurrayStatus {
+	if err := call("TensorFromC", func() C.HurrayStatus {
 		return C.hurray_tensor_abi_version(p, &v)
 	}); err != nil {
 		return nil, err
@@ -161,25 +176,42 @@ func TensorFromC(handle unsafe.Pointer) (*Tensor, error) {
 func (t *Tensor) Detach() (unsafe.Pointer, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.ptr == nil {
-		return nil, fmt.Errorf("hurray: Tensor.Detach: %w", ErrClosed)
+	const op = "Tensor.Detach"
+	if why := t.closed(); why != "" {
+		return nil, errClosed(op, why)
 	}
 	if t.parent != nil {
-		return nil, &Error{Status: StatusInvalidArgument, Op: "Tensor.Detach",
-			Message: "the tensor belongs to an item; only a tensor that owns its handle can be detached"}
+		return nil, invalidArg(op, "the tensor belongs to an item; only a tensor that owns its handle can be detached")
 	}
 	p := t.ptr
-	t.forget()
+	t.forget("was detached")
 	return unsafe.Pointer(p), nil
 }
 
-// forget drops the Tensor's claim on its handle without destroying it. t.mu held.
-func (t *Tensor) forget() {
+// forget drops the Tensor's claim on its handle without destroying it, recording
+// why (for the errors and panics of later calls). t.mu held.
+func (t *Tensor) forget(why string) {
 	if t.managed {
 		t.cleanup.Stop()
 		t.managed = false
 	}
 	t.ptr, t.desc = nil, nil
+	t.gone = why
+}
+
+// closed says why t cannot be used — "the tensor is closed", "the tensor was moved
+// into an item by NewItem", ... — or returns "" when it can.
+func (t *Tensor) closed() string {
+	if t.parent != nil && t.parent.root.ptr == nil {
+		return "the tensor belongs to an item that " + t.parent.root.goneWhy()
+	}
+	if t.ptr == nil {
+		if t.gone == "" {
+			return "the tensor is closed"
+		}
+		return "the tensor " + t.gone
+	}
+	return ""
 }
 
 // Close releases the tensor (its descriptor, buffers and owner; memory shared with
@@ -193,20 +225,47 @@ func (t *Tensor) Close() error {
 		return nil // closed already, or borrowed: the item owns the memory
 	}
 	p, owned := t.ptr, t.managed
-	t.forget()
+	t.forget("is closed")
 	if !owned {
 		return nil
 	}
-	return call("hurray_tensor_destroy", func() C.HurrayStatus { return C.hurray_tensor_destroy(&p) })
+	return call("Tensor.Close", func() C.HurrayStatus { return C.hurray_tensor_destroy(&p) })
 }
 
-// handle returns the live C tensor or panics on a closed one.
+// handle returns the live C tensor or panics on a closed one (for accessors that
+// have no error result).
 func (t *Tensor) handle() *C.HurrayTensor {
-	if t.ptr == nil || (t.parent != nil && t.parent.root.ptr == nil) {
-		panic(closedPanic("Tensor"))
+	if why := t.closed(); why != "" {
+		panic(closedPanic(why))
 	}
 	maybeGC()
 	return t.ptr
+}
+
+// live returns the live C tensor, or an error wrapping ErrClosed (for op called on
+// t as its receiver).
+func (t *Tensor) live(op string) (*C.HurrayTensor, error) {
+	if t == nil {
+		return nil, invalidArg(op, "nil *Tensor")
+	}
+	if why := t.closed(); why != "" {
+		return nil, errClosed(op, why)
+	}
+	maybeGC()
+	return t.ptr, nil
+}
+
+// arg returns the live C tensor of t given to op as an argument, or an
+// ErrInvalidArgument error (that also matches ErrClosed when t is closed).
+func (t *Tensor) arg(op string) (*C.HurrayTensor, error) {
+	if t == nil {
+		return nil, invalidArg(op, "nil *Tensor")
+	}
+	if why := t.closed(); why != "" {
+		return nil, errClosedArg(op, why)
+	}
+	maybeGC()
+	return t.ptr, nil
 }
 
 // descriptor returns the live borrowed C descriptor or panics on a closed tensor.
@@ -313,44 +372,63 @@ func (t *Tensor) Shard() *Shard { return t.Descriptor().Shard }
 func (t *Tensor) Statistics() *Statistics { return t.Descriptor().Statistics }
 
 // Bytes returns buffer i's bytes without copying: valid until the tensor is
-// closed (see the Tensor doc). It panics when i is out of range. The bytes of a
-// buffer that is not in CPU memory must not be read.
+// closed, and only while the Tensor is reachable (see the Tensor doc). It panics
+// when the tensor is closed or i is out of range. The bytes of a buffer that is not
+// in CPU memory must not be read.
 func (t *Tensor) Bytes(i int) []byte {
-	p := t.handle()
-	if i < 0 {
-		panic(fmt.Sprintf("hurray: buffer index %d out of range", i))
+	t.handle() // panics on a closed tensor
+	b, err := t.bytes("Tensor.Bytes", i)
+	if err != nil {
+		panic(err.Error())
 	}
+	return b
+}
+
+// bytes is Bytes returning an error (wrapping ErrClosed on a closed tensor,
+// ErrOutOfRange for a bad index) instead of panicking.
+func (t *Tensor) bytes(op string, i int) ([]byte, error) {
+	p, err := t.live(op)
+	if err != nil {
+		return nil, err
+	}
+	defer runtime.KeepAlive(t)
 	var data unsafe.Pointer
 	var size C.uint64_t
-	if s := C.hurray_tensor_buffer_data(p, C.uint64_t(i), &data, &size); s != C.HURRAY_OK {
-		runtime.KeepAlive(t)
-		panic(fmt.Sprintf("hurray: buffer index %d out of range [0, %d)", i, t.NumBuffers()))
+	if i < 0 || C.hurray_tensor_buffer_data(p, C.uint64_t(i), &data, &size) != C.HURRAY_OK {
+		var h C.HurrayDescriptorHeader
+		must("hurray_descriptor_header", C.hurray_descriptor_header(t.desc, &h))
+		return nil, &Error{Status: StatusOutOfRange, Op: op,
+			Message: fmt.Sprintf("buffer index %d out of range [0, %d)", i, h.buffer_count)}
 	}
-	runtime.KeepAlive(t)
+	t.dbg.viewed()
 	if size == 0 || data == nil {
-		return []byte{}
+		return []byte{}, nil
 	}
-	return unsafe.Slice((*byte)(data), int(size))
+	return unsafe.Slice((*byte)(data), int(size)), nil
 }
 
 // View returns buffer i as a slice of T without copying (any buffer: index
 // buffers of sparse layouts are []uint64, for instance). Its size must be a
 // multiple of T's size and its address aligned for T. Valid until the tensor is
-// closed.
-func View[T Element](t *Tensor, i int) ([]T, error) {
-	b := t.Bytes(i)
+// closed, and only while the Tensor is reachable (see the Tensor doc). A closed
+// tensor gives an error wrapping ErrClosed, an index out of range ErrOutOfRange.
+func View[T Element](t *Tensor, i int) ([]T, error) { return viewOf[T]("View", t, i) }
+
+func viewOf[T Element](op string, t *Tensor, i int) ([]T, error) {
+	b, err := t.bytes(op, i)
+	if err != nil {
+		return nil, err
+	}
 	var z T
 	size := int(unsafe.Sizeof(z))
 	if len(b)%size != 0 {
-		return nil, &Error{Status: StatusInvalidArgument, Op: "View",
-			Message: fmt.Sprintf("buffer %d holds %d bytes, not a multiple of %d", i, len(b), size)}
+		return nil, invalidArg(op, "buffer %d holds %d bytes, not a multiple of %d", i, len(b), size)
 	}
 	if len(b) == 0 {
 		return []T{}, nil
 	}
 	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(z) != 0 {
-		return nil, &Error{Status: StatusInvalidArgument, Op: "View",
-			Message: fmt.Sprintf("buffer %d is not aligned for %T", i, z)}
+		return nil, invalidArg(op, "buffer %d is not aligned for %T", i, z)
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size), nil
 }
@@ -358,64 +436,76 @@ func View[T Element](t *Tensor, i int) ([]T, error) {
 // Values returns the tensor's values (buffer 0, which holds the elements in every
 // layout but a composite head) as a []T without copying, after checking that T
 // matches the element type. Element [0, ..., 0] of a dense layout is at
-// ByteOffset. Valid until the tensor is closed.
-func Values[T Element](t *Tensor) ([]T, error) {
+// ByteOffset. Valid until the tensor is closed, and only while the Tensor is
+// reachable (see the Tensor doc). A closed tensor gives an error wrapping
+// ErrClosed.
+func Values[T Element](t *Tensor) ([]T, error) { return values[T]("Values", t) }
+
+func values[T Element](op string, t *Tensor) ([]T, error) {
+	if _, err := t.live(op); err != nil {
+		return nil, err
+	}
 	want := dtypeOf[T]()
-	h := t.header()
+	var h C.HurrayDescriptorHeader
+	must("hurray_descriptor_header", C.hurray_descriptor_header(t.desc, &h))
 	if got := DType(h.type_tag); got != want {
-		return nil, &Error{Status: StatusInvalidArgument, Op: "Values",
-			Message: fmt.Sprintf("tensor holds %s, not %s", got, want)}
+		return nil, invalidArg(op, "tensor holds %s, not %s", got, want)
 	}
 	if h.buffer_count == 0 {
-		return nil, &Error{Status: StatusNotApplicable, Op: "Values", Message: "the tensor has no buffers"}
+		return nil, &Error{Status: StatusNotApplicable, Op: op, Message: "the tensor has no buffers"}
 	}
-	if dev := t.Buffer(0).Device; dev != CPU {
-		return nil, &Error{Status: StatusNotApplicable, Op: "Values",
+	var e C.HurrayBufferEntry
+	must("hurray_descriptor_buffer", C.hurray_descriptor_buffer(t.desc, 0, &e))
+	runtime.KeepAlive(t)
+	if dev := Device(e.device_tag); dev != CPU {
+		return nil, &Error{Status: StatusNotApplicable, Op: op,
 			Message: fmt.Sprintf("buffer 0 lives on %s, not in CPU memory", dev)}
 	}
-	return View[T](t, 0)
+	return viewOf[T](op, t, 0)
 }
 
 // Float32s returns the float32 values without copying (see [Values]).
-func (t *Tensor) Float32s() ([]float32, error) { return Values[float32](t) }
+func (t *Tensor) Float32s() ([]float32, error) { return values[float32]("Tensor.Float32s", t) }
 
 // Float64s returns the float64 values without copying (see [Values]).
-func (t *Tensor) Float64s() ([]float64, error) { return Values[float64](t) }
+func (t *Tensor) Float64s() ([]float64, error) { return values[float64]("Tensor.Float64s", t) }
 
 // Int8s returns the int8 values without copying (see [Values]).
-func (t *Tensor) Int8s() ([]int8, error) { return Values[int8](t) }
+func (t *Tensor) Int8s() ([]int8, error) { return values[int8]("Tensor.Int8s", t) }
 
 // Uint8s returns the uint8 values without copying (see [Values]).
-func (t *Tensor) Uint8s() ([]uint8, error) { return Values[uint8](t) }
+func (t *Tensor) Uint8s() ([]uint8, error) { return values[uint8]("Tensor.Uint8s", t) }
 
 // Int16s returns the int16 values without copying (see [Values]).
-func (t *Tensor) Int16s() ([]int16, error) { return Values[int16](t) }
+func (t *Tensor) Int16s() ([]int16, error) { return values[int16]("Tensor.Int16s", t) }
 
 // Uint16s returns the uint16 values without copying (see [Values]).
-func (t *Tensor) Uint16s() ([]uint16, error) { return Values[uint16](t) }
+func (t *Tensor) Uint16s() ([]uint16, error) { return values[uint16]("Tensor.Uint16s", t) }
 
 // Int32s returns the int32 values without copying (see [Values]).
-func (t *Tensor) Int32s() ([]int32, error) { return Values[int32](t) }
+func (t *Tensor) Int32s() ([]int32, error) { return values[int32]("Tensor.Int32s", t) }
 
 // Uint32s returns the uint32 values without copying (see [Values]).
-func (t *Tensor) Uint32s() ([]uint32, error) { return Values[uint32](t) }
+func (t *Tensor) Uint32s() ([]uint32, error) { return values[uint32]("Tensor.Uint32s", t) }
 
 // Int64s returns the int64 values without copying (see [Values]).
-func (t *Tensor) Int64s() ([]int64, error) { return Values[int64](t) }
+func (t *Tensor) Int64s() ([]int64, error) { return values[int64]("Tensor.Int64s", t) }
 
 // Uint64s returns the uint64 values without copying (see [Values]).
-func (t *Tensor) Uint64s() ([]uint64, error) { return Values[uint64](t) }
+func (t *Tensor) Uint64s() ([]uint64, error) { return values[uint64]("Tensor.Uint64s", t) }
 
 // Complex64s returns the complex64 values without copying (see [Values]).
-func (t *Tensor) Complex64s() ([]complex64, error) { return Values[complex64](t) }
+func (t *Tensor) Complex64s() ([]complex64, error) { return values[complex64]("Tensor.Complex64s", t) }
 
 // Complex128s returns the complex128 values without copying (see [Values]).
-func (t *Tensor) Complex128s() ([]complex128, error) { return Values[complex128](t) }
+func (t *Tensor) Complex128s() ([]complex128, error) {
+	return values[complex128]("Tensor.Complex128s", t)
+}
 
 // String summarises the tensor, e.g. "Tensor(float32[2 3] row_major)", or
 // "Tensor(closed)".
 func (t *Tensor) String() string {
-	if t.ptr == nil || (t.parent != nil && t.parent.root.ptr == nil) {
+	if t.closed() != "" {
 		return "Tensor(closed)"
 	}
 	return "Tensor(" + t.Descriptor().String() + ")"

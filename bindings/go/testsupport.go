@@ -1,10 +1,24 @@
+//go:build hurray_testsupport
+
 package hurray
 
-// Test support: cgo cannot be used in _test.go files, so the C-side helpers the
-// tests need live here, unexported.
+// Test support: cgo cannot be used in _test.go files, so the C-side helpers that
+// some tests need live here and in testsupport.c, unexported, behind the
+// hurray_testsupport build tag: a build without the tag (every program using the
+// package) contains none of it. The tests that use them (testsupport_test.go) run
+// with `go test -tags hurray_testsupport`, as `cargo xtask test` does.
 
-// #include "hurray.h"
-// #include "hurray_go.h"
+/*
+#include "hurray.h"
+
+// Defined in testsupport.c. Destroy a tensor (or an item) on a new C thread
+// (pthread) and wait for it, so that release callbacks run on a thread Go did not
+// create; return the destroy status, or HURRAY_ERR_IO when the thread cannot start.
+HurrayStatus hurray_go_destroy_tensor_on_c_thread(HurrayTensor *tensor);
+HurrayStatus hurray_go_destroy_item_on_c_thread(HurrayItem *item);
+// An empty C function: the baseline of the per-call cost benchmark.
+void hurray_go_noop(void);
+*/
 import "C"
 
 import "unsafe"
@@ -20,7 +34,7 @@ func destroyTensorOnCThread(handle unsafe.Pointer) Status {
 func destroyItemOnCThread(it *Item) Status {
 	it.mu.Lock()
 	p := it.ptr
-	it.forget()
+	it.forget("is closed")
 	it.mu.Unlock()
 	return Status(C.hurray_go_destroy_item_on_c_thread(p))
 }

@@ -7,9 +7,16 @@
 //!
 //! `cargo xtask go build` builds the static library (`cargo build -p hurray-ffi
 //! --release`), copies it into the module and refreshes the header copy. The test
-//! stages do the same build, fail when the header copy drifts, then run `go vet`,
-//! `go test -race`, and `go test -tags hurray_debug` (a collection before every handle
-//! access) for the module; each skips itself with a note when `go` is absent.
+//! stages do the same build, fail when the header copy drifts, then run `gofmt`,
+//! `go vet` (with and without the test tag, checking that a tag-less build has no
+//! test support in it), `go test -race`, and `go test -tags hurray_debug` (a
+//! collection before every handle access) for the module; each skips itself with a
+//! note when `go` is absent.
+//!
+//! The C helpers some Go tests need live in the package (cgo is not allowed in
+//! `_test.go` files) behind the [`TEST_TAG`] build tag, in files named
+//! `testsupport*`: the test stages pass the tag, and the module archive of
+//! `cargo xtask go dist` leaves those files out.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -65,6 +72,14 @@ pub fn run(args: &GoArgs) -> Result {
         }
     }
 }
+
+/// The build tag of the Go package's test support (C helpers for tests), passed by
+/// every Go test stage.
+pub const TEST_TAG: &str = "hurray_testsupport";
+
+/// Files of the module whose name starts with this are test support (built only
+/// with [`TEST_TAG`]) and stay out of the module archive.
+const TEST_SUPPORT_PREFIX: &str = "testsupport";
 
 /// The module path, as bindings/go/go.mod declares it.
 pub const MODULE_PATH: &str = "github.com/hurray-dev/hurray/bindings/go";
@@ -207,6 +222,11 @@ pub fn dist_check() -> Result {
         ("GOTOOLCHAIN", "local".into()),
         ("GOWORK", "off".into()),
         ("CGO_ENABLED", "1".into()),
+        // No module index: go caches (in GOCACHE) each module-cache folder's file
+        // list by path, trusting that <module>@<version> never changes, but every
+        // check unpacks a rebuilt archive of the same version at the same path; a
+        // stale index would make go build files the archive no longer has.
+        ("GODEBUG", "goindex=0".into()),
     ];
     let go_in_app = |args: &[&str]| {
         let mut cmd = Command::new("go");
@@ -235,7 +255,8 @@ pub fn dist_check() -> Result {
 }
 
 /// The files of the module archive, relative to the module root with `/`
-/// separators: everything but hidden folders and test or profile leftovers.
+/// separators: everything but hidden folders, test support (`testsupport*`, built
+/// only with [`TEST_TAG`]) and test or profile leftovers.
 fn collect_module_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
@@ -246,7 +267,11 @@ fn collect_module_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> Resul
             if !name.starts_with('.') {
                 collect_module_files(root, &path, out)?;
             }
-        } else if kind.is_file() && !name.ends_with(".test") && !name.ends_with(".out") {
+        } else if kind.is_file()
+            && !name.starts_with(TEST_SUPPORT_PREFIX)
+            && !name.ends_with(".test")
+            && !name.ends_with(".out")
+        {
             let rel = path.strip_prefix(root).expect("below the root");
             let rel: Vec<_> = rel
                 .iter()
@@ -412,7 +437,7 @@ pub fn stages() -> Vec<Stage> {
             "go: `cargo xtask go dist` archive, go get from a file GOPROXY into a fresh module that writes, opens and reads",
             dist_check,
         ),
-        go_stage("gofmt -l . and go vet ./... (bindings/go)", || {
+        go_stage("gofmt -l ., go vet ./... with and without -tags hurray_testsupport (bindings/go)", || {
             let unformatted = Command::new("gofmt")
                 .args(["-l", "."])
                 .current_dir(module_dir())
@@ -425,23 +450,54 @@ pub fn stages() -> Vec<Stage> {
                 )
                 .into());
             }
-            exec(&mut go(["vet", "./..."]))
+            exec(&mut go(["vet", "./..."]))?;
+            exec(&mut go(["vet", "-tags", TEST_TAG, "./..."]))?;
+            check_test_support_tagged()
         }),
-        go_stage("go test -race ./... (bindings/go)", || {
-            exec(&mut go(["test", "-race", "-count=1", "./..."]))
+        go_stage("go test -race -tags hurray_testsupport ./... (bindings/go)", || {
+            exec(&mut go(["test", "-race", "-tags", TEST_TAG, "-count=1", "./..."]))
         }),
         // Forces a collection before every handle access, so a missing
         // runtime.KeepAlive frees a handle mid-call and fails (see ffi.go).
-        go_stage("go test -tags hurray_debug ./... (bindings/go)", || {
-            exec(&mut go([
-                "test",
-                "-tags",
-                "hurray_debug",
-                "-count=1",
-                "./...",
-            ]))
+        go_stage("go test -tags hurray_debug,hurray_testsupport ./... (bindings/go)", || {
+            let tags = format!("hurray_debug,{TEST_TAG}");
+            exec(&mut go(["test", "-tags", &tags, "-count=1", "./..."]))
         }),
     ]
+}
+
+/// Fails unless the package built without [`TEST_TAG`] leaves out the test support
+/// (`testsupport.go`, `testsupport.c` and the tests that use them) and the build
+/// with the tag takes it in.
+fn check_test_support_tagged() -> Result {
+    let files = |tags: &str| -> Result<Vec<String>> {
+        let format = "{{range .GoFiles}}{{.}} {{end}}{{range .CgoFiles}}{{.}} {{end}}\
+                      {{range .CFiles}}{{.}} {{end}}{{range .TestGoFiles}}{{.}} {{end}}";
+        let out = go(["list", "-tags", tags, "-f", format, "."])
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| format!("go list: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("go list -tags '{tags}' failed: {}", out.status).into());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect())
+    };
+    let support = ["testsupport.go", "testsupport.c", "testsupport_test.go"];
+    let without = files("")?;
+    if let Some(f) = without.iter().find(|f| support.contains(&f.as_str())) {
+        return Err(format!(
+            "bindings/go: a build without -tags {TEST_TAG} includes {f}; it needs `//go:build {TEST_TAG}`"
+        )
+        .into());
+    }
+    let with = files(TEST_TAG)?;
+    if let Some(f) = support.iter().find(|f| !with.iter().any(|w| w == *f)) {
+        return Err(format!("bindings/go: -tags {TEST_TAG} does not build {f}").into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -452,6 +508,21 @@ mod tests {
     fn host_platform_is_named() {
         let p = host_platform().expect("the CI hosts have Go names");
         assert!(p.contains('_'), "{p}");
+    }
+
+    /// The module archive leaves out the test support and keeps the package's sources.
+    #[test]
+    fn module_files_leave_out_test_support() {
+        let root = module_dir();
+        let mut files = Vec::new();
+        collect_module_files(&root, &root, &mut files).unwrap();
+        assert!(
+            files.iter().all(|f| !f.contains(TEST_SUPPORT_PREFIX)),
+            "{files:?}"
+        );
+        for want in ["go.mod", "tensor.go", "hurray_go.c", "include/hurray.h"] {
+            assert!(files.iter().any(|f| f == want), "{want} missing: {files:?}");
+        }
     }
 
     /// The committed header copy matches include/hurray.h (plain `cargo test` catches
