@@ -197,12 +197,13 @@ func main() {
 "#;
 
 /// Builds the archive with [`dist`], then, in a fresh module outside the
-/// repository (target/go-dist-check, with its own module cache), `go get`s the
+/// repository (a folder in the system temp directory, with its own module cache,
+/// removed afterwards), `go get`s the
 /// module from the file GOPROXY alone and runs a program that writes and opens a
 /// file and reads a tensor.
 pub fn dist_check() -> Result {
     let proxy = dist()?;
-    let work = target_dir().join("go-dist-check");
+    let work = std::env::temp_dir().join(format!("hurray-go-dist-check-{}", std::process::id()));
     if work.exists() {
         std::fs::remove_dir_all(&work)
             .map_err(|e| format!("cannot remove {}: {e}", work.display()))?;
@@ -249,8 +250,15 @@ pub fn dist_check() -> Result {
     let stdout = String::from_utf8_lossy(&output.stdout);
     print!("{stdout}");
     if !output.status.success() || !stdout.contains("consumer: ok") {
-        return Err(format!("the consumer module failed: {}", output.status).into());
+        return Err(format!(
+            "the consumer module failed: {} (kept in {})",
+            output.status,
+            work.display()
+        )
+        .into());
     }
+    // Best effort: a leftover folder in the temp directory is harmless.
+    let _ = std::fs::remove_dir_all(&work);
     Ok(())
 }
 
