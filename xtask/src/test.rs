@@ -248,7 +248,7 @@ mod tests {
             "cargo bench",
             "go: bindings/go/include/hurray.h",
             "go: `cargo xtask go dist`",
-            "gofmt -l . and go vet",
+            "gofmt -l ., go vet",
             "go test -race",
             "go test -tags hurray_debug",
             "python: maturin develop",
