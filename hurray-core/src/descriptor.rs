@@ -392,6 +392,7 @@ impl TensorDescriptor {
 
     /// Appends the encoding (`len` bytes, the [`encoded_len`](Self::encoded_len)) of
     /// a valid descriptor.
+    #[inline(always)]
     fn write_unchecked(&self, out: &mut Vec<u8>, len: usize) {
         out.reserve(len);
         let start = out.len();
@@ -463,10 +464,15 @@ impl TensorDescriptor {
     /// # Ok::<(), hurray_core::DecodeError>(())
     /// ```
     pub fn decode_prefix(bytes: &[u8], opts: &DecodeOptions) -> Result<(TensorDescriptor, usize)> {
-        let d = Self::parse(bytes, opts, false)?;
-        // Cannot fail: parse has read the same header.
-        let len = peek_descriptor_length(bytes)? as usize;
-        Ok((d, len))
+        // Built in place, like `parse` does.
+        let mut out = Ok((Self::blank(), 0));
+        if let Ok((d, used)) = &mut out {
+            match Self::parse_into(d, bytes, opts, false) {
+                Ok(len) => *used = len,
+                Err(e) => out = Err(e),
+            }
+        }
+        out
     }
 
     /// The decoder. With `whole`, input after `descriptor_length` is an error,
@@ -475,7 +481,20 @@ impl TensorDescriptor {
     fn parse(bytes: &[u8], opts: &DecodeOptions, whole: bool) -> Result<TensorDescriptor> {
         // `out` is the value returned on every path, so the descriptor is filled in
         // where the caller wants it, never moved (it is over 300 bytes).
-        let mut out = Ok(TensorDescriptor {
+        let mut out = Ok(Self::blank());
+        if let Ok(d) = &mut out {
+            if let Err(e) = Self::parse_into(d, bytes, opts, whole) {
+                out = Err(e);
+            }
+        }
+        out
+    }
+
+    /// The descriptor [`parse_into`](Self::parse_into) starts from: no parts, nothing
+    /// allocated.
+    #[inline]
+    fn blank() -> TensorDescriptor {
+        TensorDescriptor {
             version_minor: 0,
             element_type: ElementType::Float32,
             shape: Vec::new(),
@@ -487,22 +506,17 @@ impl TensorDescriptor {
             statistics: None,
             extension_type: None,
             composite_member: None,
-        });
-        if let Ok(d) = &mut out {
-            if let Err(e) = Self::parse_into(d, bytes, opts, whole) {
-                out = Err(e);
-            }
         }
-        out
     }
 
-    /// [`parse`](Self::parse) into a blank descriptor, field by field.
+    /// [`parse`](Self::parse) into a blank descriptor, field by field. Returns the
+    /// descriptor's length in bytes.
     fn parse_into(
         d: &mut TensorDescriptor,
         bytes: &[u8],
         opts: &DecodeOptions,
         whole: bool,
-    ) -> Result<()> {
+    ) -> Result<usize> {
         let len = peek_descriptor_length(bytes)? as usize;
         ensure!(
             len <= bytes.len(),
@@ -601,7 +615,7 @@ impl TensorDescriptor {
             "{} bytes follow the {len}-byte descriptor",
             bytes.len() - len
         );
-        Ok(())
+        Ok(len)
     }
 
     /// Byte offsets of the optional sections in this descriptor's encoding (those not

@@ -26,9 +26,14 @@ impl Storage {
     /// assert_eq!(Storage::SixBit.bytes_for(5), Some(6));
     /// assert_eq!(Storage::Bytes(4).bytes_for(12), Some(48));
     /// ```
+    #[inline]
     pub fn bytes_for(self, n: u64) -> Option<u64> {
         match self {
             Storage::Bytes(w) => n.checked_mul(u64::from(w)),
+            // The widths of the format divide by a constant: a shift, not a division.
+            Storage::Packed { bits: 1 } => Some(n.div_ceil(8)),
+            Storage::Packed { bits: 2 } => Some(n.div_ceil(4)),
+            Storage::Packed { bits: 4 } => Some(n.div_ceil(2)),
             Storage::Packed { bits } => Some(n.div_ceil(u64::from(8 / bits))),
             Storage::SixBit => n.div_ceil(4).checked_mul(3),
         }

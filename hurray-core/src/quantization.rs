@@ -252,6 +252,26 @@ impl Scheme {
         }
     }
 
+    /// Whether the scheme accepts storage type `t`: `storage_types().contains(&t)`
+    /// as one test.
+    #[inline]
+    fn allows_storage(&self, t: ElementType) -> bool {
+        use ElementType::*;
+        match self {
+            Scheme::PerTensor { .. } | Scheme::PerChannel { .. } => matches!(
+                t,
+                Int8 | Int16 | Int32 | Uint8 | Uint16 | Uint32 | Int4 | Uint4 | Int2 | Uint2
+            ),
+            Scheme::PerBlock { .. } => matches!(t, Int8 | Uint8 | Int4 | Uint4 | Int2 | Uint2),
+            Scheme::Nf4 { .. } => t == Uint4,
+            Scheme::Mxfp { .. } => matches!(
+                t,
+                Float8E4m3 | Float8E5m2 | Float4E2m1 | Float6E2m3 | Float6E3m2 | Int8 | Int4
+            ),
+            Scheme::Opaque { .. } => false,
+        }
+    }
+
     /// Storage types the scheme accepts (§4).
     pub fn storage_types(&self) -> &'static [ElementType] {
         use ElementType::*;
@@ -581,7 +601,7 @@ impl Quantization {
             );
         }
         ensure!(
-            s.storage_types().contains(&d.element_type),
+            s.allows_storage(d.element_type),
             QuantizationStorageType,
             14,
             "storage type {} is not allowed by scheme {}",
@@ -649,7 +669,8 @@ impl Quantization {
                         p() + 8,
                         "MXFP block_size {k} exceeds 2048"
                     );
-                    ensure!(extent > 0 && extent % u64::from(k) == 0, QuantizationField, p() + 8, "MXFP needs shape[axis] = {extent} to be a positive multiple of block_size {k}");
+                    // k is a power of two (checked above): a mask, not a division.
+                    ensure!(extent > 0 && extent & (u64::from(k) - 1) == 0, QuantizationField, p() + 8, "MXFP needs shape[axis] = {extent} to be a positive multiple of block_size {k}");
                 } else if !is_paged {
                     ensure!(
                         extent == 0 || u64::from(k) <= extent,
@@ -813,7 +834,13 @@ impl Quantization {
 /// `num_blocks = ceil(shape[axis] / K) · Π_{j≠axis} shape[j]` (§7), `None` on overflow
 /// or a dynamic dimension.
 pub fn num_blocks(shape: &[u64], axis: usize, block_size: u64) -> Option<u64> {
-    let mut n = shape.get(axis)?.div_ceil(block_size);
+    let extent = *shape.get(axis)?;
+    // Block sizes are powers of two once validated: a shift, not a division.
+    let mut n = if block_size.is_power_of_two() {
+        (extent >> block_size.trailing_zeros()) + u64::from(extent & (block_size - 1) != 0)
+    } else {
+        extent.div_ceil(block_size)
+    };
     for (j, &d) in shape.iter().enumerate() {
         if d == DYN {
             return None;
@@ -823,4 +850,75 @@ pub fn num_blocks(shape: &[u64], axis: usize, block_size: u64) -> Option<u64> {
         }
     }
     Some(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allows_storage_matches_storage_types() {
+        let schemes = [
+            Scheme::PerTensor {
+                scale: 1.0,
+                zero_point: 0,
+            },
+            Scheme::PerChannel {
+                axis: 0,
+                scale_buffer_index: 1,
+                zero_point_buffer_index: None,
+                scale_type: ScaleType::F32,
+            },
+            Scheme::PerBlock {
+                axis: 0,
+                block_size: 2,
+                scale_buffer_index: 1,
+                zero_point_buffer_index: None,
+                scale_type: ScaleType::F16,
+            },
+            Scheme::Nf4 {
+                axis: 0,
+                block_size: 8,
+                scale_buffer_index: 1,
+            },
+            Scheme::Mxfp {
+                axis: 0,
+                block_size: 32,
+                scale_buffer_index: 1,
+            },
+            Scheme::Opaque {
+                scheme_tag: 0xF0,
+                scheme_version: 1,
+                flags: 0,
+                payload: Vec::new(),
+            },
+        ];
+        let mut types = ElementType::ALL.to_vec();
+        types.extend([0xF0, 0xF7, 0xFE].map(ElementType::Private));
+        types.extend([0x05, 0x48, 0x80].map(ElementType::Unknown));
+        for s in &schemes {
+            for &t in &types {
+                assert_eq!(
+                    s.allows_storage(t),
+                    s.storage_types().contains(&t),
+                    "{s:?} {t}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn num_blocks_matches_div_ceil() {
+        for extent in [0, 1, 2, 3, 7, 8, 9, 127, 128, 129, u64::MAX - 1, u64::MAX] {
+            for k in [1, 2, 3, 4, 8, 12, 16, 2048, 1 << 40, 1 << 63, u64::MAX] {
+                let blocks = (extent != DYN).then(|| extent.div_ceil(k));
+                assert_eq!(num_blocks(&[extent], 0, k), blocks, "{extent} {k}");
+                assert_eq!(
+                    num_blocks(&[3, extent], 1, k),
+                    blocks.and_then(|b| b.checked_mul(3)),
+                    "{extent} {k}"
+                );
+            }
+        }
+    }
 }
