@@ -20,6 +20,7 @@ pub mod error;
 pub mod file;
 pub mod limits;
 pub mod mmap;
+pub mod pool;
 pub mod stream;
 pub mod tensor;
 
@@ -27,5 +28,6 @@ pub use buffer::{AlignedBuf, Buffer, BufferOwner, BUFFER_ALIGN};
 pub use error::{Error, FormatRule, Result};
 pub use file::{FileReader, FileWriter, FileWriterTo, KvValue, SequentialReader, WriteOptions};
 pub use limits::Limits;
+pub use pool::{BufferPool, PoolStats};
 pub use stream::{StreamDecoder, StreamEncoder, StreamReader, StreamWriter};
 pub use tensor::{Composite, Item, Tensor};

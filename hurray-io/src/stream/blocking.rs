@@ -97,6 +97,44 @@ impl<R: Read> Iterator for StreamReader<R> {
     }
 }
 
+/// Pushing bytes into a decoder: every write is decoded as by
+/// [`StreamDecoder::feed`], and completed items wait in
+/// [`StreamDecoder::next_item`]. With a [`StreamWriter`] over a `&mut StreamDecoder`
+/// the stream never exists as a whole in memory: each payload byte is copied once,
+/// from the writer's buffer into the reader's final 64-byte-aligned buffer.
+///
+/// ```
+/// use hurray_io::{Item, StreamDecoder, StreamWriter, Tensor};
+/// use hurray_core::ElementType;
+///
+/// let t = Tensor::from_dense(ElementType::Uint8, &[3], &[1, 2, 3])?;
+/// let mut dec = StreamDecoder::default();
+/// StreamWriter::new(&mut dec).write_tensor(&t)?;
+/// assert_eq!(dec.next_item().transpose()?, Some(Item::Tensor(t)));
+/// # Ok::<(), hurray_io::Error>(())
+/// ```
+///
+/// Errors: once the decoder has failed, a write returns an
+/// [`ErrorKind::InvalidData`] error wrapping the decoder's error (which
+/// [`next_item`](StreamDecoder::next_item) also returns, once); after
+/// [`finish`](StreamDecoder::finish), a write fails with [`ErrorKind::Other`].
+/// `flush` does nothing.
+impl Write for StreamDecoder {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        match self.feed(buf) {
+            0 => Err(self.refusal()),
+            n => Ok(n),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Writes items to any [`Write`] as a byte stream (`streams-and-transport.md` A.3).
 ///
 /// Each item is checked as a whole by the [`StreamEncoder`] before its first byte is

@@ -35,7 +35,7 @@
 //! - a buffer of at most `eager_alloc` bytes ([`DEFAULT_EAGER_ALLOC`], 1 GiB, by
 //!   default; see [`with_eager_alloc`](StreamDecoder::with_eager_alloc)) is allocated
 //!   once, at its final size, and filled in place. The allocation is zeroed memory
-//!   from the OS ([`AlignedBuf::zeroed`]), so it reserves address space but commits
+//!   from the OS ([`AlignedBuf::zeroed`](crate::AlignedBuf::zeroed)), so it reserves address space but commits
 //!   physical pages only as payload bytes arrive: resident memory follows the input,
 //!   not the claim;
 //! - a larger buffer starts with a 16 MiB allocation and doubles each time the
@@ -47,11 +47,23 @@
 //!
 //! Descriptor scratch grows the same way from 4 KiB, so a descriptor claiming 16 MiB
 //! costs memory only as its bytes arrive.
+//!
+//! With a [`BufferPool`] ([`with_pool`](StreamDecoder::with_pool)) the same sizes are
+//! requested from the pool, which hands back an idle allocation of a fitting size
+//! (already mapped, so filling it takes no page faults) or a fresh one.
+//!
+//! # Pushing bytes in
+//!
+//! A decoder is also a [`std::io::Write`]: whatever is written to it is decoded, as
+//! by [`feed`](StreamDecoder::feed). A [`StreamWriter`](crate::StreamWriter) over a
+//! `&mut StreamDecoder` is an in-process stream whose payload bytes are copied once,
+//! from the writer's buffers straight into the reader's final buffers.
 
-use crate::buffer::{AlignedBuf, Buffer, BUFFER_ALIGN};
+use crate::buffer::{Buffer, BUFFER_ALIGN};
 use crate::composite::CompositeChecker;
 use crate::error::{Error, FormatRule, Result};
 use crate::limits::Limits;
+use crate::pool::{BufferPool, PooledBuf};
 use crate::tensor::{is_head, Composite, Item, Tensor};
 use hurray_core::{
     peek_descriptor_length, BufferHandle, DecodeOptions, SyncMode, TensorDescriptor, HEADER_LEN,
@@ -71,7 +83,7 @@ pub const DEFAULT_EAGER_ALLOC: usize = 1 << 30;
 ///
 /// Honouring an alignment costs up to `alignment - 64` bytes of slack before the
 /// buffer. Once that makes the allocation 1 MiB or more it is an anonymous mapping
-/// ([`AlignedBuf::zeroed`]): the slack is address space that is never touched, so it
+/// ([`AlignedBuf::zeroed`](crate::AlignedBuf::zeroed)): the slack is address space that is never touched, so it
 /// commits no memory. A non-empty buffer declaring more is rejected with
 /// [`FormatRule::Limit`], and the stream encoders refuse to emit one (same rule), so
 /// a writer never produces a stream this reader rejects.
@@ -112,6 +124,8 @@ pub struct StreamDecoder {
     limits: Limits,
     opts: DecodeOptions,
     eager: usize,
+    /// Where buffer allocations come from (fresh memory when `None`).
+    pool: Option<BufferPool>,
     phase: Phase,
     /// Bytes consumed so far (absolute stream offset of the next byte).
     pos: u64,
@@ -150,7 +164,7 @@ struct Pending {
 
 /// The allocation a buffer is read into.
 struct Fill {
-    buf: AlignedBuf,
+    buf: PooledBuf,
     /// Offset of the buffer's first byte in `buf` (non-zero only for alignment > 64).
     start: usize,
     /// Bytes of the buffer the allocation can hold now (`≤ size`).
@@ -194,6 +208,7 @@ impl StreamDecoder {
             limits,
             opts: DecodeOptions::default(),
             eager: DEFAULT_EAGER_ALLOC,
+            pool: None,
             phase: Phase::Header { filled: 0 },
             pos: 0,
             tensor_at: 0,
@@ -220,6 +235,18 @@ impl StreamDecoder {
         self
     }
 
+    /// Takes buffer allocations from `pool` (and so returns them there when the
+    /// tensors that hold them are dropped) instead of fresh memory from the system.
+    ///
+    /// For a steady flow of tensors of similar sizes this turns the first-touch page
+    /// faults of fresh memory into a copy into memory that is already mapped. A
+    /// reused allocation is at most twice the size of the buffer read into it. See
+    /// [`BufferPool`](crate::pool::BufferPool).
+    pub fn with_pool(mut self, pool: BufferPool) -> StreamDecoder {
+        self.pool = Some(pool);
+        self
+    }
+
     /// The limits this decoder enforces.
     pub fn limits(&self) -> &Limits {
         &self.limits
@@ -232,7 +259,9 @@ impl StreamDecoder {
 
     /// Bytes currently allocated for the buffer being received (0 when no buffer is
     /// in progress). Never more than `max(eager_alloc, 2 × bytes received of it)`
-    /// plus alignment slack; lets a caller (and the tests) see what a claim costs.
+    /// plus alignment slack (twice that with a [pool](Self::with_pool), whose reused
+    /// allocations may be up to twice the request); lets a caller (and the tests)
+    /// see what a claim costs.
     pub fn buffer_capacity(&self) -> usize {
         match &self.phase {
             Phase::Buffer { fill, .. } => fill.buf.len(),
@@ -363,6 +392,17 @@ impl StreamDecoder {
             used += n;
         }
         used
+    }
+
+    /// Why a write into a decoder that accepts nothing more fails (`std::io::Write`
+    /// front end): its error, or "finished".
+    pub(crate) fn refusal(&self) -> std::io::Error {
+        match &self.phase {
+            Phase::Failed { error, .. } => {
+                std::io::Error::new(std::io::ErrorKind::InvalidData, duplicate(error))
+            }
+            _ => std::io::Error::other("the stream decoder has finished; it accepts no more bytes"),
+        }
     }
 
     /// The next completed item, in stream order: a tensor, or a composite with all
@@ -573,7 +613,7 @@ impl StreamDecoder {
             } else {
                 GROW_START.min(self.eager.max(64 << 10)).min(size)
             };
-            let fill = allocate(size, cap, align, self.pos)?;
+            let fill = allocate(self.pool.as_ref(), size, cap, align, self.pos)?;
             self.phase = Phase::Buffer { tensor, fill };
             return Ok(());
         }
@@ -586,7 +626,7 @@ impl StreamDecoder {
             return Ok(());
         };
         let cap = fill.cap.saturating_mul(2).min(fill.size);
-        let mut next = allocate(fill.size, cap, fill.align, at)?;
+        let mut next = allocate(self.pool.as_ref(), fill.size, cap, fill.align, at)?;
         next.filled = fill.filled;
         next.buf.as_mut_slice()[next.start..next.start + fill.filled]
             .copy_from_slice(&fill.buf.as_slice()[fill.start..fill.start + fill.filled]);
@@ -601,14 +641,10 @@ impl StreamDecoder {
         else {
             return Ok(());
         };
-        let buffer = if fill.start == 0 && fill.buf.len() == fill.size {
-            Buffer::from_aligned(fill.buf)
-        } else {
-            let range = fill.start..fill.start + fill.size;
-            Buffer::slice_of(Arc::new(fill.buf), range).ok_or_else(|| {
-                Error::format(FormatRule::Limit, self.pos, "buffer window out of range")
-            })?
-        };
+        let range = fill.start..fill.start + fill.size;
+        let buffer = Buffer::slice_of(Arc::new(fill.buf), range).ok_or_else(|| {
+            Error::format(FormatRule::Limit, self.pos, "buffer window out of range")
+        })?;
         tensor.buffers.push(buffer);
         self.next_buffer(tensor)
     }
@@ -705,12 +741,22 @@ pub(crate) fn check_handle(
 }
 
 /// Allocates room for `cap` bytes of a `size`-byte buffer whose first byte must be
-/// `align`-aligned (`align` a power of two ≥ 64, ≤ [`MAX_HONORED_ALIGNMENT`]).
-fn allocate(size: usize, cap: usize, align: usize, at: u64) -> Result<Fill> {
+/// `align`-aligned (`align` a power of two ≥ 64, ≤ [`MAX_HONORED_ALIGNMENT`]), from
+/// `pool` when there is one.
+fn allocate(
+    pool: Option<&BufferPool>,
+    size: usize,
+    cap: usize,
+    align: usize,
+    at: u64,
+) -> Result<Fill> {
     let slack = align - BUFFER_ALIGN;
     let buf = cap
         .checked_add(slack)
-        .and_then(AlignedBuf::zeroed)
+        .and_then(|len| match pool {
+            Some(pool) => pool.take(len),
+            None => PooledBuf::unpooled(len),
+        })
         .ok_or_else(|| {
             Error::format(
                 FormatRule::Limit,
