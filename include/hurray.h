@@ -46,6 +46,7 @@ typedef struct HurrayStreamDecoder HurrayStreamDecoder;
 typedef struct HurrayStreamEncoder HurrayStreamEncoder;
 typedef struct HurrayFileReader HurrayFileReader;
 typedef struct HurrayFileWriter HurrayFileWriter;
+typedef struct HurrayBufferPool HurrayBufferPool;
 
 // `HURRAY_C_ABI_VERSION`: a consumer compares it for exact equality before touching
 // anything else. Bumped whenever any exported signature or frozen prefix changes.
@@ -570,6 +571,18 @@ typedef struct HurrayDescriptorHeader {
     // Bytes from the start of buffer 0 to element [0, ..., 0].
     uint64_t byte_offset;
 } HurrayDescriptorHeader;
+
+// Counters of a buffer pool, written by value.
+typedef struct HurrayBufferPoolStats {
+    // Requests served by an idle allocation.
+    uint64_t reused;
+    // Requests that needed a new allocation from the system.
+    uint64_t allocated;
+    // Idle allocations held now.
+    uint64_t idle_buffers;
+    // Bytes of idle allocations held now.
+    uint64_t idle_bytes;
+} HurrayBufferPoolStats;
 
 // File-level facts of an open file. Offsets and lengths in bytes.
 typedef struct HurrayFileInfo {
@@ -1741,6 +1754,71 @@ HurrayStatus hurray_item_member(const HurrayItem *item, uint64_t index, const Hu
 // # Safety
 // `item` NULL, or pointing at NULL or a live item handle.
 HurrayStatus hurray_item_destroy(HurrayItem **item);
+
+// Makes a buffer pool that keeps at most `max_cached_bytes` bytes (and at most 256)
+// of idle allocations; 0 keeps none. Idle allocations stay resident (they count in
+// the process's resident memory); when one more does not fit, the oldest are freed.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out`).
+//
+// Ownership: `*out` owned; destroy with `hurray_buffer_pool_destroy`.
+//
+// # Safety
+// `out` NULL or writable.
+HurrayStatus hurray_buffer_pool_new(uint64_t max_cached_bytes, HurrayBufferPool **out);
+
+// Writes the pool's counters to `*out`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (not a pool of this copy of the library).
+//
+// Ownership: `*out` written by value; the pool is only read.
+//
+// # Safety
+// `pool` NULL or live; `out` NULL or writable.
+HurrayStatus hurray_buffer_pool_stats(const HurrayBufferPool *pool,
+                                      struct HurrayBufferPoolStats *out);
+
+// Frees every idle allocation of the pool now (allocations in use still come back
+// later).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (not a pool of this copy).
+//
+// Ownership: the pool stays owned by the caller.
+//
+// # Safety
+// `pool` NULL or live.
+HurrayStatus hurray_buffer_pool_clear(const HurrayBufferPool *pool);
+
+// Destroys the caller's handle to the pool and sets `*pool` to NULL. Decoders and
+// tensors still using the pool keep it alive; its idle memory is freed with the
+// last of them.
+//
+// Errors: `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (wrong kind or
+// copy); `HURRAY_ERR_DOUBLE_DESTROY` (debug builds, stale pointer).
+//
+// Ownership: the caller's handle is freed; decoders and tensors still using the
+// pool keep it alive.
+//
+// # Safety
+// `pool` NULL, or pointing at NULL or a live pool handle.
+HurrayStatus hurray_buffer_pool_destroy(HurrayBufferPool **pool);
+
+// Makes the decoder take the allocations of the buffers it reads from `pool` (NULL:
+// fresh memory from the system, the default). Applies to buffers started after the
+// call. The decoder keeps its own reference to the pool.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`decoder`); `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (a handle of the wrong kind or of another copy of
+// the library).
+//
+// Ownership: neither handle changes owner.
+//
+// # Safety
+// `decoder` NULL or live; `pool` NULL or live.
+HurrayStatus hurray_stream_decoder_set_pool(HurrayStreamDecoder *decoder,
+                                            const HurrayBufferPool *pool);
 
 // Makes a tensor from descriptor bytes, a buffer list and an owner.
 //

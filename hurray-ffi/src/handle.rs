@@ -53,6 +53,8 @@ pub mod kind {
     pub const FILE_READER: u16 = 9;
     /// `HurrayFileWriter`.
     pub const FILE_WRITER: u16 = 10;
+    /// `HurrayBufferPool`.
+    pub const BUFFER_POOL: u16 = 11;
 }
 
 /// `Header::flags` bit: the handle is owned by a parent (a tensor's descriptor or

@@ -24,6 +24,7 @@ pub mod descriptor;
 pub mod descriptor_access;
 pub mod handle;
 pub mod item;
+pub mod pool;
 pub mod status;
 pub mod tags;
 pub mod tensor;
@@ -40,6 +41,7 @@ pub use descriptor_access::{
 };
 pub use handle::{live_objects, HURRAY_C_ABI_VERSION};
 pub use item::HurrayItem;
+pub use pool::{HurrayBufferPool, HurrayBufferPoolStats};
 pub use status::*;
 pub use tensor::HurrayTensor;
 

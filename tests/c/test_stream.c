@@ -164,6 +164,77 @@ static void test_feed_and_items(void) {
 }
 
 /* A group composite (head + two float32 members) built from C. */
+/* Feeds all of `s` into `dec` and takes the one tensor it holds. */
+static HurrayTensor *decode_one(HurrayStreamDecoder *dec, const Bytes *s) {
+    uint64_t consumed = 0;
+    CHECK_OK(hurray_stream_decoder_feed(dec, s->data, s->len, &consumed));
+    CHECK(consumed == s->len);
+    HurrayTensor *t = NULL;
+    CHECK_OK(hurray_stream_decoder_next_tensor(dec, &t));
+    CHECK(t != NULL);
+    return t;
+}
+
+static void test_buffer_pool(void) {
+    Released rel;
+    HurrayTensor *t = own_memory_tensor(100000, &rel, NULL); /* 400 kB */
+    HurrayStreamEncoder *enc = NULL;
+    CHECK_OK(hurray_stream_encoder_new(NULL, &enc));
+    Bytes s = {0};
+    encode_tensor(enc, t, &s);
+    CHECK_OK(hurray_stream_encoder_destroy(&enc));
+
+    int64_t live0 = hurray_debug_live_objects();
+    HurrayBufferPool *pool = NULL;
+    CHECK_OK(hurray_buffer_pool_new(64u << 20, &pool));
+    HurrayStreamDecoder *dec = NULL;
+    CHECK_OK(hurray_stream_decoder_new(NULL, &dec));
+    CHECK_OK(hurray_stream_decoder_set_pool(dec, pool));
+
+    HurrayTensor *a = decode_one(dec, &s);
+    CHECK(tensors_equal(a, t));
+    uint64_t size = 0;
+    const uint8_t *first = tensor_bytes(a, 0, &size);
+    CHECK(((uintptr_t)first) % 64 == 0);
+    HurrayBufferPoolStats st;
+    CHECK_OK(hurray_buffer_pool_stats(pool, &st));
+    CHECK(st.allocated == 1 && st.reused == 0 && st.idle_buffers == 0);
+    CHECK_OK(hurray_tensor_destroy(&a)); /* its allocation goes back to the pool */
+    CHECK_OK(hurray_buffer_pool_stats(pool, &st));
+    CHECK(st.idle_buffers == 1 && st.idle_bytes >= 400000);
+
+    /* The next tensor is read into the same memory; the pool handle may go first. */
+    CHECK_OK(hurray_buffer_pool_destroy(&pool));
+    CHECK(pool == NULL);
+    HurrayTensor *b = decode_one(dec, &s);
+    CHECK(tensors_equal(b, t));
+    CHECK(tensor_bytes(b, 0, &size) == first);
+    CHECK_OK(hurray_stream_decoder_set_pool(dec, NULL)); /* back to fresh memory */
+    HurrayTensor *c = decode_one(dec, &s);
+    CHECK(tensors_equal(c, t));
+    CHECK(tensor_bytes(c, 0, &size) != first);
+    CHECK_OK(hurray_stream_decoder_destroy(&dec));
+    CHECK_OK(hurray_tensor_destroy(&b));
+    CHECK_OK(hurray_tensor_destroy(&c));
+    CHECK(hurray_debug_live_objects() == live0);
+
+    /* Misuse is an error, not a crash. */
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_buffer_pool_new(0, NULL));
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_buffer_pool_stats(NULL, &st));
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_stream_decoder_set_pool(NULL, NULL));
+    CHECK_OK(hurray_buffer_pool_new(0, &pool));
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_buffer_pool_stats(pool, NULL));
+    CHECK_OK(hurray_buffer_pool_clear(pool));
+    /* A tensor handle is not a pool. */
+    CHECK_ERR(HURRAY_ERR_INVALID_ARGUMENT,
+              hurray_buffer_pool_stats((const HurrayBufferPool *)t, &st));
+    CHECK_OK(hurray_buffer_pool_destroy(&pool));
+    CHECK_OK(hurray_buffer_pool_destroy(&pool)); /* NULL: no-op */
+    CHECK_OK(hurray_tensor_destroy(&t));
+    CHECK(released_count(&rel) == 1);
+    bytes_free(&s);
+}
+
 static HurrayItem *make_composite(Released rel[2]) {
     HurrayDescriptorBuilder *b = NULL;
     uint64_t shape = 2;
@@ -336,6 +407,7 @@ static void test_same_tensor_to_stream_and_file(void) {
 int main(void) {
     RUN(test_roundtrip_own_memory);
     RUN(test_feed_and_items);
+    RUN(test_buffer_pool);
     RUN(test_composite_roundtrip);
     RUN(test_end_of_input);
     RUN(test_same_tensor_to_stream_and_file);

@@ -247,6 +247,12 @@ impl StreamDecoder {
         self
     }
 
+    /// Sets or removes (`None`: fresh memory) the pool buffers are allocated from,
+    /// for buffers started after the call; see [`with_pool`](Self::with_pool).
+    pub fn set_pool(&mut self, pool: Option<BufferPool>) {
+        self.pool = pool;
+    }
+
     /// The limits this decoder enforces.
     pub fn limits(&self) -> &Limits {
         &self.limits
