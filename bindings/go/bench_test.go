@@ -64,8 +64,9 @@ func BenchmarkOpenView(b *testing.B) {
 	}
 }
 
-// BenchmarkStreamRead reads a 256 MiB tensor from a stream held in memory,
-// against io.Copy of the same bytes into a new Go slice (the Go heap reuses pages
+// BenchmarkStreamRead reads a 256 MiB tensor from a stream held in memory (into
+// fresh library memory, and with a BufferPool into the memory of the tensor read
+// and closed before), against io.Copy of the same bytes into a new Go slice (the Go heap reuses pages
 // it already faulted in) and into a reused slice (the bare cost of moving the
 // bytes once). The reader writes each payload byte once, into new library memory
 // whose pages fault in on first write; BenchmarkStreamReadBaselineFreshMapping
@@ -95,6 +96,26 @@ func BenchmarkStreamRead(b *testing.B) {
 				b.Fatal(err)
 			}
 			x.Close()
+			r.Close()
+		}
+	})
+	b.Run("hurray.Reader with a BufferPool", func(b *testing.B) {
+		pool, err := NewBufferPool(1 << 30)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer pool.Close()
+		b.SetBytes(int64(len(raw)))
+		for i := 0; i < b.N; i++ {
+			r := NewReader(bytes.NewReader(raw))
+			if err := r.SetPool(pool); err != nil {
+				b.Fatal(err)
+			}
+			x, err := r.NextTensor()
+			if err != nil {
+				b.Fatal(err)
+			}
+			x.Close() // its memory goes back to the pool for the next iteration
 			r.Close()
 		}
 	})

@@ -1,0 +1,137 @@
+package hurray
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+	"unsafe"
+)
+
+// TestBufferPoolReusesClosedTensorsMemory: a Reader with a pool reads the next
+// tensor into the memory of the one closed before it, the bytes are the new
+// tensor's, and the counters say so; without the pool it gets new memory.
+func TestBufferPoolReusesClosedTensorsMemory(t *testing.T) {
+	var stream bytes.Buffer
+	w := NewWriter(&stream)
+	for k := 0; k < 3; k++ {
+		src, err := NewDense(fill(1<<18, float32(k)), []uint64{1 << 18}) // 1 MiB
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteTensor(src); err != nil {
+			t.Fatal(err)
+		}
+		src.Close()
+	}
+	w.Close()
+
+	pool, err := NewBufferPool(64 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewReader(&stream)
+	defer r.Close()
+	if err := r.SetPool(pool); err != nil {
+		t.Fatal(err)
+	}
+	first, err := r.NextTensor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(first.Bytes(0))))
+	if v, _ := first.Float32s(); v[5] != 5 {
+		t.Fatalf("first tensor: v[5] = %v, want 5", v[5])
+	}
+	first.Close()
+	// The pool may go before the Reader: the Reader holds its own reference.
+	if err := pool.Close(); err != nil {
+		t.Fatal(err)
+	}
+	second, err := r.NextTensor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := uintptr(unsafe.Pointer(unsafe.SliceData(second.Bytes(0)))); got != addr {
+		t.Errorf("second tensor at %#x, want the first one's memory %#x", got, addr)
+	}
+	if v, _ := second.Float32s(); v[5] != 6 || v[len(v)-1] != float32(1<<18) {
+		t.Errorf("second tensor holds %v ... %v, want 6 ... %v", v[5], v[len(v)-1], 1<<18)
+	}
+	if err := r.SetPool(nil); err != nil {
+		t.Fatal(err)
+	}
+	third, err := r.NextTensor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := uintptr(unsafe.Pointer(unsafe.SliceData(third.Bytes(0)))); got == addr {
+		t.Error("without a pool the third tensor reused pooled memory")
+	}
+	second.Close()
+	third.Close()
+	if _, err := r.NextTensor(); err != io.EOF {
+		t.Fatalf("after three tensors: %v, want io.EOF", err)
+	}
+	r.Close()
+	requireNoLeaks(t)
+}
+
+func TestBufferPoolStatsAndMisuse(t *testing.T) {
+	if _, err := NewBufferPool(-1); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("NewBufferPool(-1): %v, want ErrInvalidArgument", err)
+	}
+	pool, err := NewBufferPool(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stream bytes.Buffer
+	src, _ := NewDense(fill(1000, 1), []uint64{1000})
+	w := NewWriter(&stream)
+	for k := 0; k < 2; k++ {
+		if err := w.WriteTensor(src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src.Close()
+	r := NewReader(&stream)
+	if err := r.SetPool(pool); err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 2; k++ {
+		got, err := r.NextTensor()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Close()
+	}
+	s, err := pool.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Allocated != 1 || s.Reused != 1 || s.IdleBuffers != 1 || s.IdleBytes < 4000 {
+		t.Errorf("stats %+v, want 1 allocated, 1 reused, 1 idle of >= 4000 bytes", s)
+	}
+	if err := pool.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := pool.Stats(); s.IdleBuffers != 0 || s.IdleBytes != 0 {
+		t.Errorf("after Clear: %+v", s)
+	}
+	pool.Close()
+	pool.Close() // idempotent
+	if _, err := pool.Stats(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Stats after Close: %v, want ErrClosed", err)
+	}
+	if err := pool.Clear(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Clear after Close: %v, want ErrClosed", err)
+	}
+	if err := r.SetPool(pool); !errors.Is(err, ErrClosed) || !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("SetPool(closed pool): %v, want ErrClosed and ErrInvalidArgument", err)
+	}
+	r.Close()
+	if err := r.SetPool(nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("SetPool on a closed Reader: %v, want ErrClosed", err)
+	}
+	requireNoLeaks(t)
+}
