@@ -342,3 +342,48 @@ func TestViews(t *testing.T) {
 		t.Error("Make aligns")
 	}
 }
+
+// TestOpenFileWith: limits below the file refuse it with StatusLimit naming the
+// limit; nil and zero options open it like OpenFile; permissive mode opens a valid
+// file the same.
+func TestOpenFileWith(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "three.hrry")
+	w, err := CreateFile(path, &WriteOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := NewDense(fill(16, 0), nil)
+	for _, name := range []string{"a", "b", "c"} {
+		if err := w.WriteTensor(name, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x.Close()
+	if err := w.AddKV("k1", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddKV("k2", int64(2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []*ReadOptions{nil, {}, {Permissive: true, AcceptPrivate: true}, {MaxTensors: 3, MaxKVEntries: 2}} {
+		f, err := OpenFileWith(path, opts)
+		if err != nil {
+			t.Fatalf("OpenFileWith(%+v): %v", opts, err)
+		}
+		if n := len(f.Names()); n != 3 {
+			t.Errorf("OpenFileWith(%+v): %d names, want 3", opts, n)
+		}
+		f.Close()
+	}
+	for _, opts := range []*ReadOptions{{MaxTensors: 2}, {MaxKVEntries: 1}} {
+		_, err := OpenFileWith(path, opts)
+		var he *Error
+		if !errors.Is(err, ErrLimit) || !errors.As(err, &he) || !strings.Contains(he.Op, "OpenFileWith") {
+			t.Errorf("OpenFileWith(%+v): %v, want ErrLimit from OpenFileWith", opts, err)
+		}
+	}
+	requireNoLeaks(t)
+}

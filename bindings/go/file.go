@@ -59,14 +59,92 @@ func destroyFileReader(p *C.HurrayFileReader) { C.hurray_file_reader_destroy(&p)
 // read first, so a cut file fails with ErrFormat (or another format error), not
 // io.ErrUnexpectedEOF. A path holding a NUL byte gives ErrInvalidArgument.
 func OpenFile(path string) (*File, error) {
-	op := fmt.Sprintf("OpenFile %q", path)
+	return openFile(fmt.Sprintf("OpenFile %q", path), path, nil)
+}
+
+// ReadOptions bounds what OpenFileWith accepts from a file, and selects permissive
+// descriptor decoding. Zero fields take the library's defaults (those OpenFile
+// uses).
+type ReadOptions struct {
+	// MaxDescriptorBytes is the largest descriptor accepted (default 16 MiB).
+	MaxDescriptorBytes uint32
+	// MaxCompositeDepth is the deepest composite nesting, counting the outermost
+	// head (default 8).
+	MaxCompositeDepth uint32
+	// MaxBufferBytes is the largest single buffer accepted (default 64 GiB).
+	MaxBufferBytes uint64
+	// MaxKVBytes is the largest KV metadata section (default 64 MiB).
+	MaxKVBytes uint64
+	// MaxIndexBytes is the largest index section (default 256 MiB).
+	MaxIndexBytes uint64
+	// MaxKVEntries is the most KV entries (default 1<<20).
+	MaxKVEntries uint64
+	// MaxTensors is the most tensors in the index, composite heads and members
+	// included (default 1<<24).
+	MaxTensors uint64
+	// MaxCompositeMembers is the most members of one composite (default 65536).
+	MaxCompositeMembers uint32
+	// MaxTilingDepth is the deepest tiled-layout nesting (default 8).
+	MaxTilingDepth uint8
+	// Permissive keeps unknown element types, quantization schemes and private
+	// tags opaque instead of rejecting them (descriptor.md §15). Never interpret
+	// the data of such a tensor.
+	Permissive bool
+	// AcceptPrivate: an out-of-band agreement on private tags exists.
+	AcceptPrivate bool
+}
+
+func (o *ReadOptions) c() C.HurrayFileReadOptions {
+	var out C.HurrayFileReadOptions
+	must("hurray_file_read_options_default", C.hurray_file_read_options_default(&out))
+	set32 := func(dst *C.uint32_t, v uint32) {
+		if v != 0 {
+			*dst = C.uint32_t(v)
+		}
+	}
+	set64 := func(dst *C.uint64_t, v uint64) {
+		if v != 0 {
+			*dst = C.uint64_t(v)
+		}
+	}
+	set32(&out.max_descriptor_bytes, o.MaxDescriptorBytes)
+	set32(&out.max_composite_depth, o.MaxCompositeDepth)
+	set64(&out.max_buffer_bytes, o.MaxBufferBytes)
+	set64(&out.max_kv_bytes, o.MaxKVBytes)
+	set64(&out.max_index_bytes, o.MaxIndexBytes)
+	set64(&out.max_kv_entries, o.MaxKVEntries)
+	set64(&out.max_tensors, o.MaxTensors)
+	set32(&out.max_composite_members, o.MaxCompositeMembers)
+	if o.MaxTilingDepth != 0 {
+		out.max_tiling_depth = C.uint8_t(o.MaxTilingDepth)
+	}
+	out.permissive = cbool(o.Permissive)
+	out.accept_private = cbool(o.AcceptPrivate)
+	return out
+}
+
+// OpenFileWith is OpenFile under other limits (raise them to open files larger
+// than the defaults allow; lower them for untrusted input) or with permissive
+// decoding. A nil opts means the defaults. A file beyond a limit fails with an
+// *Error of StatusLimit naming the limit and the byte offset.
+func OpenFileWith(path string, opts *ReadOptions) (*File, error) {
+	return openFile(fmt.Sprintf("OpenFileWith %q", path), path, opts)
+}
+
+func openFile(op, path string, opts *ReadOptions) (*File, error) {
 	cpath, err := cString(op, "path", path)
 	if err != nil {
 		return nil, err
 	}
 	defer C.free(unsafe.Pointer(cpath))
 	var p *C.HurrayFileReader
-	if err := call(op, func() C.HurrayStatus { return C.hurray_file_reader_open(cpath, &p) }); err != nil {
+	if opts == nil {
+		err = call(op, func() C.HurrayStatus { return C.hurray_file_reader_open(cpath, &p) })
+	} else {
+		co := opts.c()
+		err = call(op, func() C.HurrayStatus { return C.hurray_file_reader_open_with(cpath, &co, &p) })
+	}
+	if err != nil {
 		return nil, err
 	}
 	f := &File{ptr: p}

@@ -177,7 +177,7 @@ pub(crate) unsafe fn str_in<'a>(p: *const c_char, arg: &str) -> FfiResult<&'a st
 ///
 /// # Safety
 /// As [`str_in`].
-unsafe fn path_in(p: *const c_char, arg: &str) -> FfiResult<PathBuf> {
+pub(crate) unsafe fn path_in(p: *const c_char, arg: &str) -> FfiResult<PathBuf> {
     if p.is_null() {
         return Err(FfiError::null(arg));
     }
@@ -376,13 +376,16 @@ pub unsafe extern "C" fn hurray_file_reader_open(
         // SAFETY: forwarded.
         let path = unsafe { path_in(path, "path")? };
         need(out, "out")?;
-        let r = FileReader::open(&path).map_err(|e| {
-            let e = FfiError::from(e);
-            FfiError::new(e.status, format!("{}: {}", path.display(), e.message))
-        })?;
+        let r = FileReader::open(&path).map_err(|e| naming_path(&path, e))?;
         // SAFETY: checked non-null.
         unsafe { put(out, "out", handle::into_raw(HurrayFileReader::new(r))) }
     })
+}
+
+/// The error of opening `path`, its message prefixed with the path.
+pub(crate) fn naming_path(path: &std::path::Path, e: hurray_io::Error) -> FfiError {
+    let e = FfiError::from(e);
+    FfiError::new(e.status, format!("{}: {}", path.display(), e.message))
 }
 
 /// File-level facts: version, flags, data alignment, CRC status, count hint, section

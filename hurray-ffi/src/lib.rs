@@ -48,6 +48,8 @@ pub use tensor::HurrayTensor;
 // I/O across the ABI: stream decoder/encoder and file reader/writer.
 pub mod file;
 mod foreign;
+pub mod read_options;
 pub mod stream;
 pub use file::{HurrayFileInfo, HurrayFileReader, HurrayFileWriter, HurrayWriteOptions};
+pub use read_options::HurrayFileReadOptions;
 pub use stream::{HurrayStreamDecoder, HurrayStreamEncoder, HurrayStreamLimits};

@@ -556,8 +556,64 @@ static void test_file_errors(void) {
     CHECK(released_count(&rel) == 1);
 }
 
+/* hurray_file_reader_open_with: limits below the file refuse it (naming the limit),
+ * defaults and NULL open it, flags other than 0/1 are invalid arguments. */
+static void test_open_with_options(void) {
+    char path[4096];
+    join_path(path, sizeof path, tmp_dir(), "options.hrry");
+    HurrayFileWriter *w = NULL;
+    CHECK_OK(hurray_file_writer_create(path, NULL, &w));
+    Released rel;
+    HurrayTensor *t = own_memory_tensor(16, &rel, NULL);
+    CHECK_OK(hurray_file_writer_write_tensor(w, "a", t));
+    CHECK_OK(hurray_file_writer_write_tensor(w, "b", t));
+    CHECK_OK(hurray_file_writer_write_tensor(w, "c", t));
+    CHECK_OK(hurray_file_writer_add_kv_string(w, "k1", "v"));
+    CHECK_OK(hurray_file_writer_add_kv_string(w, "k2", "v"));
+    CHECK_OK(hurray_file_writer_finish(w));
+    CHECK_OK(hurray_file_writer_destroy(&w));
+
+    HurrayFileReadOptions opt;
+    CHECK_OK(hurray_file_read_options_default(&opt));
+    CHECK(opt.max_tensors == (1u << 24) && opt.max_kv_entries == (1u << 20));
+    CHECK(opt.permissive == 0 && opt.accept_private == 0 && opt.max_tiling_depth == 8);
+    HurrayFileReader *r = NULL;
+    CHECK_OK(hurray_file_reader_open_with(path, &opt, &r));
+    HurrayFileInfo info;
+    CHECK_OK(hurray_file_reader_info(r, &info));
+    CHECK(info.tensor_count == 3 && info.kv_count == 2);
+    CHECK_OK(hurray_file_reader_destroy(&r));
+    CHECK_OK(hurray_file_reader_open_with(path, NULL, &r));
+    CHECK_OK(hurray_file_reader_destroy(&r));
+
+    opt.max_tensors = 2;
+    CHECK_ERR(HURRAY_ERR_LIMIT, hurray_file_reader_open_with(path, &opt, &r));
+    CHECK(r == NULL);
+    CHECK(strstr(hurray_last_error_message(), "options.hrry") != NULL);
+    CHECK_OK(hurray_file_read_options_default(&opt));
+    opt.max_kv_entries = 1;
+    CHECK_ERR(HURRAY_ERR_LIMIT, hurray_file_reader_open_with(path, &opt, &r));
+    CHECK_OK(hurray_file_read_options_default(&opt));
+    opt.permissive = 1; /* a valid file opens the same in permissive mode */
+    CHECK_OK(hurray_file_reader_open_with(path, &opt, &r));
+    CHECK_OK(hurray_file_reader_destroy(&r));
+    opt.permissive = 2;
+    CHECK_ERR(HURRAY_ERR_INVALID_ARGUMENT, hurray_file_reader_open_with(path, &opt, &r));
+    CHECK_OK(hurray_file_read_options_default(&opt));
+    opt.accept_private = 7;
+    CHECK_ERR(HURRAY_ERR_INVALID_ARGUMENT, hurray_file_reader_open_with(path, &opt, &r));
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_file_reader_open_with(NULL, NULL, &r));
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_file_reader_open_with(path, NULL, NULL));
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_file_read_options_default(NULL));
+    CHECK(r == NULL);
+    unlink(path);
+    CHECK_OK(hurray_tensor_destroy(&t));
+    CHECK(released_count(&rel) == 1);
+}
+
 int main(void) {
     RUN(test_basic_hrry);
+    RUN(test_open_with_options);
     RUN(test_reader_destroyed_before_tensors);
     RUN(test_write_read_own_memory);
     RUN(test_abandoned_writer_leaves_no_file);

@@ -639,6 +639,37 @@ typedef struct HurrayWriteOptions {
     uint8_t durable;
 } HurrayWriteOptions;
 
+// How a file reader treats its input. Fill it with
+// `hurray_file_read_options_default`, then change what you need. Sizes are in
+// bytes, counts in entries.
+typedef struct HurrayFileReadOptions {
+    // Largest descriptor accepted (default 16 MiB).
+    uint32_t max_descriptor_bytes;
+    // Most composite nesting levels, counting the outermost head (default 8).
+    uint32_t max_composite_depth;
+    // Largest single buffer accepted (default 64 GiB).
+    uint64_t max_buffer_bytes;
+    // Largest KV metadata section (default 64 MiB).
+    uint64_t max_kv_bytes;
+    // Largest index section (default 256 MiB).
+    uint64_t max_index_bytes;
+    // Most KV entries (default 2^20).
+    uint64_t max_kv_entries;
+    // Most tensors in the index, heads and members included (default 2^24).
+    uint64_t max_tensors;
+    // Most members of one composite head (default 65 536).
+    uint32_t max_composite_members;
+    // Deepest tiled-layout nesting, counting the outermost level (default 8).
+    uint8_t max_tiling_depth;
+    // 1: permissive descriptor decoding (`descriptor.md` §15): unknown element
+    // types, schemes and private tags are kept opaque instead of rejected; the data
+    // of such a tensor must never be interpreted. Default 0 (strict).
+    uint8_t permissive;
+    // 1: an out-of-band agreement on private tags exists; accept them as opaque
+    // values. Default 0.
+    uint8_t accept_private;
+} HurrayFileReadOptions;
+
 // Limits a stream decoder enforces on untrusted input. An encoder enforces the same
 // ones (descriptor size, buffer size, alignment, composite depth, `cross_machine`),
 // so it never writes a stream a decoder with these limits would refuse. Fill it
@@ -2509,6 +2540,37 @@ HurrayStatus hurray_file_writer_finish(HurrayFileWriter *writer);
 // # Safety
 // `writer` NULL, or pointing at NULL or a live writer handle.
 HurrayStatus hurray_file_writer_destroy(HurrayFileWriter **writer);
+
+// Fills `*out` with the default read options: the limits of
+// `hurray_file_reader_open` (16 MiB descriptors, 64 GiB buffers, 64 MiB KV,
+// 256 MiB index, 2^20 KV entries, 2^24 tensors, 8 composite levels, 65 536
+// members, tiling depth 8) and strict decoding.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out`).
+//
+// Ownership: `*out` is a plain struct written by value; nothing to free.
+//
+// # Safety
+// `out` NULL or writable.
+HurrayStatus hurray_file_read_options_default(struct HurrayFileReadOptions *out);
+
+// `hurray_file_reader_open` with options: raise limits to open files larger than
+// the defaults allow, lower them for untrusted input, or decode descriptors
+// permissively. `options` NULL means `hurray_file_read_options_default`.
+//
+// Errors: those of `hurray_file_reader_open`, and `HURRAY_ERR_INVALID_ARGUMENT` (a
+// flag not 0 or 1); a file beyond a limit fails with `HURRAY_ERR_LIMIT`, naming the
+// limit and the byte offset.
+//
+// Ownership: `path` and `options` are only read; `*out` owned, destroy with
+// `hurray_file_reader_destroy`.
+//
+// # Safety
+// `path` NULL or NUL-terminated; `options` NULL or valid for a read; `out` NULL or
+// writable.
+HurrayStatus hurray_file_reader_open_with(const char *path,
+                                          const struct HurrayFileReadOptions *options,
+                                          HurrayFileReader **out);
 
 // Fills `*out` with the default limits: 16 MiB descriptors, 64 GiB buffers, 1 GiB
 // eager allocation, 8 composite levels, same machine.
