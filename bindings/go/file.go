@@ -69,7 +69,7 @@ type ReadOptions struct {
 	// MaxDescriptorBytes is the largest descriptor accepted (default 16 MiB).
 	MaxDescriptorBytes uint32
 	// MaxCompositeDepth is the deepest composite nesting, counting the outermost
-	// head (default 8).
+	// head (default 8; values above 64 act as 64).
 	MaxCompositeDepth uint32
 	// MaxBufferBytes is the largest single buffer accepted (default 64 GiB).
 	MaxBufferBytes uint64

@@ -94,7 +94,8 @@ pub struct HurrayWriteOptions {
     /// Alignment of every data buffer in bytes: a power of two in 4096..=2 MiB
     /// (default 4096).
     pub data_buffer_alignment: u32,
-    /// Deepest composite nesting accepted, counting the outermost head (default 8).
+    /// Deepest composite nesting accepted, counting the outermost head (default 8;
+    /// values above 64 act as 64).
     pub max_composite_depth: u32,
     /// The tensor count to announce in the header (heads and members included;
     /// finishing fails if the count differs), or `HURRAY_COUNT_UNKNOWN` (default).

@@ -18,7 +18,8 @@ use std::ffi::c_char;
 pub struct HurrayFileReadOptions {
     /// Largest descriptor accepted (default 16 MiB).
     pub max_descriptor_bytes: u32,
-    /// Most composite nesting levels, counting the outermost head (default 8).
+    /// Most composite nesting levels, counting the outermost head (default 8;
+    /// values above 64 act as 64).
     pub max_composite_depth: u32,
     /// Largest single buffer accepted (default 64 GiB).
     pub max_buffer_bytes: u64,

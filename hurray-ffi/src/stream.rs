@@ -45,7 +45,8 @@ use std::ops::Range;
 pub struct HurrayStreamLimits {
     /// Largest descriptor accepted, in bytes (default 16 MiB).
     pub max_descriptor_bytes: u32,
-    /// Most composite nesting levels, counting the outermost head (default 8).
+    /// Most composite nesting levels, counting the outermost head (default 8;
+    /// values above 64 act as 64).
     pub max_composite_depth: u32,
     /// Largest single buffer accepted, in bytes (default 64 GiB).
     pub max_buffer_bytes: u64,

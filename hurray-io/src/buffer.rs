@@ -76,9 +76,18 @@ impl AlignedBuf {
     }
 
     /// Copies `bytes` into a new aligned allocation.
+    ///
+    /// # Panics
+    ///
+    /// When the system cannot provide the memory (as `Vec` and `Box` do; the length
+    /// of an existing slice cannot overflow the size computation).
     pub fn copy_from(bytes: &[u8]) -> AlignedBuf {
-        let mut b =
-            AlignedBuf::zeroed(bytes.len()).expect("length of an existing slice cannot overflow");
+        let mut b = AlignedBuf::zeroed(bytes.len()).unwrap_or_else(|| {
+            panic!(
+                "out of memory: cannot allocate {} bytes for an aligned copy",
+                bytes.len()
+            )
+        });
         b.as_mut_slice().copy_from_slice(bytes);
         b
     }

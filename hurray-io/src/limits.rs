@@ -19,7 +19,10 @@ pub struct Limits {
     /// Most tensors in one file index (default 1 << 24).
     pub max_tensors: u64,
     /// Most composite nesting levels, counting the outermost head (default 8,
-    /// `layouts.md` §2.11).
+    /// `layouts.md` §2.11). Values above [`COMPOSITE_DEPTH_CEILING`] (64, the
+    /// reference implementation's default) act as 64: items are recursive values, and
+    /// a deeper nesting would let a few kilobytes of input overflow the stack of code
+    /// that walks, compares or drops them.
     pub max_composite_depth: u32,
     /// Most members of one composite (its head's `member_count`; a nested composite
     /// counts as one member of its parent), checked when the head is read, before
@@ -38,6 +41,19 @@ pub struct Limits {
     /// Reading a byte stream from another machine: every buffer must be
     /// producer-synced (`streams-and-transport.md` A.5).
     pub cross_machine: bool,
+}
+
+/// The deepest composite nesting any reader or writer accepts, whatever
+/// [`Limits::max_composite_depth`] says: 64 levels, the reference implementation's
+/// default (`streams-and-transport.md` A.6).
+pub const COMPOSITE_DEPTH_CEILING: u32 = 64;
+
+impl Limits {
+    /// The composite depth enforced: [`max_composite_depth`](Self::max_composite_depth),
+    /// at most [`COMPOSITE_DEPTH_CEILING`].
+    pub fn composite_depth(&self) -> u32 {
+        self.max_composite_depth.min(COMPOSITE_DEPTH_CEILING)
+    }
 }
 
 impl Default for Limits {

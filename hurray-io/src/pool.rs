@@ -158,9 +158,11 @@ impl BufferPool {
             Some(buf) => buf,
             None => AlignedBuf::zeroed(len)?,
         };
+        let shown = 0..buf.len();
         Some(PooledBuf {
             buf: Some(buf),
             pool: Arc::downgrade(&self.inner),
+            shown,
         })
     }
 }
@@ -192,11 +194,17 @@ impl Inner {
 }
 
 /// An allocation that returns to its [`BufferPool`] when dropped, or a plain one
-/// (no pool) that is simply freed. Its whole length is exposed; a
-/// [`Buffer`](crate::Buffer) over it selects the range it uses.
+/// (no pool) that is simply freed.
+///
+/// While it is being filled the whole allocation is writable; once
+/// [`shown`](Self::shown) narrows it to the range the buffer occupies, that range
+/// is all its [`BufferOwner::bytes`] exposes, so the rest of a reused allocation
+/// (stale bytes of an earlier, larger buffer) is never visible through a tensor.
 pub(crate) struct PooledBuf {
     buf: Option<AlignedBuf>,
     pool: Weak<Inner>,
+    /// What `bytes()` exposes (the whole allocation until narrowed).
+    shown: std::ops::Range<usize>,
 }
 
 impl PooledBuf {
@@ -205,7 +213,16 @@ impl PooledBuf {
         Some(PooledBuf {
             buf: Some(AlignedBuf::zeroed(len)?),
             pool: Weak::new(),
+            shown: 0..len,
         })
+    }
+
+    /// Narrows what [`BufferOwner::bytes`] exposes to `range` (clamped to the
+    /// allocation); the allocation itself, and what returns to the pool, is whole.
+    pub(crate) fn shown(mut self, range: std::ops::Range<usize>) -> PooledBuf {
+        let end = range.end.min(self.len());
+        self.shown = range.start.min(end)..end;
+        self
     }
 
     fn aligned(&self) -> &AlignedBuf {
@@ -233,7 +250,7 @@ impl PooledBuf {
 
 impl BufferOwner for PooledBuf {
     fn bytes(&self) -> &[u8] {
-        self.as_slice()
+        &self.as_slice()[self.shown.clone()]
     }
 }
 

@@ -693,4 +693,61 @@ mod cancellation {
             "the temporary file is removed"
         );
     }
+
+    /// A `finish` future dropped at any point leaves the destination either absent
+    /// (dropped before the rename started) or holding the complete new file (the
+    /// rename then finishes on its blocking thread), and never a temporary file.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dropped_finish_is_all_or_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Tensor::from_dense(ElementType::Float32, &[1000], &[3u8; 4000]).unwrap();
+        let (mut absent, mut complete) = (0, 0);
+        for k in 0..40u32 {
+            let path = dir.path().join(format!("f{k}.hrry"));
+            let opts = WriteOptions {
+                durable: k % 2 == 0,
+                ..WriteOptions::default()
+            };
+            let mut w = AsyncFileWriter::create(&path, opts).await.unwrap();
+            w.write_tensor("a", &t).await.unwrap();
+            let mut f = Box::pin(w.finish());
+            let mut cx = Context::from_waker(Waker::noop());
+            // Poll a varying number of times, giving the blocking threads a varying
+            // time between polls, then drop.
+            for _ in 0..k / 2 {
+                if f.as_mut().poll(&mut cx).is_ready() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_micros(20 * u64::from(k % 9)));
+            }
+            drop(f);
+            // Let a rename already handed to a blocking thread finish.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            let leftovers = loop {
+                let temps: Vec<_> = std::fs::read_dir(dir.path())
+                    .unwrap()
+                    .filter_map(|e| e.ok())
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".hrry-tmp"))
+                    .collect();
+                if temps.is_empty() || std::time::Instant::now() > deadline {
+                    break temps.len();
+                }
+                tokio::task::yield_now().await;
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            };
+            assert_eq!(leftovers, 0, "round {k}: a temporary file was left behind");
+            if path.exists() {
+                let r = FileReader::open(&path).unwrap();
+                assert_eq!(r.tensor("a").unwrap(), t, "round {k}");
+                complete += 1;
+            } else {
+                absent += 1;
+            }
+        }
+        println!("dropped finish: {absent} left nothing, {complete} completed the file");
+        assert!(
+            absent > 0,
+            "dropping before the first poll must leave nothing"
+        );
+    }
 }

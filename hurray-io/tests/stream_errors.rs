@@ -1049,3 +1049,35 @@ mod cancellation {
         assert_eq!(items, vec![Item::Tensor(t), item]);
     }
 }
+
+#[test]
+fn composite_depth_is_capped_at_64_whatever_the_limits_say() {
+    let limits = Limits {
+        max_composite_depth: u32::MAX,
+        ..Limits::default()
+    };
+    assert_eq!(limits.composite_depth(), 64);
+    // 64 levels pass; the 65th head is refused where it starts, before its members.
+    for (levels, ok) in [(64, true), (65, false), (3000, false)] {
+        let item = Item::Composite(deep_group(levels));
+        let tensors = flatten(&item);
+        let bytes = raw_stream(&tensors);
+        let (items, err) = decode(&bytes, StreamDecoder::new(limits));
+        if ok {
+            assert!(err.is_none(), "{levels}: {err:?}");
+            assert_eq!(items, vec![item.clone()]);
+        } else {
+            let at = raw_stream(&tensors[..64]).len() as u64;
+            match err {
+                Some(Error::Format {
+                    rule: FormatRule::CompositeDepth,
+                    offset,
+                    ..
+                }) => assert_eq!(offset, at, "{levels}"),
+                other => panic!("{levels} levels: {other:?}"),
+            }
+        }
+        let mut w = StreamWriter::with_limits(Vec::new(), limits);
+        assert_eq!(w.write_item(&item).is_ok(), ok, "writer, {levels} levels");
+    }
+}

@@ -190,3 +190,32 @@ fn a_bad_stream_pushed_in_fails_the_writer_with_the_rule_and_offset() {
     assert!(err.to_string().contains("finished"), "{err}");
     assert_eq!(done.write(&[]).unwrap(), 0);
 }
+
+#[test]
+fn the_owner_of_a_pooled_buffer_shows_only_that_buffer() {
+    let pool = BufferPool::default();
+    let big = Tensor::from_dense(hurray_core::ElementType::Uint8, &[8192], &[0xAA; 8192]).unwrap();
+    let mut dec = StreamDecoder::default().with_pool(pool.clone());
+    push(&[Item::Tensor(big)], &mut dec);
+    drop(drain(&mut dec));
+    let small =
+        Tensor::from_dense(hurray_core::ElementType::Uint8, &[4100], &[0x11; 4100]).unwrap();
+    push(&[Item::Tensor(small)], &mut dec);
+    let got = drain(&mut dec);
+    assert_eq!(
+        pool.stats().reused,
+        1,
+        "the 8192-byte allocation was reused"
+    );
+    let Item::Tensor(t) = &got[0] else {
+        panic!("not a tensor")
+    };
+    let b = &t.buffers()[0];
+    assert_eq!(
+        b.owner().bytes().len(),
+        4100,
+        "no stale tail behind the buffer"
+    );
+    assert!(b.owner().bytes().iter().all(|&x| x == 0x11));
+    assert_eq!(b.owner().bytes().as_ptr(), b.as_slice().as_ptr());
+}

@@ -7,7 +7,7 @@ use super::catalog::ReadOptions;
 use super::encoder::{collect, member_names, FileEncoder, Piece, WriteOptions};
 use super::kv::KvValue;
 use super::reader::{window_for, FileReader};
-use super::writer::{poisoned, sync_parent, temp_path_for};
+use super::writer::{install, poisoned, temp_path_for};
 use super::HEADER_LEN;
 use crate::error::Result;
 use crate::tensor::{Composite, Tensor};
@@ -217,6 +217,12 @@ impl AsyncFileWriter {
     /// Writes the end of the file, syncs when `durable`, renames into place.
     ///
     /// Errors: as [`FileWriter::finish`](super::FileWriter::finish).
+    ///
+    /// Cancellation: dropping the future before the rename starts removes the
+    /// temporary file and leaves the destination as it was. The rename (and, when
+    /// `durable`, the directory sync after it) run together on a blocking thread
+    /// that completes even if the future is dropped meanwhile: then the destination
+    /// holds the complete new file. Either way it is never half-written.
     pub async fn finish(mut self) -> Result<()> {
         let durable = self.inner.enc.options().durable;
         let sink = self.inner.finish().await?;
@@ -225,15 +231,13 @@ impl AsyncFileWriter {
             file.sync_all().await?;
         }
         drop(file);
-        tokio::fs::rename(&self.temp.path, &self.dest).await?;
+        // From here the blocking task owns the temporary file: it renames it, or
+        // removes it when the rename fails.
+        let (temp, dest) = (self.temp.path.clone(), self.dest.clone());
         self.temp.armed = false;
-        if durable {
-            let dest = self.dest.clone();
-            tokio::task::spawn_blocking(move || sync_parent(&dest))
-                .await
-                .map_err(io::Error::other)??;
-        }
-        Ok(())
+        tokio::task::spawn_blocking(move || install(&temp, &dest, durable))
+            .await
+            .map_err(io::Error::other)?
     }
 }
 

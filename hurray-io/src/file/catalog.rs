@@ -679,13 +679,13 @@ fn check_composites(
             top.remaining -= 1;
         }
         if let Layout::CompositeHead(h) = &d.layout {
-            if stack.len() as u64 + 1 > u64::from(limits.max_composite_depth) {
+            if stack.len() as u64 + 1 > u64::from(limits.composite_depth()) {
                 return Err(Error::format(
                     FormatRule::CompositeDepth,
                     at,
                     format_args!(
                         "composites nested deeper than {} levels",
-                        limits.max_composite_depth
+                        limits.composite_depth()
                     ),
                 ));
             }

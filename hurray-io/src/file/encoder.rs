@@ -38,7 +38,9 @@ pub struct WriteOptions {
     /// Reproduce the reference writer byte for byte (`basic.hrry`): never set
     /// `HAS_KV_METADATA` (A2) and pad composite heads to `data_buffer_alignment` (A5).
     pub reference_compat: bool,
-    /// Deepest composite nesting accepted, counting the outermost head (default 8).
+    /// Deepest composite nesting accepted, counting the outermost head (default 8;
+    /// values above [`COMPOSITE_DEPTH_CEILING`](crate::limits::COMPOSITE_DEPTH_CEILING),
+    /// 64, act as 64).
     pub max_composite_depth: u32,
     /// Path writers only: `fsync` the file (and, on Unix, its directory) when
     /// finishing, so the renamed file survives a crash. Default `true`.
@@ -243,7 +245,9 @@ impl FileEncoder {
     pub fn composite(&mut self, names: &[&str], c: &Composite) -> Result<Vec<Piece>> {
         composite::validate(
             c,
-            self.opts.max_composite_depth,
+            self.opts
+                .max_composite_depth
+                .min(crate::limits::COMPOSITE_DEPTH_CEILING),
             Limits::default().max_composite_members,
         )?;
         let mut tensors = Vec::new();

@@ -227,7 +227,7 @@ impl<R: Read> SequentialReader<R> {
             }
             let mut done = match &t.descriptor().layout {
                 Layout::CompositeHead(h) => {
-                    let max = self.opts.limits.max_composite_depth;
+                    let max = self.opts.limits.composite_depth();
                     if stack.len() as u64 + 1 > u64::from(max) {
                         return Err(Error::format(
                             FormatRule::CompositeDepth,

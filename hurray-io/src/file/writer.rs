@@ -284,7 +284,9 @@ impl FileWriter {
     /// temporary file to the destination, replacing any file there.
     ///
     /// Errors: see [`FileEncoder::finish`]; [`Error::Io`]. On error the temporary
-    /// file is removed and the destination is left as it was.
+    /// file is removed and the destination is left as it was, with one exception:
+    /// when `durable` and syncing the directory after the rename fails, the new file
+    /// is already in place, and the error says so.
     pub fn finish(mut self) -> Result<()> {
         let durable = self.inner.enc.options().durable;
         let sink = self.inner.finish()?;
@@ -293,11 +295,32 @@ impl FileWriter {
             file.sync_all()?;
         }
         drop(file);
-        fs::rename(&self.temp.path, &self.dest)?;
         self.temp.armed = false;
-        if durable {
-            sync_parent(&self.dest)?;
-        }
-        Ok(())
+        install(&self.temp.path, &self.dest, durable)
     }
+}
+
+/// Renames the finished temporary file `temp` over `dest` (removing `temp` when the
+/// rename fails), then, when `durable`, syncs `dest`'s directory.
+///
+/// Errors: [`Error::Io`]; a failed directory sync says that the file is already in
+/// place (only its durability is in doubt).
+pub(crate) fn install(temp: &Path, dest: &Path, durable: bool) -> Result<()> {
+    if let Err(e) = fs::rename(temp, dest) {
+        let _ = fs::remove_file(temp);
+        return Err(e.into());
+    }
+    if durable {
+        sync_parent(dest).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "{} was renamed into place, but syncing its directory failed, so the \
+                     rename may not survive a crash: {e}",
+                    dest.display()
+                ),
+            )
+        })?;
+    }
+    Ok(())
 }

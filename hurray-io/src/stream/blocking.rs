@@ -114,11 +114,13 @@ impl<R: Read> Iterator for StreamReader<R> {
 /// # Ok::<(), hurray_io::Error>(())
 /// ```
 ///
-/// Errors: once the decoder has failed, a write returns an
+/// Errors: a write that runs into bad input returns the count of bytes accepted
+/// before it (a short write); once the decoder has failed, a write returns an
 /// [`ErrorKind::InvalidData`] error wrapping the decoder's error (which
 /// [`next_item`](StreamDecoder::next_item) also returns, once); after
 /// [`finish`](StreamDecoder::finish), a write fails with [`ErrorKind::Other`].
-/// `flush` does nothing.
+/// `flush` does nothing. Completed items queue in the decoder until taken, so drain
+/// [`next_item`](StreamDecoder::next_item) as you write.
 impl Write for StreamDecoder {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         if buf.is_empty() {

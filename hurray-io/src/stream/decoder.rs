@@ -50,7 +50,8 @@
 //!
 //! With a [`BufferPool`] ([`with_pool`](StreamDecoder::with_pool)) the same sizes are
 //! requested from the pool, which hands back an idle allocation of a fitting size
-//! (already mapped, so filling it takes no page faults) or a fresh one.
+//! (already mapped, so filling it takes no page faults, but also already resident:
+//! up to twice the request is committed from the start) or a fresh one.
 //!
 //! # Pushing bytes in
 //!
@@ -547,13 +548,13 @@ impl StreamDecoder {
         }
         if is_head(&d) {
             let depth = self.stack.len() as u64 + 1;
-            if depth > u64::from(self.limits.max_composite_depth) {
+            if depth > u64::from(self.limits.composite_depth()) {
                 return Err(Error::format(
                     FormatRule::CompositeDepth,
                     at,
                     format_args!(
                         "composite nested {depth} levels deep; the limit is {}",
-                        self.limits.max_composite_depth
+                        self.limits.composite_depth()
                     ),
                 ));
             }
@@ -647,8 +648,10 @@ impl StreamDecoder {
         else {
             return Ok(());
         };
-        let range = fill.start..fill.start + fill.size;
-        let buffer = Buffer::slice_of(Arc::new(fill.buf), range).ok_or_else(|| {
+        // The owner shows exactly the buffer: neither alignment slack nor the tail of
+        // a larger reused allocation is visible through the tensor.
+        let owner = fill.buf.shown(fill.start..fill.start + fill.size);
+        let buffer = Buffer::slice_of(Arc::new(owner), 0..fill.size).ok_or_else(|| {
             Error::format(FormatRule::Limit, self.pos, "buffer window out of range")
         })?;
         tensor.buffers.push(buffer);

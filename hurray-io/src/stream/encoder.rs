@@ -105,7 +105,7 @@ impl StreamEncoder {
         if let Item::Composite(c) = item {
             composite::validate(
                 c,
-                self.limits.max_composite_depth,
+                self.limits.composite_depth(),
                 self.limits.max_composite_members,
             )
             .map_err(|e| self.rebase(e))?;
@@ -149,13 +149,13 @@ impl StreamEncoder {
                 let Layout::CompositeHead(h) = &t.descriptor().layout else {
                     return Ok(());
                 };
-                if depth >= self.limits.max_composite_depth {
+                if depth >= self.limits.composite_depth() {
                     return Err(Error::format(
                         FormatRule::CompositeDepth,
                         self.pos,
                         format_args!(
                             "composites nested deeper than {} levels",
-                            self.limits.max_composite_depth
+                            self.limits.composite_depth()
                         ),
                     ));
                 }
