@@ -624,7 +624,8 @@ typedef struct HurrayWriteOptions {
     // Alignment of every data buffer in bytes: a power of two in 4096..=2 MiB
     // (default 4096).
     uint32_t data_buffer_alignment;
-    // Deepest composite nesting accepted, counting the outermost head (default 8).
+    // Deepest composite nesting accepted, counting the outermost head (default 8;
+    // values above 64 act as 64).
     uint32_t max_composite_depth;
     // The tensor count to announce in the header (heads and members included;
     // finishing fails if the count differs), or `HURRAY_COUNT_UNKNOWN` (default).
@@ -645,7 +646,8 @@ typedef struct HurrayWriteOptions {
 typedef struct HurrayFileReadOptions {
     // Largest descriptor accepted (default 16 MiB).
     uint32_t max_descriptor_bytes;
-    // Most composite nesting levels, counting the outermost head (default 8).
+    // Most composite nesting levels, counting the outermost head (default 8;
+    // values above 64 act as 64).
     uint32_t max_composite_depth;
     // Largest single buffer accepted (default 64 GiB).
     uint64_t max_buffer_bytes;
@@ -677,7 +679,8 @@ typedef struct HurrayFileReadOptions {
 typedef struct HurrayStreamLimits {
     // Largest descriptor accepted, in bytes (default 16 MiB).
     uint32_t max_descriptor_bytes;
-    // Most composite nesting levels, counting the outermost head (default 8).
+    // Most composite nesting levels, counting the outermost head (default 8;
+    // values above 64 act as 64).
     uint32_t max_composite_depth;
     // Largest single buffer accepted, in bytes (default 64 GiB).
     uint64_t max_buffer_bytes;
