@@ -135,14 +135,6 @@ impl HurrayWriteOptions {
     ///
     /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` when a flag is not 0 or 1.
     pub fn to_options(&self) -> FfiResult<WriteOptions> {
-        let flag = |v: u8, what: &str| match v {
-            0 => Ok(false),
-            1 => Ok(true),
-            _ => Err(FfiError::new(
-                HURRAY_ERR_INVALID_ARGUMENT,
-                format!("{what} is {v}, not 0 or 1"),
-            )),
-        };
         Ok(WriteOptions {
             data_buffer_alignment: self.data_buffer_alignment,
             sorted_index: flag(self.sorted_index, "sorted_index")?,
@@ -153,6 +145,20 @@ impl HurrayWriteOptions {
             max_composite_depth: self.max_composite_depth,
             durable: flag(self.durable, "durable")?,
         })
+    }
+}
+
+/// A C boolean option field: 0 or 1.
+///
+/// Errors: `HURRAY_ERR_INVALID_ARGUMENT` naming the field for any other value.
+pub(crate) fn flag(v: u8, what: &str) -> FfiResult<bool> {
+    match v {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(FfiError::new(
+            HURRAY_ERR_INVALID_ARGUMENT,
+            format!("{what} is {v}, not 0 or 1"),
+        )),
     }
 }
 
@@ -373,20 +379,10 @@ pub unsafe extern "C" fn hurray_file_reader_open(
     path: *const c_char,
     out: *mut *mut HurrayFileReader,
 ) -> HurrayStatus {
-    boundary(|| {
-        // SAFETY: forwarded.
-        let path = unsafe { path_in(path, "path")? };
-        need(out, "out")?;
-        let r = FileReader::open(&path).map_err(|e| naming_path(&path, e))?;
-        // SAFETY: checked non-null.
-        unsafe { put(out, "out", handle::into_raw(HurrayFileReader::new(r))) }
+    // SAFETY: forwarded.
+    boundary(|| unsafe {
+        crate::read_options::open_reader(path, &hurray_io::file::ReadOptions::default(), out)
     })
-}
-
-/// The error of opening `path`, its message prefixed with the path.
-pub(crate) fn naming_path(path: &std::path::Path, e: hurray_io::Error) -> FfiError {
-    let e = FfiError::from(e);
-    FfiError::new(e.status, format!("{}: {}", path.display(), e.message))
 }
 
 /// File-level facts: version, flags, data alignment, CRC status, count hint, section

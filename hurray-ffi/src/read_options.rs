@@ -2,7 +2,7 @@
 //! strictness (`hurray_file_reader_open_with`), the C face of hurray-io's
 //! `ReadOptions` (`file-format.md` §14 limits, `descriptor.md` §15 permissive mode).
 
-use crate::file::{naming_path, path_in, HurrayFileReader};
+use crate::file::{flag, path_in, HurrayFileReader};
 use crate::handle;
 use crate::status::*;
 use hurray_core::DecodeOptions;
@@ -70,14 +70,6 @@ impl HurrayFileReadOptions {
     /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` when `permissive` or `accept_private`
     /// is not 0 or 1.
     pub fn to_options(&self) -> FfiResult<ReadOptions> {
-        let flag = |v: u8, what: &str| match v {
-            0 => Ok(false),
-            1 => Ok(true),
-            _ => Err(FfiError::new(
-                HURRAY_ERR_INVALID_ARGUMENT,
-                format!("{what} is {v}, not 0 or 1"),
-            )),
-        };
         Ok(ReadOptions {
             limits: Limits {
                 max_descriptor_bytes: self.max_descriptor_bytes,
@@ -139,16 +131,33 @@ pub unsafe extern "C" fn hurray_file_reader_open_with(
     out: *mut *mut HurrayFileReader,
 ) -> HurrayStatus {
     boundary(|| {
-        // SAFETY: forwarded.
-        let path = unsafe { path_in(path, "path")? };
-        need(out, "out")?;
         // SAFETY: NULL or valid for a read per the caller.
         let opts = unsafe { options.as_ref() }
             .copied()
             .unwrap_or_default()
             .to_options()?;
-        let r = FileReader::open_with(&path, &opts).map_err(|e| naming_path(&path, e))?;
-        // SAFETY: checked non-null.
-        unsafe { put(out, "out", handle::into_raw(HurrayFileReader::new(r))) }
+        // SAFETY: forwarded.
+        unsafe { open_reader(path, &opts, out) }
     })
+}
+
+/// Opens and validates `path` under `opts` into `*out` (both exports' body); the
+/// error message starts with the path.
+///
+/// # Safety
+/// `path` NULL or NUL-terminated; `out` NULL or writable.
+pub(crate) unsafe fn open_reader(
+    path: *const c_char,
+    opts: &ReadOptions,
+    out: *mut *mut HurrayFileReader,
+) -> FfiResult<()> {
+    // SAFETY: forwarded.
+    let path = unsafe { path_in(path, "path")? };
+    need(out, "out")?;
+    let r = FileReader::open_with(&path, opts).map_err(|e| {
+        let e = FfiError::from(e);
+        FfiError::new(e.status, format!("{}: {}", path.display(), e.message))
+    })?;
+    // SAFETY: checked non-null.
+    unsafe { put(out, "out", handle::into_raw(HurrayFileReader::new(r))) }
 }
