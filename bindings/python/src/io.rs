@@ -6,7 +6,7 @@
 use crate::errors::{self, FileError, StreamError, UnsupportedError};
 use crate::tensor::{assemble, device_object, Tensor};
 use hurray_io::file::{FileReader, FileWriter, KvArray, KvValue, WriteOptions};
-use hurray_io::Item;
+use hurray_io::{BufferPool, Item, StreamDecoder};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
@@ -254,6 +254,9 @@ pub fn load<'py>(
 
 /// Where a stream reader gets bytes.
 enum Source {
+    /// A Python `bytes` object, read in place (no copy up front).
+    Bytes(BytesSource),
+    /// A copy of a mutable bytes-like object.
     Mem(std::io::Cursor<Vec<u8>>),
     File(File),
 }
@@ -261,9 +264,50 @@ enum Source {
 impl Read for Source {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         match self {
+            Source::Bytes(b) => b.read(buf),
             Source::Mem(c) => c.read(buf),
             Source::File(f) => f.read(buf),
         }
+    }
+}
+
+/// A Python `bytes` object read in place: `bytes` are immutable, so the reader can
+/// take its bytes straight from the object's buffer instead of copying the whole
+/// input up front.
+struct BytesSource {
+    /// Keeps the object, and so its buffer, alive.
+    _obj: Py<PyBytes>,
+    ptr: *const u8,
+    len: usize,
+    pos: usize,
+}
+
+// SAFETY: the pointed-to bytes are immutable and owned by `_obj`, which is `Send`
+// and kept alive as long as this value; reading them needs no GIL.
+unsafe impl Send for BytesSource {}
+
+impl BytesSource {
+    fn new(b: &Bound<'_, PyBytes>) -> BytesSource {
+        let bytes = b.as_bytes();
+        BytesSource {
+            _obj: b.clone().unbind(),
+            ptr: bytes.as_ptr(),
+            len: bytes.len(),
+            pos: 0,
+        }
+    }
+}
+
+impl Read for BytesSource {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // SAFETY: `ptr..ptr + len` is the buffer of a live, immutable bytes object
+        // (see the `Send` impl), and `pos <= len` always holds.
+        let rest =
+            unsafe { std::slice::from_raw_parts(self.ptr.add(self.pos), self.len - self.pos) };
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.pos += n;
+        Ok(n)
     }
 }
 
@@ -337,10 +381,13 @@ impl Owner {
 
 /// Reads tensors from a stream, one at a time, as they arrive.
 ///
-/// ``source`` is bytes-like (``bytes``, ``bytearray``, ``memoryview``, a list of
-/// ints: copied), an object with ``fileno()`` (socket, pipe, open file: the
+/// ``source`` is bytes-like (``bytes``: read in place, kept alive by the reader;
+/// ``bytearray``, ``memoryview``, a list of ints: copied), an object with ``fileno()`` (socket, pipe, open file: the
 /// descriptor is duplicated, yours stays open), or a ``str`` path. Iterate it, or
-/// use it as a context manager. Tensors own their buffers.
+/// use it as a context manager. Tensors own their buffers. Memory of tensors from
+/// this reader that have been freed is reused for the next ones it reads (up to
+/// 1 GiB of it is kept while the reader lives), so a loop that reads, uses and
+/// drops tensors does not fault in fresh pages for each one.
 ///
 /// A reader is bound to the thread that created it: using it from another thread
 /// raises ``RuntimeError``. Dropping the last reference on any thread closes it.
@@ -363,7 +410,7 @@ impl StreamReader {
     #[new]
     fn new(source: &Bound<'_, PyAny>) -> PyResult<Self> {
         let src = if let Ok(b) = source.cast::<PyBytes>() {
-            Source::Mem(std::io::Cursor::new(b.as_bytes().to_vec()))
+            Source::Bytes(BytesSource::new(b))
         } else if let Ok(b) = source.cast::<PyByteArray>() {
             Source::Mem(std::io::Cursor::new(b.to_vec()))
         } else if let (false, Ok(v)) = (
@@ -386,7 +433,13 @@ impl StreamReader {
         };
         Ok(StreamReader {
             owner: Owner::here("StreamReader"),
-            inner: Mutex::new(Some(hurray_io::StreamReader::new(src))),
+            // Tensors this reader hands out return their memory to its pool when
+            // they are freed, and the next tensors are read into it (no fresh-page
+            // faults in a read-process-drop loop); the pool goes with the reader.
+            inner: Mutex::new(Some(hurray_io::StreamReader::with_decoder(
+                src,
+                StreamDecoder::default().with_pool(BufferPool::default()),
+            ))),
         })
     }
 

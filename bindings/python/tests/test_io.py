@@ -130,6 +130,30 @@ def test_stream_in_memory_round_trip():
     assert empty.getvalue() == b""
 
 
+def test_stream_reader_reuses_the_memory_of_freed_tensors():
+    # 1 MiB, then 768 KiB: a fresh mapping of the smaller size would not start where
+    # the freed one did; the reader's pool hands back the same allocation.
+    sizes = [1 << 18, 3 << 16, 1 << 18, 1 << 18]
+    w = hurray.StreamWriter()
+    for k, n in enumerate(sizes):
+        w.write(hurray.from_numpy(np.full(n, k, dtype=np.float32)))
+    r = hurray.StreamReader(w.getvalue())  # the bytes object lives only in the reader
+    a = next(r)
+    addr = a._buffer_address(0)
+    assert np.asarray(a)[-1] == 0
+    del a  # its memory goes back to the reader's pool
+    b = next(r)
+    assert b._buffer_address(0) == addr
+    arr = np.asarray(b)
+    assert arr.shape == (3 << 16,) and (arr == 1).all()
+    c = next(r)  # b is alive: c gets other memory, and b keeps its values
+    assert c._buffer_address(0) != addr
+    assert (np.asarray(c) == 2).all() and (arr == 1).all()
+    del arr, b, c
+    (d,) = list(r)
+    assert (np.asarray(d) == 3).all()
+
+
 def test_stream_transports(tmp_path):
     p = str(tmp_path / "s.stream")
     with hurray.StreamWriter(p) as w:
