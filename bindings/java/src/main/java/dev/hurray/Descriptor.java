@@ -1,0 +1,360 @@
+package dev.hurray;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * A decoded, validated tensor descriptor: element type, layout, shape, buffer table
+ * and optional sections. Immutable; a plain Java value (no native resource), holding
+ * the canonical encoding ({@link #toBytes()}) and the fields read from it by the
+ * C ABI.
+ *
+ * <p>Shapes and strides are in elements; sizes, offsets and alignments in bytes.
+ * Unsigned 64-bit wire values are carried in {@code long}s (use
+ * {@link Long#toUnsignedString(long)}; a dynamic dimension reads as {@code -1}).
+ */
+public final class Descriptor {
+    /** One entry of the buffer table: size and placement of a buffer, never its address. */
+    public record BufferEntry(long byteSize, int alignment, int deviceTag, int syncMode,
+            int memoryClass) {}
+
+    /**
+     * The quantization section's fixed fields. Fields the scheme does not have are 0;
+     * buffer indices it does not have are {@code 0xFFFFFFFF} (-1).
+     *
+     * @param scheme {@code HURRAY_SCHEME_*} (1 per-tensor affine, 2 per-channel, ...)
+     * @param scale per-tensor scale
+     * @param zeroPoint per-tensor zero point
+     * @param axis quantized axis
+     * @param blockSize elements per block
+     * @param scaleBufferIndex buffer of the scales
+     * @param zeroPointBufferIndex buffer of the zero points
+     */
+    public record Quantization(int scheme, float scale, int zeroPoint, int axis, int blockSize,
+            int scaleBufferIndex, int zeroPointBufferIndex) {
+        /** {@code HURRAY_SCHEME_PER_TENSOR_AFFINE}. */
+        public static final int PER_TENSOR_AFFINE = 1;
+    }
+
+    private final byte[] bytes;
+    private final int versionMajor;
+    private final int versionMinor;
+    private final int typeTag;
+    private final int layoutTag;
+    private final int flags;
+    private final long byteOffset;
+    private final long[] shape;
+    private final List<BufferEntry> buffers;
+    private final long[] strides;
+    private final OptionalLong nnz;
+    private final Quantization quantization;
+
+    private Descriptor(byte[] bytes) {
+        this.bytes = bytes;
+        long[] p = Native.descriptorInfo(bytes);
+        int k = 0;
+        versionMajor = (int) p[k++];
+        versionMinor = (int) p[k++];
+        typeTag = (int) p[k++];
+        layoutTag = (int) p[k++];
+        flags = (int) p[k++];
+        int rank = (int) p[k++];
+        int bufferCount = (int) p[k++];
+        byteOffset = p[k++];
+        k++; // descriptor_length: bytes.length
+        shape = Arrays.copyOfRange(p, k, k + rank);
+        k += rank;
+        List<BufferEntry> b = new ArrayList<>(bufferCount);
+        for (int i = 0; i < bufferCount; i++) {
+            b.add(new BufferEntry(p[k], (int) p[k + 1], (int) p[k + 2], (int) p[k + 3],
+                    (int) p[k + 4]));
+            k += 5;
+        }
+        buffers = List.copyOf(b);
+        if (p[k++] == 1) {
+            strides = Arrays.copyOfRange(p, k, k + rank);
+            k += rank;
+        } else {
+            strides = null;
+        }
+        nnz = p[k] == 1 ? OptionalLong.of(p[k + 1]) : OptionalLong.empty();
+        k += 2;
+        quantization = p[k] == 1
+                ? new Quantization((int) p[k + 1], Float.intBitsToFloat((int) p[k + 2]),
+                        (int) p[k + 3], (int) p[k + 4], (int) p[k + 5], (int) p[k + 6],
+                        (int) p[k + 7])
+                : null;
+    }
+
+    /**
+     * Decodes and validates one encoded descriptor.
+     *
+     * @param bytes exactly one descriptor's encoding (copied)
+     * @return the descriptor
+     * @throws FormatException when the bytes do not decode or validate (the message
+     *     names the rule and the byte offset)
+     * @throws HurrayException with {@link Status#NULL_POINTER} for empty bytes
+     */
+    public static Descriptor decode(byte[] bytes) {
+        return new Descriptor(Objects.requireNonNull(bytes, "bytes").clone());
+    }
+
+    /** Wraps bytes the library produced (not copied). */
+    static Descriptor ofOwned(byte[] bytes) {
+        return new Descriptor(bytes);
+    }
+
+    /**
+     * A row-major CPU descriptor with one buffer of exactly the contiguous size
+     * (64-byte alignment, producer-synced, standard memory): the common case.
+     *
+     * @param type element type
+     * @param shape dimensions, in elements (rank 0..64)
+     * @return the descriptor
+     * @throws HurrayException for a private type, a rank over 64 or a size overflow
+     */
+    public static Descriptor dense(ElementType type, long... shape) {
+        return new Descriptor(Native.descriptorDense(type.tag(), shape.clone()));
+    }
+
+    /**
+     * A builder for any layout the C builder supports through this binding: strides,
+     * byte offset, sparse {@code nnz}, a buffer table (CPU, producer-synced, standard
+     * memory) and a per-tensor affine quantization section.
+     *
+     * @param type element type
+     * @param layout layout
+     * @param shape dimensions, in elements
+     * @return a new builder
+     */
+    public static Builder builder(ElementType type, Layout layout, long... shape) {
+        return new Builder(type, layout, shape.clone());
+    }
+
+    /** Collects the fields of a descriptor; {@link #build()} validates them in Rust. */
+    public static final class Builder {
+        private final ElementType type;
+        private final Layout layout;
+        private final long[] shape;
+        private long[] strides;
+        private long byteOffset;
+        private long nnz = -1;
+        private final List<long[]> buffers = new ArrayList<>();
+        private int quantScheme;
+        private float scale;
+        private int zeroPoint;
+
+        private Builder(ElementType type, Layout layout, long[] shape) {
+            this.type = Objects.requireNonNull(type, "type");
+            this.layout = Objects.requireNonNull(layout, "layout");
+            this.shape = shape;
+        }
+
+        /**
+         * @param strides one signed stride per dimension, in elements (strided layout)
+         * @return this builder
+         */
+        public Builder strides(long... strides) {
+            this.strides = strides.clone();
+            return this;
+        }
+
+        /**
+         * @param byteOffset bytes from the start of buffer 0 to element [0, ..., 0]
+         * @return this builder
+         */
+        public Builder byteOffset(long byteOffset) {
+            this.byteOffset = byteOffset;
+            return this;
+        }
+
+        /**
+         * @param nnz stored elements of a sparse layout
+         * @return this builder
+         */
+        public Builder nnz(long nnz) {
+            this.nnz = nnz;
+            return this;
+        }
+
+        /**
+         * Appends a buffer-table entry (CPU, producer-synced, standard memory).
+         *
+         * @param byteSize size in bytes
+         * @param alignment alignment in bytes (a power of two, at least 64 when non-empty)
+         * @return this builder
+         */
+        public Builder addBuffer(long byteSize, int alignment) {
+            buffers.add(new long[] {byteSize, alignment});
+            return this;
+        }
+
+        /**
+         * Adds a per-tensor affine quantization section.
+         *
+         * @param scale finite, non-zero scale
+         * @param zeroPoint zero point, in the storage type's range
+         * @return this builder
+         */
+        public Builder perTensorAffine(float scale, int zeroPoint) {
+            this.quantScheme = Quantization.PER_TENSOR_AFFINE;
+            this.scale = scale;
+            this.zeroPoint = zeroPoint;
+            return this;
+        }
+
+        /**
+         * Encodes and validates the descriptor.
+         *
+         * @return the descriptor
+         * @throws HurrayException when a field is out of range or missing
+         * @throws FormatException when a rule of the spec is broken (message names the
+         *     rule and byte offset)
+         */
+        public Descriptor build() {
+            long[] sizes = new long[buffers.size()];
+            long[] aligns = new long[buffers.size()];
+            for (int i = 0; i < sizes.length; i++) {
+                sizes[i] = buffers.get(i)[0];
+                aligns[i] = buffers.get(i)[1];
+            }
+            if (type == ElementType.PRIVATE || layout == Layout.EXTENSION) {
+                throw new IllegalArgumentException("private types and extension layouts need tags");
+            }
+            return new Descriptor(Native.descriptorBuild(type.tag(), layout.tag(), shape,
+                    strides, byteOffset, nnz, sizes, aligns, quantScheme, scale, zeroPoint));
+        }
+    }
+
+    /** @return a copy of the canonical encoding */
+    public byte[] toBytes() {
+        return bytes.clone();
+    }
+
+    byte[] bytesUnsafe() {
+        return bytes;
+    }
+
+    /** @return {@code version_major} of the descriptor encoding */
+    public int versionMajor() {
+        return versionMajor;
+    }
+
+    /** @return {@code version_minor} of the descriptor encoding */
+    public int versionMinor() {
+        return versionMinor;
+    }
+
+    /** @return the element type */
+    public ElementType elementType() {
+        return ElementType.fromTag(typeTag);
+    }
+
+    /** @return the wire type tag */
+    public int typeTag() {
+        return typeTag;
+    }
+
+    /** @return the layout */
+    public Layout layout() {
+        return Layout.fromTag(layoutTag);
+    }
+
+    /** @return the wire layout tag */
+    public int layoutTag() {
+        return layoutTag;
+    }
+
+    /** @return {@code flags}: which optional sections are present ({@code HURRAY_FLAG_*}) */
+    public int flags() {
+        return flags;
+    }
+
+    /** @return bytes from the start of buffer 0 to element [0, ..., 0] */
+    public long byteOffset() {
+        return byteOffset;
+    }
+
+    /** @return a copy of the shape, in elements */
+    public long[] shape() {
+        return shape.clone();
+    }
+
+    /** @return the number of dimensions */
+    public int rank() {
+        return shape.length;
+    }
+
+    /**
+     * @return the number of elements (product of the shape), or -1 when it overflows a
+     *     {@code long} or a dimension is dynamic
+     */
+    public long elementCount() {
+        long n = 1;
+        for (long d : shape) {
+            if (d < 0) {
+                return -1;
+            }
+            try {
+                n = Math.multiplyExact(n, d);
+            } catch (ArithmeticException e) {
+                return -1;
+            }
+        }
+        return n;
+    }
+
+    /** @return the number of buffers in the buffer table */
+    public int bufferCount() {
+        return buffers.size();
+    }
+
+    /**
+     * @param index buffer index, {@code 0 <= index < bufferCount()}
+     * @return that buffer-table entry
+     * @throws IndexOutOfBoundsException for a bad index
+     */
+    public BufferEntry buffer(int index) {
+        return buffers.get(index);
+    }
+
+    /** @return the buffer table, unmodifiable */
+    public List<BufferEntry> buffers() {
+        return buffers;
+    }
+
+    /** @return the strides in elements (strided layout), or empty */
+    public Optional<long[]> strides() {
+        return strides == null ? Optional.empty() : Optional.of(strides.clone());
+    }
+
+    /** @return {@code nnz} of a sparse layout, or empty */
+    public OptionalLong nnz() {
+        return nnz;
+    }
+
+    /** @return the quantization section, or empty */
+    public Optional<Quantization> quantization() {
+        return Optional.ofNullable(quantization);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Descriptor && Arrays.equals(bytes, ((Descriptor) o).bytes);
+    }
+
+    @Override
+    public int hashCode() {
+        return Arrays.hashCode(bytes);
+    }
+
+    @Override
+    public String toString() {
+        return "Descriptor[" + elementType() + " " + layout() + " " + Arrays.toString(shape)
+                + ", " + buffers.size() + " buffer(s)]";
+    }
+}
