@@ -21,7 +21,7 @@
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use hurray_ffi::abi::{hurray_c_abi_version, hurray_debug_live_objects, hurray_last_error_message};
 use hurray_ffi::buffer::{
@@ -55,9 +55,9 @@ use hurray_ffi::file::{
     hurray_file_writer_add_kv_array_int64, hurray_file_writer_add_kv_array_string,
     hurray_file_writer_add_kv_bool, hurray_file_writer_add_kv_bytes,
     hurray_file_writer_add_kv_float64, hurray_file_writer_add_kv_int64,
-    hurray_file_writer_add_kv_string, hurray_file_writer_add_kv_uint64,
-    hurray_file_writer_create, hurray_file_writer_destroy, hurray_file_writer_finish,
-    hurray_file_writer_write_tensor, hurray_write_options_default,
+    hurray_file_writer_add_kv_string, hurray_file_writer_add_kv_uint64, hurray_file_writer_create,
+    hurray_file_writer_destroy, hurray_file_writer_finish, hurray_file_writer_write_tensor,
+    hurray_write_options_default,
 };
 use hurray_ffi::stream::{
     hurray_stream_decoder_advance, hurray_stream_decoder_demand, hurray_stream_decoder_destroy,
@@ -71,10 +71,9 @@ use hurray_ffi::tensor::{
 };
 use hurray_ffi::{
     HurrayBuffer, HurrayBufferEntry, HurrayBufferList, HurrayDescriptor, HurrayDescriptorBuilder,
-    HurrayDescriptorHeader, HurrayFileInfo, HurrayFileReader, HurrayFileWriter,
-    HurrayQuantization, HurrayStatus, HurrayStreamDecoder, HurrayStreamEncoder,
-    HurrayStreamLimits, HurrayTensor, HurrayWriteOptions, HURRAY_C_ABI_VERSION,
-    HURRAY_ERR_INTERNAL_PANIC, HURRAY_OK,
+    HurrayDescriptorHeader, HurrayFileInfo, HurrayFileReader, HurrayFileWriter, HurrayQuantization,
+    HurrayStatus, HurrayStreamDecoder, HurrayStreamEncoder, HurrayStreamLimits, HurrayTensor,
+    HurrayWriteOptions, HURRAY_C_ABI_VERSION, HURRAY_ERR_INTERNAL_PANIC, HURRAY_OK,
 };
 use jni::objects::{
     GlobalRef, JByteArray, JByteBuffer, JClass, JDoubleArray, JLongArray, JObject, JObjectArray,
@@ -400,7 +399,9 @@ fn pack(d: *const HurrayDescriptor) -> R<Vec<i64>> {
     let mut strides = vec![0i64; h.rank as usize];
     let mut sn = 0u64;
     // SAFETY: strides holds rank writable values.
-    let s = unsafe { hurray_descriptor_strides(d, strides.as_mut_ptr(), strides.len() as u64, &mut sn) };
+    let s = unsafe {
+        hurray_descriptor_strides(d, strides.as_mut_ptr(), strides.len() as u64, &mut sn)
+    };
     if s == HURRAY_OK {
         out.push(1);
         out.extend(&strides[..sn as usize]);
@@ -522,7 +523,9 @@ pub extern "system" fn Java_dev_hurray_Native_descriptorBuild<'l>(
         let sizes = longs(env, &buf_sizes)?;
         let aligns = longs(env, &buf_aligns)?;
         if sizes.len() != aligns.len() {
-            return Err(Fail::Arg("buffer sizes and alignments differ in length".into()));
+            return Err(Fail::Arg(
+                "buffer sizes and alignments differ in length".into(),
+            ));
         }
         for (&size, &align) in sizes.iter().zip(&aligns) {
             let e = HurrayBufferEntry {
@@ -565,7 +568,9 @@ pub extern "system" fn Java_dev_hurray_Native_descriptorBuild<'l>(
 struct Producer {
     vm: JavaVM,
     buffers: Vec<GlobalRef>,
-    on_release: Option<GlobalRef>,
+    /// Taken (disarmed) when the construction fails: the callback runs only for a
+    /// tensor that was handed to Java.
+    on_release: Mutex<Option<GlobalRef>>,
 }
 
 impl Drop for Producer {
@@ -574,7 +579,8 @@ impl Drop for Producer {
         // (the guard detaches only what it attached), run the callback, then delete
         // the global references while attached.
         if let Ok(mut env) = self.vm.attach_current_thread() {
-            if let Some(r) = self.on_release.take() {
+            let callback = self.on_release.get_mut().ok().and_then(Option::take);
+            if let Some(r) = callback {
                 let _ = env.call_method(r.as_obj(), "run", "()V", &[]);
                 if env.exception_check().unwrap_or(false) {
                     let _ = env.exception_describe();
@@ -645,74 +651,92 @@ pub extern "system" fn Java_dev_hurray_Native_tensorNew<'l>(
         let producer = Arc::new(Producer {
             vm: env.get_java_vm()?,
             buffers: globals,
-            on_release,
+            on_release: Mutex::new(on_release),
         });
-        let mut list = List(ptr::null_mut());
-        // SAFETY: list.0 is writable.
-        ck(unsafe { hurray_buffer_list_new(&mut list.0) })?;
-        let h = header(d.0)?;
-        for (i, &(addr, cap)) in regions.iter().enumerate() {
-            let e = if (i as u32) < h.buffer_count {
-                entry(d.0, i as u32)?
-            } else {
-                HurrayBufferEntry {
-                    alignment: 64,
-                    ..HurrayBufferEntry::default()
-                }
-            };
-            let data: *const c_void = if cap == 0 { ptr::null() } else { addr.cast() };
-            let ctx = Arc::into_raw(producer.clone()).cast_mut().cast::<c_void>();
-            let mut buf: *mut HurrayBuffer = ptr::null_mut();
-            // SAFETY: data is valid for cap bytes while the global reference in
-            // `producer` keeps the ByteBuffer (and so its memory) reachable; the
-            // release drops that count exactly once.
-            let s = unsafe {
-                hurray_buffer_new(
-                    data,
-                    cap as u64,
-                    e.alignment,
-                    e.device_tag,
-                    e.sync_mode,
-                    e.memory_class,
-                    ptr::null(),
-                    Some(release_producer),
-                    ctx,
-                    &mut buf,
-                )
-            };
-            if s != HURRAY_OK {
-                let err = Fail::Status(s, last_error());
-                // SAFETY: on error the release was not called: the count is ours.
-                drop(unsafe { Arc::from_raw(ctx.cast_const().cast::<Producer>()) });
-                return Err(err);
-            }
-            // SAFETY: list.0 and buf are live handles of this copy.
-            let s = unsafe { hurray_buffer_list_push(list.0, &mut buf) };
-            if s != HURRAY_OK {
-                let err = Fail::Status(s, last_error());
-                // SAFETY: the push failed, so buf is still ours; destroying it runs
-                // its release (one count).
-                unsafe { hurray_buffer_destroy(&mut buf) };
-                return Err(err);
+        let made = wrap_regions(&d, &desc, &regions, &producer);
+        if made.is_err() {
+            // Everything the C ABI briefly held was dropped inside wrap_regions while
+            // `producer` kept a count: disarm the callback before the last count goes.
+            if let Ok(mut g) = producer.on_release.lock() {
+                g.take();
             }
         }
         drop(producer);
-        let mut t: *mut HurrayTensor = ptr::null_mut();
-        // SAFETY: desc readable; list.0 live (moves in on success only); t writable.
-        ck(unsafe {
-            hurray_tensor_new(
-                HURRAY_C_ABI_VERSION,
-                desc.as_ptr(),
-                desc.len() as u64,
-                list.0,
-                ptr::null_mut(),
-                None,
-                &mut t,
-            )
-        })?;
-        list.0 = ptr::null_mut(); // moved into the tensor
-        Ok(t as jlong)
+        made
     })
+}
+
+/// Builds the buffers (one `Arc<Producer>` count each), the list and the tensor.
+fn wrap_regions(
+    d: &Desc,
+    desc: &[u8],
+    regions: &[(*mut u8, usize)],
+    producer: &Arc<Producer>,
+) -> R<jlong> {
+    let mut list = List(ptr::null_mut());
+    // SAFETY: list.0 is writable.
+    ck(unsafe { hurray_buffer_list_new(&mut list.0) })?;
+    let h = header(d.0)?;
+    for (i, &(addr, cap)) in regions.iter().enumerate() {
+        let e = if (i as u32) < h.buffer_count {
+            entry(d.0, i as u32)?
+        } else {
+            HurrayBufferEntry {
+                alignment: 64,
+                ..HurrayBufferEntry::default()
+            }
+        };
+        let data: *const c_void = if cap == 0 { ptr::null() } else { addr.cast() };
+        let ctx = Arc::into_raw(producer.clone()).cast_mut().cast::<c_void>();
+        let mut buf: *mut HurrayBuffer = ptr::null_mut();
+        // SAFETY: data is valid for cap bytes while the global reference in
+        // `producer` keeps the ByteBuffer (and so its memory) reachable; the
+        // release drops that count exactly once.
+        let s = unsafe {
+            hurray_buffer_new(
+                data,
+                cap as u64,
+                e.alignment,
+                e.device_tag,
+                e.sync_mode,
+                e.memory_class,
+                ptr::null(),
+                Some(release_producer),
+                ctx,
+                &mut buf,
+            )
+        };
+        if s != HURRAY_OK {
+            let err = Fail::Status(s, last_error());
+            // SAFETY: on error the release was not called: the count is ours.
+            drop(unsafe { Arc::from_raw(ctx.cast_const().cast::<Producer>()) });
+            return Err(err);
+        }
+        // SAFETY: list.0 and buf are live handles of this copy.
+        let s = unsafe { hurray_buffer_list_push(list.0, &mut buf) };
+        if s != HURRAY_OK {
+            let err = Fail::Status(s, last_error());
+            // SAFETY: the push failed, so buf is still ours; destroying it runs
+            // its release (one count).
+            unsafe { hurray_buffer_destroy(&mut buf) };
+            return Err(err);
+        }
+    }
+    let mut t: *mut HurrayTensor = ptr::null_mut();
+    // SAFETY: desc readable; list.0 live (moves in on success only); t writable.
+    ck(unsafe {
+        hurray_tensor_new(
+            HURRAY_C_ABI_VERSION,
+            desc.as_ptr(),
+            desc.len() as u64,
+            list.0,
+            ptr::null_mut(),
+            None,
+            &mut t,
+        )
+    })?;
+    list.0 = ptr::null_mut(); // moved into the tensor
+    Ok(t as jlong)
 }
 
 /// `Native.tensorDestroy(long)`: `hurray_tensor_destroy`.
@@ -830,7 +854,9 @@ pub extern "system" fn Java_dev_hurray_Native_decoderDemand<'l>(
         let mut p: *mut u8 = ptr::null_mut();
         let mut n = 0u64;
         // SAFETY: dec is a live decoder; p, n writable.
-        ck(unsafe { hurray_stream_decoder_demand(dec as *mut HurrayStreamDecoder, &mut p, &mut n) })?;
+        ck(unsafe {
+            hurray_stream_decoder_demand(dec as *mut HurrayStreamDecoder, &mut p, &mut n)
+        })?;
         // SAFETY: the demanded slice is writable and valid until the next call on
         // the decoder; StreamReader.java drops the ByteBuffer before that call.
         unsafe { direct(env, p, n) }
@@ -868,7 +894,11 @@ pub extern "system" fn Java_dev_hurray_Native_decoderNextTensor(
 
 /// `Native.decoderFinish(long)`: end of input; throws on a truncated stream.
 #[no_mangle]
-pub extern "system" fn Java_dev_hurray_Native_decoderFinish(mut env: JNIEnv, _c: JClass, dec: jlong) {
+pub extern "system" fn Java_dev_hurray_Native_decoderFinish(
+    mut env: JNIEnv,
+    _c: JClass,
+    dec: jlong,
+) {
     run(&mut env, (), |_| {
         // SAFETY: dec is a live decoder.
         ck(unsafe { hurray_stream_decoder_finish(dec as *mut HurrayStreamDecoder) })
@@ -892,7 +922,11 @@ pub extern "system" fn Java_dev_hurray_Native_decoderPosition(
 
 /// `Native.decoderDestroy(long)`.
 #[no_mangle]
-pub extern "system" fn Java_dev_hurray_Native_decoderDestroy(mut env: JNIEnv, _c: JClass, dec: jlong) {
+pub extern "system" fn Java_dev_hurray_Native_decoderDestroy(
+    mut env: JNIEnv,
+    _c: JClass,
+    dec: jlong,
+) {
     run(&mut env, (), |_| {
         let mut p = dec as *mut HurrayStreamDecoder;
         // SAFETY: the Java side destroys each decoder exactly once.
@@ -940,7 +974,9 @@ fn chunk(enc: jlong, i: jlong) -> R<(*const u8, u64)> {
     let mut p: *const u8 = ptr::null();
     let mut n = 0u64;
     // SAFETY: enc a live encoder; outs writable.
-    ck(unsafe { hurray_stream_encoder_chunk(enc as *const HurrayStreamEncoder, i as u64, &mut p, &mut n) })?;
+    ck(unsafe {
+        hurray_stream_encoder_chunk(enc as *const HurrayStreamEncoder, i as u64, &mut p, &mut n)
+    })?;
     Ok((p, n))
 }
 
@@ -983,7 +1019,11 @@ pub extern "system" fn Java_dev_hurray_Native_encoderEnd(mut env: JNIEnv, _c: JC
 
 /// `Native.encoderDestroy(long)`.
 #[no_mangle]
-pub extern "system" fn Java_dev_hurray_Native_encoderDestroy(mut env: JNIEnv, _c: JClass, enc: jlong) {
+pub extern "system" fn Java_dev_hurray_Native_encoderDestroy(
+    mut env: JNIEnv,
+    _c: JClass,
+    enc: jlong,
+) {
     run(&mut env, (), |_| {
         let mut p = enc as *mut HurrayStreamEncoder;
         // SAFETY: the Java side destroys each encoder exactly once.
@@ -1117,13 +1157,15 @@ pub extern "system" fn Java_dev_hurray_Native_fileKvKeys<'l>(
 
 fn big_integer<'l>(env: &mut JNIEnv<'l>, v: u64) -> R<JObject<'l>> {
     let s = env.new_string(v.to_string())?;
-    Ok(env.new_object("java/math/BigInteger", "(Ljava/lang/String;)V", &[JValue::Object(&s)])?)
+    Ok(env.new_object(
+        "java/math/BigInteger",
+        "(Ljava/lang/String;)V",
+        &[JValue::Object(&s)],
+    )?)
 }
 
 fn boxed<'l>(env: &mut JNIEnv<'l>, class: &str, sig: &str, v: JValue) -> R<JObject<'l>> {
-    Ok(env
-        .call_static_method(class, "valueOf", sig, &[v])?
-        .l()?)
+    Ok(env.call_static_method(class, "valueOf", sig, &[v])?.l()?)
 }
 
 /// Copies a borrowed byte slice into a new Java `byte[]`.
@@ -1172,7 +1214,12 @@ pub extern "system" fn Java_dev_hurray_Native_fileKv<'l>(
                 let mut v = 0i64;
                 // SAFETY: r live; v writable.
                 ck(unsafe { hurray_file_reader_kv_int64(r, i, &mut v) })?;
-                boxed(env, "java/lang/Long", "(J)Ljava/lang/Long;", JValue::Long(v))?
+                boxed(
+                    env,
+                    "java/lang/Long",
+                    "(J)Ljava/lang/Long;",
+                    JValue::Long(v),
+                )?
             }
             3 => {
                 let mut v = 0u64;
@@ -1184,13 +1231,23 @@ pub extern "system" fn Java_dev_hurray_Native_fileKv<'l>(
                 let mut v = 0f64;
                 // SAFETY: r live; v writable.
                 ck(unsafe { hurray_file_reader_kv_float64(r, i, &mut v) })?;
-                boxed(env, "java/lang/Double", "(D)Ljava/lang/Double;", JValue::Double(v))?
+                boxed(
+                    env,
+                    "java/lang/Double",
+                    "(D)Ljava/lang/Double;",
+                    JValue::Double(v),
+                )?
             }
             5 => {
                 let mut v = 0u8;
                 // SAFETY: r live; v writable.
                 ck(unsafe { hurray_file_reader_kv_bool(r, i, &mut v) })?;
-                boxed(env, "java/lang/Boolean", "(Z)Ljava/lang/Boolean;", JValue::Bool(v))?
+                boxed(
+                    env,
+                    "java/lang/Boolean",
+                    "(Z)Ljava/lang/Boolean;",
+                    JValue::Bool(v),
+                )?
             }
             6 => {
                 let (mut p, mut len) = (ptr::null::<u8>(), 0u64);
@@ -1231,7 +1288,9 @@ fn kv_array<'l>(
                 new_longs(env, &u64s_to_i64(&v))?.into()
             } else {
                 // SAFETY: v holds n writable values.
-                ck(unsafe { hurray_file_reader_kv_array_uint64(r, i, v.as_mut_ptr(), n, &mut got) })?;
+                ck(unsafe {
+                    hurray_file_reader_kv_array_uint64(r, i, v.as_mut_ptr(), n, &mut got)
+                })?;
                 let a = env.new_object_array(len, "java/math/BigInteger", JObject::null())?;
                 for (k, &x) in v.iter().enumerate() {
                     let b = big_integer(env, x)?;
@@ -1387,7 +1446,9 @@ pub extern "system" fn Java_dev_hurray_Native_writerAddKv<'l>(
             return ck(unsafe { hurray_file_writer_add_kv_int64(w, k, v) });
         }
         if is(env, "java/math/BigInteger")? {
-            let s = env.call_method(&value, "toString", "()Ljava/lang/String;", &[])?.l()?;
+            let s = env
+                .call_method(&value, "toString", "()Ljava/lang/String;", &[])?
+                .l()?;
             let s = string(env, &JString::from(s))?;
             let v: u64 = s
                 .parse()
@@ -1408,7 +1469,9 @@ pub extern "system" fn Java_dev_hurray_Native_writerAddKv<'l>(
         if is(env, "[B")? {
             let v = env.convert_byte_array(JByteArray::from(value))?;
             // SAFETY: w live; k NUL-terminated; v readable.
-            return ck(unsafe { hurray_file_writer_add_kv_bytes(w, k, v.as_ptr(), v.len() as u64) });
+            return ck(unsafe {
+                hurray_file_writer_add_kv_bytes(w, k, v.as_ptr(), v.len() as u64)
+            });
         }
         if is(env, "[J")? {
             let v = longs(env, &JLongArray::from(value))?;

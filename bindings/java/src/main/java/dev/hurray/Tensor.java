@@ -34,10 +34,21 @@ public final class Tensor implements AutoCloseable {
     private final Cleaner.Cleanable cleanable;
     private final Descriptor descriptor;
     private final ByteBuffer[] roots;
+    private final boolean readOnlyMemory;
     private boolean closed;
 
-    /** Takes ownership of an owned {@code HurrayTensor *}. */
+    /** Takes ownership of an owned {@code HurrayTensor *} whose memory is writable. */
     Tensor(long ptr) {
+        this(ptr, false);
+    }
+
+    /**
+     * Takes ownership of an owned {@code HurrayTensor *}; {@code readOnlyMemory} for
+     * memory the process must not write (a file mapping, which hurray-io maps
+     * {@code PROT_READ}: a write would fault).
+     */
+    Tensor(long ptr, boolean readOnlyMemory) {
+        this.readOnlyMemory = readOnlyMemory;
         Descriptor d;
         try {
             d = Descriptor.ofOwned(Native.tensorDescriptor(ptr));
@@ -210,15 +221,27 @@ public final class Tensor implements AutoCloseable {
 
     /**
      * A writable, little-endian view of buffer {@code index}, not a copy. Writes change
-     * the tensor: for a tensor read from a file they stay in this process (the mapping
-     * is private, copy-on-write) and never reach the file.
+     * the tensor (for a tensor over the caller's memory: the caller's buffer).
      *
      * @param index buffer index
      * @return the view
      * @throws IllegalStateException when the tensor is closed
+     * @throws UnsupportedOperationException for a tensor read from a file: the file is
+     *     mapped read-only (private), so its views are read-only; copy the bytes of
+     *     {@link #buffer(int)} to change them
      */
     public ByteBuffer writableBuffer(int index) {
+        if (readOnlyMemory) {
+            handle();
+            throw new UnsupportedOperationException("hurray: a tensor read from a file views a "
+                    + "read-only mapping; copy buffer(" + index + ") to change it");
+        }
         return root(index).duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** @return true when {@link #writableBuffer(int)} is refused (a file mapping) */
+    public boolean isReadOnly() {
+        return readOnlyMemory;
     }
 
     /**
@@ -321,6 +344,9 @@ public final class Tensor implements AutoCloseable {
     public synchronized void close() {
         if (!closed) {
             closed = true;
+            // Views taken so far hold the memory through their own roots; a closed
+            // tensor that is still reachable must not.
+            java.util.Arrays.fill(roots, null);
             cleanable.clean();
         }
     }

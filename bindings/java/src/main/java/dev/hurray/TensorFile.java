@@ -13,8 +13,9 @@ import java.util.Objects;
  * lookups cannot fail on file content afterwards.
  *
  * <p>Tensors are zero-copy views into the mapping and <em>outlive the reader</em>:
- * each holds the mapping, which goes away with the last of them. Writing into a
- * tensor's {@link Tensor#writableBuffer writable view} never reaches the file.
+ * each holds the mapping, which goes away with the last of them. The mapping is
+ * read-only: {@link Tensor#buffer} views work, {@link Tensor#writableBuffer} throws
+ * {@link UnsupportedOperationException}.
  *
  * <p>KV metadata values are Java objects by type: {@code String}, {@code Long}
  * (int64), {@link java.math.BigInteger} (uint64), {@code Double}, {@code Boolean},
@@ -84,8 +85,8 @@ public final class TensorFile implements AutoCloseable {
     }
 
     /**
-     * The named tensor, a view of the mapping (no copy). It stays valid after this
-     * reader is closed.
+     * The named tensor, a read-only view of the mapping (no copy). It stays valid after
+     * this reader is closed.
      *
      * @param name tensor name
      * @return the tensor (the caller closes it)
@@ -93,7 +94,7 @@ public final class TensorFile implements AutoCloseable {
      * @throws HurrayException ({@link Status#NOT_APPLICABLE}) for a composite head
      */
     public synchronized Tensor tensor(String name) {
-        return new Tensor(Native.fileTensor(reader(), Objects.requireNonNull(name, "name")));
+        return new Tensor(Native.fileTensor(reader(), Objects.requireNonNull(name, "name")), true);
     }
 
     /**
