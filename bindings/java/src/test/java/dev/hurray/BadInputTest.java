@@ -2,7 +2,6 @@ package dev.hurray;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -61,7 +60,7 @@ class BadInputTest extends LeakChecked {
                     "cut at " + cut);
             assertEquals(Status.TRUNCATED, e.status());
             assertTrue(e.getMessage().startsWith("HURRAY_ERR_TRUNCATED"), e.getMessage());
-            assertTrue(e.getMessage().contains(Integer.toString(cut)) || e.getMessage().contains("byte"),
+            assertTrue(e.getMessage().contains("at byte " + cut),
                     "the message says where: " + e.getMessage());
             truncated++;
         }
@@ -85,9 +84,8 @@ class BadInputTest extends LeakChecked {
         byte[] all = twoTensorStream();
         all[0] ^= 0x55; // the magic of the first frame
         FormatException e = assertThrows(FormatException.class, () -> readAll(all));
-        assertTrue(e.getMessage().length() > 20, e.getMessage());
-        assertTrue(e.getMessage().contains("offset") || e.getMessage().contains("byte"),
-                e.getMessage());
+        assertTrue(e.getMessage().contains("Magic at byte 0"), e.getMessage());
+        assertTrue(e.getMessage().contains("descriptor.md"), "names the spec rule: " + e.getMessage());
     }
 
     @Test
@@ -128,6 +126,7 @@ class BadInputTest extends LeakChecked {
                 () -> Descriptor.decode(new byte[] {'H', 'R', 'R', 'Y', 1, 0, 0, 0}));
         assertEquals(Status.DESCRIPTOR, e.status());
         assertTrue(e.getMessage().startsWith("HURRAY_ERR_DESCRIPTOR"), e.getMessage());
+        assertTrue(e.getMessage().contains("at byte 8"), e.getMessage());
         HurrayException empty = assertThrows(HurrayException.class, () -> Descriptor.decode(new byte[0]));
         assertEquals(Status.NULL_POINTER, empty.status());
     }
@@ -172,13 +171,13 @@ class BadInputTest extends LeakChecked {
         Files.write(bad, Arrays.copyOf(good, good.length - 3));
         HurrayException cut = assertThrows(HurrayException.class, () -> TensorFile.open(bad));
         assertTrue(cut instanceof FormatException, cut.toString());
+        assertTrue(cut.getMessage().contains("at byte"), cut.getMessage());
 
         byte[] flipped = good.clone();
         flipped[flipped.length - 30] ^= 0x40; // inside index/trailer
         Files.write(bad, flipped);
         FormatException e = assertThrows(FormatException.class, () -> TensorFile.open(bad));
-        assertTrue(e.getMessage().contains("offset") || e.getMessage().contains("byte")
-                || e.getMessage().contains("CRC"), e.getMessage());
+        assertTrue(e.getMessage().contains("at byte"), e.getMessage());
     }
 
     @Test
@@ -188,7 +187,7 @@ class BadInputTest extends LeakChecked {
         int refused = 0;
         int opened = 0;
         // Every byte outside the 4096-aligned payload padding, and a sample of the rest.
-        for (int i = 0; i < good.length; i += (good[i] == 0 && i % 97 != 0) ? 1 : 1) {
+        for (int i = 0; i < good.length; i++) {
             if (good[i] == 0 && i % 97 != 0) {
                 continue;
             }
@@ -210,7 +209,6 @@ class BadInputTest extends LeakChecked {
         assertTrue(refused > 0, "refused " + refused + ", opened " + opened);
         try (TensorFile f = TensorFile.open(goodFile()); Tensor t = f.tensor("t")) {
             assertArrayEquals(new float[] {1, 2}, new float[] {t.floats().get(0), t.floats().get(1)});
-            assertNull(null);
         }
     }
 }
