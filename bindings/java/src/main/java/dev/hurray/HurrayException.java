@@ -15,6 +15,7 @@ package dev.hurray;
 public class HurrayException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /** The C status code (negative). */
     private final int status;
 
     /**
