@@ -1083,12 +1083,30 @@ pub extern "system" fn Java_dev_hurray_Native_fileInfo<'l>(
     })
 }
 
-fn string_array<'l>(env: &mut JNIEnv<'l>, v: Vec<JString<'l>>) -> R<jobject> {
-    let a = env.new_object_array(v.len() as i32, "java/lang/String", JObject::null())?;
-    for (i, s) in v.into_iter().enumerate() {
-        env.set_object_array_element(&a, i as i32, s)?;
+/// A Java `String[]` of `v`; each element's local reference is deleted once stored,
+/// so a long list does not pile up local references in this native frame.
+fn string_array(env: &mut JNIEnv, v: &[String]) -> R<jobject> {
+    let len = i32::try_from(v.len()).map_err(|_| Fail::Arg("too many names for Java".into()))?;
+    let a = env.new_object_array(len, "java/lang/String", JObject::null())?;
+    for (i, s) in v.iter().enumerate() {
+        let js = env.new_string(s)?;
+        env.set_object_array_element(&a, i as i32, &js)?;
+        env.delete_local_ref(js)?;
     }
     Ok(a.into_raw())
+}
+
+/// Copies a borrowed (pointer, length) name of the C ABI into a Rust string.
+///
+/// # Safety
+/// `p` must be valid for `len` reads (or `len` 0).
+unsafe fn borrowed_string(p: *const c_char, len: u64) -> String {
+    if len == 0 {
+        return String::new();
+    }
+    // SAFETY: the caller's contract.
+    let b = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len as usize) };
+    String::from_utf8_lossy(b).into_owned()
 }
 
 /// `Native.fileNames(long)`: the tensor names, in index order.
@@ -1108,9 +1126,9 @@ pub extern "system" fn Java_dev_hurray_Native_fileNames<'l>(
             // SAFETY: r live; outs writable.
             ck(unsafe { hurray_file_reader_tensor_name(reader(r), i, &mut p, &mut len) })?;
             // SAFETY: a borrowed name of len bytes, valid while the reader lives.
-            names.push(unsafe { borrowed_str(env, p, len)? });
+            names.push(unsafe { borrowed_string(p, len) });
         }
-        string_array(env, names)
+        string_array(env, &names)
     })
 }
 
@@ -1149,9 +1167,9 @@ pub extern "system" fn Java_dev_hurray_Native_fileKvKeys<'l>(
             // SAFETY: r live; outs writable.
             ck(unsafe { hurray_file_reader_kv_key(reader(r), i, &mut p, &mut len) })?;
             // SAFETY: a borrowed key of len bytes.
-            keys.push(unsafe { borrowed_str(env, p, len)? });
+            keys.push(unsafe { borrowed_string(p, len) });
         }
-        string_array(env, keys)
+        string_array(env, &keys)
     })
 }
 
@@ -1294,7 +1312,8 @@ fn kv_array<'l>(
                 let a = env.new_object_array(len, "java/math/BigInteger", JObject::null())?;
                 for (k, &x) in v.iter().enumerate() {
                     let b = big_integer(env, x)?;
-                    env.set_object_array_element(&a, k as i32, b)?;
+                    env.set_object_array_element(&a, k as i32, &b)?;
+                    env.delete_local_ref(b)?;
                 }
                 a.into()
             }
@@ -1323,7 +1342,8 @@ fn kv_array<'l>(
                 ck(unsafe { hurray_file_reader_kv_array_string(r, i, k, &mut p, &mut l) })?;
                 // SAFETY: borrowed string of l bytes.
                 let s = unsafe { borrowed_str(env, p, l)? };
-                env.set_object_array_element(&a, k as i32, s)?;
+                env.set_object_array_element(&a, k as i32, &s)?;
+                env.delete_local_ref(s)?;
             }
             a.into()
         }
@@ -1335,7 +1355,8 @@ fn kv_array<'l>(
                 ck(unsafe { hurray_file_reader_kv_array_bytes(r, i, k, &mut p, &mut l) })?;
                 // SAFETY: borrowed bytes of l bytes.
                 let b = unsafe { borrowed_bytes(env, p, l)? };
-                env.set_object_array_element(&a, k as i32, b)?;
+                env.set_object_array_element(&a, k as i32, &b)?;
+                env.delete_local_ref(b)?;
             }
             a.into()
         }
@@ -1505,8 +1526,9 @@ pub extern "system" fn Java_dev_hurray_Native_writerAddKv<'l>(
             let n = env.get_array_length(&a)?;
             let mut owned = Vec::with_capacity(n as usize);
             for i in 0..n {
-                let s = env.get_object_array_element(&a, i)?;
-                owned.push(cstring(env, &JString::from(s))?);
+                let s = JString::from(env.get_object_array_element(&a, i)?);
+                owned.push(cstring(env, &s)?);
+                env.delete_local_ref(s)?;
             }
             let ptrs: Vec<*const c_char> = owned.iter().map(|s| s.as_ptr()).collect();
             // SAFETY: w live; k NUL-terminated; ptrs holds n NUL-terminated strings
