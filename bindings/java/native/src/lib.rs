@@ -79,8 +79,19 @@ use jni::objects::{
     GlobalRef, JByteArray, JByteBuffer, JClass, JDoubleArray, JLongArray, JObject, JObjectArray,
     JString, JThrowable, JValue,
 };
-use jni::sys::{jboolean, jbyteArray, jdouble, jfloat, jint, jlong, jlongArray, jobject, jstring};
+use jni::sys::{jboolean, jbyteArray, jdouble, jint, jlong, jlongArray, jobject, jstring};
 use jni::{JNIEnv, JavaVM};
+
+use hurray_ffi::builder::{
+    hurray_descriptor_builder_set_coo_is_sorted, hurray_descriptor_builder_set_statistics,
+};
+use hurray_ffi::descriptor_access::{
+    hurray_descriptor_coo_is_sorted, hurray_descriptor_statistics,
+};
+use hurray_ffi::file::{
+    hurray_file_writer_add_kv_array_bytes, hurray_file_writer_add_kv_array_uint64,
+};
+use hurray_ffi::HurrayStatistics;
 
 // ---------------------------------------------------------------------------
 // The error policy: every failure becomes a pending Java exception.
@@ -427,9 +438,39 @@ fn pack(d: *const HurrayDescriptor) -> R<Vec<i64>> {
             i64::from(q.block_size),
             i64::from(q.scale_buffer_index),
             i64::from(q.zero_point_buffer_index),
+            i64::from(q.scale_type_tag),
+            i64::from(q.flags),
         ]);
     } else {
-        out.extend([0; 8]);
+        out.extend([0; 10]);
+    }
+    let mut st = HurrayStatistics::default();
+    // SAFETY: st is writable.
+    if unsafe { hurray_descriptor_statistics(d, &mut st) } == HURRAY_OK {
+        out.extend([
+            1,
+            i64::from(st.computed_mask),
+            st.nnz as i64,
+            st.sparsity_ratio.to_bits() as i64,
+            st.value_min.to_bits() as i64,
+            st.value_max.to_bits() as i64,
+            st.value_abs_max.to_bits() as i64,
+            st.value_mean.to_bits() as i64,
+            st.value_stddev.to_bits() as i64,
+            i64::from(st.nm_n),
+            i64::from(st.nm_m),
+            i64::from(st.has_nan),
+            i64::from(st.has_inf),
+        ]);
+    } else {
+        out.extend([0; 13]);
+    }
+    let mut sorted = 0u8;
+    // SAFETY: sorted is writable.
+    if unsafe { hurray_descriptor_coo_is_sorted(d, &mut sorted) } == HURRAY_OK {
+        out.extend([1, i64::from(sorted)]);
+    } else {
+        out.extend([0, 0]);
     }
     Ok(out)
 }
@@ -478,9 +519,10 @@ impl Drop for Builder {
 }
 
 /// `Native.descriptorBuild(...)`: the descriptor builder of the C ABI. `strides`
-/// null: none; `nnz` < 0: none; `bufSizes`/`bufAligns` the buffer table (CPU,
-/// producer-synced, standard memory); `quantScheme` 0: none, else a per-tensor
-/// affine `scale`/`zeroPoint` section. Returns the encoded, validated descriptor.
+/// null: none; `nnz` < 0: none; `cooSorted` < 0: unset; `bufSizes`/`bufAligns`/
+/// `bufMemory` the buffer table (CPU, producer-synced); `quant` null or the 8 fields
+/// of a quantization section; `stats` null or the 12 fields of a statistics section
+/// (doubles as IEEE bits). Returns the encoded, validated descriptor.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_descriptorBuild<'l>(
     mut env: JNIEnv<'l>,
@@ -491,11 +533,12 @@ pub extern "system" fn Java_dev_hurray_Native_descriptorBuild<'l>(
     strides: JLongArray<'l>,
     byte_offset: jlong,
     nnz: jlong,
+    coo_sorted: jint,
     buf_sizes: JLongArray<'l>,
     buf_aligns: JLongArray<'l>,
-    quant_scheme: jint,
-    scale: jfloat,
-    zero_point: jint,
+    buf_memory: JLongArray<'l>,
+    quant: JLongArray<'l>,
+    stats: JLongArray<'l>,
 ) -> jbyteArray {
     run(&mut env, ptr::null_mut(), |env| {
         let shape: Vec<u64> = longs(env, &shape)?.iter().map(|&x| x as u64).collect();
@@ -520,35 +563,73 @@ pub extern "system" fn Java_dev_hurray_Native_descriptorBuild<'l>(
             // SAFETY: b.0 is a live builder.
             ck(unsafe { hurray_descriptor_builder_set_nnz(b.0, nnz as u64) })?;
         }
+        if coo_sorted >= 0 {
+            // SAFETY: b.0 is a live builder.
+            ck(unsafe { hurray_descriptor_builder_set_coo_is_sorted(b.0, coo_sorted as u8) })?;
+        }
         let sizes = longs(env, &buf_sizes)?;
         let aligns = longs(env, &buf_aligns)?;
-        if sizes.len() != aligns.len() {
+        let memory = longs(env, &buf_memory)?;
+        if sizes.len() != aligns.len() || sizes.len() != memory.len() {
             return Err(Fail::Arg(
-                "buffer sizes and alignments differ in length".into(),
+                "buffer sizes, alignments and memory classes differ in length".into(),
             ));
         }
-        for (&size, &align) in sizes.iter().zip(&aligns) {
+        for ((&size, &align), &mem) in sizes.iter().zip(&aligns).zip(&memory) {
             let e = HurrayBufferEntry {
                 byte_size: size as u64,
                 alignment: u32::try_from(align)
                     .map_err(|_| Fail::Arg(format!("alignment {align}")))?,
+                memory_class: u8::try_from(mem)
+                    .map_err(|_| Fail::Arg(format!("memory class {mem}")))?,
                 ..HurrayBufferEntry::default()
             };
             // SAFETY: b.0 live; e readable.
             ck(unsafe { hurray_descriptor_builder_add_buffer(b.0, &e) })?;
         }
-        if quant_scheme != 0 {
+        if !quant.is_null() {
+            // [scheme, scale bits, zero point, axis, block, scale buffer, zp buffer, scale type]
+            let q = longs(env, &quant)?;
+            if q.len() != 8 {
+                return Err(Fail::Arg("quantization needs 8 fields".into()));
+            }
             let q = HurrayQuantization {
-                scheme_tag: u8::try_from(quant_scheme)
-                    .map_err(|_| Fail::Arg(format!("scheme {quant_scheme}")))?,
-                scale,
-                zero_point,
-                scale_buffer_index: u32::MAX,
-                zero_point_buffer_index: u32::MAX,
+                scheme_tag: q[0] as u8,
+                scale: f32::from_bits(q[1] as u32),
+                zero_point: q[2] as i32,
+                axis: q[3] as u32,
+                block_size: q[4] as u32,
+                scale_buffer_index: q[5] as u32,
+                zero_point_buffer_index: q[6] as u32,
+                scale_type_tag: q[7] as u8,
                 ..HurrayQuantization::default()
             };
             // SAFETY: b.0 live; q readable; no trailing bytes.
             ck(unsafe { hurray_descriptor_builder_set_quantization(b.0, &q, ptr::null(), 0) })?;
+        }
+        if !stats.is_null() {
+            // [mask, nnz, sparsity, min, max, absmax, mean, stddev (f64 bits), nm_n, nm_m, nan, inf]
+            let v = longs(env, &stats)?;
+            if v.len() != 12 {
+                return Err(Fail::Arg("statistics need 12 fields".into()));
+            }
+            let f = |i: usize| f64::from_bits(v[i] as u64);
+            let st = HurrayStatistics {
+                computed_mask: v[0] as u32,
+                nnz: v[1] as u64,
+                sparsity_ratio: f(2),
+                value_min: f(3),
+                value_max: f(4),
+                value_abs_max: f(5),
+                value_mean: f(6),
+                value_stddev: f(7),
+                nm_n: v[8] as u8,
+                nm_m: v[9] as u8,
+                has_nan: v[10] as u8,
+                has_inf: v[11] as u8,
+            };
+            // SAFETY: b.0 live; st readable.
+            ck(unsafe { hurray_descriptor_builder_set_statistics(b.0, &st) })?;
         }
         let mut d = Desc(ptr::null_mut());
         // SAFETY: b.0 live; d.0 writable.
@@ -1521,6 +1602,55 @@ pub extern "system" fn Java_dev_hurray_Native_writerAddKv<'l>(
                 hurray_file_writer_add_kv_array_bool(w, k, v.as_ptr(), v.len() as u64)
             });
         }
+        if is(env, "[Ljava/math/BigInteger;")? {
+            let a = JObjectArray::from(value);
+            let n = env.get_array_length(&a)?;
+            let mut v = Vec::with_capacity(n as usize);
+            for i in 0..n {
+                let b = env.get_object_array_element(&a, i)?;
+                if b.is_null() {
+                    return Err(Fail::Arg(format!("element {i} is null")));
+                }
+                let s = env
+                    .call_method(&b, "toString", "()Ljava/lang/String;", &[])?
+                    .l()?;
+                let s = JString::from(s);
+                let text = string(env, &s)?;
+                env.delete_local_ref(s)?;
+                env.delete_local_ref(b)?;
+                v.push(
+                    text.parse::<u64>()
+                        .map_err(|_| Fail::Arg(format!("{text} is not a uint64")))?,
+                );
+            }
+            // SAFETY: w live; k NUL-terminated; v readable.
+            return ck(unsafe {
+                hurray_file_writer_add_kv_array_uint64(w, k, v.as_ptr(), v.len() as u64)
+            });
+        }
+        if is(env, "[[B")? {
+            let a = JObjectArray::from(value);
+            let n = env.get_array_length(&a)?;
+            let mut owned = Vec::with_capacity(n as usize);
+            for i in 0..n {
+                let b = JByteArray::from(env.get_object_array_element(&a, i)?);
+                owned.push(bytes(env, &b)?);
+                env.delete_local_ref(b)?;
+            }
+            let ptrs: Vec<*const u8> = owned.iter().map(|b| b.as_ptr()).collect();
+            let lens: Vec<u64> = owned.iter().map(|b| b.len() as u64).collect();
+            // SAFETY: w live; k NUL-terminated; ptrs/lens describe n readable byte
+            // strings that outlive the call.
+            return ck(unsafe {
+                hurray_file_writer_add_kv_array_bytes(
+                    w,
+                    k,
+                    ptrs.as_ptr(),
+                    lens.as_ptr(),
+                    ptrs.len() as u64,
+                )
+            });
+        }
         if is(env, "[Ljava/lang/String;")? {
             let a = JObjectArray::from(value);
             let n = env.get_array_length(&a)?;
@@ -1539,7 +1669,7 @@ pub extern "system" fn Java_dev_hurray_Native_writerAddKv<'l>(
         }
         Err(Fail::Arg(
             "unsupported KV value type (String, Long, Integer, BigInteger, Double, Float, \
-             Boolean, byte[], long[], double[], boolean[], String[])"
+             Boolean, byte[], long[], BigInteger[], double[], boolean[], String[], byte[][])"
                 .into(),
         ))
     })

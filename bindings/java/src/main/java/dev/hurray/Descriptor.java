@@ -23,22 +23,70 @@ public final class Descriptor {
             int memoryClass) {}
 
     /**
-     * The quantization section's fixed fields. Fields the scheme does not have are 0;
-     * buffer indices it does not have are {@code 0xFFFFFFFF} (-1).
+     * The quantization section's fixed fields (assigned schemes). Fields the scheme
+     * does not have are 0; buffer indices it does not have are {@link #NO_BUFFER}.
      *
-     * @param scheme {@code HURRAY_SCHEME_*} (1 per-tensor affine, 2 per-channel, ...)
+     * @param scheme {@code HURRAY_SCHEME_*}: {@link #PER_TENSOR_AFFINE}, {@link #PER_CHANNEL_AFFINE},
+     *     {@link #PER_BLOCK_AFFINE}, {@link #NF4}, {@link #MXFP}
      * @param scale per-tensor scale
      * @param zeroPoint per-tensor zero point
-     * @param axis quantized axis
+     * @param axis quantized axis (a dimension index)
      * @param blockSize elements per block
-     * @param scaleBufferIndex buffer of the scales
-     * @param zeroPointBufferIndex buffer of the zero points
+     * @param scaleBufferIndex buffer holding the scales
+     * @param zeroPointBufferIndex buffer holding the int32 zero points, or {@link #NO_BUFFER}
+     *     (symmetric)
+     * @param scaleTypeTag {@code HURRAY_SCALE_TYPE_*}: 1 f16, 2 bf16, 3 f32 (0 when unused)
+     * @param flags the section header's flags (bit 0: symmetric); ignored when building
      */
     public record Quantization(int scheme, float scale, int zeroPoint, int axis, int blockSize,
-            int scaleBufferIndex, int zeroPointBufferIndex) {
+            int scaleBufferIndex, int zeroPointBufferIndex, int scaleTypeTag, int flags) {
         /** {@code HURRAY_SCHEME_PER_TENSOR_AFFINE}. */
         public static final int PER_TENSOR_AFFINE = 1;
+        /** {@code HURRAY_SCHEME_PER_CHANNEL_AFFINE}. */
+        public static final int PER_CHANNEL_AFFINE = 2;
+        /** {@code HURRAY_SCHEME_PER_BLOCK_AFFINE}. */
+        public static final int PER_BLOCK_AFFINE = 3;
+        /** {@code HURRAY_SCHEME_NF4}. */
+        public static final int NF4 = 4;
+        /** {@code HURRAY_SCHEME_MXFP}. */
+        public static final int MXFP = 5;
+        /** A buffer index meaning "no buffer" ({@code HURRAY_NO_BUFFER}). */
+        public static final int NO_BUFFER = -1;
+
+        /**
+         * A per-tensor affine section.
+         *
+         * @param scale finite, non-zero scale
+         * @param zeroPoint zero point, in the storage type's range
+         * @return the section
+         */
+        public static Quantization perTensorAffine(float scale, int zeroPoint) {
+            return new Quantization(PER_TENSOR_AFFINE, scale, zeroPoint, 0, 0, NO_BUFFER, NO_BUFFER,
+                    0, 0);
+        }
     }
+
+    /**
+     * The statistics section: advisory; a field counts only when its bit is set in
+     * {@code computedMask} ({@code HURRAY_STAT_*}: 1 nnz, 2 sparsity, 4 min/max/absmax,
+     * 8 mean/stddev, 16 N:M, 32 NaN/Inf).
+     *
+     * @param computedMask which fields are valid
+     * @param nnz stored (non-zero) elements
+     * @param sparsityRatio {@code (N - nnz) / N}
+     * @param min smallest value
+     * @param max largest value
+     * @param absMax {@code max(|min|, |max|)}
+     * @param mean arithmetic mean
+     * @param stddev population standard deviation
+     * @param nmN N of N:M structured sparsity
+     * @param nmM M of N:M structured sparsity
+     * @param hasNan at least one NaN
+     * @param hasInf at least one infinity
+     */
+    public record Statistics(int computedMask, long nnz, double sparsityRatio, double min,
+            double max, double absMax, double mean, double stddev, int nmN, int nmM,
+            boolean hasNan, boolean hasInf) {}
 
     private final byte[] bytes;
     private final int versionMajor;
@@ -52,6 +100,8 @@ public final class Descriptor {
     private final long[] strides;
     private final OptionalLong nnz;
     private final Quantization quantization;
+    private final Statistics statistics;
+    private final Boolean cooSorted;
 
     private Descriptor(byte[] bytes) {
         this.bytes = bytes;
@@ -86,8 +136,18 @@ public final class Descriptor {
         quantization = p[k] == 1
                 ? new Quantization((int) p[k + 1], Float.intBitsToFloat((int) p[k + 2]),
                         (int) p[k + 3], (int) p[k + 4], (int) p[k + 5], (int) p[k + 6],
-                        (int) p[k + 7])
+                        (int) p[k + 7], (int) p[k + 8], (int) p[k + 9])
                 : null;
+        k += 10;
+        statistics = p[k] == 1
+                ? new Statistics((int) p[k + 1], p[k + 2], Double.longBitsToDouble(p[k + 3]),
+                        Double.longBitsToDouble(p[k + 4]), Double.longBitsToDouble(p[k + 5]),
+                        Double.longBitsToDouble(p[k + 6]), Double.longBitsToDouble(p[k + 7]),
+                        Double.longBitsToDouble(p[k + 8]), (int) p[k + 9], (int) p[k + 10],
+                        p[k + 11] != 0, p[k + 12] != 0)
+                : null;
+        k += 13;
+        cooSorted = p[k] == 1 ? Boolean.valueOf(p[k + 1] != 0) : null;
     }
 
     /**
@@ -122,9 +182,10 @@ public final class Descriptor {
     }
 
     /**
-     * A builder for any layout the C builder supports through this binding: strides,
-     * byte offset, sparse {@code nnz}, a buffer table (CPU, producer-synced, standard
-     * memory) and a per-tensor affine quantization section.
+     * A builder for the layouts and sections this binding can write: row- and
+     * column-major, strided, COO, CSR and CSC (tiled, Morton, Hilbert, CSF and
+     * block-paged layouts, shard and extension sections are not exposed yet); byte
+     * offset; a buffer table (CPU, producer-synced); quantization and statistics.
      *
      * @param type element type
      * @param layout layout
@@ -143,10 +204,10 @@ public final class Descriptor {
         private long[] strides;
         private long byteOffset;
         private long nnz = -1;
+        private int cooSorted = -1;
         private final List<long[]> buffers = new ArrayList<>();
-        private int quantScheme;
-        private float scale;
-        private int zeroPoint;
+        private Quantization quant;
+        private Statistics stats;
 
         private Builder(ElementType type, Layout layout, long[] shape) {
             this.type = Objects.requireNonNull(type, "type");
@@ -182,6 +243,15 @@ public final class Descriptor {
         }
 
         /**
+         * @param sorted COO {@code is_sorted}: coordinates strictly increasing
+         * @return this builder
+         */
+        public Builder cooSorted(boolean sorted) {
+            this.cooSorted = sorted ? 1 : 0;
+            return this;
+        }
+
+        /**
          * Appends a buffer-table entry (CPU, producer-synced, standard memory).
          *
          * @param byteSize size in bytes
@@ -189,7 +259,19 @@ public final class Descriptor {
          * @return this builder
          */
         public Builder addBuffer(long byteSize, int alignment) {
-            buffers.add(new long[] {byteSize, alignment});
+            return addBuffer(byteSize, alignment, 0);
+        }
+
+        /**
+         * Appends a buffer-table entry (CPU, producer-synced) with a memory class.
+         *
+         * @param byteSize size in bytes
+         * @param alignment alignment in bytes
+         * @param memoryClass {@code HURRAY_MEMORY_*}: 0 standard, 1 host-pinned, 2 unified
+         * @return this builder
+         */
+        public Builder addBuffer(long byteSize, int alignment, int memoryClass) {
+            buffers.add(new long[] {byteSize, alignment, memoryClass});
             return this;
         }
 
@@ -201,9 +283,29 @@ public final class Descriptor {
          * @return this builder
          */
         public Builder perTensorAffine(float scale, int zeroPoint) {
-            this.quantScheme = Quantization.PER_TENSOR_AFFINE;
-            this.scale = scale;
-            this.zeroPoint = zeroPoint;
+            return quantization(Quantization.perTensorAffine(scale, zeroPoint));
+        }
+
+        /**
+         * Adds a quantization section of an assigned scheme ({@code flags} is implied
+         * by the zero-point buffer index).
+         *
+         * @param q the section
+         * @return this builder
+         */
+        public Builder quantization(Quantization q) {
+            this.quant = Objects.requireNonNull(q, "q");
+            return this;
+        }
+
+        /**
+         * Adds a statistics section.
+         *
+         * @param s the section
+         * @return this builder
+         */
+        public Builder statistics(Statistics s) {
+            this.stats = Objects.requireNonNull(s, "s");
             return this;
         }
 
@@ -218,15 +320,28 @@ public final class Descriptor {
         public Descriptor build() {
             long[] sizes = new long[buffers.size()];
             long[] aligns = new long[buffers.size()];
+            long[] memory = new long[buffers.size()];
             for (int i = 0; i < sizes.length; i++) {
                 sizes[i] = buffers.get(i)[0];
                 aligns[i] = buffers.get(i)[1];
+                memory[i] = buffers.get(i)[2];
             }
+            long[] q = quant == null ? null : new long[] {quant.scheme(),
+                Float.floatToRawIntBits(quant.scale()), quant.zeroPoint(), quant.axis(),
+                quant.blockSize(), quant.scaleBufferIndex(), quant.zeroPointBufferIndex(),
+                quant.scaleTypeTag()};
+            long[] st = stats == null ? null : new long[] {stats.computedMask(), stats.nnz(),
+                Double.doubleToRawLongBits(stats.sparsityRatio()),
+                Double.doubleToRawLongBits(stats.min()), Double.doubleToRawLongBits(stats.max()),
+                Double.doubleToRawLongBits(stats.absMax()),
+                Double.doubleToRawLongBits(stats.mean()),
+                Double.doubleToRawLongBits(stats.stddev()), stats.nmN(), stats.nmM(),
+                stats.hasNan() ? 1 : 0, stats.hasInf() ? 1 : 0};
             if (type == ElementType.PRIVATE || layout == Layout.EXTENSION) {
                 throw new IllegalArgumentException("private types and extension layouts need tags");
             }
             return new Descriptor(Native.descriptorBuild(type.tag(), layout.tag(), shape,
-                    strides, byteOffset, nnz, sizes, aligns, quantScheme, scale, zeroPoint));
+                    strides, byteOffset, nnz, cooSorted, sizes, aligns, memory, q, st));
         }
     }
 
@@ -340,6 +455,16 @@ public final class Descriptor {
     /** @return the quantization section, or empty */
     public Optional<Quantization> quantization() {
         return Optional.ofNullable(quantization);
+    }
+
+    /** @return the statistics section, or empty */
+    public Optional<Statistics> statistics() {
+        return Optional.ofNullable(statistics);
+    }
+
+    /** @return COO {@code is_sorted}, or empty for other layouts */
+    public Optional<Boolean> cooSorted() {
+        return Optional.ofNullable(cooSorted);
     }
 
     @Override

@@ -39,8 +39,8 @@ final class Native {
     static native byte[] descriptorDense(int typeTag, long[] shape);
 
     static native byte[] descriptorBuild(int typeTag, int layoutTag, long[] shape, long[] strides,
-            long byteOffset, long nnz, long[] bufSizes, long[] bufAligns, int quantScheme,
-            float scale, int zeroPoint);
+            long byteOffset, long nnz, int cooSorted, long[] bufSizes, long[] bufAligns,
+            long[] bufMemory, long[] quant, long[] stats);
 
     // Tensors.
     static native long tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease);

@@ -82,8 +82,9 @@ public final class TensorFileWriter implements AutoCloseable {
      * Adds a KV metadata entry. The Java type picks the KV type: {@code String},
      * {@code Long}/{@code Integer} (int64), {@link java.math.BigInteger} (uint64),
      * {@code Double}/{@code Float} (float64), {@code Boolean}, {@code byte[]},
-     * {@code long[]} (int64 array), {@code double[]}, {@code boolean[]},
-     * {@code String[]}. Values are copied.
+     * {@code long[]} (int64 array), {@code BigInteger[]} (uint64 array),
+     * {@code double[]}, {@code boolean[]}, {@code String[]}, {@code byte[][]}. Values
+     * are copied.
      *
      * @param key unique key
      * @param value the value

@@ -167,6 +167,8 @@ class RoundTripTest extends LeakChecked {
             w.putMetadata("af", new double[] {0.5, 1.5});
             w.putMetadata("ab", new boolean[] {true, false, true});
             w.putMetadata("as", new String[] {"a", "bc"});
+            w.putMetadata("au", new BigInteger[] {BigInteger.ONE, new BigInteger("18446744073709551614")});
+            w.putMetadata("abytes", new byte[][] {{}, {9, 8}});
             assertFalse(Files.exists(path), "nothing at the destination before finish");
             w.finish();
         }
@@ -200,6 +202,12 @@ class RoundTripTest extends LeakChecked {
             assertArrayEquals(new double[] {0.5, 1.5}, (double[]) kv.get("af"));
             assertArrayEquals(new boolean[] {true, false, true}, (boolean[]) kv.get("ab"));
             assertArrayEquals(new String[] {"a", "bc"}, (String[]) kv.get("as"));
+            assertArrayEquals(new BigInteger[] {BigInteger.ONE, new BigInteger("18446744073709551614")},
+                    (BigInteger[]) kv.get("au"));
+            byte[][] ab = (byte[][]) kv.get("abytes");
+            assertEquals(2, ab.length);
+            assertArrayEquals(new byte[0], ab[0]);
+            assertArrayEquals(new byte[] {9, 8}, ab[1]);
             keep = f.tensor("sparse");
         }
         // The reader is closed; its tensor still reads the mapping.
@@ -237,5 +245,25 @@ class RoundTripTest extends LeakChecked {
         Descriptor s = Descriptor.builder(ElementType.FLOAT64, Layout.STRIDED, 2, 3)
                 .strides(1, 2).addBuffer(48, 64).build();
         assertArrayEquals(new long[] {1, 2}, s.strides().orElseThrow());
+        Descriptor.Statistics st = new Descriptor.Statistics(1 | 4, 3, 0, -1.5, 2.0, 2.0, 0, 0, 0,
+                0, false, false);
+        Descriptor c = Descriptor.builder(ElementType.FLOAT32, Layout.COO, 4, 4).nnz(3)
+                .cooSorted(true).addBuffer(12, 64, 2).addBuffer(48, 64, 2).statistics(st).build();
+        Descriptor back = Descriptor.decode(c.toBytes());
+        assertEquals(st, back.statistics().orElseThrow());
+        assertEquals(true, back.cooSorted().orElseThrow());
+        assertEquals(2, back.buffer(0).memoryClass());
+        assertEquals(3, back.nnz().getAsLong());
+        Descriptor.Quantization pc = new Descriptor.Quantization(
+                Descriptor.Quantization.PER_CHANNEL_AFFINE, 0, 0, 0, 0, 1,
+                Descriptor.Quantization.NO_BUFFER, 3, 0);
+        Descriptor q = Descriptor.builder(ElementType.INT8, Layout.ROW_MAJOR, 2, 4)
+                .addBuffer(8, 64).addBuffer(8, 64).quantization(pc).build();
+        Descriptor.Quantization got = q.quantization().orElseThrow();
+        assertEquals(Descriptor.Quantization.PER_CHANNEL_AFFINE, got.scheme());
+        assertEquals(1, got.scaleBufferIndex());
+        assertEquals(Descriptor.Quantization.NO_BUFFER, got.zeroPointBufferIndex());
+        assertEquals(3, got.scaleTypeTag());
+        assertEquals(1, got.flags() & 1, "no zero-point buffer: symmetric");
     }
 }
