@@ -19,6 +19,7 @@ use std::process::{Command, Stdio};
 
 use clap::{Args, Subcommand};
 
+use crate::matrix::Lang;
 use crate::test::{Outcome, Stage};
 use crate::util::{cargo, exec, workspace_root, Result};
 
@@ -161,6 +162,36 @@ fn jar() -> Result<PathBuf> {
                 .is_some_and(|n| n.starts_with("hurray-") && n.ends_with(".jar"))
         })
         .ok_or_else(|| format!("no hurray-*.jar in {}", target.display()).into())
+}
+
+/// The matrix program `tests/matrix/java/Matrix.java`, compiled against the jar
+/// (`mvn package -DskipTests`) into `target/matrix/java`; `Err(note)` inside when the
+/// JDK or Maven is missing.
+pub fn build_matrix() -> Result<std::result::Result<Lang, String>> {
+    if let Some(why) = missing_toolchain() {
+        return Ok(Err(why));
+    }
+    build_native()?;
+    exec(&mut mvn(["package", "-DskipTests"]))
+        .map_err(|e| format!("`mvn package -DskipTests`: {e}"))?;
+    let jar = jar()?;
+    let classes = workspace_root().join("target/matrix/java");
+    std::fs::create_dir_all(&classes)?;
+    exec(
+        Command::new("javac")
+            .args(["-Xlint:all", "-Werror", "-cp"])
+            .arg(&jar)
+            .arg("-d")
+            .arg(&classes)
+            .arg(workspace_root().join("tests/matrix/java/Matrix.java")),
+    )
+    .map_err(|e| format!("`javac tests/matrix/java/Matrix.java`: {e}"))?;
+    let sep = if cfg!(windows) { ";" } else { ":" };
+    let cp = format!("{}{sep}{}", jar.display(), classes.display());
+    Ok(Ok(Lang {
+        name: "java",
+        argv: vec!["java".into(), "-cp".into(), cp.into(), "Matrix".into()],
+    }))
 }
 
 /// The Java stages of `cargo xtask test`, in order.
