@@ -672,6 +672,8 @@ public final class Matrix {
     // ---------------------------------------------------------------- views
 
     static void views(Path path) {
+        // Load (extract) the native library first: the timing covers open + views only.
+        dev.hurray.Hurray.abiVersion();
         long t0 = System.nanoTime();
         List<String> names;
         List<Tensor> tensors = new ArrayList<>();
