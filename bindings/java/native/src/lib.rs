@@ -10,11 +10,11 @@
 //! - handles cross as `long` (the C pointer); the Java side guarantees a live,
 //!   non-zero handle and serialises use (a closed object throws
 //!   `IllegalStateException` before reaching here);
-//! - the body runs inside [`run`], which catches panics and turns every error into a
+//! - the body runs inside `run`, which catches panics and turns every error into a
 //!   pending Java exception: a C status becomes a `dev.hurray.HurrayException` (built
 //!   by `HurrayException.fromNative(status, message)`) carrying the status and the C
 //!   ABI's last-error message (which names the rule and byte offset);
-//! - memory a Java producer hands in ([`Producer`]) is held by JNI global references
+//! - memory a Java producer hands in (`Producer`) is held by JNI global references
 //!   and released exactly once, from any thread, when the last C handle that needs it
 //!   lets go (the release callback attaches the thread and deletes the references).
 
