@@ -194,6 +194,33 @@ pub fn build_matrix() -> Result<std::result::Result<Lang, String>> {
     }))
 }
 
+/// Runs the jar's `dev.hurray.Hurray` main in a fresh JVM (with the library from
+/// `-Dhurray.native.path` when given) and checks that it reports C ABI 10.
+fn hurray_main(jar: &std::path::Path, lib: Option<&std::path::Path>) -> Result<String> {
+    let mut cmd = Command::new("java");
+    if let Some(lib) = lib {
+        cmd.arg(format!("-Dhurray.native.path={}", lib.display()));
+    }
+    let out = cmd
+        .arg("-cp")
+        .arg(jar)
+        .arg("dev.hurray.Hurray")
+        .output()
+        .map_err(|e| format!("could not run java: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() || !text.contains("C ABI 10") {
+        return Err(format!(
+            "`java -cp {} dev.hurray.Hurray` (library {}) failed ({}): {text}{}",
+            jar.display(),
+            lib.map_or("from the jar".into(), |l| l.display().to_string()),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
+    }
+    Ok(text)
+}
+
 /// The Java stages of `cargo xtask test`, in order.
 pub fn stages() -> Vec<Stage> {
     vec![
@@ -206,26 +233,17 @@ pub fn stages() -> Vec<Stage> {
             || exec(&mut mvn(["package"])).map_err(|e| format!("`mvn package`: {e}").into()),
         ),
         java_stage(
-            "java: a fresh JVM loads the native library from the jar (java -cp hurray.jar dev.hurray.Hurray)",
+            "java: a fresh JVM loads the native library from the jar, and from -Dhurray.native.path (java -cp hurray.jar dev.hurray.Hurray)",
             || {
                 let jar = jar()?;
-                let out = Command::new("java")
-                    .arg("-cp")
-                    .arg(&jar)
-                    .arg("dev.hurray.Hurray")
-                    .output()
-                    .map_err(|e| format!("could not run java: {e}"))?;
-                let text = String::from_utf8_lossy(&out.stdout);
-                if !out.status.success() || !text.contains("C ABI 10") {
-                    return Err(format!(
-                        "`java -cp {} dev.hurray.Hurray` failed ({}): {text}{}",
-                        jar.display(),
-                        out.status,
-                        String::from_utf8_lossy(&out.stderr)
-                    )
-                    .into());
-                }
-                print!("{text}");
+                let lib = workspace_root().join("target/release").join(format!(
+                    "{}hurray_java{}",
+                    std::env::consts::DLL_PREFIX,
+                    std::env::consts::DLL_SUFFIX
+                ));
+                let from_jar = hurray_main(&jar, None)?;
+                let from_path = hurray_main(&jar, Some(&lib))?;
+                print!("{from_jar}{from_path}");
                 Ok(())
             },
         ),

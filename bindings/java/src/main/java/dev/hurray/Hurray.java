@@ -24,7 +24,9 @@ public final class Hurray {
      * @param args ignored
      */
     public static void main(String[] args) {
+        String override = System.getProperty(NativeLoader.PATH_PROPERTY);
         System.out.println("hurray-java: C ABI " + abiVersion() + ", native library for "
-                + NativeLoader.platform());
+                + NativeLoader.platform() + (override == null || override.isEmpty()
+                        ? " (from the jar)" : " (from " + override + ")"));
     }
 }
