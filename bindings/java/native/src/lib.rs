@@ -82,16 +82,31 @@ use jni::objects::{
 use jni::sys::{jboolean, jbyteArray, jdouble, jint, jlong, jlongArray, jobject, jstring};
 use jni::{JNIEnv, JavaVM};
 
+use hurray_ffi::builder::hurray_descriptor_builder_set_shard;
+use hurray_ffi::builder::{
+    hurray_descriptor_builder_set_composite_head, hurray_descriptor_builder_set_member_role,
+};
 use hurray_ffi::builder::{
     hurray_descriptor_builder_set_coo_is_sorted, hurray_descriptor_builder_set_statistics,
+};
+use hurray_ffi::descriptor_access::hurray_descriptor_shard;
+use hurray_ffi::descriptor_access::{
+    hurray_descriptor_composite_head, hurray_descriptor_member_role,
 };
 use hurray_ffi::descriptor_access::{
     hurray_descriptor_coo_is_sorted, hurray_descriptor_statistics,
 };
+use hurray_ffi::file::{hurray_file_reader_item, hurray_file_writer_write_item};
 use hurray_ffi::file::{
     hurray_file_writer_add_kv_array_bytes, hurray_file_writer_add_kv_array_uint64,
 };
-use hurray_ffi::HurrayStatistics;
+use hurray_ffi::item::{
+    hurray_item_composite_new, hurray_item_composite_push, hurray_item_destroy,
+    hurray_item_from_tensor, hurray_item_is_composite, hurray_item_member,
+    hurray_item_member_count, hurray_item_tensor,
+};
+use hurray_ffi::stream::{hurray_stream_decoder_next, hurray_stream_encoder_begin_item};
+use hurray_ffi::{HurrayCompositeHead, HurrayItem, HurrayStatistics};
 
 // ---------------------------------------------------------------------------
 // The error policy: every failure becomes a pending Java exception.
@@ -472,6 +487,45 @@ fn pack(d: *const HurrayDescriptor) -> R<Vec<i64>> {
     } else {
         out.extend([0, 0]);
     }
+    let mut head = HurrayCompositeHead::default();
+    // SAFETY: head is writable.
+    if unsafe { hurray_descriptor_composite_head(d, &mut head) } == HURRAY_OK {
+        out.extend([
+            1,
+            i64::from(head.member_count),
+            i64::from(head.composition_rule),
+            i64::from(head.combine_op),
+        ]);
+    } else {
+        out.extend([0; 4]);
+    }
+    let mut role = 0u8;
+    // SAFETY: role is writable.
+    if unsafe { hurray_descriptor_member_role(d, &mut role) } == HURRAY_OK {
+        out.extend([1, i64::from(role)]);
+    } else {
+        out.extend([0, 0]);
+    }
+    let mut parent = vec![0u64; h.rank as usize];
+    let mut offset = vec![0u64; h.rank as usize];
+    let mut n = 0u64;
+    // SAFETY: both arrays hold rank writable values.
+    let s = unsafe {
+        hurray_descriptor_shard(
+            d,
+            parent.as_mut_ptr(),
+            offset.as_mut_ptr(),
+            parent.len() as u64,
+            &mut n,
+        )
+    };
+    if s == HURRAY_OK {
+        out.push(1);
+        out.extend(u64s_to_i64(&parent[..n as usize]));
+        out.extend(u64s_to_i64(&offset[..n as usize]));
+    } else {
+        out.push(0);
+    }
     Ok(out)
 }
 
@@ -539,6 +593,10 @@ pub extern "system" fn Java_dev_hurray_Native_descriptorBuild<'l>(
     buf_memory: JLongArray<'l>,
     quant: JLongArray<'l>,
     stats: JLongArray<'l>,
+    composite: JLongArray<'l>,
+    member_role: jint,
+    shard_parent: JLongArray<'l>,
+    shard_offset: JLongArray<'l>,
 ) -> jbyteArray {
     run(&mut env, ptr::null_mut(), |env| {
         let shape: Vec<u64> = longs(env, &shape)?.iter().map(|&x| x as u64).collect();
@@ -630,6 +688,48 @@ pub extern "system" fn Java_dev_hurray_Native_descriptorBuild<'l>(
             };
             // SAFETY: b.0 live; st readable.
             ck(unsafe { hurray_descriptor_builder_set_statistics(b.0, &st) })?;
+        }
+        if !composite.is_null() {
+            // [member count, composition rule, combine op]
+            let c = longs(env, &composite)?;
+            if c.len() != 3 {
+                return Err(Fail::Arg("a composite head needs 3 fields".into()));
+            }
+            let head = HurrayCompositeHead {
+                member_count: c[0] as u32,
+                composition_rule: c[1] as u8,
+                combine_op: c[2] as u8,
+            };
+            // SAFETY: b.0 live; head readable.
+            ck(unsafe { hurray_descriptor_builder_set_composite_head(b.0, &head) })?;
+        }
+        if !shard_parent.is_null() {
+            let parent: Vec<u64> = longs(env, &shard_parent)?
+                .iter()
+                .map(|&x| x as u64)
+                .collect();
+            let offset: Vec<u64> = longs(env, &shard_offset)?
+                .iter()
+                .map(|&x| x as u64)
+                .collect();
+            if parent.len() != offset.len() {
+                return Err(Fail::Arg(
+                    "shard parent shape and offset differ in length".into(),
+                ));
+            }
+            // SAFETY: b.0 live; both arrays hold len readable values.
+            ck(unsafe {
+                hurray_descriptor_builder_set_shard(
+                    b.0,
+                    parent.as_ptr(),
+                    offset.as_ptr(),
+                    parent.len() as u64,
+                )
+            })?;
+        }
+        if member_role >= 0 {
+            // SAFETY: b.0 is a live builder.
+            ck(unsafe { hurray_descriptor_builder_set_member_role(b.0, member_role as u8) })?;
         }
         let mut d = Desc(ptr::null_mut());
         // SAFETY: b.0 live; d.0 writable.
@@ -1691,5 +1791,204 @@ pub extern "system" fn Java_dev_hurray_Native_writerDestroy(mut env: JNIEnv, _c:
         let mut p = writer(w);
         // SAFETY: the Java side destroys each writer exactly once.
         ck(unsafe { hurray_file_writer_destroy(&mut p) })
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Items (plain tensors and composites).
+// ---------------------------------------------------------------------------
+
+fn item(i: jlong) -> *mut HurrayItem {
+    i as *mut HurrayItem
+}
+
+/// `Native.itemFromTensor(long tensor)`: moves an owned tensor into a new plain item.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_itemFromTensor(
+    mut env: JNIEnv,
+    _c: JClass,
+    t: jlong,
+) -> jlong {
+    run(&mut env, 0, |_| {
+        let mut t = t as *mut HurrayTensor;
+        let mut out: *mut HurrayItem = ptr::null_mut();
+        // SAFETY: t is an owned tensor the Java side hands over (moved on success
+        // only); out writable.
+        ck(unsafe { hurray_item_from_tensor(&mut t, &mut out) })?;
+        Ok(out as jlong)
+    })
+}
+
+/// `Native.itemCompositeNew(long head)`: moves an owned head tensor into a new
+/// composite item with no members yet.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_itemCompositeNew(
+    mut env: JNIEnv,
+    _c: JClass,
+    head: jlong,
+) -> jlong {
+    run(&mut env, 0, |_| {
+        let mut h = head as *mut HurrayTensor;
+        let mut out: *mut HurrayItem = ptr::null_mut();
+        // SAFETY: h is an owned tensor (moved on success only); out writable.
+        ck(unsafe { hurray_item_composite_new(&mut h, &mut out) })?;
+        Ok(out as jlong)
+    })
+}
+
+/// `Native.itemCompositePush(long item, long member)`: moves an owned item in.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_itemCompositePush(
+    mut env: JNIEnv,
+    _c: JClass,
+    it: jlong,
+    member: jlong,
+) {
+    run(&mut env, (), |_| {
+        let mut m = item(member);
+        // SAFETY: it a live composite; m an owned item (moved on success only).
+        ck(unsafe { hurray_item_composite_push(item(it), &mut m) })
+    })
+}
+
+/// `Native.itemIsComposite(long)`.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_itemIsComposite(
+    mut env: JNIEnv,
+    _c: JClass,
+    it: jlong,
+) -> jboolean {
+    run(&mut env, 0, |_| {
+        let mut v = 0u8;
+        // SAFETY: it a live item; v writable.
+        ck(unsafe { hurray_item_is_composite(item(it), &mut v) })?;
+        Ok(v)
+    })
+}
+
+/// `Native.itemTensor(long)`: the item's tensor (a composite's head), borrowed.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_itemTensor(
+    mut env: JNIEnv,
+    _c: JClass,
+    it: jlong,
+) -> jlong {
+    run(&mut env, 0, |_| {
+        let mut t: *const HurrayTensor = ptr::null();
+        // SAFETY: it a live item; t writable (borrowed result).
+        ck(unsafe { hurray_item_tensor(item(it), &mut t) })?;
+        Ok(t as jlong)
+    })
+}
+
+/// `Native.itemMemberCount(long)`.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_itemMemberCount(
+    mut env: JNIEnv,
+    _c: JClass,
+    it: jlong,
+) -> jlong {
+    run(&mut env, 0, |_| {
+        let mut n = 0u64;
+        // SAFETY: it a live item; n writable.
+        ck(unsafe { hurray_item_member_count(item(it), &mut n) })?;
+        Ok(n as jlong)
+    })
+}
+
+/// `Native.itemMember(long, long)`: member `i`, borrowed.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_itemMember(
+    mut env: JNIEnv,
+    _c: JClass,
+    it: jlong,
+    i: jlong,
+) -> jlong {
+    run(&mut env, 0, |_| {
+        let mut m: *const HurrayItem = ptr::null();
+        // SAFETY: it a live item; m writable (borrowed result).
+        ck(unsafe { hurray_item_member(item(it), i as u64, &mut m) })?;
+        Ok(m as jlong)
+    })
+}
+
+/// `Native.itemDestroy(long)`.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_itemDestroy(mut env: JNIEnv, _c: JClass, it: jlong) {
+    run(&mut env, (), |_| {
+        let mut p = item(it);
+        // SAFETY: the Java side destroys each owned item exactly once.
+        ck(unsafe { hurray_item_destroy(&mut p) })
+    })
+}
+
+/// `Native.decoderNext(long)`: the next complete item (owned), or 0.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_decoderNext(
+    mut env: JNIEnv,
+    _c: JClass,
+    dec: jlong,
+) -> jlong {
+    run(&mut env, 0, |_| {
+        let mut it: *mut HurrayItem = ptr::null_mut();
+        // SAFETY: dec is a live decoder; it writable.
+        ck(unsafe { hurray_stream_decoder_next(dec as *mut HurrayStreamDecoder, &mut it) })?;
+        Ok(it as jlong)
+    })
+}
+
+/// `Native.encoderBeginItem(long enc, long item)`: the chunk count of the item.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_encoderBeginItem(
+    mut env: JNIEnv,
+    _c: JClass,
+    enc: jlong,
+    it: jlong,
+) -> jlong {
+    run(&mut env, 0, |_| {
+        let (mut count, mut len) = (0u64, 0u64);
+        // SAFETY: enc a live encoder, it a live item; outs writable.
+        ck(unsafe {
+            hurray_stream_encoder_begin_item(
+                enc as *mut HurrayStreamEncoder,
+                item(it),
+                &mut count,
+                &mut len,
+            )
+        })?;
+        Ok(count as jlong)
+    })
+}
+
+/// `Native.fileItem(long, String)`: the named item (owned); composites assembled.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_fileItem<'l>(
+    mut env: JNIEnv<'l>,
+    _c: JClass,
+    r: jlong,
+    name: JString<'l>,
+) -> jlong {
+    run(&mut env, 0, |env| {
+        let name = cstring(env, &name)?;
+        let mut it: *mut HurrayItem = ptr::null_mut();
+        // SAFETY: r live; name NUL-terminated; it writable.
+        ck(unsafe { hurray_file_reader_item(reader(r), name.as_ptr(), &mut it) })?;
+        Ok(it as jlong)
+    })
+}
+
+/// `Native.writerWriteItem(long, String, long item)`: the item stays the caller's.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_writerWriteItem<'l>(
+    mut env: JNIEnv<'l>,
+    _c: JClass,
+    w: jlong,
+    name: JString<'l>,
+    it: jlong,
+) {
+    run(&mut env, (), |env| {
+        let name = cstring(env, &name)?;
+        // SAFETY: w a live writer; name NUL-terminated; it a live item.
+        ck(unsafe { hurray_file_writer_write_item(writer(w), name.as_ptr(), item(it)) })
     })
 }

@@ -88,6 +88,78 @@ public final class Descriptor {
             double max, double absMax, double mean, double stddev, int nmN, int nmM,
             boolean hasNan, boolean hasInf) {}
 
+    /**
+     * The fields of a composite head ({@link Layout#COMPOSITE_HEAD}).
+     *
+     * @param memberCount members that follow the head
+     * @param rule {@code HURRAY_COMPOSITION_*}: {@link #PARTITION}, {@link #OVERLAY},
+     *     {@link #GROUP}
+     * @param combineOp {@code HURRAY_COMBINE_*}: 0 none, 1 replace, 2 add (overlay only)
+     */
+    public record CompositeHead(int memberCount, int rule, int combineOp) {
+        /** Members tile the head's index space exactly. */
+        public static final int PARTITION = 1;
+        /** A base plus corrections, combined by {@code combineOp}. */
+        public static final int OVERLAY = 2;
+        /** Independent tensors under one head. */
+        public static final int GROUP = 3;
+    }
+
+    /**
+     * The shard section: this tensor is the box {@code [offset[k], offset[k] + shape[k])}
+     * of a parent of shape {@code parentShape}; both in elements, one value per
+     * dimension. Equality compares the arrays' contents.
+     *
+     * @param parentShape the parent's shape
+     * @param offset where this tensor starts in the parent
+     */
+    public record Shard(long[] parentShape, long[] offset) {
+        /**
+         * Copies both arrays.
+         *
+         * @param parentShape the parent's shape
+         * @param offset the start in the parent
+         */
+        public Shard {
+            parentShape = parentShape.clone();
+            offset = offset.clone();
+        }
+
+        /** @return a copy of the parent's shape */
+        @Override
+        public long[] parentShape() {
+            return parentShape.clone();
+        }
+
+        /** @return a copy of the offset */
+        @Override
+        public long[] offset() {
+            return offset.clone();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Shard s && Arrays.equals(parentShape, s.parentShape)
+                    && Arrays.equals(offset, s.offset);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * Arrays.hashCode(parentShape) + Arrays.hashCode(offset);
+        }
+
+        @Override
+        public String toString() {
+            return "Shard[parentShape=" + Arrays.toString(parentShape) + ", offset="
+                    + Arrays.toString(offset) + "]";
+        }
+    }
+
+    /** Overlay member role: a correction ({@code HURRAY_MEMBER_ROLE_CORRECTION}). */
+    public static final int ROLE_CORRECTION = 0;
+    /** Overlay member role: the base ({@code HURRAY_MEMBER_ROLE_BASE}). */
+    public static final int ROLE_BASE = 1;
+
     private final byte[] bytes;
     private final int versionMajor;
     private final int versionMinor;
@@ -102,6 +174,9 @@ public final class Descriptor {
     private final Quantization quantization;
     private final Statistics statistics;
     private final Boolean cooSorted;
+    private final CompositeHead compositeHead;
+    private final Integer memberRole;
+    private final Shard shard;
 
     private Descriptor(byte[] bytes) {
         this.bytes = bytes;
@@ -148,6 +223,17 @@ public final class Descriptor {
                 : null;
         k += 13;
         cooSorted = p[k] == 1 ? Boolean.valueOf(p[k + 1] != 0) : null;
+        k += 2;
+        compositeHead = p[k] == 1
+                ? new CompositeHead((int) p[k + 1], (int) p[k + 2], (int) p[k + 3])
+                : null;
+        k += 4;
+        memberRole = p[k] == 1 ? Integer.valueOf((int) p[k + 1]) : null;
+        k += 2;
+        shard = p[k] == 1
+                ? new Shard(Arrays.copyOfRange(p, k + 1, k + 1 + rank),
+                        Arrays.copyOfRange(p, k + 1 + rank, k + 1 + 2 * rank))
+                : null;
     }
 
     /**
@@ -183,9 +269,10 @@ public final class Descriptor {
 
     /**
      * A builder for the layouts and sections this binding can write: row- and
-     * column-major, strided, COO, CSR and CSC (tiled, Morton, Hilbert, CSF and
-     * block-paged layouts, shard and extension sections are not exposed yet); byte
-     * offset; a buffer table (CPU, producer-synced); quantization and statistics.
+     * column-major, strided, COO, CSR, CSC and composite heads (tiled, Morton,
+     * Hilbert, CSF and block-paged layouts and the extension sections are not exposed
+     * yet); byte offset; a buffer table (CPU, producer-synced); quantization,
+     * statistics, shard and the overlay member role.
      *
      * @param type element type
      * @param layout layout
@@ -208,6 +295,9 @@ public final class Descriptor {
         private final List<long[]> buffers = new ArrayList<>();
         private Quantization quant;
         private Statistics stats;
+        private CompositeHead composite;
+        private int memberRole = -1;
+        private Shard shard;
 
         private Builder(ElementType type, Layout layout, long[] shape) {
             this.type = Objects.requireNonNull(type, "type");
@@ -299,6 +389,40 @@ public final class Descriptor {
         }
 
         /**
+         * Sets the fields of a composite head (layout {@link Layout#COMPOSITE_HEAD},
+         * no buffers).
+         *
+         * @param head member count, rule and combine op
+         * @return this builder
+         */
+        public Builder compositeHead(CompositeHead head) {
+            this.composite = Objects.requireNonNull(head, "head");
+            return this;
+        }
+
+        /**
+         * Adds the shard section.
+         *
+         * @param s parent shape and offset, one value per dimension each
+         * @return this builder
+         */
+        public Builder shard(Shard s) {
+            this.shard = Objects.requireNonNull(s, "s");
+            return this;
+        }
+
+        /**
+         * Adds the composite-member section of an overlay member.
+         *
+         * @param role {@link #ROLE_BASE} or {@link #ROLE_CORRECTION}
+         * @return this builder
+         */
+        public Builder memberRole(int role) {
+            this.memberRole = role;
+            return this;
+        }
+
+        /**
          * Adds a statistics section.
          *
          * @param s the section
@@ -341,7 +465,12 @@ public final class Descriptor {
                 throw new IllegalArgumentException("private types and extension layouts need tags");
             }
             return new Descriptor(Native.descriptorBuild(type.tag(), layout.tag(), shape,
-                    strides, byteOffset, nnz, cooSorted, sizes, aligns, memory, q, st));
+                    strides, byteOffset, nnz, cooSorted, sizes, aligns, memory, q, st,
+                    composite == null ? null
+                            : new long[] {composite.memberCount(), composite.rule(),
+                                composite.combineOp()},
+                    memberRole, shard == null ? null : shard.parentShape(),
+                    shard == null ? null : shard.offset()));
         }
     }
 
@@ -460,6 +589,24 @@ public final class Descriptor {
     /** @return the statistics section, or empty */
     public Optional<Statistics> statistics() {
         return Optional.ofNullable(statistics);
+    }
+
+    /** @return the shard section, or empty */
+    public Optional<Shard> shard() {
+        return Optional.ofNullable(shard);
+    }
+
+    /** @return the composite head's fields, or empty for other layouts */
+    public Optional<CompositeHead> compositeHead() {
+        return Optional.ofNullable(compositeHead);
+    }
+
+    /**
+     * @return the overlay member role ({@link #ROLE_BASE}, {@link #ROLE_CORRECTION}), or
+     *     empty when the descriptor has no composite-member section
+     */
+    public Optional<Integer> memberRole() {
+        return Optional.ofNullable(memberRole);
     }
 
     /** @return COO {@code is_sorted}, or empty for other layouts */

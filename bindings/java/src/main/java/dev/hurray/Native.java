@@ -40,7 +40,7 @@ final class Native {
 
     static native byte[] descriptorBuild(int typeTag, int layoutTag, long[] shape, long[] strides,
             long byteOffset, long nnz, int cooSorted, long[] bufSizes, long[] bufAligns,
-            long[] bufMemory, long[] quant, long[] stats);
+            long[] bufMemory, long[] quant, long[] stats, long[] composite, int memberRole, long[] shardParent, long[] shardOffset);
 
     // Tensors.
     static native long tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease);
@@ -95,6 +95,31 @@ final class Native {
     static native Object fileKv(long reader, String key);
 
     static native void fileDestroy(long reader);
+
+    // Items.
+    static native long itemFromTensor(long tensor);
+
+    static native long itemCompositeNew(long head);
+
+    static native void itemCompositePush(long item, long member);
+
+    static native boolean itemIsComposite(long item);
+
+    static native long itemTensor(long item);
+
+    static native long itemMemberCount(long item);
+
+    static native long itemMember(long item, long index);
+
+    static native void itemDestroy(long item);
+
+    static native long decoderNext(long decoder);
+
+    static native long encoderBeginItem(long encoder, long item);
+
+    static native long fileItem(long reader, String name);
+
+    static native void writerWriteItem(long writer, String name, long item);
 
     // File writer.
     static native long writerCreate(String path, int alignment, boolean durable, boolean sorted);

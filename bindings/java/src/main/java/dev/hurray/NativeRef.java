@@ -38,6 +38,17 @@ final class NativeRef {
         } while (!holders.compareAndSet(n, n + 1));
     }
 
+    /**
+     * Takes the handle away from its only holder without destroying it (a move into
+     * another handle). Fails when anyone else holds it (a view, a borrowed object).
+     *
+     * @return true when the caller now owns the raw handle; the holder's later
+     *     {@link #release()} then does nothing
+     */
+    boolean take() {
+        return holders.compareAndSet(1, 0);
+    }
+
     /** Drops a holder; the last one destroys the handle. */
     void release() {
         if (holders.decrementAndGet() == 0) {

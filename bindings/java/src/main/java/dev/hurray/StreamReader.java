@@ -16,8 +16,8 @@ import java.util.Objects;
  * are read straight into the slice the decoder demands: during a buffer that is the
  * tensor's final, 64-byte-aligned allocation, so payload bytes are placed once.
  *
- * <p>{@link #next()} returns the next tensor, or {@code null} at a clean end of the
- * stream; a stream that ends inside a tensor throws {@link TruncatedException}, bad
+ * <p>{@link #next()} returns the next tensor ({@link #nextItem()} the next item, which
+ * may be a composite), or {@code null} at a clean end of the stream; a stream that ends inside a tensor throws {@link TruncatedException}, bad
  * bytes throw {@link FormatException}, both naming the rule and byte offset. Tensors
  * own their memory and outlive the reader. The reader is also {@link Iterable} (the
  * iterator wraps {@link IOException} in {@link UncheckedIOException}).
@@ -70,6 +70,8 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
      * @throws IOException from the input stream
      * @throws TruncatedException when the stream ends inside a tensor
      * @throws FormatException for bad bytes (reported once; the reader then fails)
+     * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the next item is a
+     *     composite: read it with {@link #nextItem()}
      * @throws IllegalStateException when closed
      */
     public Tensor next() throws IOException {
@@ -87,6 +89,35 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
             if (got < 0) {
                 eof = true;
                 Native.decoderFinish(dec); // throws TruncatedException mid-tensor
+                continue;
+            }
+            Native.decoderAdvance(dec, got);
+        }
+    }
+
+    /**
+     * Reads the next item: a plain tensor or a composite (head and members).
+     *
+     * @return the item (the caller closes it), or null at a clean end of the stream
+     * @throws IOException from the input stream
+     * @throws TruncatedException when the stream ends inside an item
+     * @throws FormatException for bad bytes
+     */
+    public Item nextItem() throws IOException {
+        long dec = dec();
+        while (true) {
+            long it = Native.decoderNext(dec);
+            if (it != 0) {
+                return new Item(it, false);
+            }
+            if (eof) {
+                return null;
+            }
+            ByteBuffer dst = Native.decoderDemand(dec);
+            int got = dst == null ? -1 : in.read(dst);
+            if (got < 0) {
+                eof = true;
+                Native.decoderFinish(dec);
                 continue;
             }
             Native.decoderAdvance(dec, got);

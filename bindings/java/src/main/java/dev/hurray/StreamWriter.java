@@ -75,6 +75,39 @@ public final class StreamWriter implements AutoCloseable {
         return written;
     }
 
+    /**
+     * Writes one item: a plain tensor, or a composite's head and then its members,
+     * pre-order. The item stays the caller's.
+     *
+     * @param item an open item
+     * @return bytes written for this item
+     * @throws IOException from the output stream
+     * @throws IllegalStateException when this writer or the item is closed
+     * @throws HurrayException when the item cannot be streamed
+     */
+    public long write(Item item) throws IOException {
+        long enc = enc();
+        long written = 0;
+        synchronized (item) {
+            long n = Native.encoderBeginItem(enc, item.handle());
+            try {
+                for (long i = 0; i < n; i++) {
+                    ByteBuffer chunk = Native.encoderChunk(enc, i);
+                    if (chunk == null) {
+                        continue;
+                    }
+                    ByteBuffer ro = chunk.asReadOnlyBuffer();
+                    while (ro.hasRemaining()) {
+                        written += out.write(ro);
+                    }
+                }
+            } finally {
+                Native.encoderEnd(enc);
+            }
+        }
+        return written;
+    }
+
     /** Flushes and frees the native encoder; idempotent. The output stream stays open. */
     @Override
     public void close() throws IOException {

@@ -48,17 +48,33 @@ public final class Tensor implements AutoCloseable {
      * {@code PROT_READ}: a write would fault).
      */
     Tensor(long ptr, boolean readOnlyMemory) {
+        this(ptr, null, readOnlyMemory);
+    }
+
+    /**
+     * A tensor borrowed from {@code parent} (an item's tensor): it holds the parent
+     * until it and its views are gone, and destroys nothing itself.
+     */
+    Tensor(long ptr, NativeRef parent, boolean readOnlyMemory) {
+        if (parent != null) {
+            parent.retain();
+        }
         this.readOnlyMemory = readOnlyMemory;
         Descriptor d;
         try {
             d = Descriptor.ofOwned(Native.tensorDescriptor(ptr));
         } catch (RuntimeException | Error e) {
-            Native.tensorDestroy(ptr);
+            if (parent != null) {
+                parent.release();
+            } else {
+                Native.tensorDestroy(ptr);
+            }
             throw e;
         }
         this.descriptor = d;
         this.roots = new ByteBuffer[d.bufferCount()];
-        this.ref = new NativeRef(ptr, Native::tensorDestroy);
+        this.ref = parent == null ? new NativeRef(ptr, Native::tensorDestroy)
+                : new NativeRef(ptr, p -> parent.release());
         NativeRef r = this.ref; // the cleaning action must not capture `this`
         this.cleanable = NativeRef.CLEANER.register(this, r::release);
     }
@@ -349,6 +365,24 @@ public final class Tensor implements AutoCloseable {
             java.util.Arrays.fill(roots, null);
             cleanable.clean();
         }
+    }
+
+    /**
+     * A new owned {@code HurrayTensor *} over this tensor's memory (no copy): its
+     * buffers are held through global references to views of this tensor, so the
+     * memory lives until both are gone.
+     */
+    synchronized long share() {
+        handle();
+        ByteBuffer[] bufs = new ByteBuffer[roots.length];
+        for (int i = 0; i < bufs.length; i++) {
+            bufs[i] = root(i).duplicate();
+        }
+        return Native.tensorNew(descriptor.bytesUnsafe(), bufs, null);
+    }
+
+    boolean readOnlyMemory() {
+        return readOnlyMemory;
     }
 
     /** Keeps this tensor reachable until the caller's native use of it is over. */

@@ -91,10 +91,23 @@ public final class TensorFile implements AutoCloseable {
      * @param name tensor name
      * @return the tensor (the caller closes it)
      * @throws NotFoundException when there is no such tensor
-     * @throws HurrayException ({@link Status#NOT_APPLICABLE}) for a composite head
+     * @throws HurrayException for a name the reader cannot give as one tensor; read
+     *     composites with {@link #item(String)}
      */
     public synchronized Tensor tensor(String name) {
         return new Tensor(Native.fileTensor(reader(), Objects.requireNonNull(name, "name")), true);
+    }
+
+    /**
+     * The named item: a plain tensor, or a composite assembled with its members.
+     * Read-only views of the mapping; it stays valid after this reader is closed.
+     *
+     * @param name the item's (top-level or member) name
+     * @return the item (the caller closes it)
+     * @throws NotFoundException when there is no such tensor
+     */
+    public synchronized Item item(String name) {
+        return new Item(Native.fileItem(reader(), Objects.requireNonNull(name, "name")), true);
     }
 
     /**

@@ -79,6 +79,22 @@ public final class TensorFileWriter implements AutoCloseable {
     }
 
     /**
+     * Writes one item: a plain tensor, or a composite whose head gets {@code name}
+     * and whose members get {@code name/0}, {@code name/1}, ... (nested:
+     * {@code name/1/0}). The item stays the caller's.
+     *
+     * @param name unique name
+     * @param item an open item
+     * @throws HurrayException for a duplicate name, a finished writer or an I/O error
+     */
+    public synchronized void write(String name, Item item) {
+        long w = writer();
+        synchronized (item) {
+            Native.writerWriteItem(w, Objects.requireNonNull(name, "name"), item.handle());
+        }
+    }
+
+    /**
      * Adds a KV metadata entry. The Java type picks the KV type: {@code String},
      * {@code Long}/{@code Integer} (int64), {@link java.math.BigInteger} (uint64),
      * {@code Double}/{@code Float} (float64), {@code Boolean}, {@code byte[]},
