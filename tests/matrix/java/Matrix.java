@@ -5,14 +5,16 @@
 //   java -cp hurray.jar:. Matrix views FILE              open, view and checksum every tensor
 //
 // Uses the public dev.hurray API only: Descriptor.builder for the expected descriptor,
-// Tensor.wrap over the program's own direct buffers, TensorFileWriter / TensorFile,
-// StreamWriter / StreamReader. Cases the Java binding cannot express yet (composites;
-// tiled, Morton, Hilbert, CSF and block-paged layouts; shard and member-role sections)
-// are written as CASE.hrry.na / CASE.hrrys.na and reported n/a by the consumer.
+// Tensor.wrap over the program's own direct buffers, Item.of / Item.composite,
+// TensorFileWriter / TensorFile, StreamWriter / StreamReader (items). Cases the Java
+// binding's descriptor builder cannot express yet (tiled, Morton, Hilbert, CSF and
+// block-paged layouts) are written as CASE.hrry.na / CASE.hrrys.na and reported n/a
+// by the consumer.
 // Case syntax: tests/cases/README.md.
 
 import dev.hurray.Descriptor;
 import dev.hurray.ElementType;
+import dev.hurray.Item;
 import dev.hurray.Layout;
 import dev.hurray.StreamReader;
 import dev.hurray.StreamWriter;
@@ -53,6 +55,11 @@ public final class Matrix {
         final List<byte[]> bytes = new ArrayList<>();
         Descriptor.Quantization quant;
         Descriptor.Statistics stats;
+        Descriptor.Shard shard;
+        int role = -1;
+        Descriptor.CompositeHead composite; // null for a tensor
+        final List<Spec> members = new ArrayList<>();
+        int pending; // members still expected while parsing
         String unsupported;
         Descriptor desc;
         String buildError;
@@ -71,7 +78,38 @@ public final class Matrix {
             return desc;
         }
 
+        String why() {
+            if (unsupported != null) {
+                return unsupported;
+            }
+            for (Spec m : members) {
+                String w = m.why();
+                if (w != null) {
+                    return w;
+                }
+            }
+            return null;
+        }
+
+        void names(List<String> out) {
+            out.add(name);
+            for (Spec m : members) {
+                m.names(out);
+            }
+        }
+
         private Descriptor build() {
+            if (composite != null) {
+                Descriptor.Builder b = Descriptor.builder(dtype(dtype), Layout.COMPOSITE_HEAD, shape)
+                        .compositeHead(composite);
+                if (shard != null) {
+                    b.shard(shard);
+                }
+                if (role >= 0) {
+                    b.memberRole(role);
+                }
+                return b.build();
+            }
             Layout l = switch (layout[0]) {
                 case "row_major" -> Layout.ROW_MAJOR;
                 case "col_major" -> Layout.COLUMN_MAJOR;
@@ -97,6 +135,12 @@ public final class Matrix {
             if (stats != null) {
                 b.statistics(stats);
             }
+            if (shard != null) {
+                b.shard(shard);
+            }
+            if (role >= 0) {
+                b.memberRole(role);
+            }
             return b.build();
         }
     }
@@ -113,8 +157,9 @@ public final class Matrix {
                 return unsupported;
             }
             for (Spec s : items) {
-                if (s.unsupported != null) {
-                    return s.unsupported;
+                String w = s.why();
+                if (w != null) {
+                    return w;
                 }
             }
             return null;
@@ -347,6 +392,7 @@ public final class Matrix {
     static List<Case> parseCases(Path path) throws Exception {
         List<Case> cases = new ArrayList<>();
         Spec cur = null;
+        List<Spec> stack = new ArrayList<>();
         int line = 0;
         for (String text : Files.readAllLines(path)) {
             line++;
@@ -362,23 +408,40 @@ public final class Matrix {
                         n.name = t[1];
                         cases.add(n);
                         cur = null;
+                        stack.clear();
                     }
                     case "note" -> { }
                     case "kv" -> c.kv.put(unescape(t[1]), kvValue(t));
-                    case "composite" -> {
-                        c.unsupported = "composites are not exposed by the Java binding yet";
-                        cur = new Spec();
-                    }
-                    case "tensor" -> {
+                    case "tensor", "composite" -> {
                         Spec s = new Spec();
                         s.name = unescape(t[1]);
                         s.dtype = t[2];
                         s.shape = t[3].equals("scalar") ? new long[0] : ulongs(t[3]);
-                        s.layout = Arrays.copyOfRange(t, 4, t.length);
-                        if (!LAYOUTS.contains(s.layout[0])) {
-                            s.unsupported = "the " + s.layout[0] + " layout is not exposed by the Java binding's builder yet";
+                        if (t[0].equals("tensor")) {
+                            s.layout = Arrays.copyOfRange(t, 4, t.length);
+                            if (!LAYOUTS.contains(s.layout[0])) {
+                                s.unsupported = "the " + s.layout[0] + " layout is not exposed by the Java binding's builder yet";
+                            }
+                        } else {
+                            s.layout = new String[] {"composite"};
+                            s.pending = Integer.parseInt(t[6]);
+                            s.composite = new Descriptor.CompositeHead(s.pending,
+                                    Map.of("partition", 1, "overlay", 2, "group", 3).get(t[4]),
+                                    Map.of("none", 0, "replace", 1, "add", 2).get(t[5]));
                         }
-                        c.items.add(s);
+                        if (!stack.isEmpty()) {
+                            Spec top = stack.get(stack.size() - 1);
+                            top.members.add(s);
+                            top.pending--;
+                        } else {
+                            c.items.add(s);
+                        }
+                        while (!stack.isEmpty() && stack.get(stack.size() - 1).pending == 0) {
+                            stack.remove(stack.size() - 1);
+                        }
+                        if (s.composite != null && s.pending > 0) {
+                            stack.add(s);
+                        }
                         cur = s;
                     }
                     case "tile" -> cur.unsupported = "tiled layouts are not exposed by the Java binding's builder yet";
@@ -403,8 +466,8 @@ public final class Matrix {
                     }
                     case "quant" -> cur.quant = quant(t);
                     case "stats" -> cur.stats = stats(t);
-                    case "shard" -> cur.unsupported = "the shard section is not exposed by the Java binding's builder yet";
-                    case "role" -> cur.unsupported = "member roles (composites) are not exposed by the Java binding yet";
+                    case "shard" -> cur.shard = new Descriptor.Shard(ulongs(t[1]), ulongs(t[2]));
+                    case "role" -> cur.role = t[1].equals("base") ? Descriptor.ROLE_BASE : Descriptor.ROLE_CORRECTION;
                     default -> throw new IllegalArgumentException("unknown directive " + t[0]);
                 }
             } catch (RuntimeException e) {
@@ -438,6 +501,28 @@ public final class Matrix {
         return Tensor.wrap(s.descriptor(), bufs);
     }
 
+    static Item makeItem(Spec s) {
+        try (Tensor t = make(s)) {
+            if (s.composite == null) {
+                return Item.of(t);
+            }
+            Item[] members = new Item[s.members.size()];
+            try {
+                for (int i = 0; i < members.length; i++) {
+                    members[i] = makeItem(s.members.get(i));
+                }
+            } catch (RuntimeException e) {
+                for (Item m : members) {
+                    if (m != null) {
+                        m.close();
+                    }
+                }
+                throw e;
+            }
+            return Item.composite(t, members);
+        }
+    }
+
     static void produce(Case c, Path dir) throws Exception {
         String why = c.why();
         if (why != null) {
@@ -445,10 +530,10 @@ public final class Matrix {
             Files.writeString(dir.resolve(c.name + ".hrrys.na"), why + "\n");
             return;
         }
-        List<Tensor> tensors = new ArrayList<>();
+        List<Item> tensors = new ArrayList<>();
         try {
             for (Spec s : c.items) {
-                tensors.add(make(s));
+                tensors.add(makeItem(s));
             }
             try (TensorFileWriter w = TensorFileWriter.create(dir.resolve(c.name + ".hrry"), 0, false)) {
                 for (int i = 0; i < tensors.size(); i++) {
@@ -461,12 +546,12 @@ public final class Matrix {
             }
             try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(dir.resolve(c.name + ".hrrys")));
                     StreamWriter w = new StreamWriter(out)) {
-                for (Tensor t : tensors) {
+                for (Item t : tensors) {
                     w.write(t);
                 }
             }
         } finally {
-            tensors.forEach(Tensor::close);
+            tensors.forEach(Item::close);
         }
     }
 
@@ -532,6 +617,9 @@ public final class Matrix {
             diff("coo is_sorted", want.cooSorted(), got.cooSorted()),
             diff("quantization", want.quantization().orElse(null), got.quantization().orElse(null)),
             diff("statistics", want.statistics().orElse(null), got.statistics().orElse(null)),
+            diff("shard", want.shard().orElse(null), got.shard().orElse(null)),
+            diff("composite head", want.compositeHead().orElse(null), got.compositeHead().orElse(null)),
+            diff("member role", want.memberRole(), got.memberRole()),
             diff("flags", want.flags(), got.flags()),
         };
         for (String x : d) {
@@ -570,16 +658,43 @@ public final class Matrix {
         return null;
     }
 
+    /** Compares an item with its spec: kind, head or tensor, members (recursively). */
+    static String checkItem(Spec s, Item it) {
+        if (it.isComposite() != (s.composite != null)) {
+            return "item \"" + s.name + "\": expected " + (s.composite != null ? "a composite" : "a tensor")
+                    + ", got " + (it.isComposite() ? "a composite" : "a tensor");
+        }
+        try (Tensor t = it.tensor()) {
+            String bad = check(s, t);
+            if (bad != null) {
+                return bad;
+            }
+        }
+        if (it.memberCount() != s.members.size()) {
+            return "composite \"" + s.name + "\": expected " + s.members.size() + " members, got " + it.memberCount();
+        }
+        for (int i = 0; i < s.members.size(); i++) {
+            try (Item m = it.member(i)) {
+                String bad = checkItem(s.members.get(i), m);
+                if (bad != null) {
+                    return bad;
+                }
+            }
+        }
+        return null;
+    }
+
     static String consumeFile(Case c, Path file) {
         try (TensorFile f = TensorFile.open(file)) {
-            List<String> want = c.items.stream().map(x -> x.name).toList();
+            List<String> want = new ArrayList<>();
+            c.items.forEach(x -> x.names(want));
             String d = diff("names", want, f.names());
             if (!d.isEmpty()) {
                 return d;
             }
             for (Spec s : c.items) {
-                try (Tensor t = f.tensor(s.name)) {
-                    String bad = check(s, t);
+                try (Item it = f.item(s.name)) {
+                    String bad = checkItem(s, it);
                     if (bad != null) {
                         return bad;
                     }
@@ -611,17 +726,17 @@ public final class Matrix {
         try (InputStream in = new BufferedInputStream(Files.newInputStream(file));
                 StreamReader r = new StreamReader(in)) {
             for (int i = 0; i < c.items.size(); i++) {
-                try (Tensor t = r.next()) {
+                try (Item t = r.nextItem()) {
                     if (t == null) {
                         return "item " + i + ": the stream ended after " + i + " of " + c.items.size() + " items";
                     }
-                    String bad = check(c.items.get(i), t);
+                    String bad = checkItem(c.items.get(i), t);
                     if (bad != null) {
                         return "item " + i + ", " + bad;
                     }
                 }
             }
-            try (Tensor extra = r.next()) {
+            try (Item extra = r.nextItem()) {
                 if (extra != null) {
                     return "an item after the last expected one (" + c.items.size() + ")";
                 }
@@ -637,8 +752,8 @@ public final class Matrix {
     }
 
     static void consume(List<Case> cases, List<Path> dirs) throws Exception {
-        System.out.println("note\tjava consumer: composites, tiled/Morton/Hilbert/CSF/block-paged layouts and "
-                + "shard/member-role sections are n/a (not exposed by the Java binding yet)");
+        System.out.println("note\tjava consumer: tiled, Morton, Hilbert, CSF and block-paged layouts are n/a "
+                + "(not exposed by the Java binding's descriptor builder yet)");
         for (Path dir : dirs) {
             String producer = dir.getFileName().toString();
             for (Case c : cases) {

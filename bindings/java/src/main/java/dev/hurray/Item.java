@@ -175,7 +175,8 @@ public final class Item implements AutoCloseable {
 
     /** @return the number of members (0 for a plain item) */
     public synchronized int memberCount() {
-        return Math.toIntExact(Native.itemMemberCount(handle()));
+        long it = handle();
+        return Native.itemIsComposite(it) ? Math.toIntExact(Native.itemMemberCount(it)) : 0;
     }
 
     /**

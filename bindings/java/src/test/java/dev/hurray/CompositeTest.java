@@ -72,6 +72,8 @@ class CompositeTest extends LeakChecked {
         try (StreamReader r = new StreamReader(new ByteArrayInputStream(out.toByteArray()))) {
             try (Item first = r.nextItem(); Tensor t = first.tensor()) {
                 assertFalse(first.isComposite());
+                assertEquals(0, first.memberCount());
+                assertTrue(first.members().isEmpty());
                 assertEquals(7, t.bytes().get(0));
             }
             try (Item p = r.nextItem()) {
