@@ -6,10 +6,9 @@
 //
 // Uses the public dev.hurray API only: Descriptor.builder for the expected descriptor,
 // Tensor.wrap over the program's own direct buffers, Item.of / Item.composite,
-// TensorFileWriter / TensorFile, StreamWriter / StreamReader (items). Cases the Java
-// binding's descriptor builder cannot express yet (tiled, Morton, Hilbert, CSF and
-// block-paged layouts) are written as CASE.hrry.na / CASE.hrrys.na and reported n/a
-// by the consumer.
+// TensorFileWriter / TensorFile, StreamWriter / StreamReader (items). A case this
+// program could not express would be written as CASE.hrry.na / CASE.hrrys.na and
+// reported n/a by the consumer; today every case is expressed.
 // Case syntax: tests/cases/README.md.
 
 import dev.hurray.Descriptor;
@@ -56,6 +55,7 @@ public final class Matrix {
         Descriptor.Quantization quant;
         Descriptor.Statistics stats;
         Descriptor.Shard shard;
+        final List<Descriptor.TileLevel> tiles = new ArrayList<>();
         int role = -1;
         Descriptor.CompositeHead composite; // null for a tensor
         final List<Spec> members = new ArrayList<>();
@@ -117,6 +117,11 @@ public final class Matrix {
                 case "coo" -> Layout.COO;
                 case "csr" -> Layout.CSR;
                 case "csc" -> Layout.CSC;
+                case "csf" -> Layout.CSF;
+                case "tiled" -> Layout.TILED;
+                case "morton" -> Layout.MORTON;
+                case "hilbert" -> Layout.HILBERT;
+                case "block_paged" -> Layout.BLOCK_PAGED;
                 default -> throw new IllegalArgumentException("layout " + layout[0]);
             };
             Descriptor.Builder b = Descriptor.builder(dtype(dtype), l, shape).byteOffset(offset);
@@ -124,6 +129,15 @@ public final class Matrix {
                 case "strided" -> b.strides(longs(layout[1]));
                 case "coo" -> b.nnz(Long.parseUnsignedLong(layout[1])).cooSorted(layout[2].equals("sorted"));
                 case "csr", "csc" -> b.nnz(Long.parseUnsignedLong(layout[1]));
+                case "csf" -> b.nnz(Long.parseUnsignedLong(layout[1])).csfModeOrder(ulongs(layout[2]));
+                case "tiled" -> tiles.forEach(b::tileLevel);
+                case "morton" -> b.mortonBits(ulongs(layout[1]));
+                case "hilbert" -> b.hilbert(Integer.parseInt(layout[1]), Integer.parseInt(layout[2]));
+                case "block_paged" -> b.blockPaged(new Descriptor.BlockPaged(Long.parseUnsignedLong(layout[2]),
+                        Integer.parseInt(layout[1]), 0, Integer.parseInt(layout[3]),
+                        layout[5].equals("none") ? -1 : Integer.parseInt(layout[5]),
+                        Map.of("key", 0, "value", 1, "fused", 2).get(layout[4]),
+                        layout[6].equals("u64") ? 1 : 0));
                 default -> { }
             }
             for (long[] e : buffers) {
@@ -387,7 +401,25 @@ public final class Matrix {
         };
     }
 
-    static final List<String> LAYOUTS = List.of("row_major", "col_major", "strided", "coo", "csr", "csc");
+    static final List<String> LAYOUTS = List.of("row_major", "col_major", "strided", "coo", "csr", "csc",
+            "csf", "tiled", "morton", "hilbert", "block_paged");
+
+    /** A tile order token: {@code row_major}, {@code col_major}, {@code strided:S0,...}, {@code tiled}. */
+    static int order(String tok) {
+        if (tok.startsWith("strided:")) {
+            return 3;
+        }
+        return switch (tok) {
+            case "row_major" -> 1;
+            case "col_major" -> 2;
+            case "tiled" -> 4;
+            default -> throw new IllegalArgumentException("bad tile order " + tok);
+        };
+    }
+
+    static long[] orderStrides(String tok, int rank) {
+        return tok.startsWith("strided:") ? longs(tok.substring(8)) : new long[rank];
+    }
 
     static List<Case> parseCases(Path path) throws Exception {
         List<Case> cases = new ArrayList<>();
@@ -420,7 +452,7 @@ public final class Matrix {
                         if (t[0].equals("tensor")) {
                             s.layout = Arrays.copyOfRange(t, 4, t.length);
                             if (!LAYOUTS.contains(s.layout[0])) {
-                                s.unsupported = "the " + s.layout[0] + " layout is not exposed by the Java binding's builder yet";
+                                s.unsupported = "the " + s.layout[0] + " layout is not known to this program";
                             }
                         } else {
                             s.layout = new String[] {"composite"};
@@ -444,7 +476,8 @@ public final class Matrix {
                         }
                         cur = s;
                     }
-                    case "tile" -> cur.unsupported = "tiled layouts are not exposed by the Java binding's builder yet";
+                    case "tile" -> cur.tiles.add(new Descriptor.TileLevel(order(t[2]), order(t[3]), ulongs(t[1]),
+                            orderStrides(t[2], cur.shape.length), orderStrides(t[3], cur.shape.length)));
                     case "offset" -> cur.offset = Long.parseUnsignedLong(t[1]);
                     case "buffer" -> {
                         long size = Long.parseUnsignedLong(t[1]);
@@ -617,6 +650,11 @@ public final class Matrix {
             diff("coo is_sorted", want.cooSorted(), got.cooSorted()),
             diff("quantization", want.quantization().orElse(null), got.quantization().orElse(null)),
             diff("statistics", want.statistics().orElse(null), got.statistics().orElse(null)),
+            diff("tiling", want.tiling(), got.tiling()),
+            diff("morton bits", show(want.mortonBits()), show(got.mortonBits())),
+            diff("hilbert", show(want.hilbert()), show(got.hilbert())),
+            diff("csf mode order", show(want.csfModeOrder()), show(got.csfModeOrder())),
+            diff("block-paged", want.blockPaged().orElse(null), got.blockPaged().orElse(null)),
             diff("shard", want.shard().orElse(null), got.shard().orElse(null)),
             diff("composite head", want.compositeHead().orElse(null), got.compositeHead().orElse(null)),
             diff("member role", want.memberRole(), got.memberRole()),
@@ -752,8 +790,6 @@ public final class Matrix {
     }
 
     static void consume(List<Case> cases, List<Path> dirs) throws Exception {
-        System.out.println("note\tjava consumer: tiled, Morton, Hilbert, CSF and block-paged layouts are n/a "
-                + "(not exposed by the Java binding's descriptor builder yet)");
         for (Path dir : dirs) {
             String producer = dir.getFileName().toString();
             for (Case c : cases) {

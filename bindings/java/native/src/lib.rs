@@ -82,7 +82,11 @@ use jni::objects::{
 use jni::sys::{jboolean, jbyteArray, jdouble, jint, jlong, jlongArray, jobject, jstring};
 use jni::{JNIEnv, JavaVM};
 
-use hurray_ffi::builder::hurray_descriptor_builder_set_shard;
+use hurray_ffi::builder::{
+    hurray_descriptor_builder_push_tiling_level, hurray_descriptor_builder_set_block_paged,
+    hurray_descriptor_builder_set_csf_mode_order, hurray_descriptor_builder_set_hilbert,
+    hurray_descriptor_builder_set_morton_bits, hurray_descriptor_builder_set_shard,
+};
 use hurray_ffi::builder::{
     hurray_descriptor_builder_set_composite_head, hurray_descriptor_builder_set_member_role,
 };
@@ -90,6 +94,12 @@ use hurray_ffi::builder::{
     hurray_descriptor_builder_set_coo_is_sorted, hurray_descriptor_builder_set_statistics,
 };
 use hurray_ffi::descriptor_access::hurray_descriptor_shard;
+use hurray_ffi::descriptor_access::{
+    hurray_descriptor_block_paged, hurray_descriptor_csf_mode_order, hurray_descriptor_hilbert,
+    hurray_descriptor_morton_bits, hurray_descriptor_tile_inner_strides,
+    hurray_descriptor_tile_outer_strides, hurray_descriptor_tile_shape,
+    hurray_descriptor_tiling_depth, hurray_descriptor_tiling_level,
+};
 use hurray_ffi::descriptor_access::{
     hurray_descriptor_composite_head, hurray_descriptor_member_role,
 };
@@ -106,6 +116,7 @@ use hurray_ffi::item::{
     hurray_item_member_count, hurray_item_tensor,
 };
 use hurray_ffi::stream::{hurray_stream_decoder_next, hurray_stream_encoder_begin_item};
+use hurray_ffi::HurrayBlockPaged;
 use hurray_ffi::{HurrayCompositeHead, HurrayItem, HurrayStatistics};
 
 // ---------------------------------------------------------------------------
@@ -526,7 +537,182 @@ fn pack(d: *const HurrayDescriptor) -> R<Vec<i64>> {
     } else {
         out.push(0);
     }
+    let extra = layout_fields(d, h.layout_tag, h.rank as usize)?;
+    out.push(extra.len() as i64);
+    out.extend(extra);
     Ok(out)
+}
+
+/// The layout-specific fields, in the order `Descriptor.java` reads them:
+/// tiled: depth, then per level outer order, inner order, tile shape (rank), outer
+/// strides (rank), inner strides (rank; zeros where the order has none); Morton: bits
+/// (rank); Hilbert: order, curve rank; CSF: mode order (rank); block-paged: num_pages,
+/// page_size, paged_axis, num_seqs, layer_index, kv_role, index type. Else empty.
+fn layout_fields(d: *const HurrayDescriptor, layout: u8, rank: usize) -> R<Vec<i64>> {
+    let mut out = Vec::new();
+    let mut n = 0u64;
+    match layout {
+        4 => {
+            let mut depth = 0u32;
+            // SAFETY: depth writable.
+            ck(unsafe { hurray_descriptor_tiling_depth(d, &mut depth) })?;
+            out.push(i64::from(depth));
+            for level in 0..depth {
+                let (mut o, mut i) = (0u8, 0u8);
+                // SAFETY: outs writable.
+                ck(unsafe { hurray_descriptor_tiling_level(d, level, &mut o, &mut i) })?;
+                out.extend([i64::from(o), i64::from(i)]);
+                let mut shape = vec![0u64; rank];
+                // SAFETY: shape holds rank writable values.
+                ck(unsafe {
+                    hurray_descriptor_tile_shape(d, level, shape.as_mut_ptr(), rank as u64, &mut n)
+                })?;
+                out.extend(u64s_to_i64(&shape));
+                let mut outer = vec![0i64; rank];
+                // SAFETY: outer holds rank writable values.
+                if unsafe {
+                    hurray_descriptor_tile_outer_strides(
+                        d,
+                        level,
+                        outer.as_mut_ptr(),
+                        rank as u64,
+                        &mut n,
+                    )
+                } != HURRAY_OK
+                {
+                    outer.fill(0);
+                }
+                out.extend(&outer);
+                let mut inner = vec![0i64; rank];
+                // SAFETY: inner holds rank writable values.
+                if unsafe {
+                    hurray_descriptor_tile_inner_strides(
+                        d,
+                        level,
+                        inner.as_mut_ptr(),
+                        rank as u64,
+                        &mut n,
+                    )
+                } != HURRAY_OK
+                {
+                    inner.fill(0);
+                }
+                out.extend(&inner);
+            }
+        }
+        5 => {
+            let mut bits = vec![0u32; rank];
+            // SAFETY: bits holds rank writable values.
+            ck(unsafe {
+                hurray_descriptor_morton_bits(d, bits.as_mut_ptr(), rank as u64, &mut n)
+            })?;
+            out.extend(bits.iter().map(|&b| i64::from(b)));
+        }
+        64 => {
+            let (mut order, mut r) = (0u32, 0u32);
+            // SAFETY: outs writable.
+            ck(unsafe { hurray_descriptor_hilbert(d, &mut order, &mut r) })?;
+            out.extend([i64::from(order), i64::from(r)]);
+        }
+        9 => {
+            let mut m = vec![0u32; rank];
+            // SAFETY: m holds rank writable values.
+            ck(unsafe {
+                hurray_descriptor_csf_mode_order(d, m.as_mut_ptr(), rank as u64, &mut n)
+            })?;
+            out.extend(m.iter().map(|&b| i64::from(b)));
+        }
+        10 => {
+            let mut b = HurrayBlockPaged::default();
+            // SAFETY: b writable.
+            ck(unsafe { hurray_descriptor_block_paged(d, &mut b) })?;
+            out.extend([
+                b.num_pages as i64,
+                i64::from(b.page_size),
+                i64::from(b.paged_axis),
+                i64::from(b.num_seqs),
+                i64::from(b.layer_index),
+                i64::from(b.kv_role),
+                i64::from(b.block_table_index_type),
+            ]);
+        }
+        _ => {}
+    }
+    Ok(out)
+}
+
+/// Applies [`layout_fields`]-shaped values to a builder.
+fn set_layout_fields(b: *mut HurrayDescriptorBuilder, layout: u8, rank: usize, v: &[i64]) -> R<()> {
+    let short = || Fail::Arg("too few layout fields".into());
+    match layout {
+        4 => {
+            let depth = *v.first().ok_or_else(short)? as usize;
+            let per = 2 + 3 * rank;
+            if v.len() != 1 + depth * per {
+                return Err(short());
+            }
+            for level in 0..depth {
+                let f = &v[1 + level * per..1 + (level + 1) * per];
+                let shape: Vec<u64> = f[2..2 + rank].iter().map(|&x| x as u64).collect();
+                let outer = &f[2 + rank..2 + 2 * rank];
+                let inner = &f[2 + 2 * rank..2 + 3 * rank];
+                // SAFETY: b live; every array holds rank readable values.
+                ck(unsafe {
+                    hurray_descriptor_builder_push_tiling_level(
+                        b,
+                        shape.as_ptr(),
+                        f[0] as u8,
+                        outer.as_ptr(),
+                        f[1] as u8,
+                        inner.as_ptr(),
+                    )
+                })?;
+            }
+        }
+        5 => {
+            let bits: Vec<u32> = v.iter().map(|&x| x as u32).collect();
+            // SAFETY: b live; bits readable.
+            ck(unsafe {
+                hurray_descriptor_builder_set_morton_bits(b, bits.as_ptr(), bits.len() as u64)
+            })?;
+        }
+        64 => {
+            if v.len() != 2 {
+                return Err(short());
+            }
+            // SAFETY: b live.
+            ck(unsafe { hurray_descriptor_builder_set_hilbert(b, v[0] as u32, v[1] as u32) })?;
+        }
+        9 => {
+            let m: Vec<u32> = v.iter().map(|&x| x as u32).collect();
+            // SAFETY: b live; m readable.
+            ck(unsafe {
+                hurray_descriptor_builder_set_csf_mode_order(b, m.as_ptr(), m.len() as u64)
+            })?;
+        }
+        10 => {
+            if v.len() != 7 {
+                return Err(short());
+            }
+            let f = HurrayBlockPaged {
+                num_pages: v[0] as u64,
+                page_size: v[1] as u32,
+                paged_axis: v[2] as u32,
+                num_seqs: v[3] as u32,
+                layer_index: v[4] as u32,
+                kv_role: v[5] as u8,
+                block_table_index_type: v[6] as u8,
+            };
+            // SAFETY: b live; f readable.
+            ck(unsafe { hurray_descriptor_builder_set_block_paged(b, &f) })?;
+        }
+        _ => {
+            if !v.is_empty() {
+                return Err(Fail::Arg(format!("layout {layout} takes no layout fields")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `Native.descriptorInfo(byte[])`: decodes and validates the bytes, then packs them.
@@ -597,6 +783,7 @@ pub extern "system" fn Java_dev_hurray_Native_descriptorBuild<'l>(
     member_role: jint,
     shard_parent: JLongArray<'l>,
     shard_offset: JLongArray<'l>,
+    layout_fields: JLongArray<'l>,
 ) -> jbyteArray {
     run(&mut env, ptr::null_mut(), |env| {
         let shape: Vec<u64> = longs(env, &shape)?.iter().map(|&x| x as u64).collect();
@@ -702,6 +889,10 @@ pub extern "system" fn Java_dev_hurray_Native_descriptorBuild<'l>(
             };
             // SAFETY: b.0 live; head readable.
             ck(unsafe { hurray_descriptor_builder_set_composite_head(b.0, &head) })?;
+        }
+        if !layout_fields.is_null() {
+            let v = longs(env, &layout_fields)?;
+            set_layout_fields(b.0, layout, shape.len(), &v)?;
         }
         if !shard_parent.is_null() {
             let parent: Vec<u64> = longs(env, &shard_parent)?

@@ -155,6 +155,88 @@ public final class Descriptor {
         }
     }
 
+    /**
+     * One nesting level of a tiled layout. Orders: 1 row-major, 2 column-major,
+     * 3 strided (then the strides count), 4 (inner only) the tile is itself tiled by
+     * the next level.
+     *
+     * @param outerOrder order of the tile grid
+     * @param innerOrder order inside a tile
+     * @param tileShape elements per tile, one per dimension
+     * @param outerStrides grid strides in tiles (order 3), else zeros
+     * @param innerStrides strides in elements inside a tile (order 3), else zeros
+     */
+    public record TileLevel(int outerOrder, int innerOrder, long[] tileShape, long[] outerStrides,
+            long[] innerStrides) {
+        /**
+         * Copies the arrays.
+         *
+         * @param outerOrder order of the tile grid
+         * @param innerOrder order inside a tile
+         * @param tileShape elements per tile
+         * @param outerStrides grid strides (order 3) or zeros
+         * @param innerStrides strides inside a tile (order 3) or zeros
+         */
+        public TileLevel {
+            tileShape = tileShape.clone();
+            outerStrides = outerStrides.clone();
+            innerStrides = innerStrides.clone();
+        }
+
+        /** @return a copy of the tile shape */
+        @Override
+        public long[] tileShape() {
+            return tileShape.clone();
+        }
+
+        /** @return a copy of the outer strides */
+        @Override
+        public long[] outerStrides() {
+            return outerStrides.clone();
+        }
+
+        /** @return a copy of the inner strides */
+        @Override
+        public long[] innerStrides() {
+            return innerStrides.clone();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof TileLevel t && outerOrder == t.outerOrder
+                    && innerOrder == t.innerOrder && Arrays.equals(tileShape, t.tileShape)
+                    && Arrays.equals(outerStrides, t.outerStrides)
+                    && Arrays.equals(innerStrides, t.innerStrides);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(outerOrder, innerOrder, Arrays.hashCode(tileShape),
+                    Arrays.hashCode(outerStrides), Arrays.hashCode(innerStrides));
+        }
+
+        @Override
+        public String toString() {
+            return "TileLevel[outer=" + outerOrder + ", inner=" + innerOrder + ", tileShape="
+                    + Arrays.toString(tileShape) + ", outerStrides=" + Arrays.toString(outerStrides)
+                    + ", innerStrides=" + Arrays.toString(innerStrides) + "]";
+        }
+    }
+
+    /**
+     * The fields of a block-paged layout (paged KV cache).
+     *
+     * @param numPages physical pages in the pool
+     * @param pageSize tokens per page
+     * @param pagedAxis the paged axis (0)
+     * @param numSeqs sequences in the batch
+     * @param layerIndex the layer, or -1 ({@code HURRAY_LAYER_INDEX_NONE})
+     * @param kvRole 0 key, 1 value, 2 fused
+     * @param indexType element type of the block table: 0 u32, 1 u64
+     */
+    public record BlockPaged(long numPages, int pageSize, int pagedAxis, int numSeqs,
+            int layerIndex, int kvRole, int indexType) {}
+
     /** Overlay member role: a correction ({@code HURRAY_MEMBER_ROLE_CORRECTION}). */
     public static final int ROLE_CORRECTION = 0;
     /** Overlay member role: the base ({@code HURRAY_MEMBER_ROLE_BASE}). */
@@ -177,6 +259,7 @@ public final class Descriptor {
     private final CompositeHead compositeHead;
     private final Integer memberRole;
     private final Shard shard;
+    private final long[] layoutFields;
 
     private Descriptor(byte[] bytes) {
         this.bytes = bytes;
@@ -234,6 +317,9 @@ public final class Descriptor {
                 ? new Shard(Arrays.copyOfRange(p, k + 1, k + 1 + rank),
                         Arrays.copyOfRange(p, k + 1 + rank, k + 1 + 2 * rank))
                 : null;
+        k += p[k] == 1 ? 1 + 2 * rank : 1;
+        int n = (int) p[k];
+        layoutFields = Arrays.copyOfRange(p, k + 1, k + 1 + n);
     }
 
     /**
@@ -268,11 +354,13 @@ public final class Descriptor {
     }
 
     /**
-     * A builder for the layouts and sections this binding can write: row- and
-     * column-major, strided, COO, CSR, CSC and composite heads (tiled, Morton,
-     * Hilbert, CSF and block-paged layouts and the extension sections are not exposed
-     * yet); byte offset; a buffer table (CPU, producer-synced); quantization,
-     * statistics, shard and the overlay member role.
+     * A builder for every assigned layout (the layout fields through
+     * {@link Builder#strides}, {@link Builder#nnz}, {@link Builder#cooSorted},
+     * {@link Builder#tileLevel}, {@link Builder#mortonBits}, {@link Builder#hilbert},
+     * {@link Builder#csfModeOrder}, {@link Builder#blockPaged},
+     * {@link Builder#compositeHead}); byte offset; a buffer table (CPU,
+     * producer-synced); quantization, statistics, shard and the overlay member role.
+     * Not exposed yet: private types and extension layouts (extension sections).
      *
      * @param type element type
      * @param layout layout
@@ -298,6 +386,7 @@ public final class Descriptor {
         private CompositeHead composite;
         private int memberRole = -1;
         private Shard shard;
+        private long[] layoutFields;
 
         private Builder(ElementType type, Layout layout, long[] shape) {
             this.type = Objects.requireNonNull(type, "type");
@@ -401,6 +490,65 @@ public final class Descriptor {
         }
 
         /**
+         * Appends a tiling level (tiled layout; the first call is the outermost level).
+         *
+         * @param level orders, tile shape and strides
+         * @return this builder
+         */
+        public Builder tileLevel(TileLevel level) {
+            long[] prev = layoutFields == null ? new long[] {0} : layoutFields;
+            int r = shape.length;
+            long[] next = Arrays.copyOf(prev, prev.length + 2 + 3 * r);
+            next[0] = prev[0] + 1;
+            int k = prev.length;
+            next[k] = level.outerOrder();
+            next[k + 1] = level.innerOrder();
+            System.arraycopy(level.tileShape(), 0, next, k + 2, r);
+            System.arraycopy(level.outerStrides(), 0, next, k + 2 + r, r);
+            System.arraycopy(level.innerStrides(), 0, next, k + 2 + 2 * r, r);
+            layoutFields = next;
+            return this;
+        }
+
+        /**
+         * @param bits Morton bits of each coordinate, one per dimension (Morton layout)
+         * @return this builder
+         */
+        public Builder mortonBits(long... bits) {
+            layoutFields = bits.clone();
+            return this;
+        }
+
+        /**
+         * @param order every dimension is {@code 2^order} (Hilbert layout)
+         * @param curveRank the curve's rank
+         * @return this builder
+         */
+        public Builder hilbert(int order, int curveRank) {
+            layoutFields = new long[] {order, curveRank};
+            return this;
+        }
+
+        /**
+         * @param modeOrder storage order of the levels, a permutation of 0..rank (CSF)
+         * @return this builder
+         */
+        public Builder csfModeOrder(long... modeOrder) {
+            layoutFields = modeOrder.clone();
+            return this;
+        }
+
+        /**
+         * @param f the block-paged fields (block-paged layout)
+         * @return this builder
+         */
+        public Builder blockPaged(BlockPaged f) {
+            layoutFields = new long[] {f.numPages(), f.pageSize(), f.pagedAxis(), f.numSeqs(),
+                f.layerIndex(), f.kvRole(), f.indexType()};
+            return this;
+        }
+
+        /**
          * Adds the shard section.
          *
          * @param s parent shape and offset, one value per dimension each
@@ -470,7 +618,7 @@ public final class Descriptor {
                             : new long[] {composite.memberCount(), composite.rule(),
                                 composite.combineOp()},
                     memberRole, shard == null ? null : shard.parentShape(),
-                    shard == null ? null : shard.offset()));
+                    shard == null ? null : shard.offset(), layoutFields));
         }
     }
 
@@ -589,6 +737,49 @@ public final class Descriptor {
     /** @return the statistics section, or empty */
     public Optional<Statistics> statistics() {
         return Optional.ofNullable(statistics);
+    }
+
+    /** @return the levels of a tiled layout, outermost first (empty for other layouts) */
+    public List<TileLevel> tiling() {
+        if (layout() != Layout.TILED) {
+            return List.of();
+        }
+        int r = rank();
+        List<TileLevel> out = new ArrayList<>();
+        int per = 2 + 3 * r;
+        for (int l = 0; l < layoutFields[0]; l++) {
+            int k = 1 + l * per;
+            out.add(new TileLevel((int) layoutFields[k], (int) layoutFields[k + 1],
+                    Arrays.copyOfRange(layoutFields, k + 2, k + 2 + r),
+                    Arrays.copyOfRange(layoutFields, k + 2 + r, k + 2 + 2 * r),
+                    Arrays.copyOfRange(layoutFields, k + 2 + 2 * r, k + 2 + 3 * r)));
+        }
+        return List.copyOf(out);
+    }
+
+    /** @return the Morton bits per dimension, or empty for other layouts */
+    public Optional<long[]> mortonBits() {
+        return layout() == Layout.MORTON ? Optional.of(layoutFields.clone()) : Optional.empty();
+    }
+
+    /** @return {@code {order, curveRank}} of a Hilbert layout, or empty */
+    public Optional<long[]> hilbert() {
+        return layout() == Layout.HILBERT ? Optional.of(layoutFields.clone()) : Optional.empty();
+    }
+
+    /** @return the CSF mode order, or empty for other layouts */
+    public Optional<long[]> csfModeOrder() {
+        return layout() == Layout.CSF ? Optional.of(layoutFields.clone()) : Optional.empty();
+    }
+
+    /** @return the block-paged fields, or empty for other layouts */
+    public Optional<BlockPaged> blockPaged() {
+        if (layout() != Layout.BLOCK_PAGED) {
+            return Optional.empty();
+        }
+        long[] f = layoutFields;
+        return Optional.of(new BlockPaged(f[0], (int) f[1], (int) f[2], (int) f[3], (int) f[4],
+                (int) f[5], (int) f[6]));
     }
 
     /** @return the shard section, or empty */

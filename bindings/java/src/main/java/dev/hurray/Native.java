@@ -40,7 +40,8 @@ final class Native {
 
     static native byte[] descriptorBuild(int typeTag, int layoutTag, long[] shape, long[] strides,
             long byteOffset, long nnz, int cooSorted, long[] bufSizes, long[] bufAligns,
-            long[] bufMemory, long[] quant, long[] stats, long[] composite, int memberRole, long[] shardParent, long[] shardOffset);
+            long[] bufMemory, long[] quant, long[] stats, long[] composite, int memberRole, long[] shardParent, long[] shardOffset,
+            long[] layoutFields);
 
     // Tensors.
     static native long tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease);

@@ -265,5 +265,20 @@ class RoundTripTest extends LeakChecked {
         assertEquals(Descriptor.Quantization.NO_BUFFER, got.zeroPointBufferIndex());
         assertEquals(3, got.scaleTypeTag());
         assertEquals(1, got.flags() & 1, "no zero-point buffer: symmetric");
+
+        Descriptor.TileLevel level = new Descriptor.TileLevel(1, 3, new long[] {2, 2},
+                new long[] {0, 0}, new long[] {1, 2});
+        Descriptor tiled = Descriptor.builder(ElementType.FLOAT32, Layout.TILED, 4, 4)
+                .tileLevel(level).addBuffer(64, 64).build();
+        assertEquals(List.of(level), Descriptor.decode(tiled.toBytes()).tiling());
+        Descriptor morton = Descriptor.builder(ElementType.UINT8, Layout.MORTON, 4, 4)
+                .mortonBits(2, 2).addBuffer(16, 64).build();
+        assertArrayEquals(new long[] {2, 2}, morton.mortonBits().orElseThrow());
+        assertTrue(morton.tiling().isEmpty());
+        // tests/cases block_paged_u32: layer 3 keys, 2 sequences, pages of 4 tokens.
+        Descriptor.BlockPaged bp = new Descriptor.BlockPaged(5, 4, 0, 2, 3, 0, 0);
+        Descriptor paged = Descriptor.builder(ElementType.FLOAT16, Layout.BLOCK_PAGED, 9, 2, 8)
+                .blockPaged(bp).addBuffer(640, 64).addBuffer(12, 64).addBuffer(12, 64).build();
+        assertEquals(bp, paged.blockPaged().orElseThrow());
     }
 }
