@@ -22,8 +22,9 @@ import java.util.Objects;
  * own their memory and outlive the reader. The reader is also {@link Iterable} (the
  * iterator wraps {@link IOException} in {@link UncheckedIOException}).
  *
- * <p>{@link #close()} frees the decoder but does not close the input stream. Not
- * thread-safe.
+ * <p>{@link #close()} frees the decoder but does not close the input stream. Use it
+ * from one thread at a time; its methods are synchronized, so concurrent use is
+ * serialised, never a crash.
  */
 public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
     private final ReadableByteChannel in;
@@ -74,7 +75,7 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
      *     composite: read it with {@link #nextItem()}
      * @throws IllegalStateException when closed
      */
-    public Tensor next() throws IOException {
+    public synchronized Tensor next() throws IOException {
         long dec = dec();
         while (true) {
             long t = Native.decoderNextTensor(dec);
@@ -103,7 +104,7 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
      * @throws TruncatedException when the stream ends inside an item
      * @throws FormatException for bad bytes
      */
-    public Item nextItem() throws IOException {
+    public synchronized Item nextItem() throws IOException {
         long dec = dec();
         while (true) {
             long it = Native.decoderNext(dec);
@@ -125,7 +126,7 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
     }
 
     /** @return bytes of the stream consumed so far */
-    public long position() {
+    public synchronized long position() {
         return Native.decoderPosition(dec());
     }
 
@@ -166,7 +167,7 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
 
     /** Frees the decoder; idempotent. Tensors already read stay valid. */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (!closed) {
             closed = true;
             cleanable.clean();

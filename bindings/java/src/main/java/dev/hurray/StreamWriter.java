@@ -52,7 +52,7 @@ public final class StreamWriter implements AutoCloseable {
      * @throws IllegalStateException when this writer or the tensor is closed
      * @throws HurrayException when the tensor cannot be streamed (a limit, a composite)
      */
-    public long write(Tensor tensor) throws IOException {
+    public synchronized long write(Tensor tensor) throws IOException {
         long enc = enc();
         long written = 0;
         synchronized (tensor) {
@@ -85,7 +85,7 @@ public final class StreamWriter implements AutoCloseable {
      * @throws IllegalStateException when this writer or the item is closed
      * @throws HurrayException when the item cannot be streamed
      */
-    public long write(Item item) throws IOException {
+    public synchronized long write(Item item) throws IOException {
         long enc = enc();
         long written = 0;
         synchronized (item) {
@@ -110,7 +110,7 @@ public final class StreamWriter implements AutoCloseable {
 
     /** Flushes and frees the native encoder; idempotent. The output stream stays open. */
     @Override
-    public void close() throws IOException {
+    public synchronized void close() throws IOException {
         if (!closed) {
             closed = true;
             cleanable.clean();
