@@ -15,7 +15,8 @@ import java.util.Objects;
  * tensor; the {@code OutputStream} API may copy through its own array).
  *
  * <p>{@link #close()} frees the native encoder and flushes, but does not close the
- * underlying stream. Not thread-safe.
+ * underlying stream. Use it from one thread at a time; its methods are synchronized,
+ * so concurrent use is serialised, never a crash.
  */
 public final class StreamWriter implements AutoCloseable {
     private final WritableByteChannel out;
