@@ -9,6 +9,7 @@ mod demo;
 mod dist;
 mod go;
 mod header;
+mod java;
 mod matrix;
 mod python;
 mod test;
@@ -42,6 +43,8 @@ enum Task {
     Dist,
     /// Build the Go binding's native parts: `cargo xtask go build`.
     Go(go::GoArgs),
+    /// Build the Java binding's native library: `cargo xtask java build`.
+    Java(java::JavaArgs),
     /// Generate include/hurray.h from hurray-ffi (cbindgen); `--check` fails on drift.
     Header(header::HeaderArgs),
     /// Every language writes every case of tests/cases (file and stream), every
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Task::Dist => dist::run(),
         Task::Go(args) => go::run(&args),
         Task::Header(args) => header::run(&args),
+        Task::Java(args) => java::run(&args),
         Task::Matrix(args) => matrix::run(&args),
         Task::Demo(args) => demo::run(&args),
     };

@@ -40,7 +40,7 @@ pub struct MatrixArgs {
 /// `produce`/`consume`/`views`.
 #[derive(Clone, Debug)]
 pub struct Lang {
-    /// `rust`, `c`, `python`, `go`.
+    /// `rust`, `c`, `python`, `go`, `java`.
     pub name: &'static str,
     /// Program and leading arguments.
     pub argv: Vec<OsString>,
@@ -62,7 +62,7 @@ impl Lang {
 }
 
 /// The language order of the tables.
-pub const LANGS: [&str; 4] = ["rust", "c", "python", "go"];
+pub const LANGS: [&str; 5] = ["rust", "c", "python", "go", "java"];
 
 fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
@@ -222,7 +222,7 @@ pub fn build_langs(only: Option<&str>) -> Result<(Vec<Lang>, Vec<String>)> {
     let mut skipped = Vec::new();
     // Python last: maturin builds hurray-ffi with other features into target/release,
     // so building it between C and Go would make cargo rebuild the staticlib twice.
-    for name in ["rust", "c", "go", "python"] {
+    for name in ["rust", "c", "go", "java", "python"] {
         if !wanted(name) {
             continue;
         }
@@ -231,6 +231,7 @@ pub fn build_langs(only: Option<&str>) -> Result<(Vec<Lang>, Vec<String>)> {
             "rust" => Ok(build_rust()?),
             "c" => build_c()?,
             "python" => build_python()?,
+            "java" => crate::java::build_matrix()?,
             _ => build_go()?,
         };
         match built {

@@ -1,4 +1,4 @@
-//! The demo's cross-language step: the Rust, C, Python and Go programs of the matrix
+//! The demo's cross-language step: the Rust, C, Python, Go and Java programs of the matrix
 //! (`tests/matrix/`) each open the same `.hrry` (memory-mapped), take a zero-copy
 //! view of every tensor and print a CRC-32 of every tensor's bytes, plus the time
 //! they took to open the file and view all tensors (checksums not included). The

@@ -1,0 +1,135 @@
+package dev.hurray;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The native methods of the binding: one per entry point of the JNI glue crate
+ * {@code bindings/java/native} (libhurray_java), each a thin layer over the C ABI.
+ *
+ * <p>Handles are C pointers carried as {@code long}. Callers in this package pass
+ * only live handles, from one thread at a time. Every method throws a
+ * {@link HurrayException} (with the C status and the C ABI's last-error message)
+ * when the C call fails, {@link IllegalArgumentException} for an unusable Java
+ * argument; a panic in the native code becomes a {@link HurrayException} with
+ * {@link Status#INTERNAL_PANIC}.
+ */
+final class Native {
+    private Native() {}
+
+    static {
+        NativeLoader.load();
+    }
+
+    // Library.
+    static native int abiVersion();
+
+    static native int headerAbiVersion();
+
+    static native long liveObjects();
+
+    static native String statusName(int status);
+
+    static native void debugPanic();
+
+    static native long directAddress(ByteBuffer buffer);
+
+    // Descriptors (Java holds encoded bytes).
+    static native long[] descriptorInfo(byte[] bytes);
+
+    static native byte[] descriptorDense(int typeTag, long[] shape);
+
+    static native byte[] descriptorBuild(int typeTag, int layoutTag, long[] shape, long[] strides,
+            long byteOffset, long nnz, int cooSorted, long[] bufSizes, long[] bufAligns,
+            long[] bufMemory, long[] quant, long[] stats, long[] composite, int memberRole, long[] shardParent, long[] shardOffset,
+            long[] layoutFields);
+
+    // Tensors.
+    static native long tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease);
+
+    static native void tensorDestroy(long tensor);
+
+    static native byte[] tensorDescriptor(long tensor);
+
+    static native ByteBuffer tensorBuffer(long tensor, int index);
+
+    static native long tensorBufferAddress(long tensor, int index);
+
+    // Stream decoder.
+    static native long decoderNew(long maxDescriptorBytes, long maxBufferBytes);
+
+    static native ByteBuffer decoderDemand(long decoder);
+
+    static native void decoderAdvance(long decoder, long n);
+
+    static native long decoderNextTensor(long decoder);
+
+    static native void decoderFinish(long decoder);
+
+    static native long decoderPosition(long decoder);
+
+    static native void decoderDestroy(long decoder);
+
+    // Stream encoder.
+    static native long encoderNew();
+
+    static native long encoderBegin(long encoder, long tensor);
+
+    static native ByteBuffer encoderChunk(long encoder, long index);
+
+    static native long encoderChunkAddress(long encoder, long index);
+
+    static native void encoderEnd(long encoder);
+
+    static native void encoderDestroy(long encoder);
+
+    // File reader.
+    static native long fileOpen(String path);
+
+    static native long[] fileInfo(long reader);
+
+    static native String[] fileNames(long reader);
+
+    static native long fileTensor(long reader, String name);
+
+    static native String[] fileKvKeys(long reader);
+
+    static native Object fileKv(long reader, String key);
+
+    static native void fileDestroy(long reader);
+
+    // Items.
+    static native long itemFromTensor(long tensor);
+
+    static native long itemCompositeNew(long head);
+
+    static native void itemCompositePush(long item, long member);
+
+    static native boolean itemIsComposite(long item);
+
+    static native long itemTensor(long item);
+
+    static native long itemMemberCount(long item);
+
+    static native long itemMember(long item, long index);
+
+    static native void itemDestroy(long item);
+
+    static native long decoderNext(long decoder);
+
+    static native long encoderBeginItem(long encoder, long item);
+
+    static native long fileItem(long reader, String name);
+
+    static native void writerWriteItem(long writer, String name, long item);
+
+    // File writer.
+    static native long writerCreate(String path, int alignment, boolean durable, boolean sorted);
+
+    static native void writerWriteTensor(long writer, String name, long tensor);
+
+    static native void writerAddKv(long writer, String key, Object value);
+
+    static native void writerFinish(long writer);
+
+    static native void writerDestroy(long writer);
+}

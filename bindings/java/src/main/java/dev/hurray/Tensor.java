@@ -1,0 +1,397 @@
+package dev.hurray;
+
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.DoubleBuffer;
+import java.nio.FloatBuffer;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
+import java.nio.ShortBuffer;
+import java.util.Objects;
+
+/**
+ * A tensor: one {@code HurrayTensor} handle of the C ABI, owning a descriptor and
+ * its buffers. It comes from a {@link StreamReader}, a {@link TensorFile}, or wraps
+ * the caller's own memory ({@link #wrap}, {@link #dense}).
+ *
+ * <h2>Lifetime</h2>
+ * Close it (try-with-resources); a {@link java.lang.ref.Cleaner} releases a tensor
+ * nobody closed once it is unreachable, as a safety net. Views ({@link #buffer},
+ * {@link #floats}, ...) are direct {@link ByteBuffer}s over the tensor's memory, not
+ * copies; each view (and every duplicate, slice or typed view of it) keeps the memory
+ * alive: the native tensor is destroyed when the tensor is closed (or collected)
+ * <em>and</em> no view is reachable any more. So a view never dangles, and
+ * {@code close()} frees the memory at once when no view was taken. Using the tensor
+ * itself after {@code close()} throws {@link IllegalStateException}.
+ *
+ * <p>Views are little-endian. A tensor is used by one thread at a time (its methods
+ * are synchronized); release of the native memory may happen on any thread.
+ */
+public final class Tensor implements AutoCloseable {
+    private final NativeRef ref;
+    private final Cleaner.Cleanable cleanable;
+    private final Descriptor descriptor;
+    private final ByteBuffer[] roots;
+    private final boolean readOnlyMemory;
+    private boolean closed;
+
+    /** Takes ownership of an owned {@code HurrayTensor *} whose memory is writable. */
+    Tensor(long ptr) {
+        this(ptr, false);
+    }
+
+    /**
+     * Takes ownership of an owned {@code HurrayTensor *}; {@code readOnlyMemory} for
+     * memory the process must not write (a file mapping, which hurray-io maps
+     * {@code PROT_READ}: a write would fault).
+     */
+    Tensor(long ptr, boolean readOnlyMemory) {
+        this(ptr, null, readOnlyMemory);
+    }
+
+    /**
+     * A tensor borrowed from {@code parent} (an item's tensor): it holds the parent
+     * until it and its views are gone, and destroys nothing itself.
+     */
+    Tensor(long ptr, NativeRef parent, boolean readOnlyMemory) {
+        if (parent != null) {
+            parent.retain();
+        }
+        this.readOnlyMemory = readOnlyMemory;
+        Descriptor d;
+        try {
+            d = Descriptor.ofOwned(Native.tensorDescriptor(ptr));
+        } catch (RuntimeException | Error e) {
+            if (parent != null) {
+                parent.release();
+            } else {
+                Native.tensorDestroy(ptr);
+            }
+            throw e;
+        }
+        this.descriptor = d;
+        this.roots = new ByteBuffer[d.bufferCount()];
+        this.ref = parent == null ? new NativeRef(ptr, Native::tensorDestroy)
+                : new NativeRef(ptr, p -> parent.release());
+        NativeRef r = this.ref; // the cleaning action must not capture `this`
+        this.cleanable = NativeRef.CLEANER.register(this, r::release);
+    }
+
+    /**
+     * Wraps the caller's direct buffers in a tensor, without copying: the descriptor's
+     * buffer {@code i} is {@code buffers[i]}, from its position to its limit. The
+     * buffers are held (JNI global references) until the last native handle that
+     * needs them lets go, which may be after {@link #close()} (a stream writer holds
+     * them while it writes) and may be on another thread.
+     *
+     * @param descriptor the descriptor; buffer count and sizes must match
+     * @param buffers direct buffers, each aligned as its buffer-table entry says
+     *     (see {@link #allocate(long)})
+     * @return the tensor
+     * @throws IllegalArgumentException when a buffer is not direct
+     * @throws FormatException when the buffers do not match the buffer table
+     *     ({@link Status#BUFFER_MISMATCH})
+     * @throws HurrayException ({@link Status#INVALID_ARGUMENT}) for misaligned memory
+     */
+    public static Tensor wrap(Descriptor descriptor, ByteBuffer... buffers) {
+        return wrap(descriptor, null, buffers);
+    }
+
+    /**
+     * Like {@link #wrap(Descriptor, ByteBuffer...)}, and runs {@code onRelease} exactly
+     * once when the native library no longer needs the buffers (possibly on another
+     * thread, such as the Cleaner's). Not run if this method throws.
+     *
+     * @param descriptor the descriptor
+     * @param onRelease run once after the last native use of the buffers; may be null
+     * @param buffers direct buffers, one per buffer-table entry
+     * @return the tensor
+     */
+    public static Tensor wrap(Descriptor descriptor, Runnable onRelease, ByteBuffer... buffers) {
+        Objects.requireNonNull(descriptor, "descriptor");
+        ByteBuffer[] views = new ByteBuffer[buffers.length];
+        for (int i = 0; i < buffers.length; i++) {
+            ByteBuffer b = Objects.requireNonNull(buffers[i], "buffer " + i);
+            if (!b.isDirect()) {
+                throw new IllegalArgumentException("buffer " + i + " is not a direct ByteBuffer");
+            }
+            if (b.isReadOnly()) {
+                // JNI cannot tell; the library never writes into a producer's memory,
+                // but views of the tensor would be writable: refuse rather than lie.
+                throw new IllegalArgumentException("buffer " + i + " is read-only");
+            }
+            views[i] = b.slice();
+        }
+        return new Tensor(Native.tensorNew(descriptor.bytesUnsafe(), views, onRelease));
+    }
+
+    /**
+     * A row-major tensor over one direct buffer holding exactly the contiguous bytes
+     * of {@code shape} (see {@link Descriptor#dense}), without copying.
+     *
+     * @param type element type
+     * @param data direct, 64-byte-aligned buffer of exactly the tensor's size in bytes
+     * @param shape dimensions, in elements
+     * @return the tensor
+     */
+    public static Tensor dense(ElementType type, ByteBuffer data, long... shape) {
+        return wrap(Descriptor.dense(type, shape), data);
+    }
+
+    /**
+     * A direct, zeroed, little-endian buffer of {@code byteSize} bytes whose first byte
+     * is 64-byte aligned, as the format wants.
+     *
+     * @param byteSize size in bytes, at most {@code Integer.MAX_VALUE - 128}
+     * @return the buffer (position 0, limit and capacity {@code byteSize})
+     */
+    public static ByteBuffer allocate(long byteSize) {
+        if (byteSize < 0 || byteSize > Integer.MAX_VALUE - 128) {
+            throw new IllegalArgumentException("byteSize " + byteSize);
+        }
+        ByteBuffer raw = ByteBuffer.allocateDirect((int) byteSize + 128);
+        ByteBuffer aligned = raw.alignedSlice(64);
+        aligned.limit((int) byteSize);
+        return aligned.slice().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** The live handle; {@link IllegalStateException} once closed. */
+    synchronized long handle() {
+        if (closed) {
+            throw new IllegalStateException("hurray: tensor is closed");
+        }
+        return ref.ptr();
+    }
+
+    /** @return the descriptor (a Java value; stays usable after close) */
+    public Descriptor descriptor() {
+        return descriptor;
+    }
+
+    /** @return the element type */
+    public ElementType elementType() {
+        return descriptor.elementType();
+    }
+
+    /** @return the layout */
+    public Layout layout() {
+        return descriptor.layout();
+    }
+
+    /** @return a copy of the shape, in elements */
+    public long[] shape() {
+        return descriptor.shape();
+    }
+
+    /** @return the number of dimensions */
+    public int rank() {
+        return descriptor.rank();
+    }
+
+    /** @return the number of buffers */
+    public int bufferCount() {
+        return descriptor.bufferCount();
+    }
+
+    /** @return true once {@link #close()} ran */
+    public synchronized boolean isClosed() {
+        return closed;
+    }
+
+    private synchronized ByteBuffer root(int index) {
+        long ptr = handle();
+        Objects.checkIndex(index, roots.length);
+        if (roots[index] == null) {
+            if (descriptor.buffer(index).byteSize() > Integer.MAX_VALUE) {
+                throw new UnsupportedOperationException("hurray: buffer " + index + " is "
+                        + descriptor.buffer(index).byteSize()
+                        + " bytes; a ByteBuffer holds at most 2^31-1");
+            }
+            ByteBuffer b = Native.tensorBuffer(ptr, index);
+            if (b == null) {
+                b = ByteBuffer.allocateDirect(0);
+            } else {
+                ref.retain();
+                NativeRef r = ref;
+                NativeRef.CLEANER.register(b, r::release);
+            }
+            roots[index] = b;
+        }
+        return roots[index];
+    }
+
+    /**
+     * A read-only, little-endian view of buffer {@code index} (all of its bytes), not a
+     * copy. The view keeps the memory alive (see the class comment).
+     *
+     * @param index buffer index, {@code 0 <= index < bufferCount()}
+     * @return the view, position 0, limit = the buffer's size in bytes
+     * @throws IllegalStateException when the tensor is closed
+     * @throws IndexOutOfBoundsException for a bad index
+     */
+    public ByteBuffer buffer(int index) {
+        return root(index).asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /**
+     * A writable, little-endian view of buffer {@code index}, not a copy. Writes change
+     * the tensor (for a tensor over the caller's memory: the caller's buffer).
+     *
+     * @param index buffer index
+     * @return the view
+     * @throws IllegalStateException when the tensor is closed
+     * @throws UnsupportedOperationException for a tensor read from a file: the file is
+     *     mapped read-only (private), so its views are read-only; copy the bytes of
+     *     {@link #buffer(int)} to change them
+     */
+    public ByteBuffer writableBuffer(int index) {
+        if (readOnlyMemory) {
+            handle();
+            throw new UnsupportedOperationException("hurray: a tensor read from a file views a "
+                    + "read-only mapping; copy buffer(" + index + ") to change it");
+        }
+        return root(index).duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** @return true when {@link #writableBuffer(int)} is refused (a file mapping) */
+    public boolean isReadOnly() {
+        return readOnlyMemory;
+    }
+
+    /**
+     * The address of buffer {@code index} in native memory (for zero-copy checks and
+     * native interop); valid while the tensor or a view of it lives.
+     *
+     * @param index buffer index
+     * @return the address, 0 for an empty buffer
+     */
+    public long bufferAddress(int index) {
+        synchronized (this) {
+            return Native.tensorBufferAddress(handle(), index);
+        }
+    }
+
+    /** The element bytes of a contiguous (row- or column-major) tensor, read-only. */
+    private ByteBuffer elements(ElementType want, String method) {
+        if (elementType() != want) {
+            throw new IllegalStateException("hurray: " + method + " needs " + want + ", tensor is "
+                    + elementType());
+        }
+        if (layout() != Layout.ROW_MAJOR && layout() != Layout.COLUMN_MAJOR) {
+            throw new IllegalStateException("hurray: " + method + " needs a row- or column-major "
+                    + "tensor, tensor is " + layout());
+        }
+        ByteBuffer b = buffer(0);
+        long count = descriptor.elementCount();
+        long start = descriptor.byteOffset();
+        long end = start + count * (want.bits() / 8);
+        if (count < 0 || end > b.capacity()) {
+            throw new IllegalStateException("hurray: elements do not fit buffer 0");
+        }
+        b.position((int) start).limit((int) end);
+        return b.slice().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /**
+     * The elements of a row- or column-major {@link ElementType#FLOAT32} tensor, in
+     * storage order, read-only, not a copy.
+     *
+     * @return a view of {@code elementCount} floats
+     * @throws IllegalStateException when closed, or for another type or layout
+     */
+    public FloatBuffer floats() {
+        return elements(ElementType.FLOAT32, "floats()").asFloatBuffer();
+    }
+
+    /**
+     * As {@link #floats()}, for {@link ElementType#FLOAT64}.
+     *
+     * @return a view of the doubles
+     */
+    public DoubleBuffer doubles() {
+        return elements(ElementType.FLOAT64, "doubles()").asDoubleBuffer();
+    }
+
+    /**
+     * As {@link #floats()}, for {@link ElementType#INT32}.
+     *
+     * @return a view of the ints
+     */
+    public IntBuffer ints() {
+        return elements(ElementType.INT32, "ints()").asIntBuffer();
+    }
+
+    /**
+     * As {@link #floats()}, for {@link ElementType#INT64}.
+     *
+     * @return a view of the longs
+     */
+    public LongBuffer longs() {
+        return elements(ElementType.INT64, "longs()").asLongBuffer();
+    }
+
+    /**
+     * As {@link #floats()}, for {@link ElementType#INT16}.
+     *
+     * @return a view of the shorts
+     */
+    public ShortBuffer shorts() {
+        return elements(ElementType.INT16, "shorts()").asShortBuffer();
+    }
+
+    /**
+     * As {@link #floats()}, for {@link ElementType#INT8} and {@link ElementType#UINT8}
+     * (bytes; read uint8 with {@link Byte#toUnsignedInt(byte)}).
+     *
+     * @return a view of the bytes
+     */
+    public ByteBuffer bytes() {
+        ElementType t = elementType();
+        return elements(t == ElementType.UINT8 ? t : ElementType.INT8, "bytes()");
+    }
+
+    /**
+     * Releases this tensor's hold on its native handle; idempotent. The native memory
+     * goes once no view of it is reachable either.
+     */
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            // Views taken so far hold the memory through their own roots; a closed
+            // tensor that is still reachable must not.
+            java.util.Arrays.fill(roots, null);
+            cleanable.clean();
+        }
+    }
+
+    /**
+     * A new owned {@code HurrayTensor *} over this tensor's memory (no copy): its
+     * buffers are held through global references to views of this tensor, so the
+     * memory lives until both are gone.
+     */
+    synchronized long share() {
+        handle();
+        ByteBuffer[] bufs = new ByteBuffer[roots.length];
+        for (int i = 0; i < bufs.length; i++) {
+            bufs[i] = root(i).duplicate();
+        }
+        return Native.tensorNew(descriptor.bytesUnsafe(), bufs, null);
+    }
+
+    boolean readOnlyMemory() {
+        return readOnlyMemory;
+    }
+
+    /** Keeps this tensor reachable until the caller's native use of it is over. */
+    void keepAlive() {
+        Reference.reachabilityFence(this);
+    }
+
+    @Override
+    public String toString() {
+        return "Tensor[" + descriptor + (isClosed() ? ", closed]" : "]");
+    }
+}

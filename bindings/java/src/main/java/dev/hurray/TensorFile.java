@@ -1,0 +1,159 @@
+package dev.hurray;
+
+import java.lang.ref.Cleaner;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * An HRRYFILE opened for reading: memory-mapped (private, copy-on-write) and
+ * validated at open (header, trailer, index and its CRC, KV, every descriptor), so
+ * lookups cannot fail on file content afterwards.
+ *
+ * <p>Tensors are zero-copy views into the mapping and <em>outlive the reader</em>:
+ * each holds the mapping, which goes away with the last of them. The mapping is
+ * read-only: {@link Tensor#buffer} views work, {@link Tensor#writableBuffer} throws
+ * {@link UnsupportedOperationException}.
+ *
+ * <p>KV metadata values are Java objects by type: {@code String}, {@code Long}
+ * (int64), {@link java.math.BigInteger} (uint64), {@code Double}, {@code Boolean},
+ * {@code byte[]}, and arrays {@code long[]}, {@code BigInteger[]}, {@code double[]},
+ * {@code boolean[]}, {@code String[]}, {@code byte[][]}.
+ */
+public final class TensorFile implements AutoCloseable {
+    /**
+     * File-level facts; offsets and sizes in bytes.
+     *
+     * @param versionMajor container major version
+     * @param versionMinor container minor version
+     * @param crcVerified true when the index CRC-32C was present and matched
+     * @param flags {@code file_flags}
+     * @param dataBufferAlignment every data buffer starts at a multiple of it
+     * @param indexCrc32c the stored index CRC (0 when absent)
+     * @param tensorCountHint the header's hint (-1: unknown)
+     * @param fileLength file size
+     * @param tensorCount tensors in the index
+     * @param kvCount KV entries
+     */
+    public record Info(int versionMajor, int versionMinor, boolean crcVerified, int flags,
+            int dataBufferAlignment, int indexCrc32c, long tensorCountHint, long fileLength,
+            long tensorCount, long kvCount) {}
+
+    private final NativeRef ref;
+    private final Cleaner.Cleanable cleanable;
+    private boolean closed;
+
+    private TensorFile(long ptr) {
+        this.ref = new NativeRef(ptr, Native::fileDestroy);
+        NativeRef r = ref;
+        this.cleanable = NativeRef.CLEANER.register(this, r::release);
+    }
+
+    /**
+     * Opens, maps and validates a file.
+     *
+     * @param path the file
+     * @return the reader (close it)
+     * @throws NotFoundException when the file does not exist
+     * @throws FormatException when it breaks a rule of the format (message names the
+     *     rule and byte offset); {@link TruncatedException} when it is cut short
+     * @throws HurrayException ({@link Status#IO}) for other system errors
+     */
+    public static TensorFile open(Path path) {
+        return new TensorFile(Native.fileOpen(path.toString()));
+    }
+
+    private synchronized long reader() {
+        if (closed) {
+            throw new IllegalStateException("hurray: tensor file is closed");
+        }
+        return ref.ptr();
+    }
+
+    /** @return the file facts */
+    public synchronized Info info() {
+        long[] v = Native.fileInfo(reader());
+        return new Info((int) v[0], (int) v[1], v[2] == 1, (int) v[3], (int) v[4], (int) v[5],
+                v[6], v[7], v[8], v[9]);
+    }
+
+    /** @return the tensor names, in index order */
+    public synchronized List<String> names() {
+        return List.of(Native.fileNames(reader()));
+    }
+
+    /**
+     * The named tensor, a read-only view of the mapping (no copy). It stays valid after
+     * this reader is closed.
+     *
+     * @param name tensor name
+     * @return the tensor (the caller closes it)
+     * @throws NotFoundException when there is no such tensor
+     * @throws HurrayException for a name the reader cannot give as one tensor; read
+     *     composites with {@link #item(String)}
+     */
+    public synchronized Tensor tensor(String name) {
+        return new Tensor(Native.fileTensor(reader(), Objects.requireNonNull(name, "name")), true);
+    }
+
+    /**
+     * The named item: a plain tensor, or a composite assembled with its members.
+     * Read-only views of the mapping; it stays valid after this reader is closed.
+     *
+     * @param name the item's (top-level or member) name
+     * @return the item (the caller closes it)
+     * @throws NotFoundException when there is no such tensor
+     */
+    public synchronized Item item(String name) {
+        return new Item(Native.fileItem(reader(), Objects.requireNonNull(name, "name")), true);
+    }
+
+    /**
+     * The named tensor's descriptor.
+     *
+     * @param name tensor name
+     * @return its descriptor
+     * @throws NotFoundException when there is no such tensor
+     */
+    public Descriptor descriptor(String name) {
+        try (Tensor t = tensor(name)) {
+            return t.descriptor();
+        }
+    }
+
+    /** @return the KV keys, in file order */
+    public synchronized List<String> metadataKeys() {
+        return List.of(Native.fileKvKeys(reader()));
+    }
+
+    /**
+     * One KV value (see the class comment for the Java types).
+     *
+     * @param key the key
+     * @return its value, a fresh copy
+     * @throws NotFoundException when there is no such key
+     */
+    public synchronized Object metadata(String key) {
+        return Native.fileKv(reader(), Objects.requireNonNull(key, "key"));
+    }
+
+    /** @return every KV entry, in file order (values are copies) */
+    public synchronized Map<String, Object> metadata() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (String k : metadataKeys()) {
+            m.put(k, metadata(k));
+        }
+        return m;
+    }
+
+    /** Closes the reader; idempotent. Tensors it returned stay valid. */
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            cleanable.clean();
+        }
+    }
+}

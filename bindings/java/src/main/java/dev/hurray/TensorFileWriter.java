@@ -1,0 +1,132 @@
+package dev.hurray;
+
+import java.lang.ref.Cleaner;
+import java.nio.file.Path;
+import java.util.Objects;
+
+/**
+ * Writes an HRRYFILE. Bytes go to a temporary file beside the destination;
+ * {@link #finish()} writes index and trailer and renames it into place. Closing an
+ * unfinished writer (or any failure) removes the temporary file, so a failed or
+ * abandoned write leaves nothing at the destination.
+ *
+ * <pre>{@code
+ * try (TensorFileWriter w = TensorFileWriter.create(path)) {
+ *     w.write("weights", tensor);
+ *     w.putMetadata("producer", "my-app");
+ *     w.finish();
+ * }
+ * }</pre>
+ */
+public final class TensorFileWriter implements AutoCloseable {
+    private final NativeRef ref;
+    private final Cleaner.Cleanable cleanable;
+    private boolean closed;
+
+    private TensorFileWriter(long ptr) {
+        this.ref = new NativeRef(ptr, Native::writerDestroy);
+        NativeRef r = ref;
+        this.cleanable = NativeRef.CLEANER.register(this, r::release);
+    }
+
+    /**
+     * A writer with the default options (4096-byte data alignment, index CRC, durable:
+     * the file and its directory are fsynced on finish).
+     *
+     * @param path destination
+     * @return the writer (close it)
+     * @throws HurrayException ({@link Status#IO}, {@link Status#FILE_NOT_FOUND}) when
+     *     the temporary file cannot be created
+     */
+    public static TensorFileWriter create(Path path) {
+        return create(path, 0, true);
+    }
+
+    /**
+     * A writer with options.
+     *
+     * @param path destination
+     * @param dataBufferAlignment bytes, a power of two in 4096..2 MiB (0: 4096)
+     * @param durable fsync the file and its directory on finish
+     * @return the writer
+     */
+    public static TensorFileWriter create(Path path, int dataBufferAlignment, boolean durable) {
+        return new TensorFileWriter(
+                Native.writerCreate(path.toString(), dataBufferAlignment, durable, false));
+    }
+
+    private synchronized long writer() {
+        if (closed) {
+            throw new IllegalStateException("hurray: tensor file writer is closed");
+        }
+        return ref.ptr();
+    }
+
+    /**
+     * Writes one tensor; its buffers are read during the call and the tensor stays
+     * the caller's.
+     *
+     * @param name unique tensor name
+     * @param tensor an open tensor
+     * @throws HurrayException for a duplicate name, a finished writer
+     *     ({@link Status#STATE}) or an I/O error
+     */
+    public synchronized void write(String name, Tensor tensor) {
+        long w = writer();
+        synchronized (tensor) {
+            Native.writerWriteTensor(w, Objects.requireNonNull(name, "name"), tensor.handle());
+        }
+    }
+
+    /**
+     * Writes one item: a plain tensor, or a composite whose head gets {@code name}
+     * and whose members get {@code name/0}, {@code name/1}, ... (nested:
+     * {@code name/1/0}). The item stays the caller's.
+     *
+     * @param name unique name
+     * @param item an open item
+     * @throws HurrayException for a duplicate name, a finished writer or an I/O error
+     */
+    public synchronized void write(String name, Item item) {
+        long w = writer();
+        synchronized (item) {
+            Native.writerWriteItem(w, Objects.requireNonNull(name, "name"), item.handle());
+        }
+    }
+
+    /**
+     * Adds a KV metadata entry. The Java type picks the KV type: {@code String},
+     * {@code Long}/{@code Integer} (int64), {@link java.math.BigInteger} (uint64),
+     * {@code Double}/{@code Float} (float64), {@code Boolean}, {@code byte[]},
+     * {@code long[]} (int64 array), {@code BigInteger[]} (uint64 array),
+     * {@code double[]}, {@code boolean[]}, {@code String[]}, {@code byte[][]}. Values
+     * are copied.
+     *
+     * @param key unique key
+     * @param value the value
+     * @throws IllegalArgumentException for another Java type
+     * @throws HurrayException for a duplicate key or a finished writer
+     */
+    public synchronized void putMetadata(String key, Object value) {
+        Native.writerAddKv(writer(), Objects.requireNonNull(key, "key"),
+                Objects.requireNonNull(value, "value"));
+    }
+
+    /**
+     * Writes the index and trailer and renames the file into place.
+     *
+     * @throws HurrayException on an I/O error or when already finished
+     */
+    public synchronized void finish() {
+        Native.writerFinish(writer());
+    }
+
+    /** Frees the writer; an unfinished file is removed. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            cleanable.clean();
+        }
+    }
+}
