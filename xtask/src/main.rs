@@ -10,6 +10,7 @@ mod dist;
 mod go;
 mod header;
 mod matrix;
+mod node;
 mod python;
 mod test;
 mod util;
@@ -42,6 +43,8 @@ enum Task {
     Dist,
     /// Build the Go binding's native parts: `cargo xtask go build`.
     Go(go::GoArgs),
+    /// Build the Node binding's addon and types: `cargo xtask node build [--check]`.
+    Node(node::NodeArgs),
     /// Generate include/hurray.h from hurray-ffi (cbindgen); `--check` fails on drift.
     Header(header::HeaderArgs),
     /// Every language writes every case of tests/cases (file and stream), every
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         Task::BenchC(args) => c_tests::bench(&args),
         Task::Dist => dist::run(),
         Task::Go(args) => go::run(&args),
+        Task::Node(args) => node::run(&args),
         Task::Header(args) => header::run(&args),
         Task::Matrix(args) => matrix::run(&args),
         Task::Demo(args) => demo::run(&args),

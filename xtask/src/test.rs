@@ -128,6 +128,7 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
         "python: wheel from `cargo xtask dist` installs and imports in a fresh venv",
         crate::python::wheel_stage,
     ));
+    stages.extend(crate::node::stages());
     // Every language writes and reads every case of tests/cases (tests/matrix).
     stages.push(Stage::task(
         "matrix: every language's producer x every language's consumer over tests/cases \
@@ -253,6 +254,8 @@ mod tests {
             "go test -tags hurray_debug",
             "python: maturin develop",
             "python: wheel",
+            "node: build",
+            "node: node --expose-gc --test",
             "matrix: every language",
         ];
         assert_eq!(names.len(), order.len());
