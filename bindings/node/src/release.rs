@@ -5,9 +5,13 @@
 //! The release always goes through the threadsafe function, even when it happens on
 //! the JS thread: it may happen inside a garbage-collection finalizer, where calling
 //! JS is not allowed. So the pin is dropped, and `onRelease` runs, in a later turn of
-//! the event loop. The threadsafe function is unreferenced: it never keeps the
-//! process alive. At environment teardown the pending releases are freed without
-//! running JS (the references die with the environment).
+//! the event loop. The threadsafe function is unreferenced while nothing is queued,
+//! so live tensors never keep the process alive; a release queued on the JS thread
+//! references it until delivered, so `onRelease` runs before the loop exits. A
+//! release queued from another thread cannot reference it (that needs the JS
+//! thread): if the process or worker exits first, or at any environment teardown,
+//! pending releases are freed without running JS (the references die with the
+//! environment).
 
 use std::cell::Cell;
 use std::ffi::c_void;
@@ -30,12 +34,17 @@ pub struct Hold {
     pin: sys::napi_ref,
     on_release: sys::napi_ref,
     tsfn: sys::napi_threadsafe_function,
+    /// Queued from the JS thread, which referenced the threadsafe function for it.
+    counted: bool,
 }
 
 thread_local! {
     /// The release threadsafe function of the environment on this thread.
     static TSFN: Cell<(sys::napi_env, sys::napi_threadsafe_function)> =
         const { Cell::new((ptr::null_mut(), ptr::null_mut())) };
+    /// Releases queued on this JS thread and not yet delivered (the threadsafe
+    /// function is referenced while this is above zero).
+    static PENDING: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Runs on the JS thread for each release (or with a NULL env at teardown).
@@ -51,6 +60,16 @@ unsafe extern "C" fn call_js(
     // SAFETY: `data` is the `Box<Hold>` leaked by `Hold::into_context` and handed to
     // the threadsafe function exactly once by `release`; it is reclaimed only here.
     let hold = unsafe { Box::from_raw(data.cast::<Hold>()) };
+    if hold.counted {
+        let left = PENDING.with(|p| {
+            p.set(p.get().saturating_sub(1));
+            p.get()
+        });
+        if left == 0 && !env.is_null() {
+            // SAFETY: on the JS thread of `env`, which owns the threadsafe function.
+            unsafe { sys::napi_unref_threadsafe_function(env, hold.tsfn) };
+        }
+    }
     if !env.is_null() {
         // SAFETY: `env` is the live environment the references were made in (this
         // callback runs on its thread); each reference is deleted exactly once, here.
@@ -141,6 +160,7 @@ impl Hold {
             pin: ptr::null_mut(),
             on_release: ptr::null_mut(),
             tsfn,
+            counted: false,
         });
         // SAFETY: per this function's contract; a reference with count 1 keeps its
         // value alive until deleted (in `call_js`, or by `Drop` when never handed to
@@ -182,7 +202,7 @@ impl Hold {
     ///
     /// # Safety
     /// On the JS thread of `env`, which made the references.
-    pub unsafe fn discard(self: Box<Hold>, env: sys::napi_env) {
+    pub unsafe fn discard(self, env: sys::napi_env) {
         // SAFETY: per this function's contract; each reference is deleted once.
         unsafe {
             if !self.pin.is_null() {
@@ -205,9 +225,24 @@ pub unsafe extern "C" fn release(ctx: *mut c_void) {
     if ctx.is_null() {
         return;
     }
-    // SAFETY: `ctx` is a `Hold` from `into_context`; we only read its tsfn field
-    // here, ownership passes to `call_js` through the queue.
-    let tsfn = unsafe { (*ctx.cast::<Hold>()).tsfn };
+    // SAFETY: `ctx` is a `Hold` from `into_context`, ours until queued below;
+    // ownership then passes to `call_js` through the queue.
+    let hold = unsafe { &mut *ctx.cast::<Hold>() };
+    let tsfn = hold.tsfn;
+    // On the JS thread that owns the threadsafe function, keep the loop alive until
+    // the release is delivered.
+    let (env, here) = TSFN.with(Cell::get);
+    if here == tsfn && !env.is_null() {
+        hold.counted = true;
+        if PENDING.with(|p| {
+            p.set(p.get() + 1);
+            p.get()
+        }) == 1
+        {
+            // SAFETY: on the JS thread of `env`, which owns the threadsafe function.
+            unsafe { sys::napi_ref_threadsafe_function(env, tsfn) };
+        }
+    }
     // SAFETY: a threadsafe function may be called from any thread until it is
     // released; it is released only at environment teardown, when it returns
     // `napi_closing` instead.
@@ -217,6 +252,9 @@ pub unsafe extern "C" fn release(ctx: *mut c_void) {
     if status != sys::Status::napi_ok {
         // The environment is closing: its references die with it. Free the hold
         // without touching them.
+        if hold.counted {
+            PENDING.with(|p| p.set(p.get().saturating_sub(1)));
+        }
         // SAFETY: the queue refused `ctx`, so it is still ours, once.
         drop(unsafe { Box::from_raw(ctx.cast::<Hold>()) });
         RELEASES_DONE.fetch_add(1, Ordering::SeqCst);

@@ -75,8 +75,8 @@ impl StreamDecoder {
     ///
     /// Throws: the decode error (once), or `HURRAY_ERR_NOT_APPLICABLE` for a
     /// composite item.
-    #[napi]
-    pub fn next(&mut self) -> Result<Option<Tensor>> {
+    #[napi(js_name = "next")]
+    pub fn next_tensor(&mut self) -> Result<Option<Tensor>> {
         let d = self.live()?;
         let mut t = ptr::null_mut();
         // SAFETY: `d` live; `t` a local out-pointer, owned on success.

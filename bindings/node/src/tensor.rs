@@ -501,7 +501,7 @@ impl Tensor {
                 ));
             }
             let size = entry.byte_size as u64;
-            if size > 0 && (data as usize) % MIN_ALIGN != 0 {
+            if size > 0 && !(data as usize).is_multiple_of(MIN_ALIGN) {
                 return Err(err(
                     "HURRAY_ERR_INVALID_ARGUMENT",
                     format!(
@@ -538,7 +538,7 @@ impl Tensor {
             if s != hurray_ffi::HURRAY_OK {
                 let e = check(s).unwrap_err();
                 // SAFETY: refused, so the context is still ours; we are on the JS thread.
-                unsafe { Hold::from_context(ctx).discard(raw_env) };
+                unsafe { (*Hold::from_context(ctx)).discard(raw_env) };
                 return Err(e);
             }
             // SAFETY: `list.0` and `buf` are live owned handles; push moves `buf`.
@@ -577,7 +577,7 @@ impl Tensor {
         if s != hurray_ffi::HURRAY_OK {
             if !owner.is_null() {
                 // SAFETY: refused, so still ours; JS thread.
-                unsafe { Hold::from_context(owner).discard(raw_env) };
+                unsafe { (*Hold::from_context(owner)).discard(raw_env) };
             }
             return Err(check(s).unwrap_err());
         }

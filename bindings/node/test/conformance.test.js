@@ -1,0 +1,73 @@
+'use strict';
+// The golden vectors of ../shared/conformance: every descriptor decodes to what the
+// manifest says, and basic.hrry opens with the manifest's tensors and KV.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const hurray = require('..');
+const { debugLiveObjects } = require('../lib/testing');
+const { conformance, skipConformance } = require('./helpers');
+
+const manifest = skipConformance
+  ? { descriptors: [], files: [] }
+  : JSON.parse(fs.readFileSync(path.join(conformance, 'manifest.json'), 'utf8'));
+
+test('conformance descriptors decode as the manifest says', { skip: skipConformance }, () => {
+  assert.ok(manifest.descriptors.length >= 10);
+  const before = debugLiveObjects();
+  for (const entry of manifest.descriptors) {
+    const bytes = fs.readFileSync(path.join(conformance, entry.file));
+    const d = hurray.Descriptor.decode(bytes);
+    const e = entry.expect;
+    assert.deepEqual(d.shape, e.shape, entry.file);
+    assert.equal(d.dtype, e.element_type, entry.file);
+    assert.equal(d.dtypeTag, e.element_type_tag, entry.file);
+    assert.equal(d.layoutTag, e.layout_tag, entry.file);
+    assert.equal(d.byteOffset, e.byte_offset, entry.file);
+    assert.deepEqual(d.buffers().map((b) => b.byteSize), e.buffer_byte_sizes, entry.file);
+    assert.equal(d.hasQuantization, e.has_quantization, entry.file);
+    assert.equal(d.hasShard, e.has_shard, entry.file);
+    assert.deepEqual(d.encode(), bytes, `${entry.file}: re-encoding gives the same bytes`);
+    d.close();
+  }
+  assert.equal(debugLiveObjects(), before);
+});
+
+test('basic.hrry opens and matches the manifest', { skip: skipConformance }, () => {
+  const before = debugLiveObjects();
+  const spec = manifest.files.find((f) => f.file === 'files/basic.hrry');
+  assert.ok(spec, 'the manifest lists files/basic.hrry');
+  const reader = hurray.FileReader.open(path.join(conformance, spec.file));
+  assert.deepEqual(reader.names, spec.tensors.map((t) => t.name));
+  assert.equal(reader.info.tensorCount, spec.tensors.length);
+  assert.equal(reader.info.crcVerified, true);
+  for (const want of spec.tensors) {
+    const t = reader.tensor(want.name);
+    assert.equal(t.dtype, want.element_type);
+    assert.deepEqual(t.shape, want.shape);
+    assert.equal(t.layout, 'row_major');
+    assert.equal(t.bufferCount, 1);
+    assert.equal(t.buffer(0).byteLength, want.data_bytes);
+    const a = t.array();
+    assert.equal(a.byteLength, want.data_bytes);
+    assert.equal(a.constructor, want.element_type === 'float32' ? Float32Array : Int8Array);
+    const d = reader.descriptor(want.name);
+    assert.deepEqual(d.shape, want.shape);
+    d.close();
+    t.close();
+  }
+  const kv = reader.metadata();
+  assert.equal(Object.keys(kv).length, spec.kv.length);
+  for (const want of spec.kv) {
+    if (want.kind === 'string') assert.equal(kv[want.key], want.value_string);
+    else if (want.kind === 'int64') assert.equal(kv[want.key], BigInt(want.value_int));
+    else assert.fail(`unexpected KV kind ${want.kind}`);
+    assert.deepEqual(reader.value(want.key), kv[want.key]);
+  }
+  reader.close();
+  return require('./helpers')
+    .until(() => debugLiveObjects() === before, 'the views to be collected');
+});

@@ -1,0 +1,154 @@
+'use strict';
+// Round trips through streams (Node streams and in-memory bytes) and files: dense,
+// sparse (CSR, over a conformance descriptor), empty tensors; KV metadata.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { PassThrough, Readable } = require('node:stream');
+
+const hurray = require('..');
+const { debugLiveObjects } = require('../lib/testing');
+const { conformance, skipConformance, tmpdir, until, f32 } = require('./helpers');
+
+const dir = tmpdir();
+
+function dense() {
+  return hurray.Tensor.fromBuffer(f32(hurray, [1, 2, 3, 4, 5, 6]), 'float32', [2, 3]);
+}
+
+function int64s() {
+  const a = new BigInt64Array(hurray.alloc(3 * 8));
+  a.set([-1n, 2n ** 62n, 7n]);
+  return hurray.Tensor.fromBuffer(a, 'int64', [3]);
+}
+
+function empty() {
+  return hurray.Tensor.fromBuffer(new Float32Array(0), 'float32', [0, 4]);
+}
+
+test('stream round trip over a PassThrough: dense, int64, empty', async () => {
+  const before = debugLiveObjects();
+  const pipe = new PassThrough();
+  const writer = new hurray.StreamWriter(pipe);
+  const sources = [dense(), int64s(), empty()];
+  const reading = (async () => {
+    const got = [];
+    for await (const t of new hurray.StreamReader(pipe)) got.push(t);
+    return got;
+  })();
+  for (const t of sources) await writer.write(t);
+  await writer.end();
+  const got = await reading;
+  assert.equal(got.length, 3);
+  assert.deepEqual(got[0].shape, [2, 3]);
+  assert.equal(got[0].dtype, 'float32');
+  assert.deepEqual(Array.from(got[0].array()), [1, 2, 3, 4, 5, 6]);
+  assert.deepEqual(Array.from(got[1].array()), [-1n, 2n ** 62n, 7n]);
+  assert.deepEqual(got[2].shape, [0, 4]);
+  assert.equal(got[2].array().length, 0);
+  assert.equal(got[2].buffer(0).byteLength, 0);
+  for (const t of [...sources, ...got]) t.close();
+  await until(() => debugLiveObjects() === before, 'every handle to be released');
+});
+
+test('stream bytes arrive one byte at a time', async () => {
+  const bytes = hurray.encodeStream([dense(), dense()]);
+  const chunks = Array.from(bytes, (b) => Buffer.from([b]));
+  const got = [];
+  for await (const t of new hurray.StreamReader(Readable.from(chunks))) got.push(t);
+  assert.equal(got.length, 2);
+  for (const t of got) assert.deepEqual(Array.from(t.array()), [1, 2, 3, 4, 5, 6]);
+  assert.deepEqual(
+    hurray.decodeStream(bytes).map((t) => t.shape),
+    [
+      [2, 3],
+      [2, 3],
+    ],
+  );
+});
+
+test('a clean empty stream yields nothing', async () => {
+  const got = [];
+  for await (const t of new hurray.StreamReader(Buffer.alloc(0))) got.push(t);
+  assert.equal(got.length, 0);
+});
+
+test('file round trip with KV of every common type; tensors outlive the reader', () => {
+  const file = path.join(dir, 'roundtrip.hrry');
+  const w = hurray.FileWriter.create(file, { durable: false });
+  const t = dense();
+  w.writeTensor('x', t);
+  w.writeTensor('ids', int64s());
+  w.writeTensor('empty', empty());
+  w.addString('producer', 'node héllo');
+  w.addInt64('neg', -5n);
+  w.addInt64('small', 42);
+  w.addUint64('big', 2n ** 63n + 1n);
+  w.addFloat64('lr', 0.125);
+  w.addBool('ok', true);
+  w.addBytes('raw', Buffer.from([0, 1, 255]));
+  w.addInt64Array('dims', [1n, -2, 3]);
+  w.addFloat64Array('scales', [0.5, 1.5]);
+  w.addStringArray('tags', ['a', 'b c']);
+  w.finish();
+  w.close();
+  const r = hurray.FileReader.open(file);
+  assert.deepEqual(r.names, ['x', 'ids', 'empty']);
+  assert.deepEqual(r.metadata(), {
+    producer: 'node héllo',
+    neg: -5n,
+    small: 42n,
+    big: 2n ** 63n + 1n,
+    lr: 0.125,
+    ok: true,
+    raw: Buffer.from([0, 1, 255]),
+    dims: [1n, -2n, 3n],
+    scales: [0.5, 1.5],
+    tags: ['a', 'b c'],
+  });
+  const x = r.tensor('x');
+  const ids = r.tensor('ids');
+  const e = r.tensor('empty');
+  r.close();
+  assert.deepEqual(Array.from(x.array()), [1, 2, 3, 4, 5, 6]);
+  assert.deepEqual(Array.from(ids.array()), [-1n, 2n ** 62n, 7n]);
+  assert.deepEqual(e.shape, [0, 4]);
+  assert.throws(() => r.names, { code: 'HURRAY_ERR_STATE' });
+});
+
+test('sparse CSR tensor over the conformance descriptor, through a file and a stream', { skip: skipConformance }, async () => {
+  const desc = fs.readFileSync(path.join(conformance, 'descriptors/csr_f32_3x3.bin'));
+  const d = hurray.Descriptor.decode(desc);
+  assert.equal(d.layout, 'csr');
+  const sizes = d.buffers().map((b) => b.byteSize);
+  // Fill each buffer with a recognisable pattern of its own bytes.
+  const buffers = sizes.map((n, i) => {
+    const b = new Uint8Array(hurray.alloc(n));
+    for (let k = 0; k < n; k++) b[k] = (i * 50 + k) & 0xff;
+    return b;
+  });
+  let released = 0;
+  const t = hurray.Tensor.fromBuffers(desc, buffers, { onRelease: () => released++ });
+  assert.equal(t.layout, 'csr');
+  assert.throws(() => t.array(), { code: 'HURRAY_ERR_NOT_APPLICABLE' });
+  const file = path.join(dir, 'csr.hrry');
+  const w = hurray.FileWriter.create(file, { durable: false });
+  w.writeTensor('m', t);
+  w.finish();
+  w.close();
+  const r = hurray.FileReader.open(file);
+  const fromFile = r.tensor('m');
+  const [fromStream] = hurray.decodeStream(hurray.encodeStream([t]));
+  for (const got of [fromFile, fromStream]) {
+    assert.equal(got.layout, 'csr');
+    assert.deepEqual(got.shape, [3, 3]);
+    assert.deepEqual(got.descriptorBytes(), desc);
+    for (let i = 0; i < sizes.length; i++) {
+      assert.deepEqual(new Uint8Array(got.buffer(i)), buffers[i], `buffer ${i}`);
+    }
+  }
+  t.close();
+  await until(() => released === 1, 'onRelease');
+});
