@@ -4,24 +4,28 @@
 // lib/stream.js, which are plain JavaScript.
 
 import type { Readable, Writable } from 'node:stream';
-import type { Tensor } from './native';
+import type { Item, StreamLimits, Tensor } from './native';
 
-export { Tensor, Descriptor, FileReader, FileWriter, StreamDecoder, StreamEncoder, alloc } from './native';
-export type { BufferEntry, FileInfo, FromBufferOptions, WriteOptions } from './native';
+export { Tensor, Descriptor, Item, FileReader, FileWriter, StreamDecoder, StreamEncoder, alloc } from './native';
+export type { BufferEntry, FileInfo, FromBufferOptions, StreamLimits, WriteOptions } from './native';
 
 /** Bytes a stream chunk may be. */
 export type Bytes = Uint8Array | ArrayBuffer | ArrayBufferView;
 
 /**
  * Reads tensors from a `Readable`, any (async) iterable of byte chunks, or one
- * buffer holding the whole stream: `for await (const t of new StreamReader(src))`.
- * A clean end of input ends the loop; input ending inside a tensor throws an Error
- * with `code` `HURRAY_ERR_TRUNCATED`; malformed input throws the decoder's error
- * (code and a message naming rule and byte offset). Iterable once.
+ * buffer holding the whole stream: `for await (const t of new StreamReader(src))`
+ * yields plain tensors (a composite throws `HURRAY_ERR_NOT_APPLICABLE`);
+ * `reader.items()` yields Items (tensors and composites). A clean end of input ends
+ * the loop; input ending inside a tensor throws an Error with `code`
+ * `HURRAY_ERR_TRUNCATED`; malformed input throws the decoder's error (code and a
+ * message naming rule and byte offset). Iterable once.
  */
 export declare class StreamReader implements AsyncIterable<Tensor> {
-  constructor(source: Readable | AsyncIterable<Bytes> | Iterable<Bytes> | Bytes);
+  constructor(source: Readable | AsyncIterable<Bytes> | Iterable<Bytes> | Bytes, limits?: StreamLimits);
   [Symbol.asyncIterator](): AsyncIterator<Tensor>;
+  /** The stream's items (tensors and composites). */
+  items(): AsyncIterable<Item>;
 }
 
 /**
@@ -29,9 +33,9 @@ export declare class StreamReader implements AsyncIterable<Tensor> {
  * tensor's memory. `write` awaits backpressure and rejects on stream errors.
  */
 export declare class StreamWriter {
-  constructor(writable: Writable);
-  /** Writes one tensor. Rejects with `HURRAY_ERR_STATE` after `end()`. */
-  write(tensor: Tensor): Promise<void>;
+  constructor(writable: Writable, limits?: StreamLimits);
+  /** Writes one tensor or item. Rejects with `HURRAY_ERR_STATE` after `end()`. */
+  write(tensor: Tensor | Item): Promise<void>;
   /** Ends the Writable; resolves once it has flushed. */
   end(): Promise<void>;
 }
@@ -39,5 +43,5 @@ export declare class StreamWriter {
 /** Decodes a whole stream held in memory; errors as `StreamReader`. */
 export declare function decodeStream(bytes: Bytes): Tensor[];
 
-/** Encodes tensors into one Buffer holding the whole stream (a copy). */
-export declare function encodeStream(tensors: Iterable<Tensor>): Buffer;
+/** Encodes tensors and items into one Buffer holding the whole stream (a copy). */
+export declare function encodeStream(tensors: Iterable<Tensor | Item>): Buffer;

@@ -8,6 +8,7 @@ const stream = require('./lib/stream');
 module.exports = {
   Tensor: native.Tensor,
   Descriptor: native.Descriptor,
+  Item: native.Item,
   FileReader: native.FileReader,
   FileWriter: native.FileWriter,
   StreamDecoder: native.StreamDecoder,

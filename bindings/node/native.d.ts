@@ -105,6 +105,13 @@ export declare class FileReader {
    */
   tensor(name: string): Tensor
   /**
+   * The item named `name`: a tensor, or a composite with its members (zero-copy,
+   * outlives the reader like `tensor`).
+   *
+   * Throws: `HURRAY_ERR_NOT_FOUND`.
+   */
+  item(name: string): Item
+  /**
    * The descriptor of the tensor named `name`, without touching its payload.
    *
    * Throws: `HURRAY_ERR_NOT_FOUND`.
@@ -145,6 +152,13 @@ export declare class FileWriter {
    * (closed tensor or finished writer), `HURRAY_ERR_IO`.
    */
   writeTensor(name: string, tensor: Tensor): void
+  /**
+   * Writes `item` (a tensor or a composite with its members) under `name`;
+   * members are named `name/0`, `name/1`, ... .
+   *
+   * Throws: as `writeTensor`.
+   */
+  writeItem(name: string, item: Item): void
   /** Adds a string KV entry. */
   addString(key: string, value: string): void
   /** Adds an int64 KV entry (a bigint, or an integer number below 2^53). */
@@ -184,6 +198,40 @@ export interface FromBufferOptions {
 }
 
 /**
+ * A file or stream item: one tensor, or a composite whose head tensor describes how
+ * its members (items themselves) combine. `tensor` is the plain tensor or the head.
+ * Every object taken from an item (members, tensors) keeps the whole item alive;
+ * `close()` drops this object's reference.
+ */
+export declare class Item {
+  /**
+   * An item of one tensor, which moves in: `tensor` is closed afterwards (read it
+   * back with `item.tensor`).
+   *
+   * Throws: `HURRAY_ERR_STATE` (closed, or views of it are alive),
+   * `HURRAY_ERR_INVALID_ARGUMENT` (a composite head, or already in an item).
+   */
+  static of(tensor: Tensor): Item
+  /**
+   * A composite: `head` (a tensor of layout `composite_head`, which names the
+   * rule and member count) and its `members`, in order. Everything moves in: the
+   * head and the members are closed afterwards.
+   *
+   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (not a head, wrong member count or
+   * kinds), `HURRAY_ERR_STATE` (closed or still viewed inputs).
+   */
+  static composite(head: Tensor, members: Array<Item>): Item
+  /** Whether this is a composite (a head plus members). */
+  get isComposite(): boolean
+  /** The plain tensor, or the composite's head. It keeps the item alive. */
+  get tensor(): Tensor
+  /** The members, in order (empty for a plain tensor). Each keeps the item alive. */
+  get members(): Array<Item>
+  /** Drops this object's reference (idempotent); the item goes with the last one. */
+  close(): void
+}
+
+/**
  * Decodes a byte stream of tensors (the streaming container). Feed it bytes in any
  * pieces, take completed tensors with `next()`, and call `finish()` at end of input.
  * Bad input fails the decoder: `next()` throws the error once (after the tensors
@@ -191,8 +239,13 @@ export interface FromBufferOptions {
  * `HURRAY_ERR_LIMIT`, ... and a message naming the rule and byte offset.
  */
 export declare class StreamDecoder {
-  /** A decoder with the default limits (16 MiB descriptors, 64 GiB buffers). */
-  constructor()
+  /**
+   * A decoder with `limits` (defaults: 16 MiB descriptors, 64 GiB buffers,
+   * composite depth 8).
+   *
+   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (a limit out of range).
+   */
+  constructor(limits?: StreamLimits | undefined | null)
   /**
    * Copies `bytes` into the decoder (into the tensors' final buffers). Returns the
    * number of bytes taken: all of them unless the decoder failed (then `next()`
@@ -208,6 +261,13 @@ export declare class StreamDecoder {
    */
   next(): Tensor | null
   /**
+   * The next completed item (a tensor or a composite), or `null` when none is
+   * complete yet. Its memory outlives the decoder.
+   *
+   * Throws: the decode error (once).
+   */
+  nextItem(): Item | null
+  /**
    * Declares end of input. Throws `HURRAY_ERR_TRUNCATED` when the input ended
    * inside a tensor (the message gives the offset), or the pending decode error.
    */
@@ -220,8 +280,12 @@ export declare class StreamDecoder {
 
 /** Encodes tensors into the streaming container, without copying their payload. */
 export declare class StreamEncoder {
-  /** An encoder with the default limits. */
-  constructor()
+  /**
+   * An encoder that refuses what a decoder with `limits` would refuse.
+   *
+   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (a limit out of range).
+   */
+  constructor(limits?: StreamLimits | undefined | null)
   /**
    * The bytes of one tensor in the stream, as ArrayBuffers to write in order: the
    * descriptor and framing are copies; each payload chunk is a zero-copy view of
@@ -231,8 +295,36 @@ export declare class StreamEncoder {
    * refuses (a limit, a buffer that does not match its descriptor).
    */
   encode(tensor: Tensor): Array<ArrayBuffer>
+  /**
+   * The bytes of one item (a tensor or a composite with all its members), as
+   * `encode` gives them for a tensor.
+   *
+   * Throws: `HURRAY_ERR_STATE` (closed), or what the encoder refuses.
+   */
+  encodeItem(item: Item): Array<ArrayBuffer>
   /** Frees the encoder now (idempotent). */
   close(): void
+}
+
+/**
+ * Limits on untrusted input (decoder) and on what an encoder writes (so it never
+ * writes a stream a decoder with the same limits refuses). Absent fields keep the
+ * defaults.
+ */
+export interface StreamLimits {
+  /** Largest descriptor accepted, in bytes (default 16 MiB). */
+  maxDescriptorBytes?: number
+  /** Most composite nesting levels, counting the outermost head (default 8). */
+  maxCompositeDepth?: number
+  /** Largest single buffer accepted, in bytes (default 64 GiB). */
+  maxBufferBytes?: number
+  /**
+   * Decoder: buffers up to this many bytes are allocated at their final size at
+   * once; larger ones grow by doubling (default 1 GiB).
+   */
+  eagerAllocBytes?: number
+  /** The bytes cross machines: every buffer must be producer-synced (default false). */
+  crossMachine?: boolean
 }
 
 /**

@@ -19,35 +19,47 @@ function asChunk(c) {
 /**
  * Reads tensors from `source`: a `Readable` (in binary mode), any (async) iterable
  * of byte chunks, or one `Uint8Array`/`ArrayBuffer` holding the whole stream.
- * Iterate it with `for await (const t of reader)`. A clean end of input ends the
- * loop; input that ends inside a tensor throws an Error with code
- * `HURRAY_ERR_TRUNCATED`; malformed input throws the decoder's error (code and a
- * message naming rule and offset) after yielding the tensors before it.
+ * Iterate it with `for await (const t of reader)` (plain tensors; a composite throws
+ * `HURRAY_ERR_NOT_APPLICABLE`), or `for await (const it of reader.items())` (Items:
+ * tensors and composites). A clean end of input ends the loop; input that ends
+ * inside a tensor throws an Error with code `HURRAY_ERR_TRUNCATED`; malformed input
+ * throws the decoder's error (code and a message naming rule and offset) after
+ * yielding what came before it. `limits` bound what the decoder accepts.
  */
 class StreamReader {
-  constructor(source) {
+  constructor(source, limits) {
     if (source == null) throw new TypeError('hurray: StreamReader needs a source');
     if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) source = [source];
     this._source = source;
+    this._limits = limits;
     this._used = false;
   }
 
-  async *[Symbol.asyncIterator]() {
+  [Symbol.asyncIterator]() {
+    return this._read('next');
+  }
+
+  /** The stream's items (tensors and composites), as an async iterable. */
+  items() {
+    return { [Symbol.asyncIterator]: () => this._read('nextItem') };
+  }
+
+  async *_read(next) {
     if (this._used) {
       const err = new Error('HURRAY_ERR_STATE: a StreamReader can be iterated once');
       err.code = 'HURRAY_ERR_STATE';
       throw err;
     }
     this._used = true;
-    const dec = new native.StreamDecoder();
+    const dec = new native.StreamDecoder(this._limits);
     try {
       for await (const chunk of this._source) {
         dec.feed(asChunk(chunk));
         let t;
-        while ((t = dec.next()) !== null) yield t;
+        while ((t = dec[next]()) !== null) yield t;
       }
       let t;
-      while ((t = dec.next()) !== null) yield t;
+      while ((t = dec[next]()) !== null) yield t;
       dec.finish();
     } finally {
       dec.close();
@@ -79,22 +91,22 @@ function decodeStream(bytes) {
  * backpressure (`drain`) and rejects on a stream error.
  */
 class StreamWriter {
-  constructor(writable) {
+  constructor(writable, limits) {
     if (!writable || typeof writable.write !== 'function') {
       throw new TypeError('hurray: StreamWriter needs a Writable');
     }
     this._w = writable;
-    this._enc = new native.StreamEncoder();
+    this._enc = new native.StreamEncoder(limits);
   }
 
-  /** Writes one tensor (its descriptor and buffers, in stream order). */
+  /** Writes one tensor or item (descriptors and buffers, in stream order). */
   async write(tensor) {
     if (this._enc === null) {
       const err = new Error('HURRAY_ERR_STATE: the StreamWriter is ended');
       err.code = 'HURRAY_ERR_STATE';
       throw err;
     }
-    for (const ab of this._enc.encode(tensor)) {
+    for (const ab of encodeOne(this._enc, tensor)) {
       if (ab.byteLength === 0) continue;
       if (!this._w.write(new Uint8Array(ab))) await once(this._w, 'drain');
     }
@@ -113,12 +125,16 @@ class StreamWriter {
   }
 }
 
-/** Encodes tensors into one Buffer holding the whole stream (a copy). */
+function encodeOne(enc, x) {
+  return x instanceof native.Item ? enc.encodeItem(x) : enc.encode(x);
+}
+
+/** Encodes tensors and items into one Buffer holding the whole stream (a copy). */
 function encodeStream(tensors) {
   const enc = new native.StreamEncoder();
   try {
     const parts = [];
-    for (const t of tensors) for (const ab of enc.encode(t)) parts.push(new Uint8Array(ab));
+    for (const t of tensors) for (const ab of encodeOne(enc, t)) parts.push(new Uint8Array(ab));
     return Buffer.concat(parts);
   } finally {
     enc.close();

@@ -10,6 +10,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::error::{check, closed, err, napi_err, Result};
+use crate::item::Item;
 use crate::tensor::{Descriptor, Tensor};
 
 /// A JS string as a C string; NUL bytes are refused.
@@ -283,6 +284,20 @@ impl FileReader {
         Ok(Tensor::from_raw(t))
     }
 
+    /// The item named `name`: a tensor, or a composite with its members (zero-copy,
+    /// outlives the reader like `tensor`).
+    ///
+    /// Throws: `HURRAY_ERR_NOT_FOUND`.
+    #[napi]
+    pub fn item(&self, name: String) -> Result<Item> {
+        let r = self.live()?;
+        let name = c_string("name", &name)?;
+        let mut it = ptr::null_mut();
+        // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
+        check(unsafe { hurray_file_reader_item(r, name.as_ptr(), &mut it) })?;
+        Ok(Item::from_raw(it))
+    }
+
     /// The descriptor of the tensor named `name`, without touching its payload.
     ///
     /// Throws: `HURRAY_ERR_NOT_FOUND`.
@@ -463,6 +478,19 @@ impl FileWriter {
         let name = c_string("name", &name)?;
         // SAFETY: writer and tensor live; name NUL-terminated.
         check(unsafe { hurray_file_writer_write_tensor(w, name.as_ptr(), t.ptr()) })
+    }
+
+    /// Writes `item` (a tensor or a composite with its members) under `name`;
+    /// members are named `name/0`, `name/1`, ... .
+    ///
+    /// Throws: as `writeTensor`.
+    #[napi]
+    pub fn write_item(&mut self, name: String, item: &Item) -> Result<()> {
+        let w = self.live()?;
+        let (_, node) = item.node()?;
+        let name = c_string("name", &name)?;
+        // SAFETY: writer and item live; name NUL-terminated.
+        check(unsafe { hurray_file_writer_write_item(w, name.as_ptr(), node) })
     }
 
     /// Adds a string KV entry.

@@ -21,6 +21,7 @@
 
 mod error;
 pub mod file;
+pub mod item;
 pub mod release;
 pub mod stream;
 pub mod tensor;

@@ -34,9 +34,13 @@ const MAX_RANK: usize = 64;
 /// Alignment every non-empty buffer handed to the library must have, in bytes.
 const MIN_ALIGN: usize = 64;
 
-/// One owned `HurrayTensor *`, destroyed when the last `Arc` goes (the Tensor's own,
-/// or a view's).
-pub(crate) struct Handle(*mut HurrayTensor);
+/// One `HurrayTensor *`, shared by a Tensor and its views through an `Arc`. Owned
+/// (`parent` None): destroyed when the last `Arc` goes. Borrowed from an item
+/// (`parent` Some): the item's tensor, kept valid by holding the item.
+pub(crate) struct Handle {
+    ptr: *mut HurrayTensor,
+    parent: Option<Arc<crate::item::ItemHandle>>,
+}
 
 // SAFETY: the C ABI lets a handle move between threads and be destroyed on any
 // thread; this binding reads it only on the JS thread (views and Tensor methods), and
@@ -48,16 +52,19 @@ unsafe impl Sync for Handle {}
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        // SAFETY: `self.0` is an owned live tensor (or NULL); destroy nulls it, so it is
-        // destroyed exactly once. A failure here cannot be reported; it cannot happen
-        // for a valid handle.
-        unsafe { hurray_tensor_destroy(&mut self.0) };
+        if self.parent.is_some() {
+            return; // the item owns it; dropping `parent` may destroy the item
+        }
+        // SAFETY: `self.ptr` is an owned live tensor (or NULL); destroy nulls it, so it
+        // is destroyed exactly once. A failure here cannot be reported; it cannot
+        // happen for a valid handle.
+        unsafe { hurray_tensor_destroy(&mut self.ptr) };
     }
 }
 
 impl Handle {
     pub(crate) fn ptr(&self) -> *const HurrayTensor {
-        self.0
+        self.ptr
     }
 }
 
@@ -424,7 +431,45 @@ impl Tensor {
     /// Takes ownership of a tensor handle the library returned.
     pub(crate) fn from_raw(p: *mut HurrayTensor) -> Tensor {
         Tensor {
-            inner: Some(Arc::new(Handle(p))),
+            inner: Some(Arc::new(Handle {
+                ptr: p,
+                parent: None,
+            })),
+        }
+    }
+
+    /// A Tensor over the tensor an item owns; it keeps the item alive.
+    pub(crate) fn borrowed(p: *const HurrayTensor, parent: Arc<crate::item::ItemHandle>) -> Tensor {
+        Tensor {
+            inner: Some(Arc::new(Handle {
+                ptr: p as *mut _,
+                parent: Some(parent),
+            })),
+        }
+    }
+
+    /// Takes the owned tensor handle out to move it into an item; the Tensor is
+    /// closed afterwards. Refused (nothing changes) while views or encoders hold it,
+    /// or when it is itself part of an item.
+    pub(crate) fn take_owned(&mut self) -> Result<*mut HurrayTensor> {
+        let arc = self.inner.take().ok_or_else(|| closed("Tensor"))?;
+        match Arc::try_unwrap(arc) {
+            Ok(mut h) if h.parent.is_none() => Ok(std::mem::replace(&mut h.ptr, ptr::null_mut())),
+            Ok(h) => {
+                self.inner = Some(Arc::new(h));
+                Err(err(
+                    "HURRAY_ERR_INVALID_ARGUMENT",
+                    "the tensor already belongs to an item",
+                ))
+            }
+            Err(arc) => {
+                self.inner = Some(arc);
+                Err(err(
+                    "HURRAY_ERR_STATE",
+                    "the tensor has live views (buffer(), array(), encoder chunks); \
+                     it can move into an item only while nothing else holds it",
+                ))
+            }
         }
     }
 

@@ -9,14 +9,15 @@ const path = require('node:path');
 
 const hurray = require('..');
 const { debugLiveObjects } = require('../lib/testing');
-const { conformance, skipConformance } = require('./helpers');
+const { conformance, skipConformance, collect } = require('./helpers');
 
 const manifest = skipConformance
   ? { descriptors: [], files: [] }
   : JSON.parse(fs.readFileSync(path.join(conformance, 'manifest.json'), 'utf8'));
 
-test('conformance descriptors decode as the manifest says', { skip: skipConformance }, () => {
+test('conformance descriptors decode as the manifest says', { skip: skipConformance }, async () => {
   assert.ok(manifest.descriptors.length >= 10);
+  await collect();
   const before = debugLiveObjects();
   for (const entry of manifest.descriptors) {
     const bytes = fs.readFileSync(path.join(conformance, entry.file));
@@ -36,7 +37,8 @@ test('conformance descriptors decode as the manifest says', { skip: skipConforma
   assert.equal(debugLiveObjects(), before);
 });
 
-test('basic.hrry opens and matches the manifest', { skip: skipConformance }, () => {
+test('basic.hrry opens and matches the manifest', { skip: skipConformance }, async () => {
+  await collect();
   const before = debugLiveObjects();
   const spec = manifest.files.find((f) => f.file === 'files/basic.hrry');
   assert.ok(spec, 'the manifest lists files/basic.hrry');

@@ -10,7 +10,7 @@ const { PassThrough, Readable } = require('node:stream');
 
 const hurray = require('..');
 const { debugLiveObjects } = require('../lib/testing');
-const { conformance, skipConformance, tmpdir, until, f32 } = require('./helpers');
+const { conformance, skipConformance, tmpdir, until, collect, f32 } = require('./helpers');
 
 const dir = tmpdir();
 
@@ -29,6 +29,7 @@ function empty() {
 }
 
 test('stream round trip over a PassThrough: dense, int64, empty', async () => {
+  await collect();
   const before = debugLiveObjects();
   const pipe = new PassThrough();
   const writer = new hurray.StreamWriter(pipe);
@@ -151,4 +152,105 @@ test('sparse CSR tensor over the conformance descriptor, through a file and a st
   }
   t.close();
   await until(() => released === 1, 'onRelease');
+});
+
+// A partition composite: the conformance head ([8, 8], 2 members) over two [8, 4]
+// halves; the members' descriptors are the conformance shard descriptor (column
+// offset 4) and the same with its shard offset byte (85) set to 0.
+function partition(released) {
+  const head = hurray.Tensor.fromBuffers(
+    fs.readFileSync(path.join(conformance, 'descriptors/composite_head_partition.bin')),
+    [],
+  );
+  const right = fs.readFileSync(path.join(conformance, 'descriptors/sharded_f32_8x4.bin'));
+  const left = Buffer.from(right);
+  assert.equal(left[85], 4, 'the shard column offset sits at byte 85');
+  left[85] = 0;
+  const members = [left, right].map((desc, i) => {
+    const a = new Float32Array(hurray.alloc(128));
+    a.forEach((_, k) => (a[k] = i * 100 + k));
+    const t = hurray.Tensor.fromBuffers(desc, [a], { onRelease: () => released.count++ });
+    const item = hurray.Item.of(t);
+    assert.equal(t.closed, true, 'the tensor moved into the item');
+    return item;
+  });
+  return hurray.Item.composite(head, members);
+}
+
+function checkPartition(item) {
+  assert.equal(item.isComposite, true);
+  assert.equal(item.tensor.layout, 'composite_head');
+  assert.deepEqual(item.tensor.shape, [8, 8]);
+  const members = item.members;
+  assert.equal(members.length, 2);
+  members.forEach((m, i) => {
+    assert.equal(m.isComposite, false);
+    assert.deepEqual(m.members, []);
+    assert.deepEqual(m.tensor.shape, [8, 4]);
+    assert.equal(m.tensor.descriptor().hasShard, true);
+    const a = m.tensor.array();
+    assert.equal(a[0], i * 100);
+    assert.equal(a[31], i * 100 + 31);
+  });
+}
+
+test('composite items round trip through a file and a stream', { skip: skipConformance }, async () => {
+  await collect();
+  const before = debugLiveObjects();
+  const released = { count: 0 };
+  let c = partition(released);
+  checkPartition(c);
+  const file = path.join(dir, 'composite.hrry');
+  const w = hurray.FileWriter.create(file, { durable: false });
+  w.writeItem('p', c);
+  w.finish();
+  w.close();
+  const r = hurray.FileReader.open(file);
+  assert.deepEqual(r.names, ['p', 'p/0', 'p/1']);
+  const fromFile = r.item('p');
+  r.close();
+  checkPartition(fromFile);
+  const pipe = new PassThrough();
+  const writer = new hurray.StreamWriter(pipe);
+  const reading = (async () => {
+    const got = [];
+    for await (const it of new hurray.StreamReader(pipe).items()) got.push(it);
+    return got;
+  })();
+  await writer.write(c);
+  await writer.write(fromFile.members[0].tensor);
+  await writer.end();
+  const got = await reading;
+  assert.equal(got.length, 2);
+  checkPartition(got[0]);
+  assert.equal(got[1].isComposite, false);
+  assert.equal(got[1].tensor.array()[5], 5);
+  // Plain-tensor iteration refuses a composite with a clear error.
+  await assert.rejects(async () => {
+    for await (const t of new hurray.StreamReader(hurray.encodeStream([c]))) t.close();
+  }, { code: 'HURRAY_ERR_NOT_APPLICABLE' });
+  c = null;
+  fromFile.close();
+  for (const it of got) it.close();
+  await until(() => released.count === 2 && debugLiveObjects() === before, 'the items to be released');
+});
+
+test('stream limits are enforced by the decoder and the encoder', () => {
+  const big = hurray.Tensor.fromBuffer(f32(hurray, new Array(64).fill(1)), 'float32', [64]);
+  const bytes = hurray.encodeStream([big]);
+  assert.throws(
+    () => {
+      const dec = new hurray.StreamDecoder({ maxBufferBytes: 128 });
+      dec.feed(bytes);
+      dec.next();
+    },
+    { code: 'HURRAY_ERR_LIMIT' },
+  );
+  assert.throws(() => new hurray.StreamEncoder({ maxBufferBytes: 128 }).encode(big), {
+    code: 'HURRAY_ERR_LIMIT',
+  });
+  assert.throws(() => new hurray.StreamDecoder({ maxBufferBytes: -1 }), {
+    code: 'HURRAY_ERR_INVALID_ARGUMENT',
+  });
+  assert.equal(new hurray.StreamDecoder({ maxBufferBytes: 256 }).feed(bytes), bytes.length);
 });
