@@ -378,7 +378,8 @@ export declare class Tensor {
   /**
    * Buffer `index` as a zero-copy `ArrayBuffer` over the tensor's memory (a
    * mapped file, a stream buffer, or the memory a producer lent). Its byte length
-   * is the buffer's size in bytes. The ArrayBuffer keeps the tensor's memory
+   * is the buffer's size in bytes. While it is alive, later calls return the same
+   * ArrayBuffer. The ArrayBuffer keeps the tensor's memory
    * alive after `close()` until it is collected. Writes through it are visible to
    * every other view (for a mapped file they stay in memory: the mapping is
    * copy-on-write, the file never changes).

@@ -422,30 +422,56 @@ impl Descriptor {
 /// later call throws `HURRAY_ERR_STATE`); the garbage collector does it otherwise.
 /// Views from `buffer()` / `array()` hold their own reference, so the memory lives
 /// until the tensor is closed *and* every view is collected.
-#[napi]
+#[napi(custom_finalize)]
 pub struct Tensor {
     inner: Option<Arc<Handle>>,
+    /// Weak napi references to the ArrayBuffers `buffer()` handed out, by buffer
+    /// index: while one is alive it is handed out again, so repeated views of a
+    /// buffer share one ArrayBuffer (one backing store, and one report of external
+    /// memory to the garbage collector instead of one per call).
+    views: std::cell::RefCell<Vec<(u32, sys::napi_ref)>>,
+}
+
+impl Tensor {
+    fn new(handle: Handle) -> Tensor {
+        Tensor {
+            inner: Some(Arc::new(handle)),
+            views: Default::default(),
+        }
+    }
+
+    /// Deletes the weak references (JS thread of `env`, which made them).
+    fn forget_views(&self, env: sys::napi_env) {
+        for (_, r) in self.views.borrow_mut().drain(..) {
+            // SAFETY: each reference was made in `env` by `buffer` and is deleted
+            // exactly once, here (the list is drained).
+            unsafe { sys::napi_delete_reference(env, r) };
+        }
+    }
+}
+
+impl ObjectFinalize for Tensor {
+    fn finalize(self, env: Env) -> napi::Result<()> {
+        self.forget_views(env.raw());
+        Ok(())
+    }
 }
 
 impl Tensor {
     /// Takes ownership of a tensor handle the library returned.
     pub(crate) fn from_raw(p: *mut HurrayTensor) -> Tensor {
-        Tensor {
-            inner: Some(Arc::new(Handle {
-                ptr: p,
-                parent: None,
-            })),
-        }
+        Tensor::new(Handle {
+            ptr: p,
+            parent: None,
+        })
     }
 
     /// A Tensor over the tensor an item owns; it keeps the item alive.
     pub(crate) fn borrowed(p: *const HurrayTensor, parent: Arc<crate::item::ItemHandle>) -> Tensor {
-        Tensor {
-            inner: Some(Arc::new(Handle {
-                ptr: p as *mut _,
-                parent: Some(parent),
-            })),
-        }
+        Tensor::new(Handle {
+            ptr: p as *mut _,
+            parent: Some(parent),
+        })
     }
 
     /// Takes the owned tensor handle out to move it into an item; the Tensor is
@@ -729,7 +755,8 @@ impl Tensor {
 
     /// Buffer `index` as a zero-copy `ArrayBuffer` over the tensor's memory (a
     /// mapped file, a stream buffer, or the memory a producer lent). Its byte length
-    /// is the buffer's size in bytes. The ArrayBuffer keeps the tensor's memory
+    /// is the buffer's size in bytes. While it is alive, later calls return the same
+    /// ArrayBuffer. The ArrayBuffer keeps the tensor's memory
     /// alive after `close()` until it is collected. Writes through it are visible to
     /// every other view (for a mapped file they stay in memory: the mapping is
     /// copy-on-write, the file never changes).
@@ -739,6 +766,28 @@ impl Tensor {
     #[napi]
     pub fn buffer<'env>(&self, env: &'env Env, index: u32) -> Result<ArrayBuffer<'env>> {
         let handle = self.handle()?.clone();
+        let raw_env = env.raw();
+        let cached = self
+            .views
+            .borrow()
+            .iter()
+            .find(|(i, _)| *i == index)
+            .map(|&(_, r)| r);
+        if let Some(r) = cached {
+            let mut v = ptr::null_mut();
+            // SAFETY: `r` is a live reference made in this environment; a collected
+            // ArrayBuffer reads back as NULL.
+            unsafe {
+                napi_check(
+                    sys::napi_get_reference_value(raw_env, r, &mut v),
+                    "napi_get_reference_value",
+                )?
+            };
+            if !v.is_null() {
+                // SAFETY: `v` is the ArrayBuffer made below for this buffer.
+                return unsafe { ArrayBuffer::from_napi_value(raw_env, v) }.map_err(napi_err);
+            }
+        }
         let mut data: *const c_void = ptr::null();
         let mut size = 0u64;
         // SAFETY: the handle is live; data is borrowed while it lives, and the
@@ -746,15 +795,35 @@ impl Tensor {
         check(unsafe {
             hurray_tensor_buffer_data(handle.ptr(), index as u64, &mut data, &mut size)
         })?;
-        if size == 0 || data.is_null() {
-            return ArrayBuffer::from_data(env, Vec::<u8>::new()).map_err(napi_err);
+        let ab = if size == 0 || data.is_null() {
+            ArrayBuffer::from_data(env, Vec::<u8>::new()).map_err(napi_err)?
+        } else {
+            let len = usize::try_from(size)
+                .map_err(|_| err("HURRAY_ERR_LIMIT", "buffer larger than the address space"))?;
+            // SAFETY: `data` points at `len` bytes that stay valid while `handle`
+            // lives; the finalizer drops `handle` only when the ArrayBuffer is
+            // collected.
+            unsafe { ArrayBuffer::from_external(env, data as *mut u8, len, handle, |_, h| drop(h)) }
+                .map_err(napi_err)?
+        };
+        let mut r = ptr::null_mut();
+        // SAFETY: `ab` is a live value of this call; count 0 makes a weak reference.
+        unsafe {
+            napi_check(
+                sys::napi_create_reference(raw_env, ab.raw(), 0, &mut r),
+                "napi_create_reference",
+            )?
+        };
+        let mut views = self.views.borrow_mut();
+        if let Some(slot) = views.iter_mut().find(|(i, _)| *i == index) {
+            // SAFETY: the old reference (to a collected ArrayBuffer) is replaced and
+            // deleted once.
+            unsafe { sys::napi_delete_reference(raw_env, slot.1) };
+            slot.1 = r;
+        } else {
+            views.push((index, r));
         }
-        let len = usize::try_from(size)
-            .map_err(|_| err("HURRAY_ERR_LIMIT", "buffer larger than the address space"))?;
-        // SAFETY: `data` points at `len` bytes that stay valid while `handle` lives;
-        // the finalizer drops `handle` only when the ArrayBuffer is collected.
-        unsafe { ArrayBuffer::from_external(env, data as *mut u8, len, handle, |_, h| drop(h)) }
-            .map_err(napi_err)
+        Ok(ab)
     }
 
     /// The elements as a zero-copy TypedArray over buffer 0, for a dense tensor
@@ -844,8 +913,9 @@ impl Tensor {
     /// Releases this object's reference to the tensor now. Idempotent. Views already
     /// handed out stay valid until collected.
     #[napi]
-    pub fn close(&mut self) {
+    pub fn close(&mut self, env: Env) {
         self.inner = None;
+        self.forget_views(env.raw());
     }
 }
 

@@ -156,3 +156,26 @@ test('an exception thrown by onRelease is an uncaught exception, not a crash', (
   assert.equal(r.status, 1, r.stderr);
   assert.match(r.stderr, /boom from onRelease/);
 });
+
+test('moving tensors into items: views, borrowed tensors and closed items are refused', () => {
+  const t = hurray.Tensor.fromBuffer(f32(hurray, [1, 2]), 'float32', [2]);
+  let view = t.array();
+  assert.throws(() => hurray.Item.of(t), { code: 'HURRAY_ERR_STATE', message: /live views/ });
+  assert.equal(t.closed, false, 'a refused move leaves the tensor usable');
+  assert.equal(t.array()[1], 2);
+  view = null;
+  const t2 = hurray.Tensor.fromBuffer(f32(hurray, [3]), 'float32', [1]);
+  const item = hurray.Item.of(t2);
+  assert.equal(t2.closed, true);
+  assert.throws(() => t2.shape, { code: 'HURRAY_ERR_STATE' });
+  const borrowed = item.tensor;
+  assert.equal(borrowed.array()[0], 3);
+  assert.throws(() => hurray.Item.of(item.tensor), { code: 'HURRAY_ERR_INVALID_ARGUMENT' });
+  assert.throws(() => hurray.Item.composite(hurray.Tensor.fromBuffer(f32(hurray, [1]), 'float32', [1]), []), {
+    code: 'HURRAY_ERR_INVALID_ARGUMENT',
+  });
+  item.close();
+  assert.throws(() => item.tensor, { code: 'HURRAY_ERR_STATE' });
+  assert.equal(borrowed.array()[0], 3, 'a tensor taken from an item keeps it alive');
+  assert.equal(view, null);
+});
