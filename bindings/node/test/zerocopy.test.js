@@ -51,8 +51,10 @@ test('a tensor over a caller Buffer shares its memory both ways', () => {
   assert.equal(view[0], 10, 'caller writes are visible through the tensor');
   view[5] = 60;
   assert.equal(src[5], 60, 'writes through the tensor reach the caller');
-  // Same address: no copy.
+  // Same address: no copy; one ArrayBuffer per buffer while it lives.
   const ab = t.buffer(0);
+  assert.equal(t.buffer(0), ab, 'buffer(0) hands out the same ArrayBuffer again');
+  assert.equal(t.array().buffer, ab, 'array() views that ArrayBuffer');
   assert.equal(ab.byteLength, 24);
   assert.equal(new Float32Array(ab)[5], 60);
   t.close();
