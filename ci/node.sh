@@ -24,7 +24,7 @@ if ! node_ok || ! command -v npm >/dev/null 2>&1; then
             echo "ci/node.sh: warning: could not install nodejs/npm" >&2
     fi
     node_ok || echo "ci/node.sh: warning: no Node.js >= 18; the Node stages will skip" >&2
-    command -v npm >/dev/null 2>&1 || echo "ci/node.sh: warning: no npm (the tests do not need it)" >&2
+    command -v npm >/dev/null 2>&1 || echo "ci/node.sh: warning: no npm; the type check stage will skip" >&2
 fi
 
 echo "ci/node.sh: node $(node --version 2>/dev/null || echo 'not installed'), npm $(npm --version 2>/dev/null || echo 'not installed')"

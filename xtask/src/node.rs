@@ -10,7 +10,9 @@
 //! hand-written `index.d.ts` re-exports them and adds the JS stream helpers.
 //!
 //! The test stages skip themselves with a note when `node` is missing or older than
-//! 18; none needs npm packages (the tests use `node --test`).
+//! 18. The tests need no npm packages (`node --test`); the type check installs the
+//! two pinned in `bindings/node/package-lock.json` (typescript, @types/node) with
+//! `npm ci` and skips itself with a note when `npm` is missing.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -308,6 +310,40 @@ fn node_test() -> Result {
     exec(&mut cmd).map_err(|e| format!("node --test failed: {e}").into())
 }
 
+/// Whether `npm --version` runs.
+fn has_npm() -> bool {
+    Command::new("npm")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `npm ci` (the pinned typescript and @types/node), then `tsc -p tsconfig.json`:
+/// the published types compile under `--strict` and describe the API
+/// `test/types-check.ts` uses.
+fn type_check() -> Result<Outcome> {
+    if !has_npm() {
+        return Ok(Outcome::Skipped(
+            "`npm` not found; it installs typescript for the type check".into(),
+        ));
+    }
+    exec(
+        Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(package_dir()),
+    )
+    .map_err(|e| format!("npm ci in bindings/node failed: {e}"))?;
+    exec(
+        Command::new("node")
+            .args(["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"])
+            .current_dir(package_dir()),
+    )
+    .map_err(|e| format!("tsc -p bindings/node/tsconfig.json failed: {e}"))?;
+    Ok(Outcome::Passed)
+}
+
 /// The Node stages of `cargo xtask test`, in order.
 pub fn stages() -> Vec<Stage> {
     vec![
@@ -315,6 +351,19 @@ pub fn stages() -> Vec<Stage> {
             "node: build bindings/node/hurray.node (release), bindings/node/native.d.ts is current",
             || build(true).map(|_| ()),
         ),
+        Stage {
+            name:
+                "node: npm ci, tsc --strict over index.d.ts and native.d.ts (test/types-check.ts)"
+                    .into(),
+            run: Box::new(|| {
+                match node_major() {
+                Some(v) if v >= MIN_NODE => type_check(),
+                _ => Ok(Outcome::Skipped(format!(
+                    "`node` {MIN_NODE} or newer not found; install it to check bindings/node's types"
+                ))),
+            }
+            }),
+        },
         node_stage(
             "node: node --expose-gc --test bindings/node/test",
             node_test,

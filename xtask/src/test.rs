@@ -255,6 +255,7 @@ mod tests {
             "python: maturin develop",
             "python: wheel",
             "node: build",
+            "node: npm ci, tsc",
             "node: node --expose-gc --test",
             "matrix: every language",
         ];
