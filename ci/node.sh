@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Make sure Node.js >= 18 (and npm) are present for the Node binding stages of
 # `cargo xtask test` (bindings/node: build the napi-rs addon, check the generated
-# native.d.ts, node --test). Called by .ci/run. Tries apt-get when node is missing
-# or too old; a failure is only a warning (the stages then skip themselves with a
-# note). The tests need no npm packages.
+# native.d.ts, type-check it, node --test). Called by .ci/run. Tries apt-get when
+# node or npm is missing or node is too old; a failure is only a warning (the stages
+# then skip themselves with a note). The tests need no npm packages; the type check
+# installs typescript and @types/node, pinned in bindings/node/package-lock.json,
+# with `npm ci` (and skips without npm).
 set -euo pipefail
 
 node_ok() {
