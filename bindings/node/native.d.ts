@@ -56,6 +56,22 @@ export declare class Descriptor {
   get hasShard(): boolean
   /** The buffer table: one entry per buffer, sizes in bytes. */
   buffers(): Array<BufferEntry>
+  /** The quantization section, or `null` when absent. */
+  get quantization(): Quantization | null
+  /** The shard section, or `null` when absent. */
+  get shard(): Shard | null
+  /** The statistics section, or `null` when absent. */
+  get statistics(): Statistics | null
+  /**
+   * Strides in elements, one per dimension (may be negative), for the strided
+   * layout; `null` for other layouts.
+   */
+  get strides(): Array<number> | null
+  /**
+   * Stored (non-zero) elements of a sparse layout (COO, CSR, CSC, CSF); `null`
+   * for other layouts.
+   */
+  get nnz(): number | null
   /** The wire encoding (a copy). */
   encode(): Buffer
   /** Frees the descriptor now. Idempotent; later calls throw `HURRAY_ERR_STATE`. */
@@ -229,6 +245,75 @@ export declare class Item {
   get members(): Array<Item>
   /** Drops this object's reference (idempotent); the item goes with the last one. */
   close(): void
+}
+
+/**
+ * The quantization section. Fields the scheme does not have are 0; buffer indices
+ * it does not have are -1.
+ */
+export interface Quantization {
+  /**
+   * `"per_tensor_affine"`, `"per_channel_affine"`, `"per_block_affine"`, `"nf4"`,
+   * `"mxfp"`, or `"private"` (tags 0xF0..0xFE).
+   */
+  scheme: string
+  /** The `scheme_tag` byte. */
+  schemeTag: number
+  /** Per-tensor scale. */
+  scale: number
+  /** Per-tensor zero point. */
+  zeroPoint: number
+  /** Quantized axis. */
+  axis: number
+  /** Elements per block (per-block, nf4, mxfp). */
+  blockSize: number
+  /** Buffer holding the scales, or -1. */
+  scaleBufferIndex: number
+  /** Buffer holding the zero points, or -1 (symmetric). */
+  zeroPointBufferIndex: number
+  /** Element type name of the scales (`"float32"`, `"float16"`, ...), or `""`. */
+  scaleType: string
+  /** The section's flags. */
+  flags: number
+}
+
+/** The shard section: where this tensor sits in a larger one. */
+export interface Shard {
+  /** Shape of the whole (parent) tensor, in elements. */
+  parentShape: Array<number>
+  /** Offset of this shard in the parent, in elements per dimension. */
+  offset: Array<number>
+}
+
+/**
+ * The statistics section; `computedMask` says which groups are valid
+ * (1 nnz, 2 sparsity, 4 min/max/absmax, 8 mean/stddev, 16 N:M, 32 NaN/Inf).
+ */
+export interface Statistics {
+  /** Which groups below are valid. */
+  computedMask: number
+  /** Non-zero elements (exact below 2^53). */
+  nnz: number
+  /** Fraction of zero elements. */
+  sparsity: number
+  /** Smallest value. */
+  min: number
+  /** Largest value. */
+  max: number
+  /** Largest absolute value. */
+  absmax: number
+  /** Mean. */
+  mean: number
+  /** Standard deviation. */
+  stddev: number
+  /** N of N:M structured sparsity. */
+  nmN: number
+  /** M of N:M structured sparsity. */
+  nmM: number
+  /** Some value is NaN. */
+  hasNan: boolean
+  /** Some value is infinite. */
+  hasInf: boolean
 }
 
 /**

@@ -15,8 +15,10 @@ use hurray_ffi::descriptor::{
     hurray_descriptor_encode,
 };
 use hurray_ffi::descriptor_access::{
-    hurray_descriptor_buffer, hurray_descriptor_header, hurray_descriptor_shape, HurrayBufferEntry,
-    HurrayDescriptorHeader,
+    hurray_descriptor_buffer, hurray_descriptor_header, hurray_descriptor_nnz,
+    hurray_descriptor_quantization, hurray_descriptor_shape, hurray_descriptor_shard,
+    hurray_descriptor_statistics, hurray_descriptor_strides, HurrayBufferEntry,
+    HurrayDescriptorHeader, HurrayQuantization, HurrayStatistics,
 };
 use hurray_ffi::tensor::{
     hurray_tensor_buffer_data, hurray_tensor_descriptor, hurray_tensor_destroy, hurray_tensor_new,
@@ -280,6 +282,183 @@ pub struct BufferEntry {
     pub memory_class: u32,
 }
 
+/// The quantization section. Fields the scheme does not have are 0; buffer indices
+/// it does not have are -1.
+#[napi(object)]
+pub struct Quantization {
+    /// `"per_tensor_affine"`, `"per_channel_affine"`, `"per_block_affine"`, `"nf4"`,
+    /// `"mxfp"`, or `"private"` (tags 0xF0..0xFE).
+    pub scheme: String,
+    /// The `scheme_tag` byte.
+    pub scheme_tag: u32,
+    /// Per-tensor scale.
+    pub scale: f64,
+    /// Per-tensor zero point.
+    pub zero_point: i32,
+    /// Quantized axis.
+    pub axis: u32,
+    /// Elements per block (per-block, nf4, mxfp).
+    pub block_size: u32,
+    /// Buffer holding the scales, or -1.
+    pub scale_buffer_index: i64,
+    /// Buffer holding the zero points, or -1 (symmetric).
+    pub zero_point_buffer_index: i64,
+    /// Element type name of the scales (`"float32"`, `"float16"`, ...), or `""`.
+    pub scale_type: String,
+    /// The section's flags.
+    pub flags: u32,
+}
+
+/// The shard section: where this tensor sits in a larger one.
+#[napi(object)]
+pub struct Shard {
+    /// Shape of the whole (parent) tensor, in elements.
+    pub parent_shape: Vec<i64>,
+    /// Offset of this shard in the parent, in elements per dimension.
+    pub offset: Vec<i64>,
+}
+
+/// The statistics section; `computedMask` says which groups are valid
+/// (1 nnz, 2 sparsity, 4 min/max/absmax, 8 mean/stddev, 16 N:M, 32 NaN/Inf).
+#[napi(object)]
+pub struct Statistics {
+    /// Which groups below are valid.
+    pub computed_mask: u32,
+    /// Non-zero elements (exact below 2^53).
+    pub nnz: f64,
+    /// Fraction of zero elements.
+    pub sparsity: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Largest absolute value.
+    pub absmax: f64,
+    /// Mean.
+    pub mean: f64,
+    /// Standard deviation.
+    pub stddev: f64,
+    /// N of N:M structured sparsity.
+    pub nm_n: u32,
+    /// M of N:M structured sparsity.
+    pub nm_m: u32,
+    /// Some value is NaN.
+    pub has_nan: bool,
+    /// Some value is infinite.
+    pub has_inf: bool,
+}
+
+/// `Ok(None)` for `HURRAY_ERR_NOT_APPLICABLE` (an absent section), else as `check`.
+fn optional(status: i32) -> Result<bool> {
+    if status == hurray_ffi::HURRAY_ERR_NOT_APPLICABLE {
+        Ok(false)
+    } else {
+        check(status).map(|()| true)
+    }
+}
+
+fn quantization_of(d: *const HurrayDescriptor) -> Result<Option<Quantization>> {
+    let mut q = std::mem::MaybeUninit::<HurrayQuantization>::uninit();
+    // SAFETY: `d` live; `q` written on success.
+    if !optional(unsafe { hurray_descriptor_quantization(d, q.as_mut_ptr()) })? {
+        return Ok(None);
+    }
+    // SAFETY: written by the successful call.
+    let q = unsafe { q.assume_init() };
+    let index = |i: u32| if i == u32::MAX { -1 } else { i as i64 };
+    let scheme = match q.scheme_tag {
+        1 => "per_tensor_affine",
+        2 => "per_channel_affine",
+        3 => "per_block_affine",
+        4 => "nf4",
+        5 => "mxfp",
+        _ => "private",
+    };
+    Ok(Some(Quantization {
+        scheme: scheme.to_string(),
+        scheme_tag: q.scheme_tag as u32,
+        scale: q.scale as f64,
+        zero_point: q.zero_point,
+        axis: q.axis,
+        block_size: q.block_size,
+        scale_buffer_index: index(q.scale_buffer_index),
+        zero_point_buffer_index: index(q.zero_point_buffer_index),
+        scale_type: if q.scale_type_tag == 0 {
+            String::new()
+        } else {
+            dtype_name(q.scale_type_tag)
+        },
+        flags: q.flags as u32,
+    }))
+}
+
+fn shard_of(d: *const HurrayDescriptor) -> Result<Option<Shard>> {
+    let (mut parent, mut offset) = ([0u64; MAX_RANK], [0u64; MAX_RANK]);
+    let mut n = 0u64;
+    // SAFETY: `d` live; both arrays hold MAX_RANK entries, the largest rank.
+    let s = unsafe {
+        hurray_descriptor_shard(
+            d,
+            parent.as_mut_ptr(),
+            offset.as_mut_ptr(),
+            MAX_RANK as u64,
+            &mut n,
+        )
+    };
+    if !optional(s)? {
+        return Ok(None);
+    }
+    let n = n as usize;
+    Ok(Some(Shard {
+        parent_shape: parent[..n].iter().map(|&x| x as i64).collect(),
+        offset: offset[..n].iter().map(|&x| x as i64).collect(),
+    }))
+}
+
+fn statistics_of(d: *const HurrayDescriptor) -> Result<Option<Statistics>> {
+    let mut st = std::mem::MaybeUninit::<HurrayStatistics>::uninit();
+    // SAFETY: `d` live; `st` written on success.
+    if !optional(unsafe { hurray_descriptor_statistics(d, st.as_mut_ptr()) })? {
+        return Ok(None);
+    }
+    // SAFETY: written by the successful call.
+    let st = unsafe { st.assume_init() };
+    Ok(Some(Statistics {
+        computed_mask: st.computed_mask,
+        nnz: st.nnz as f64,
+        sparsity: st.sparsity_ratio,
+        min: st.value_min,
+        max: st.value_max,
+        absmax: st.value_abs_max,
+        mean: st.value_mean,
+        stddev: st.value_stddev,
+        nm_n: st.nm_n as u32,
+        nm_m: st.nm_m as u32,
+        has_nan: st.has_nan != 0,
+        has_inf: st.has_inf != 0,
+    }))
+}
+
+fn strides_of(d: *const HurrayDescriptor) -> Result<Option<Vec<i64>>> {
+    let mut v = [0i64; MAX_RANK];
+    let mut n = 0u64;
+    // SAFETY: `d` live; `v` holds MAX_RANK entries.
+    if !optional(unsafe { hurray_descriptor_strides(d, v.as_mut_ptr(), MAX_RANK as u64, &mut n) })?
+    {
+        return Ok(None);
+    }
+    Ok(Some(v[..n as usize].to_vec()))
+}
+
+fn nnz_of(d: *const HurrayDescriptor) -> Result<Option<f64>> {
+    let mut n = 0u64;
+    // SAFETY: `d` live.
+    if !optional(unsafe { hurray_descriptor_nnz(d, &mut n) })? {
+        return Ok(None);
+    }
+    Ok(Some(n as f64))
+}
+
 /// Options of `Tensor.fromBuffer` and `Tensor.fromBuffers`.
 #[napi(object)]
 pub struct FromBufferOptions {
@@ -401,6 +580,38 @@ impl Descriptor {
     #[napi]
     pub fn buffers(&self) -> Result<Vec<BufferEntry>> {
         entries_of(self.ptr()?)
+    }
+
+    /// The quantization section, or `null` when absent.
+    #[napi(getter)]
+    pub fn quantization(&self) -> Result<Option<Quantization>> {
+        quantization_of(self.ptr()?)
+    }
+
+    /// The shard section, or `null` when absent.
+    #[napi(getter)]
+    pub fn shard(&self) -> Result<Option<Shard>> {
+        shard_of(self.ptr()?)
+    }
+
+    /// The statistics section, or `null` when absent.
+    #[napi(getter)]
+    pub fn statistics(&self) -> Result<Option<Statistics>> {
+        statistics_of(self.ptr()?)
+    }
+
+    /// Strides in elements, one per dimension (may be negative), for the strided
+    /// layout; `null` for other layouts.
+    #[napi(getter)]
+    pub fn strides(&self) -> Result<Option<Vec<i64>>> {
+        strides_of(self.ptr()?)
+    }
+
+    /// Stored (non-zero) elements of a sparse layout (COO, CSR, CSC, CSF); `null`
+    /// for other layouts.
+    #[napi(getter)]
+    pub fn nnz(&self) -> Result<Option<f64>> {
+        nnz_of(self.ptr()?)
     }
 
     /// The wire encoding (a copy).

@@ -73,3 +73,25 @@ test('basic.hrry opens and matches the manifest', { skip: skipConformance }, asy
   return require('./helpers')
     .until(() => debugLiveObjects() === before, 'the views to be collected');
 });
+
+test('descriptor sections read as the manifest descriptions state them', { skip: skipConformance }, () => {
+  const open = (name) =>
+    hurray.Descriptor.decode(fs.readFileSync(path.join(conformance, 'descriptors', `${name}.bin`)));
+  // "Strided float32 [3, 4] with row-major strides [4, 1]"
+  assert.deepEqual(open('strided_f32_3x4').strides, [4, 1]);
+  // "Row-major float32 [8, 4] shard at column offset 4 of an [8, 8] parent"
+  assert.deepEqual(open('sharded_f32_8x4').shard, { parentShape: [8, 8], offset: [0, 4] });
+  // "CSR float32 [3, 3], nnz = 2"
+  assert.equal(open('csr_f32_3x3').nnz, 2);
+  // "int4 [128, 128] per-block-affine (float16 scales)", buffers [8192, 256]: one
+  // float16 scale per block of 128 along axis 1, in buffer 1, no zero points.
+  const q = open('quant_per_block_int4_128x128').quantization;
+  assert.equal(q.scheme, 'per_block_affine');
+  assert.equal(q.scaleType, 'float16');
+  assert.equal(q.scaleBufferIndex, 1);
+  assert.equal(q.zeroPointBufferIndex, -1);
+  assert.equal((128 * 128) / q.blockSize * 2, 256, 'scale bytes match the scale buffer');
+  // Absent sections read as null.
+  const plain = open('row_major_f32_3x4');
+  for (const k of ['quantization', 'shard', 'statistics', 'strides', 'nnz']) assert.equal(plain[k], null, k);
+});
