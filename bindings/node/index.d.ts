@@ -7,7 +7,20 @@ import type { Readable, Writable } from 'node:stream';
 import type { Item, StreamLimits, Tensor } from './native';
 
 export { Tensor, Descriptor, Item, FileReader, FileWriter, StreamDecoder, StreamEncoder, alloc } from './native';
-export type { BufferEntry, FileInfo, FromBufferOptions, StreamLimits, WriteOptions } from './native';
+export type {
+  BufferEntry,
+  BufferSpec,
+  CompositeHead,
+  DescriptorSpec,
+  FileInfo,
+  FromBufferOptions,
+  Quantization,
+  QuantizationSpec,
+  Shard,
+  Statistics,
+  StreamLimits,
+  WriteOptions,
+} from './native';
 
 /** Bytes a stream chunk may be. */
 export type Bytes = Uint8Array | ArrayBuffer | ArrayBufferView;

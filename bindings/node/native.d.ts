@@ -16,6 +16,26 @@ export interface BufferEntry {
   memoryClass: number
 }
 
+/** One entry of the buffer table to build. */
+export interface BufferSpec {
+  /** Size in bytes. */
+  byteSize: number
+  /** Alignment in bytes (default 64, or 1 for an empty buffer). */
+  alignment?: number
+  /** Memory class (default 0, standard). */
+  memoryClass?: number
+}
+
+/** The composite-head fields to build (layout `composite_head`). */
+export interface CompositeHead {
+  /** Members that follow the head. */
+  memberCount: number
+  /** `"partition"`, `"overlay"` or `"group"`. */
+  rule: string
+  /** `"none"`, `"replace"` or `"add"` (overlay only; default `"none"`). */
+  combine?: string
+}
+
 /**
  * A decoded, validated tensor descriptor (shape, element type, layout, buffer
  * table). Immutable. `close()` frees it now; otherwise the garbage collector does.
@@ -76,6 +96,59 @@ export declare class Descriptor {
   encode(): Buffer
   /** Frees the descriptor now. Idempotent; later calls throw `HURRAY_ERR_STATE`. */
   close(): void
+  /**
+   * Builds a descriptor from a plain object (`DescriptorSpec`): dtype, shape,
+   * layout and its fields, the buffer table (sizes in bytes), and the optional
+   * quantization, shard, statistics and member-role sections. The library checks
+   * every rule of the format.
+   *
+   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown names, bad numbers),
+   * `HURRAY_ERR_NOT_APPLICABLE` (tiled, block-paged, Hilbert and extension
+   * layouts: use their encoded bytes), `HURRAY_ERR_DESCRIPTOR` (a rule of the
+   * format; the message names it).
+   */
+  static build(spec: DescriptorSpec): Descriptor
+  /** The composite-head fields (layout `composite_head`), or `null`. */
+  get composite(): CompositeHead | null
+  /** The member role of an overlay member (`"base"` or `"correction"`), or `null`. */
+  get memberRole(): string | null
+}
+
+/** A descriptor to build: what `Descriptor.build` takes. */
+export interface DescriptorSpec {
+  /** Element type name (`"float32"`, `"int4"`, ...). */
+  dtype: string
+  /** Elements per dimension. */
+  shape: Array<number>
+  /**
+   * `"row_major"` (default), `"column_major"`, `"strided"`, `"morton"`, `"coo"`,
+   * `"csr"`, `"csc"`, `"csf"` or `"composite_head"`.
+   */
+  layout?: string
+  /** Bytes from the start of buffer 0 to element [0, ..., 0] (default 0). */
+  byteOffset?: number
+  /** Strides in elements (`strided`). */
+  strides?: Array<number>
+  /** Bits per dimension (`morton`). */
+  mortonBits?: Array<number>
+  /** Stored elements (`coo`, `csr`, `csc`, `csf`). */
+  nnz?: number
+  /** Whether COO coordinates are sorted (`coo`). */
+  cooSorted?: boolean
+  /** Mode order (`csf`). */
+  csfModeOrder?: Array<number>
+  /** Composite-head fields (`composite_head`). */
+  composite?: CompositeHead
+  /** The buffer table, in order (layout buffers, then quantization parameters). */
+  buffers: Array<BufferSpec>
+  /** Quantization section. */
+  quantization?: QuantizationSpec
+  /** Shard section. */
+  shard?: Shard
+  /** Statistics section (set `computedMask` for the groups given). */
+  statistics?: Statistics
+  /** Member role of an overlay member: `"base"` or `"correction"`. */
+  memberRole?: string
 }
 
 /** Facts about an open file. Offsets and sizes in bytes. */
@@ -275,6 +348,29 @@ export interface Quantization {
   scaleType: string
   /** The section's flags. */
   flags: number
+}
+
+/** A quantization section to build. Fields a scheme does not use may be left out. */
+export interface QuantizationSpec {
+  /**
+   * `"per_tensor_affine"`, `"per_channel_affine"`, `"per_block_affine"`, `"nf4"`
+   * or `"mxfp"`.
+   */
+  scheme: string
+  /** Per-tensor scale. */
+  scale?: number
+  /** Per-tensor zero point. */
+  zeroPoint?: number
+  /** Quantized axis. */
+  axis?: number
+  /** Elements per block. */
+  blockSize?: number
+  /** Buffer holding the scales. */
+  scaleBufferIndex?: number
+  /** Buffer holding the zero points (absent: symmetric). */
+  zeroPointBufferIndex?: number
+  /** Element type name of the scales (`"float32"`, `"float16"`, `"bfloat16"`). */
+  scaleType?: string
 }
 
 /** The shard section: where this tensor sits in a larger one. */

@@ -144,7 +144,7 @@ pub(crate) fn dtype_name(tag: u8) -> String {
 }
 
 /// The `type_tag` of an element type name.
-fn dtype_tag(name: &str) -> Result<u8> {
+pub(crate) fn dtype_tag(name: &str) -> Result<u8> {
     ElementType::from_name(name)
         .map(ElementType::tag)
         .ok_or_else(|| {
@@ -178,7 +178,7 @@ pub(crate) fn layout_name(tag: u8) -> String {
 }
 
 /// Shape numbers from JS as u64, refusing negatives and non-integers.
-fn shape_in(shape: &[f64]) -> Result<Vec<u64>> {
+pub(crate) fn shape_in(shape: &[f64]) -> Result<Vec<u64>> {
     shape
         .iter()
         .map(|&n| {
@@ -349,7 +349,7 @@ pub struct Statistics {
 }
 
 /// `Ok(None)` for `HURRAY_ERR_NOT_APPLICABLE` (an absent section), else as `check`.
-fn optional(status: i32) -> Result<bool> {
+pub(crate) fn optional(status: i32) -> Result<bool> {
     if status == hurray_ffi::HURRAY_ERR_NOT_APPLICABLE {
         Ok(false)
     } else {
@@ -477,7 +477,7 @@ pub struct Descriptor {
 }
 
 impl Descriptor {
-    fn ptr(&self) -> Result<*const HurrayDescriptor> {
+    pub(crate) fn ptr(&self) -> Result<*const HurrayDescriptor> {
         self.inner
             .as_ref()
             .map(|d| d.0 as *const _)

@@ -95,3 +95,50 @@ test('descriptor sections read as the manifest descriptions state them', { skip:
   const plain = open('row_major_f32_3x4');
   for (const k of ['quantization', 'shard', 'statistics', 'strides', 'nnz']) assert.equal(plain[k], null, k);
 });
+
+test('Descriptor.build reproduces the conformance descriptors byte for byte', { skip: skipConformance }, () => {
+  const specs = {
+    row_major_f32_3x4: { dtype: 'float32', shape: [3, 4], buffers: [{ byteSize: 48 }] },
+    row_major_int8_5: { dtype: 'int8', shape: [5], buffers: [{ byteSize: 5 }] },
+    row_major_f16_2x2: { dtype: 'float16', shape: [2, 2], buffers: [{ byteSize: 8 }] },
+    bool_packed_10: { dtype: 'bool', shape: [10], buffers: [{ byteSize: 2 }] },
+    strided_f32_3x4: { dtype: 'float32', shape: [3, 4], layout: 'strided', strides: [4, 1], buffers: [{ byteSize: 48 }] },
+    morton_f32_4x4: { dtype: 'float32', shape: [4, 4], layout: 'morton', mortonBits: [2, 2], buffers: [{ byteSize: 64 }] },
+    empty_f32_0x4: { dtype: 'float32', shape: [0, 4], buffers: [{ byteSize: 0, alignment: 64 }] },
+    sharded_f32_8x4: {
+      dtype: 'float32',
+      shape: [8, 4],
+      shard: { parentShape: [8, 8], offset: [0, 4] },
+      buffers: [{ byteSize: 128 }],
+    },
+    csr_f32_3x3: {
+      dtype: 'float32',
+      shape: [3, 3],
+      layout: 'csr',
+      nnz: 2,
+      buffers: [{ byteSize: 8 }, { byteSize: 16 }, { byteSize: 32 }],
+    },
+    composite_head_partition: {
+      dtype: 'float32',
+      shape: [8, 8],
+      layout: 'composite_head',
+      composite: { memberCount: 2, rule: 'partition' },
+      buffers: [],
+    },
+    quant_per_block_int4_128x128: {
+      dtype: 'int4',
+      shape: [128, 128],
+      quantization: { scheme: 'per_block_affine', axis: 1, blockSize: 128, scaleBufferIndex: 1, scaleType: 'float16' },
+      buffers: [{ byteSize: 8192 }, { byteSize: 256 }],
+    },
+  };
+  for (const entry of manifest.descriptors) {
+    const name = path.basename(entry.file, '.bin');
+    assert.ok(specs[name], `a spec for ${name}`);
+    const built = hurray.Descriptor.build(specs[name]).encode();
+    assert.deepEqual(built, fs.readFileSync(path.join(conformance, entry.file)), name);
+  }
+  const head = hurray.Descriptor.decode(fs.readFileSync(path.join(conformance, 'descriptors/composite_head_partition.bin')));
+  assert.deepEqual(head.composite, { memberCount: 2, rule: 'partition', combine: 'none' });
+  assert.equal(head.memberRole, null);
+});

@@ -140,6 +140,16 @@ test('bad arguments throw, never crash', () => {
   assert.throws(() => w.addUint64('u', -1n), { code: 'HURRAY_ERR_INVALID_ARGUMENT' });
   w.close();
   assert.throws(() => new hurray.StreamReader(null), TypeError);
+  assert.throws(() => hurray.Descriptor.build({ dtype: 'float32', shape: [3, 4], buffers: [{ byteSize: 47 }] }), {
+    code: 'HURRAY_ERR_DESCRIPTOR',
+    message: /BufferTooSmall at byte \d+: .*47 bytes but needs 48/,
+  });
+  assert.throws(() => hurray.Descriptor.build({ dtype: 'float32', shape: [2], layout: 'tiled', buffers: [] }), {
+    code: 'HURRAY_ERR_NOT_APPLICABLE',
+  });
+  assert.throws(() => hurray.Descriptor.build({ dtype: 'float32', shape: [2], layout: 'csr', nnz: 1, buffers: [] }), (e) =>
+    e.code.startsWith('HURRAY_ERR_'),
+  );
 });
 
 test('an exception thrown by onRelease is an uncaught exception, not a crash', () => {

@@ -28,3 +28,16 @@ async function roundTrip(): Promise<void> {
   for await (const it of new hurray.StreamReader(hurray.encodeStream([item])).items()) it.close();
 }
 void [shape, view, ab, sizes, members, kv, roundTrip, hurray.decodeStream(new Uint8Array(0))];
+
+const spec: hurray.DescriptorSpec = {
+  dtype: 'float32',
+  shape: [3, 3],
+  layout: 'csr',
+  nnz: 2,
+  buffers: [{ byteSize: 8 }, { byteSize: 16 }, { byteSize: 32 }],
+};
+const built: hurray.Descriptor = hurray.Descriptor.build(spec);
+const q: hurray.Quantization | null = built.quantization;
+const sh: hurray.Shard | null = built.shard;
+const head: hurray.CompositeHead | null = built.composite;
+void [q, sh, head, built.nnz, built.strides, built.statistics, built.memberRole];
