@@ -212,6 +212,11 @@ export declare class FileReader {
    */
   metadata(): Record<string, unknown>
   /**
+   * KV keys, in file order (`metadata()` is an object, whose integer-like keys
+   * JavaScript orders first).
+   */
+  get keys(): Array<string>
+  /**
    * The KV value under `key` (types as `metadata()`).
    *
    * Throws: `HURRAY_ERR_NOT_FOUND`.
@@ -262,6 +267,12 @@ export declare class FileWriter {
   addBytes(key: string, value: Uint8Array): void
   /** Adds an int64-array KV entry. */
   addInt64Array(key: string, values: Array<bigint | number>): void
+  /** Adds a uint64-array KV entry (non-negative bigints or integer numbers). */
+  addUint64Array(key: string, values: Array<bigint | number>): void
+  /** Adds a bool-array KV entry. */
+  addBoolArray(key: string, values: Array<boolean>): void
+  /** Adds a bytes-array KV entry (each copied). */
+  addBytesArray(key: string, values: Array<Uint8Array>): void
   /** Adds a float64-array KV entry. */
   addFloat64Array(key: string, values: Array<number>): void
   /** Adds a string-array KV entry. */
@@ -602,10 +613,12 @@ export interface WriteOptions {
 }
 
 /**
- * A zero-filled `ArrayBuffer` of `byteLength` bytes whose memory starts 64-byte
- * aligned, as the format requires of every buffer: build TypedArrays over it and
- * pass them to `Tensor.fromBuffer`. Freed when collected.
+ * A zero-filled `ArrayBuffer` of `byteLength` bytes whose memory starts aligned to
+ * `alignment` bytes (a power of two, default and minimum 64, as the format requires
+ * of every buffer): build TypedArrays over it and pass them to `Tensor.fromBuffer`.
+ * Freed when collected.
  * 
- * Throws: `HURRAY_ERR_LIMIT` when the size cannot be allocated.
+ * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (bad size or alignment), `HURRAY_ERR_LIMIT`
+ * when the size cannot be allocated.
  */
-export declare function alloc(byteLength: number): ArrayBuffer
+export declare function alloc(byteLength: number, alignment?: number | undefined | null): ArrayBuffer

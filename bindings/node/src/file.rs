@@ -334,6 +334,27 @@ impl FileReader {
         Ok(obj)
     }
 
+    /// KV keys, in file order (`metadata()` is an object, whose integer-like keys
+    /// JavaScript orders first).
+    #[napi(getter)]
+    pub fn keys(&self) -> Result<Vec<String>> {
+        let r = self.live()?;
+        let mut info = std::mem::MaybeUninit::<HurrayFileInfo>::uninit();
+        // SAFETY: `r` live.
+        check(unsafe { hurray_file_reader_info(r, info.as_mut_ptr()) })?;
+        // SAFETY: written on success.
+        let n = unsafe { info.assume_init() }.kv_count;
+        (0..n)
+            .map(|i| {
+                let (mut p, mut len) = (ptr::null(), 0u64);
+                // SAFETY: `r` live, `i` < count; the key is copied at once.
+                check(unsafe { hurray_file_reader_kv_key(r, i, &mut p, &mut len) })?;
+                // SAFETY: borrowed from the reader, `len` bytes.
+                Ok(unsafe { str_of(p, len) })
+            })
+            .collect()
+    }
+
     /// The KV value under `key` (types as `metadata()`).
     ///
     /// Throws: `HURRAY_ERR_NOT_FOUND`.
@@ -560,6 +581,51 @@ impl FileWriter {
         // SAFETY: writer live, key NUL-terminated, `v` readable for its length.
         self.add(&key, |w, k| unsafe {
             hurray_file_writer_add_kv_array_int64(w, k, v.as_ptr(), v.len() as u64)
+        })
+    }
+
+    /// Adds a uint64-array KV entry (non-negative bigints or integer numbers).
+    #[napi]
+    pub fn add_uint64_array(
+        &mut self,
+        key: String,
+        values: Vec<Either<BigInt, f64>>,
+    ) -> Result<()> {
+        let v: Vec<u64> = values
+            .iter()
+            .map(|x| int_of(x, false).map(|i| i as u64))
+            .collect::<Result<_>>()?;
+        // SAFETY: writer live, key NUL-terminated, `v` readable for its length.
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_array_uint64(w, k, v.as_ptr(), v.len() as u64)
+        })
+    }
+
+    /// Adds a bool-array KV entry.
+    #[napi]
+    pub fn add_bool_array(&mut self, key: String, values: Vec<bool>) -> Result<()> {
+        let v: Vec<u8> = values.iter().map(|&b| b as u8).collect();
+        // SAFETY: writer live, key NUL-terminated, `v` readable for its length.
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_array_bool(w, k, v.as_ptr(), v.len() as u64)
+        })
+    }
+
+    /// Adds a bytes-array KV entry (each copied).
+    #[napi]
+    pub fn add_bytes_array(&mut self, key: String, values: Vec<Uint8Array>) -> Result<()> {
+        let ptrs: Vec<*const u8> = values.iter().map(|b| b.as_ptr()).collect();
+        let lens: Vec<u64> = values.iter().map(|b| b.len() as u64).collect();
+        // SAFETY: writer live, key NUL-terminated; each pointer is readable for its
+        // length while `values` lives (the whole call).
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_array_bytes(
+                w,
+                k,
+                ptrs.as_ptr(),
+                lens.as_ptr(),
+                ptrs.len() as u64,
+            )
         })
     }
 

@@ -783,12 +783,19 @@ impl Tensor {
                 ));
             }
             let size = entry.byte_size as u64;
-            if size > 0 && !(data as usize).is_multiple_of(MIN_ALIGN) {
+            // The entry's alignment (at least 64 for a non-empty buffer) is what the
+            // memory must have.
+            let align = if size == 0 {
+                entry.alignment.max(1)
+            } else {
+                entry.alignment.max(MIN_ALIGN as u32)
+            };
+            if size > 0 && !(data as usize).is_multiple_of(align as usize) {
                 return Err(err(
                     "HURRAY_ERR_INVALID_ARGUMENT",
                     format!(
-                        "buffer {i} starts at an address that is not {MIN_ALIGN}-byte aligned; \
-                         allocate it with hurray.alloc(byteLength)"
+                        "buffer {i} starts at an address that is not {align}-byte aligned; \
+                         allocate it with hurray.alloc(byteLength, {align})"
                     ),
                 ));
             }
@@ -807,7 +814,7 @@ impl Tensor {
                         data as *const c_void
                     },
                     size,
-                    MIN_ALIGN as u32,
+                    align,
                     0,
                     0,
                     0,
@@ -1130,24 +1137,37 @@ impl Tensor {
     }
 }
 
-/// A zero-filled `ArrayBuffer` of `byteLength` bytes whose memory starts 64-byte
-/// aligned, as the format requires of every buffer: build TypedArrays over it and
-/// pass them to `Tensor.fromBuffer`. Freed when collected.
+/// A zero-filled `ArrayBuffer` of `byteLength` bytes whose memory starts aligned to
+/// `alignment` bytes (a power of two, default and minimum 64, as the format requires
+/// of every buffer): build TypedArrays over it and pass them to `Tensor.fromBuffer`.
+/// Freed when collected.
 ///
-/// Throws: `HURRAY_ERR_LIMIT` when the size cannot be allocated.
+/// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (bad size or alignment), `HURRAY_ERR_LIMIT`
+/// when the size cannot be allocated.
 #[napi]
-pub fn alloc<'env>(env: &'env Env, byte_length: f64) -> Result<ArrayBuffer<'env>> {
+pub fn alloc<'env>(
+    env: &'env Env,
+    byte_length: f64,
+    alignment: Option<u32>,
+) -> Result<ArrayBuffer<'env>> {
     if !(byte_length >= 0.0 && byte_length.fract() == 0.0 && byte_length <= (isize::MAX as f64)) {
         return Err(err(
             "HURRAY_ERR_INVALID_ARGUMENT",
             format!("byteLength must be a non-negative integer, got {byte_length}"),
         ));
     }
+    let align = alignment.unwrap_or(MIN_ALIGN as u32) as usize;
+    if !align.is_power_of_two() || align < MIN_ALIGN {
+        return Err(err(
+            "HURRAY_ERR_INVALID_ARGUMENT",
+            format!("alignment must be a power of two of at least {MIN_ALIGN}, got {align}"),
+        ));
+    }
     let len = byte_length as usize;
     if len == 0 {
         return ArrayBuffer::from_data(env, Vec::<u8>::new()).map_err(napi_err);
     }
-    let layout = std::alloc::Layout::from_size_align(len, MIN_ALIGN)
+    let layout = std::alloc::Layout::from_size_align(len, align)
         .map_err(|e| err("HURRAY_ERR_LIMIT", e.to_string()))?;
     // SAFETY: `layout` has a non-zero size.
     let p = unsafe { std::alloc::alloc_zeroed(layout) };
