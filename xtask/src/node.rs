@@ -273,6 +273,11 @@ fn node_major() -> Option<u32> {
 /// The oldest Node the package supports.
 const MIN_NODE: u32 = 18;
 
+/// Whether a `node` of at least [`MIN_NODE`] runs here.
+pub fn has_node() -> bool {
+    node_major().is_some_and(|v| v >= MIN_NODE)
+}
+
 /// A Node stage: skipped with a note when `node` is absent or older than [`MIN_NODE`].
 fn node_stage(name: &str, run: impl Fn() -> Result + 'static) -> Stage {
     Stage {
