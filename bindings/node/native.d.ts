@@ -2,6 +2,24 @@
 // bindings/node/src (the doc comments there). Do not edit: `cargo xtask test`
 // fails when this file is not current.
 
+/** The fields of a block-paged (KV-cache) layout. */
+export interface BlockPaged {
+  /** Tokens per page. */
+  pageSize: number
+  /** Pages in the pool. */
+  numPages: number
+  /** Sequences in the block table. */
+  numSeqs: number
+  /** The paged axis (default 0). */
+  pagedAxis?: number
+  /** The layer, or `null` for none. */
+  layerIndex?: number
+  /** `"key"`, `"value"` or `"fused"`. */
+  kvRole: string
+  /** Block-table entries are u64 (else u32). */
+  index64: boolean
+}
+
 /** One entry of a descriptor's buffer table: a buffer's size and placement. */
 export interface BufferEntry {
   /** Size in bytes (0: an empty buffer). Exact below 2^53. */
@@ -103,13 +121,24 @@ export declare class Descriptor {
    * every rule of the format.
    *
    * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown names, bad numbers),
-   * `HURRAY_ERR_NOT_APPLICABLE` (tiled, block-paged, Hilbert and extension
-   * layouts: use their encoded bytes), `HURRAY_ERR_DESCRIPTOR` (a rule of the
-   * format; the message names it).
+   * `HURRAY_ERR_NOT_APPLICABLE` (extension layouts: use their encoded bytes),
+   * `HURRAY_ERR_DESCRIPTOR` (a rule of the format; the message names it).
    */
   static build(spec: DescriptorSpec): Descriptor
   /** The composite-head fields (layout `composite_head`), or `null`. */
   get composite(): CompositeHead | null
+  /** The tiling levels of a tiled layout, outermost first, or `null`. */
+  get tiling(): Array<TileLevel> | null
+  /** The block-paged fields, or `null`. */
+  get blockPaged(): BlockPaged | null
+  /** The Hilbert fields, or `null`. */
+  get hilbert(): Hilbert | null
+  /** Bits per dimension of a Morton layout, or `null`. */
+  get mortonBits(): Array<number> | null
+  /** Whether COO coordinates are sorted, or `null` for other layouts. */
+  get cooSorted(): boolean | null
+  /** The mode order of a CSF layout, or `null`. */
+  get csfModeOrder(): Array<number> | null
   /** The member role of an overlay member (`"base"` or `"correction"`), or `null`. */
   get memberRole(): string | null
 }
@@ -121,10 +150,17 @@ export interface DescriptorSpec {
   /** Elements per dimension. */
   shape: Array<number>
   /**
-   * `"row_major"` (default), `"column_major"`, `"strided"`, `"morton"`, `"coo"`,
-   * `"csr"`, `"csc"`, `"csf"` or `"composite_head"`.
+   * `"row_major"` (default), `"column_major"`, `"strided"`, `"tiled"`, `"morton"`,
+   * `"hilbert"`, `"coo"`, `"csr"`, `"csc"`, `"csf"`, `"block_paged"` or
+   * `"composite_head"`.
    */
   layout?: string
+  /** Tiling levels, outermost first (`tiled`). */
+  tiling?: Array<TileLevel>
+  /** Block-paged fields (`block_paged`). */
+  blockPaged?: BlockPaged
+  /** Hilbert fields (`hilbert`). */
+  hilbert?: Hilbert
   /** Bytes from the start of buffer 0 to element [0, ..., 0] (default 0). */
   byteOffset?: number
   /** Strides in elements (`strided`). */
@@ -295,6 +331,14 @@ export interface FromBufferOptions {
    * later turn of the event loop than the release itself.
    */
   onRelease?: () => void
+}
+
+/** The fields of a Hilbert layout. */
+export interface Hilbert {
+  /** Curve order: every dimension is 2^order. */
+  order: number
+  /** Curve rank. */
+  rank: number
 }
 
 /**
@@ -595,6 +639,23 @@ export declare class Tensor {
    * handed out stay valid until collected.
    */
   close(): void
+}
+
+/** One level of a tiled layout, outermost first. */
+export interface TileLevel {
+  /** Elements per tile, per dimension. */
+  shape: Array<number>
+  /** Order of the tiles: `"row_major"`, `"column_major"` or `"strided"`. */
+  outer: string
+  /** Strides in tiles (`outer` `"strided"`). */
+  outerStrides?: Array<number>
+  /**
+   * Order inside a tile: `"row_major"`, `"column_major"`, `"strided"` or `"tiled"`
+   * (the next level is nested in this one).
+   */
+  inner: string
+  /** Strides in elements (`inner` `"strided"`). */
+  innerStrides?: Array<number>
 }
 
 /** Options of `FileWriter.create`. */

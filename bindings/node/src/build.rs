@@ -5,8 +5,12 @@ use std::ptr;
 
 use hurray_ffi::builder::*;
 use hurray_ffi::descriptor_access::{
-    hurray_descriptor_composite_head, hurray_descriptor_member_role, HurrayBufferEntry,
-    HurrayCompositeHead, HurrayQuantization, HurrayStatistics,
+    hurray_descriptor_block_paged, hurray_descriptor_composite_head,
+    hurray_descriptor_coo_is_sorted, hurray_descriptor_csf_mode_order, hurray_descriptor_hilbert,
+    hurray_descriptor_member_role, hurray_descriptor_morton_bits,
+    hurray_descriptor_tile_inner_strides, hurray_descriptor_tile_outer_strides,
+    hurray_descriptor_tile_shape, hurray_descriptor_tiling_depth, hurray_descriptor_tiling_level,
+    HurrayBlockPaged, HurrayBufferEntry, HurrayCompositeHead, HurrayQuantization, HurrayStatistics,
 };
 use hurray_ffi::HurrayDescriptorBuilder;
 use napi_derive::napi;
@@ -58,6 +62,50 @@ pub struct CompositeHead {
     pub combine: Option<String>,
 }
 
+/// One level of a tiled layout, outermost first.
+#[napi(object)]
+pub struct TileLevel {
+    /// Elements per tile, per dimension.
+    pub shape: Vec<f64>,
+    /// Order of the tiles: `"row_major"`, `"column_major"` or `"strided"`.
+    pub outer: String,
+    /// Strides in tiles (`outer` `"strided"`).
+    pub outer_strides: Option<Vec<i64>>,
+    /// Order inside a tile: `"row_major"`, `"column_major"`, `"strided"` or `"tiled"`
+    /// (the next level is nested in this one).
+    pub inner: String,
+    /// Strides in elements (`inner` `"strided"`).
+    pub inner_strides: Option<Vec<i64>>,
+}
+
+/// The fields of a block-paged (KV-cache) layout.
+#[napi(object)]
+pub struct BlockPaged {
+    /// Tokens per page.
+    pub page_size: u32,
+    /// Pages in the pool.
+    pub num_pages: f64,
+    /// Sequences in the block table.
+    pub num_seqs: u32,
+    /// The paged axis (default 0).
+    pub paged_axis: Option<u32>,
+    /// The layer, or `null` for none.
+    pub layer_index: Option<u32>,
+    /// `"key"`, `"value"` or `"fused"`.
+    pub kv_role: String,
+    /// Block-table entries are u64 (else u32).
+    pub index64: bool,
+}
+
+/// The fields of a Hilbert layout.
+#[napi(object)]
+pub struct Hilbert {
+    /// Curve order: every dimension is 2^order.
+    pub order: u32,
+    /// Curve rank.
+    pub rank: u32,
+}
+
 /// A descriptor to build: what `Descriptor.build` takes.
 #[napi(object)]
 pub struct DescriptorSpec {
@@ -65,9 +113,16 @@ pub struct DescriptorSpec {
     pub dtype: String,
     /// Elements per dimension.
     pub shape: Vec<f64>,
-    /// `"row_major"` (default), `"column_major"`, `"strided"`, `"morton"`, `"coo"`,
-    /// `"csr"`, `"csc"`, `"csf"` or `"composite_head"`.
+    /// `"row_major"` (default), `"column_major"`, `"strided"`, `"tiled"`, `"morton"`,
+    /// `"hilbert"`, `"coo"`, `"csr"`, `"csc"`, `"csf"`, `"block_paged"` or
+    /// `"composite_head"`.
     pub layout: Option<String>,
+    /// Tiling levels, outermost first (`tiled`).
+    pub tiling: Option<Vec<TileLevel>>,
+    /// Block-paged fields (`block_paged`).
+    pub block_paged: Option<BlockPaged>,
+    /// Hilbert fields (`hilbert`).
+    pub hilbert: Option<Hilbert>,
     /// Bytes from the start of buffer 0 to element [0, ..., 0] (default 0).
     pub byte_offset: Option<f64>,
     /// Strides in elements (`strided`).
@@ -115,6 +170,9 @@ fn layout_tag(name: &str) -> Result<u8> {
         "column_major" => t::COLUMN_MAJOR,
         "strided" => t::STRIDED,
         "morton" => t::MORTON,
+        "tiled" => t::TILED,
+        "hilbert" => t::HILBERT,
+        "block_paged" => t::BLOCK_PAGED,
         "coo" => t::COO,
         "csr" => t::CSR,
         "csc" => t::CSC,
@@ -124,8 +182,8 @@ fn layout_tag(name: &str) -> Result<u8> {
             return Err(err(
                 "HURRAY_ERR_NOT_APPLICABLE",
                 format!(
-                    "layout {other:?} cannot be built from a plain object; \
-                     pass its encoded descriptor to Tensor.fromBuffers"
+                    "layout {other:?} cannot be built from a plain object \
+                     (extension layouts: pass the encoded descriptor to Tensor.fromBuffers)"
                 ),
             ))
         }
@@ -139,6 +197,40 @@ fn u64_of(what: &str, v: f64) -> Result<u64> {
         Err(bad(format!(
             "{what} must be a non-negative integer, got {v}"
         )))
+    }
+}
+
+/// A tile order name as its byte, with its strides when strided (`nested`: the inner
+/// order, which may also be `"tiled"`).
+fn tile_order<'a>(
+    name: &str,
+    strides: &'a Option<Vec<i64>>,
+    nested: bool,
+) -> Result<(u8, Option<&'a Vec<i64>>)> {
+    Ok(match name {
+        "row_major" => (1, None),
+        "column_major" => (2, None),
+        "strided" => (
+            3,
+            Some(
+                strides
+                    .as_ref()
+                    .ok_or_else(|| bad("a strided tile order needs its strides"))?,
+            ),
+        ),
+        "tiled" if nested => (4, None),
+        o => return Err(bad(format!("unknown tile order {o:?}"))),
+    })
+}
+
+/// The name of a tile order byte.
+fn order_name(o: u8) -> &'static str {
+    match o {
+        1 => "row_major",
+        2 => "column_major",
+        3 => "strided",
+        4 => "tiled",
+        _ => "private",
     }
 }
 
@@ -171,9 +263,8 @@ impl Descriptor {
     /// every rule of the format.
     ///
     /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown names, bad numbers),
-    /// `HURRAY_ERR_NOT_APPLICABLE` (tiled, block-paged, Hilbert and extension
-    /// layouts: use their encoded bytes), `HURRAY_ERR_DESCRIPTOR` (a rule of the
-    /// format; the message names it).
+    /// `HURRAY_ERR_NOT_APPLICABLE` (extension layouts: use their encoded bytes),
+    /// `HURRAY_ERR_DESCRIPTOR` (a rule of the format; the message names it).
     #[napi(factory)]
     pub fn build(spec: DescriptorSpec) -> Result<Descriptor> {
         let tag = dtype_tag(&spec.dtype)?;
@@ -211,6 +302,47 @@ impl Descriptor {
             check(unsafe {
                 hurray_descriptor_builder_set_csf_mode_order(b.0, m.as_ptr(), m.len() as u64)
             })?;
+        }
+        for level in spec.tiling.iter().flatten() {
+            let shape = shape_in(&level.shape)?;
+            let (outer, outer_strides) = tile_order(&level.outer, &level.outer_strides, false)?;
+            let (inner, inner_strides) = tile_order(&level.inner, &level.inner_strides, true)?;
+            for st in [&outer_strides, &inner_strides].into_iter().flatten() {
+                if st.len() != shape.len() {
+                    return Err(bad("tile strides need one value per dimension"));
+                }
+            }
+            let ptr_of = |v: &Option<&Vec<i64>>| v.map_or(ptr::null(), |v| v.as_ptr());
+            check(unsafe {
+                hurray_descriptor_builder_push_tiling_level(
+                    b.0,
+                    shape.as_ptr(),
+                    outer,
+                    ptr_of(&outer_strides),
+                    inner,
+                    ptr_of(&inner_strides),
+                )
+            })?;
+        }
+        if let Some(p) = &spec.block_paged {
+            let f = HurrayBlockPaged {
+                num_pages: u64_of("numPages", p.num_pages)?,
+                page_size: p.page_size,
+                paged_axis: p.paged_axis.unwrap_or(0),
+                num_seqs: p.num_seqs,
+                layer_index: p.layer_index.unwrap_or(u32::MAX),
+                kv_role: match p.kv_role.as_str() {
+                    "key" => 0,
+                    "value" => 1,
+                    "fused" => 2,
+                    r => return Err(bad(format!("unknown kvRole {r:?}"))),
+                },
+                block_table_index_type: p.index64 as u8,
+            };
+            check(unsafe { hurray_descriptor_builder_set_block_paged(b.0, &f) })?;
+        }
+        if let Some(h) = &spec.hilbert {
+            check(unsafe { hurray_descriptor_builder_set_hilbert(b.0, h.order, h.rank) })?;
         }
         if let Some(c) = &spec.composite {
             let h = composite_bytes(c)?;
@@ -329,6 +461,134 @@ impl Descriptor {
             rule: rule.into(),
             combine: Some(combine.into()),
         }))
+    }
+
+    /// The tiling levels of a tiled layout, outermost first, or `null`.
+    #[napi(getter)]
+    pub fn tiling(&self) -> Result<Option<Vec<TileLevel>>> {
+        let d = self.ptr()?;
+        let mut depth = 0u32;
+        // SAFETY: `d` live.
+        if !optional(unsafe { hurray_descriptor_tiling_depth(d, &mut depth) })? {
+            return Ok(None);
+        }
+        let mut out = Vec::new();
+        for level in 0..depth {
+            let (mut o, mut i) = (0u8, 0u8);
+            // SAFETY: `d` live, `level` < depth.
+            check(unsafe { hurray_descriptor_tiling_level(d, level, &mut o, &mut i) })?;
+            let mut shape = [0u64; 64];
+            let mut n = 0u64;
+            // SAFETY: `d` live; `shape` holds 64 values, the largest rank.
+            check(unsafe {
+                hurray_descriptor_tile_shape(d, level, shape.as_mut_ptr(), 64, &mut n)
+            })?;
+            let strides = |outer: bool| -> Result<Option<Vec<i64>>> {
+                let mut v = [0i64; 64];
+                let mut n = 0u64;
+                // SAFETY: `d` live; `v` holds 64 values.
+                let s = unsafe {
+                    if outer {
+                        hurray_descriptor_tile_outer_strides(d, level, v.as_mut_ptr(), 64, &mut n)
+                    } else {
+                        hurray_descriptor_tile_inner_strides(d, level, v.as_mut_ptr(), 64, &mut n)
+                    }
+                };
+                Ok(optional(s)?.then(|| v[..n as usize].to_vec()))
+            };
+            out.push(TileLevel {
+                shape: shape[..n as usize].iter().map(|&x| x as f64).collect(),
+                outer: order_name(o).into(),
+                outer_strides: if o == 3 { strides(true)? } else { None },
+                inner: order_name(i).into(),
+                inner_strides: if i == 3 { strides(false)? } else { None },
+            });
+        }
+        Ok(Some(out))
+    }
+
+    /// The block-paged fields, or `null`.
+    #[napi(getter)]
+    pub fn block_paged(&self) -> Result<Option<BlockPaged>> {
+        let d = self.ptr()?;
+        let mut f = HurrayBlockPaged {
+            num_pages: 0,
+            page_size: 0,
+            paged_axis: 0,
+            num_seqs: 0,
+            layer_index: 0,
+            kv_role: 0,
+            block_table_index_type: 0,
+        };
+        // SAFETY: `d` live; `f` writable.
+        if !optional(unsafe { hurray_descriptor_block_paged(d, &mut f) })? {
+            return Ok(None);
+        }
+        Ok(Some(BlockPaged {
+            page_size: f.page_size,
+            num_pages: f.num_pages as f64,
+            num_seqs: f.num_seqs,
+            paged_axis: Some(f.paged_axis),
+            layer_index: (f.layer_index != u32::MAX).then_some(f.layer_index),
+            kv_role: match f.kv_role {
+                0 => "key",
+                1 => "value",
+                2 => "fused",
+                _ => "private",
+            }
+            .into(),
+            index64: f.block_table_index_type == 1,
+        }))
+    }
+
+    /// The Hilbert fields, or `null`.
+    #[napi(getter)]
+    pub fn hilbert(&self) -> Result<Option<Hilbert>> {
+        let d = self.ptr()?;
+        let (mut order, mut rank) = (0u32, 0u32);
+        // SAFETY: `d` live.
+        if !optional(unsafe { hurray_descriptor_hilbert(d, &mut order, &mut rank) })? {
+            return Ok(None);
+        }
+        Ok(Some(Hilbert { order, rank }))
+    }
+
+    /// Bits per dimension of a Morton layout, or `null`.
+    #[napi(getter)]
+    pub fn morton_bits(&self) -> Result<Option<Vec<u32>>> {
+        let d = self.ptr()?;
+        let mut v = [0u32; 64];
+        let mut n = 0u64;
+        // SAFETY: `d` live; `v` holds 64 values.
+        if !optional(unsafe { hurray_descriptor_morton_bits(d, v.as_mut_ptr(), 64, &mut n) })? {
+            return Ok(None);
+        }
+        Ok(Some(v[..n as usize].to_vec()))
+    }
+
+    /// Whether COO coordinates are sorted, or `null` for other layouts.
+    #[napi(getter)]
+    pub fn coo_sorted(&self) -> Result<Option<bool>> {
+        let d = self.ptr()?;
+        let mut b = 0u8;
+        // SAFETY: `d` live.
+        if !optional(unsafe { hurray_descriptor_coo_is_sorted(d, &mut b) })? {
+            return Ok(None);
+        }
+        Ok(Some(b != 0))
+    }
+
+    /// The mode order of a CSF layout, or `null`.
+    #[napi(getter)]
+    pub fn csf_mode_order(&self) -> Result<Option<Vec<u32>>> {
+        let d = self.ptr()?;
+        let mut v = [0u32; 64];
+        let mut n = 0u64;
+        // SAFETY: `d` live; `v` holds 64 values.
+        if !optional(unsafe { hurray_descriptor_csf_mode_order(d, v.as_mut_ptr(), 64, &mut n) })? {
+            return Ok(None);
+        }
+        Ok(Some(v[..n as usize].to_vec()))
     }
 
     /// The member role of an overlay member (`"base"` or `"correction"`), or `null`.
