@@ -1,20 +1,23 @@
 //! Memory-mapped files: the only module of this crate with `unsafe` code.
 //!
-//! Files are mapped **private** (copy-on-write) and read-only
-//! (`MAP_PRIVATE`/`PROT_READ` on Unix): a loaded tensor costs no copy, no write through
-//! a mapping can ever reach the file, and the mapping lives exactly as long as the
-//! last [`Buffer`](crate::Buffer) that views it (it is the buffers' shared
-//! [`BufferOwner`]).
+//! Files are mapped **private** (copy-on-write, `MAP_PRIVATE` with
+//! `PROT_READ | PROT_WRITE` on Unix), as ARCHITECTURE.md asks of mapped files: a
+//! loaded tensor costs no copy, a language binding may hand out writable views (a
+//! write gives this process its own copy of the page and never reaches the file;
+//! with a read-only mapping such a write would kill the process with `SIGSEGV`),
+//! and the mapping lives exactly as long as the last [`Buffer`](crate::Buffer) that
+//! views it (it is the buffers' shared [`BufferOwner`]). This crate itself never
+//! writes through the mapping.
 
 use crate::buffer::BufferOwner;
 use std::fs::File;
 use std::io;
 use std::path::Path;
 
-/// A whole file mapped into memory, read-only and private. Cheap to share behind an
+/// A whole file mapped into memory, private (copy-on-write). Cheap to share behind an
 /// `Arc`; the bytes stay at one address for the mapping's life.
 pub struct MappedFile {
-    map: Option<memmap2::Mmap>,
+    map: Option<memmap2::MmapMut>,
 }
 
 impl MappedFile {
@@ -40,17 +43,19 @@ impl MappedFile {
             // Nothing to map (and some platforms refuse empty mappings).
             return Ok(MappedFile { map: None });
         }
-        // SAFETY: `map_copy_read_only` creates a private, read-only mapping of the
-        // file. Rust's aliasing rules require the mapped bytes not to change while a
-        // `&[u8]` to them exists; a private mapping protects against writes through
-        // this process (there are none: the mapping is read-only), but not against
+        // SAFETY: `map_copy` creates a private (copy-on-write) mapping of the file.
+        // Rust's aliasing rules require the mapped bytes not to change while a
+        // `&[u8]` to them exists; this crate never writes through the mapping (only
+        // foreign code holding a buffer's address may, as with any buffer it is
+        // handed, and such a write stays in this process). A private mapping
+        // protects the file against writes through this process, but not against
         // another process truncating or modifying the file. That cannot be enforced
         // here; it is the documented contract of `FileReader::open` and
         // `MappedFile::open` that the file stays unchanged while mapped, the same
         // contract every memory-mapping reader of files has. Every byte read from the
         // mapping is treated as untrusted input and bounds-checked before use, so odd
         // contents cannot cause out-of-bounds access.
-        let map = unsafe { memmap2::MmapOptions::new().map_copy_read_only(file)? };
+        let map = unsafe { memmap2::MmapOptions::new().map_copy(file)? };
         Ok(MappedFile { map: Some(map) })
     }
 

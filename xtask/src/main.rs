@@ -11,6 +11,7 @@ mod go;
 mod header;
 mod java;
 mod matrix;
+mod node;
 mod python;
 mod test;
 mod util;
@@ -45,6 +46,8 @@ enum Task {
     Go(go::GoArgs),
     /// Build the Java binding's native library: `cargo xtask java build`.
     Java(java::JavaArgs),
+    /// Build the Node binding's addon and types: `cargo xtask node build [--check]`.
+    Node(node::NodeArgs),
     /// Generate include/hurray.h from hurray-ffi (cbindgen); `--check` fails on drift.
     Header(header::HeaderArgs),
     /// Every language writes every case of tests/cases (file and stream), every
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         Task::BenchC(args) => c_tests::bench(&args),
         Task::Dist => dist::run(),
         Task::Go(args) => go::run(&args),
+        Task::Node(args) => node::run(&args),
         Task::Header(args) => header::run(&args),
         Task::Java(args) => java::run(&args),
         Task::Matrix(args) => matrix::run(&args),

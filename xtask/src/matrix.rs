@@ -40,7 +40,7 @@ pub struct MatrixArgs {
 /// `produce`/`consume`/`views`.
 #[derive(Clone, Debug)]
 pub struct Lang {
-    /// `rust`, `c`, `python`, `go`, `java`.
+    /// `rust`, `c`, `python`, `go`, `java`, `node`.
     pub name: &'static str,
     /// Program and leading arguments.
     pub argv: Vec<OsString>,
@@ -62,7 +62,7 @@ impl Lang {
 }
 
 /// The language order of the tables.
-pub const LANGS: [&str; 5] = ["rust", "c", "python", "go", "java"];
+pub const LANGS: [&str; 6] = ["rust", "c", "python", "go", "java", "node"];
 
 fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
@@ -214,6 +214,22 @@ pub fn build_go() -> Result<std::result::Result<Lang, String>> {
     }))
 }
 
+/// The Node program: `node tests/matrix/node/matrix.js` over bindings/node, whose
+/// addon `cargo xtask node build` makes (its types must be current).
+pub fn build_node() -> Result<std::result::Result<Lang, String>> {
+    if !crate::node::has_node() {
+        return Ok(Err("`node` not found (Node.js 18 or newer)".into()));
+    }
+    crate::node::build(true)?;
+    Ok(Ok(Lang {
+        name: "node",
+        argv: vec![
+            "node".into(),
+            workspace_root().join("tests/matrix/node/matrix.js").into(),
+        ],
+    }))
+}
+
 /// Builds the selected languages' programs; returns them and a note per language
 /// that cannot run here.
 pub fn build_langs(only: Option<&str>) -> Result<(Vec<Lang>, Vec<String>)> {
@@ -222,7 +238,7 @@ pub fn build_langs(only: Option<&str>) -> Result<(Vec<Lang>, Vec<String>)> {
     let mut skipped = Vec::new();
     // Python last: maturin builds hurray-ffi with other features into target/release,
     // so building it between C and Go would make cargo rebuild the staticlib twice.
-    for name in ["rust", "c", "go", "java", "python"] {
+    for name in ["rust", "c", "go", "java", "node", "python"] {
         if !wanted(name) {
             continue;
         }
@@ -232,6 +248,7 @@ pub fn build_langs(only: Option<&str>) -> Result<(Vec<Lang>, Vec<String>)> {
             "c" => build_c()?,
             "python" => build_python()?,
             "java" => crate::java::build_matrix()?,
+            "node" => build_node()?,
             _ => build_go()?,
         };
         match built {

@@ -129,6 +129,7 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
         crate::python::wheel_stage,
     ));
     stages.extend(crate::java::stages());
+    stages.extend(crate::node::stages());
     // Every language writes and reads every case of tests/cases (tests/matrix).
     stages.push(Stage::task(
         "matrix: every language's producer x every language's consumer over tests/cases \
@@ -257,6 +258,9 @@ mod tests {
             "java: build libhurray_java",
             "java: mvn -B -q package",
             "java: a fresh JVM loads",
+            "node: build",
+            "node: npm ci, tsc",
+            "node: node --expose-gc --test",
             "matrix: every language",
         ];
         assert_eq!(names.len(), order.len());

@@ -1,0 +1,20 @@
+'use strict';
+// Test-only natives (leak accounting, release counters, off-thread destroy, buffer
+// addresses). Present only in an addon built with the `test-support` feature, as
+// `cargo xtask node build` does; not part of the public API.
+
+const native = require('./native');
+
+const names = [
+  'debugLiveObjects',
+  'debugReleasesCalled',
+  'debugReleasesDone',
+  'debugDestroyOnOtherThread',
+  'debugBufferAddress',
+];
+for (const n of names) {
+  if (typeof native[n] !== 'function') {
+    throw new Error(`hurray/testing: the addon lacks ${n}; build it with the test-support feature`);
+  }
+  module.exports[n] = native[n];
+}

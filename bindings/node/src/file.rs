@@ -1,0 +1,671 @@
+//! HRRYFILE reader (memory-mapped; tensors outlive it) and writer (temp file, then
+//! rename: a failed or abandoned write leaves nothing at the path).
+
+use std::ffi::CString;
+use std::ptr;
+
+use hurray_ffi::file::*;
+use hurray_ffi::{HurrayFileReader, HurrayFileWriter};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::error::{check, closed, err, napi_err, Result};
+use crate::item::Item;
+use crate::tensor::{Descriptor, Tensor};
+
+/// A JS string as a C string; NUL bytes are refused.
+fn c_string(what: &str, s: &str) -> Result<CString> {
+    CString::new(s).map_err(|_| {
+        err(
+            "HURRAY_ERR_INVALID_ARGUMENT",
+            format!("{what} contains a NUL byte"),
+        )
+    })
+}
+
+/// Borrowed (pointer, length) bytes as a Rust string (lossy for invalid UTF-8).
+///
+/// # Safety
+/// `p` points at `len` readable bytes (or `len` is 0).
+unsafe fn str_of(p: *const std::ffi::c_char, len: u64) -> String {
+    if len == 0 {
+        return String::new();
+    }
+    // SAFETY: per this function's contract.
+    let b = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len as usize) };
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Facts about an open file. Offsets and sizes in bytes.
+#[napi(object)]
+pub struct FileInfo {
+    /// Container version, major.
+    pub version_major: u32,
+    /// Container version, minor.
+    pub version_minor: u32,
+    /// Whether the index CRC-32C was present and verified.
+    pub crc_verified: bool,
+    /// Every data buffer starts at a multiple of this.
+    pub data_buffer_alignment: u32,
+    /// File size in bytes.
+    pub file_len: f64,
+    /// Tensors in the index (composite heads and members included).
+    pub tensor_count: f64,
+    /// KV entries.
+    pub kv_count: f64,
+}
+
+/// A memory-mapped HRRYFILE, opened by path. Opening validates the header, index,
+/// KV section and every descriptor without reading payload. Tensors it returns are
+/// zero-copy views of a private copy-on-write mapping and outlive the reader:
+/// `close()` may come first; the mapping goes with the last tensor and view.
+#[napi]
+pub struct FileReader {
+    ptr: *mut HurrayFileReader,
+}
+
+impl Drop for FileReader {
+    fn drop(&mut self) {
+        // SAFETY: owned handle or NULL; destroy nulls it.
+        unsafe { hurray_file_reader_destroy(&mut self.ptr) };
+    }
+}
+
+impl FileReader {
+    fn live(&self) -> Result<*const HurrayFileReader> {
+        if self.ptr.is_null() {
+            Err(closed("FileReader"))
+        } else {
+            Ok(self.ptr)
+        }
+    }
+
+    fn kv_index(&self, key: &str) -> Result<u64> {
+        let r = self.live()?;
+        let key = c_string("key", key)?;
+        let mut i = 0u64;
+        // SAFETY: `r` live, `key` NUL-terminated.
+        check(unsafe { hurray_file_reader_kv_find(r, key.as_ptr(), &mut i) })?;
+        Ok(i)
+    }
+
+    /// KV entry `index` as a JS value.
+    fn kv_value<'env>(&self, env: &'env Env, index: u64) -> Result<Unknown<'env>> {
+        let r = self.live()?;
+        let (mut ty, mut et, mut n) = (0u8, 0u8, 0u64);
+        // SAFETY: `r` live; outs are locals.
+        check(unsafe { hurray_file_reader_kv_type(r, index, &mut ty, &mut et, &mut n) })?;
+        fn js<'e, T: ToNapiValue>(env: &'e Env, v: T) -> Result<Unknown<'e>> {
+            // SAFETY: `env` is the current call's environment.
+            unsafe {
+                let raw = T::to_napi_value(env.raw(), v).map_err(napi_err)?;
+                Ok(Unknown::from_raw_unchecked(env.raw(), raw))
+            }
+        }
+        // Copies `n` values of a fixed-size array kind.
+        macro_rules! array {
+            ($f:ident, $t:ty) => {{
+                let mut v: Vec<$t> = vec![Default::default(); n as usize];
+                let mut len = 0u64;
+                // (inside the caller's unsafe block) `v` holds `n` writable values.
+                check($f(r, index, v.as_mut_ptr(), n, &mut len))?;
+                v.truncate(len as usize);
+                v
+            }};
+        }
+        // SAFETY (each arm): `r` live, `index` valid (kv_type succeeded), outs locals;
+        // borrowed strings and bytes are copied before returning.
+        unsafe {
+            match ty {
+                HURRAY_KV_TYPE_STRING => {
+                    let (mut p, mut len) = (ptr::null(), 0u64);
+                    check(hurray_file_reader_kv_string(r, index, &mut p, &mut len))?;
+                    js(env, str_of(p, len))
+                }
+                HURRAY_KV_TYPE_INT64 => {
+                    let mut v = 0i64;
+                    check(hurray_file_reader_kv_int64(r, index, &mut v))?;
+                    js(env, BigInt::from(v))
+                }
+                HURRAY_KV_TYPE_UINT64 => {
+                    let mut v = 0u64;
+                    check(hurray_file_reader_kv_uint64(r, index, &mut v))?;
+                    js(env, BigInt::from(v))
+                }
+                HURRAY_KV_TYPE_FLOAT64 => {
+                    let mut v = 0f64;
+                    check(hurray_file_reader_kv_float64(r, index, &mut v))?;
+                    js(env, v)
+                }
+                HURRAY_KV_TYPE_BOOL => {
+                    let mut v = 0u8;
+                    check(hurray_file_reader_kv_bool(r, index, &mut v))?;
+                    js(env, v != 0)
+                }
+                HURRAY_KV_TYPE_BYTES => {
+                    let (mut p, mut len) = (ptr::null(), 0u64);
+                    check(hurray_file_reader_kv_bytes(r, index, &mut p, &mut len))?;
+                    let b = if len == 0 {
+                        Vec::new()
+                    } else {
+                        std::slice::from_raw_parts(p, len as usize).to_vec()
+                    };
+                    js(env, Buffer::from(b))
+                }
+                HURRAY_KV_TYPE_ARRAY => match et {
+                    HURRAY_KV_TYPE_INT64 => js(
+                        env,
+                        array!(hurray_file_reader_kv_array_int64, i64)
+                            .into_iter()
+                            .map(BigInt::from)
+                            .collect::<Vec<_>>(),
+                    ),
+                    HURRAY_KV_TYPE_UINT64 => js(
+                        env,
+                        array!(hurray_file_reader_kv_array_uint64, u64)
+                            .into_iter()
+                            .map(BigInt::from)
+                            .collect::<Vec<_>>(),
+                    ),
+                    HURRAY_KV_TYPE_FLOAT64 => {
+                        js(env, array!(hurray_file_reader_kv_array_float64, f64))
+                    }
+                    HURRAY_KV_TYPE_BOOL => js(
+                        env,
+                        array!(hurray_file_reader_kv_array_bool, u8)
+                            .into_iter()
+                            .map(|b| b != 0)
+                            .collect::<Vec<_>>(),
+                    ),
+                    HURRAY_KV_TYPE_STRING => {
+                        let mut out = Vec::with_capacity(n as usize);
+                        for e in 0..n {
+                            let (mut p, mut len) = (ptr::null(), 0u64);
+                            check(hurray_file_reader_kv_array_string(
+                                r, index, e, &mut p, &mut len,
+                            ))?;
+                            out.push(str_of(p, len));
+                        }
+                        js(env, out)
+                    }
+                    HURRAY_KV_TYPE_BYTES => {
+                        let mut out = Vec::with_capacity(n as usize);
+                        for e in 0..n {
+                            let (mut p, mut len) = (ptr::null(), 0u64);
+                            check(hurray_file_reader_kv_array_bytes(
+                                r, index, e, &mut p, &mut len,
+                            ))?;
+                            let b = if len == 0 {
+                                Vec::new()
+                            } else {
+                                std::slice::from_raw_parts(p, len as usize).to_vec()
+                            };
+                            out.push(Buffer::from(b));
+                        }
+                        js(env, out)
+                    }
+                    other => Err(err(
+                        "HURRAY_ERR_NOT_APPLICABLE",
+                        format!("KV array of element type {other} is not supported"),
+                    )),
+                },
+                other => Err(err(
+                    "HURRAY_ERR_NOT_APPLICABLE",
+                    format!("KV type {other} is not supported"),
+                )),
+            }
+        }
+    }
+}
+
+#[napi]
+impl FileReader {
+    /// Opens and memory-maps the file at `path`, validating everything but payload.
+    ///
+    /// Throws: `HURRAY_ERR_FILE_NOT_FOUND`, `HURRAY_ERR_IO`, `HURRAY_ERR_FORMAT`,
+    /// `HURRAY_ERR_TRUNCATED`, `HURRAY_ERR_DESCRIPTOR`, ... naming rule and offset.
+    #[napi(factory)]
+    pub fn open(path: String) -> Result<FileReader> {
+        let path = c_string("path", &path)?;
+        let mut ptr = ptr::null_mut();
+        // SAFETY: NUL-terminated path; local out-pointer.
+        check(unsafe { hurray_file_reader_open(path.as_ptr(), &mut ptr) })?;
+        Ok(FileReader { ptr })
+    }
+
+    /// File-level facts.
+    #[napi(getter)]
+    pub fn info(&self) -> Result<FileInfo> {
+        let r = self.live()?;
+        let mut i = std::mem::MaybeUninit::<HurrayFileInfo>::uninit();
+        // SAFETY: `r` live; `i` written on success.
+        check(unsafe { hurray_file_reader_info(r, i.as_mut_ptr()) })?;
+        // SAFETY: written by the successful call.
+        let i = unsafe { i.assume_init() };
+        Ok(FileInfo {
+            version_major: i.version_major as u32,
+            version_minor: i.version_minor as u32,
+            crc_verified: i.crc_status == HURRAY_CRC_VERIFIED,
+            data_buffer_alignment: i.data_buffer_alignment,
+            file_len: i.file_len as f64,
+            tensor_count: i.tensor_count as f64,
+            kv_count: i.kv_count as f64,
+        })
+    }
+
+    /// Tensor names, in index order.
+    #[napi(getter)]
+    pub fn names(&self) -> Result<Vec<String>> {
+        let r = self.live()?;
+        let mut n = 0u64;
+        // SAFETY: `r` live.
+        check(unsafe { hurray_file_reader_tensor_count(r, &mut n) })?;
+        (0..n)
+            .map(|i| {
+                let (mut p, mut len) = (ptr::null(), 0u64);
+                // SAFETY: `r` live, `i` < count; the name is copied at once.
+                check(unsafe { hurray_file_reader_tensor_name(r, i, &mut p, &mut len) })?;
+                // SAFETY: borrowed from the live reader, `len` bytes.
+                Ok(unsafe { str_of(p, len) })
+            })
+            .collect()
+    }
+
+    /// The tensor named `name`: zero-copy over the mapping; outlives the reader.
+    ///
+    /// Throws: `HURRAY_ERR_NOT_FOUND`.
+    #[napi]
+    pub fn tensor(&self, name: String) -> Result<Tensor> {
+        let r = self.live()?;
+        let name = c_string("name", &name)?;
+        let mut t = ptr::null_mut();
+        // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
+        check(unsafe { hurray_file_reader_tensor(r, name.as_ptr(), &mut t) })?;
+        Ok(Tensor::from_raw(t))
+    }
+
+    /// The item named `name`: a tensor, or a composite with its members (zero-copy,
+    /// outlives the reader like `tensor`).
+    ///
+    /// Throws: `HURRAY_ERR_NOT_FOUND`.
+    #[napi]
+    pub fn item(&self, name: String) -> Result<Item> {
+        let r = self.live()?;
+        let name = c_string("name", &name)?;
+        let mut it = ptr::null_mut();
+        // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
+        check(unsafe { hurray_file_reader_item(r, name.as_ptr(), &mut it) })?;
+        Ok(Item::from_raw(it))
+    }
+
+    /// The descriptor of the tensor named `name`, without touching its payload.
+    ///
+    /// Throws: `HURRAY_ERR_NOT_FOUND`.
+    #[napi]
+    pub fn descriptor(&self, name: String) -> Result<Descriptor> {
+        let r = self.live()?;
+        let name = c_string("name", &name)?;
+        let mut d = ptr::null_mut();
+        // SAFETY: as `tensor`.
+        check(unsafe { hurray_file_reader_descriptor(r, name.as_ptr(), &mut d) })?;
+        Ok(Descriptor::from_owned(d))
+    }
+
+    /// KV metadata as a plain object: strings, `bigint` for int64/uint64, numbers for
+    /// float64, booleans, `Buffer` for bytes (copies), and arrays of those.
+    #[napi(ts_return_type = "Record<string, unknown>")]
+    pub fn metadata<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
+        let r = self.live()?;
+        let mut info = std::mem::MaybeUninit::<HurrayFileInfo>::uninit();
+        // SAFETY: `r` live.
+        check(unsafe { hurray_file_reader_info(r, info.as_mut_ptr()) })?;
+        // SAFETY: written on success.
+        let n = unsafe { info.assume_init() }.kv_count;
+        let mut obj = Object::new(env).map_err(napi_err)?;
+        for i in 0..n {
+            let (mut p, mut len) = (ptr::null(), 0u64);
+            // SAFETY: `r` live, `i` < count.
+            check(unsafe { hurray_file_reader_kv_key(r, i, &mut p, &mut len) })?;
+            // SAFETY: borrowed from the reader, copied.
+            let key = unsafe { str_of(p, len) };
+            let v = self.kv_value(env, i)?;
+            obj.set_named_property(&key, v).map_err(napi_err)?;
+        }
+        Ok(obj)
+    }
+
+    /// KV keys, in file order (`metadata()` is an object, whose integer-like keys
+    /// JavaScript orders first).
+    #[napi(getter)]
+    pub fn keys(&self) -> Result<Vec<String>> {
+        let r = self.live()?;
+        let mut info = std::mem::MaybeUninit::<HurrayFileInfo>::uninit();
+        // SAFETY: `r` live.
+        check(unsafe { hurray_file_reader_info(r, info.as_mut_ptr()) })?;
+        // SAFETY: written on success.
+        let n = unsafe { info.assume_init() }.kv_count;
+        (0..n)
+            .map(|i| {
+                let (mut p, mut len) = (ptr::null(), 0u64);
+                // SAFETY: `r` live, `i` < count; the key is copied at once.
+                check(unsafe { hurray_file_reader_kv_key(r, i, &mut p, &mut len) })?;
+                // SAFETY: borrowed from the reader, `len` bytes.
+                Ok(unsafe { str_of(p, len) })
+            })
+            .collect()
+    }
+
+    /// The KV value under `key` (types as `metadata()`).
+    ///
+    /// Throws: `HURRAY_ERR_NOT_FOUND`.
+    #[napi(ts_return_type = "unknown")]
+    pub fn value<'env>(&self, env: &'env Env, key: String) -> Result<Unknown<'env>> {
+        let i = self.kv_index(&key)?;
+        self.kv_value(env, i)
+    }
+
+    /// Closes the reader (idempotent). Tensors taken from it stay valid.
+    #[napi]
+    pub fn close(&mut self) {
+        // SAFETY: owned handle or NULL; destroy nulls it.
+        unsafe { hurray_file_reader_destroy(&mut self.ptr) };
+    }
+}
+
+/// Options of `FileWriter.create`.
+#[napi(object)]
+pub struct WriteOptions {
+    /// Alignment of every data buffer in bytes: a power of two in 4096..=2 MiB
+    /// (default 4096).
+    pub data_buffer_alignment: Option<u32>,
+    /// Sort index entries by name (default false).
+    pub sorted_index: Option<bool>,
+    /// Store the CRC-32C of the index (default true).
+    pub index_crc: Option<bool>,
+    /// fsync the file and its directory when finishing (default true).
+    pub durable: Option<bool>,
+}
+
+/// Writes an HRRYFILE: to a temporary file beside `path`, renamed into place by
+/// `finish()`. `close()` before `finish()` (or collection) abandons it: nothing
+/// appears at `path`.
+#[napi]
+pub struct FileWriter {
+    ptr: *mut HurrayFileWriter,
+}
+
+impl Drop for FileWriter {
+    fn drop(&mut self) {
+        // SAFETY: owned handle or NULL; destroy nulls it (abandoning an unfinished file).
+        unsafe { hurray_file_writer_destroy(&mut self.ptr) };
+    }
+}
+
+impl FileWriter {
+    fn live(&self) -> Result<*mut HurrayFileWriter> {
+        if self.ptr.is_null() {
+            Err(closed("FileWriter"))
+        } else {
+            Ok(self.ptr)
+        }
+    }
+
+    fn add(
+        &mut self,
+        key: &str,
+        f: impl FnOnce(*mut HurrayFileWriter, *const std::ffi::c_char) -> i32,
+    ) -> Result<()> {
+        let w = self.live()?;
+        let key = c_string("key", key)?;
+        check(f(w, key.as_ptr()))
+    }
+}
+
+/// An integer from a JS bigint or number, in range for i64 / u64.
+fn int_of(v: &Either<BigInt, f64>, signed: bool) -> Result<i128> {
+    let bad = || {
+        err(
+            "HURRAY_ERR_INVALID_ARGUMENT",
+            "expected an integer in range",
+        )
+    };
+    let x: i128 = match v {
+        Either::A(b) => {
+            if signed {
+                let (v, lossless) = b.get_i64();
+                if !lossless {
+                    return Err(bad());
+                }
+                v as i128
+            } else {
+                let (neg, v, lossless) = b.get_u64();
+                if neg || !lossless {
+                    return Err(bad());
+                }
+                v as i128
+            }
+        }
+        Either::B(f) if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0 => *f as i128,
+        Either::B(_) => return Err(bad()),
+    };
+    if !signed && x < 0 {
+        return Err(bad());
+    }
+    Ok(x)
+}
+
+#[napi]
+impl FileWriter {
+    /// Starts writing a file at `path` (into a temporary file beside it).
+    ///
+    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (options), `HURRAY_ERR_IO`,
+    /// `HURRAY_ERR_FILE_NOT_FOUND` (missing directory).
+    #[napi(factory)]
+    pub fn create(path: String, options: Option<WriteOptions>) -> Result<FileWriter> {
+        let path = c_string("path", &path)?;
+        let mut o = std::mem::MaybeUninit::<HurrayWriteOptions>::uninit();
+        // SAFETY: `o` writable; written on success.
+        check(unsafe { hurray_write_options_default(o.as_mut_ptr()) })?;
+        // SAFETY: written by the successful call.
+        let mut o = unsafe { o.assume_init() };
+        if let Some(opts) = options {
+            if let Some(a) = opts.data_buffer_alignment {
+                o.data_buffer_alignment = a;
+            }
+            if let Some(s) = opts.sorted_index {
+                o.sorted_index = s as u8;
+            }
+            if let Some(c) = opts.index_crc {
+                o.index_crc = c as u8;
+            }
+            if let Some(d) = opts.durable {
+                o.durable = d as u8;
+            }
+        }
+        let mut ptr = ptr::null_mut();
+        // SAFETY: NUL-terminated path, options read during the call.
+        check(unsafe { hurray_file_writer_create(path.as_ptr(), &o, &mut ptr) })?;
+        Ok(FileWriter { ptr })
+    }
+
+    /// Writes `tensor` under `name` (its buffers are read during the call).
+    ///
+    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (duplicate name), `HURRAY_ERR_STATE`
+    /// (closed tensor or finished writer), `HURRAY_ERR_IO`.
+    #[napi]
+    pub fn write_tensor(&mut self, name: String, tensor: &Tensor) -> Result<()> {
+        let w = self.live()?;
+        let t = tensor.handle()?;
+        let name = c_string("name", &name)?;
+        // SAFETY: writer and tensor live; name NUL-terminated.
+        check(unsafe { hurray_file_writer_write_tensor(w, name.as_ptr(), t.ptr()) })
+    }
+
+    /// Writes `item` (a tensor or a composite with its members) under `name`;
+    /// members are named `name/0`, `name/1`, ... .
+    ///
+    /// Throws: as `writeTensor`.
+    #[napi]
+    pub fn write_item(&mut self, name: String, item: &Item) -> Result<()> {
+        let w = self.live()?;
+        let (_, node) = item.node()?;
+        let name = c_string("name", &name)?;
+        // SAFETY: writer and item live; name NUL-terminated.
+        check(unsafe { hurray_file_writer_write_item(w, name.as_ptr(), node) })
+    }
+
+    /// Adds a string KV entry.
+    #[napi]
+    pub fn add_string(&mut self, key: String, value: String) -> Result<()> {
+        let value = c_string("value", &value)?;
+        // SAFETY: writer live, both strings NUL-terminated.
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_string(w, k, value.as_ptr())
+        })
+    }
+
+    /// Adds an int64 KV entry (a bigint, or an integer number below 2^53).
+    #[napi]
+    pub fn add_int64(&mut self, key: String, value: Either<BigInt, f64>) -> Result<()> {
+        let v = int_of(&value, true)? as i64;
+        // SAFETY: writer live, key NUL-terminated.
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_int64(w, k, v)
+        })
+    }
+
+    /// Adds a uint64 KV entry (a non-negative bigint or integer number).
+    #[napi]
+    pub fn add_uint64(&mut self, key: String, value: Either<BigInt, f64>) -> Result<()> {
+        let v = int_of(&value, false)? as u64;
+        // SAFETY: writer live, key NUL-terminated.
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_uint64(w, k, v)
+        })
+    }
+
+    /// Adds a float64 KV entry.
+    #[napi]
+    pub fn add_float64(&mut self, key: String, value: f64) -> Result<()> {
+        // SAFETY: writer live, key NUL-terminated.
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_float64(w, k, value)
+        })
+    }
+
+    /// Adds a bool KV entry.
+    #[napi]
+    pub fn add_bool(&mut self, key: String, value: bool) -> Result<()> {
+        // SAFETY: writer live, key NUL-terminated.
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_bool(w, k, value as u8)
+        })
+    }
+
+    /// Adds a bytes KV entry (copied).
+    #[napi]
+    pub fn add_bytes(&mut self, key: String, value: &[u8]) -> Result<()> {
+        // SAFETY: writer live, key NUL-terminated, bytes readable for their length.
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_bytes(w, k, value.as_ptr(), value.len() as u64)
+        })
+    }
+
+    /// Adds an int64-array KV entry.
+    #[napi]
+    pub fn add_int64_array(&mut self, key: String, values: Vec<Either<BigInt, f64>>) -> Result<()> {
+        let v: Vec<i64> = values
+            .iter()
+            .map(|x| int_of(x, true).map(|i| i as i64))
+            .collect::<Result<_>>()?;
+        // SAFETY: writer live, key NUL-terminated, `v` readable for its length.
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_array_int64(w, k, v.as_ptr(), v.len() as u64)
+        })
+    }
+
+    /// Adds a uint64-array KV entry (non-negative bigints or integer numbers).
+    #[napi]
+    pub fn add_uint64_array(
+        &mut self,
+        key: String,
+        values: Vec<Either<BigInt, f64>>,
+    ) -> Result<()> {
+        let v: Vec<u64> = values
+            .iter()
+            .map(|x| int_of(x, false).map(|i| i as u64))
+            .collect::<Result<_>>()?;
+        // SAFETY: writer live, key NUL-terminated, `v` readable for its length.
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_array_uint64(w, k, v.as_ptr(), v.len() as u64)
+        })
+    }
+
+    /// Adds a bool-array KV entry.
+    #[napi]
+    pub fn add_bool_array(&mut self, key: String, values: Vec<bool>) -> Result<()> {
+        let v: Vec<u8> = values.iter().map(|&b| b as u8).collect();
+        // SAFETY: writer live, key NUL-terminated, `v` readable for its length.
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_array_bool(w, k, v.as_ptr(), v.len() as u64)
+        })
+    }
+
+    /// Adds a bytes-array KV entry (each copied).
+    #[napi]
+    pub fn add_bytes_array(&mut self, key: String, values: Vec<Uint8Array>) -> Result<()> {
+        let ptrs: Vec<*const u8> = values.iter().map(|b| b.as_ptr()).collect();
+        let lens: Vec<u64> = values.iter().map(|b| b.len() as u64).collect();
+        // SAFETY: writer live, key NUL-terminated; each pointer is readable for its
+        // length while `values` lives (the whole call).
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_array_bytes(
+                w,
+                k,
+                ptrs.as_ptr(),
+                lens.as_ptr(),
+                ptrs.len() as u64,
+            )
+        })
+    }
+
+    /// Adds a float64-array KV entry.
+    #[napi]
+    pub fn add_float64_array(&mut self, key: String, values: Vec<f64>) -> Result<()> {
+        // SAFETY: writer live, key NUL-terminated, `values` readable for its length.
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_array_float64(w, k, values.as_ptr(), values.len() as u64)
+        })
+    }
+
+    /// Adds a string-array KV entry.
+    #[napi]
+    pub fn add_string_array(&mut self, key: String, values: Vec<String>) -> Result<()> {
+        let owned: Vec<CString> = values
+            .iter()
+            .map(|s| c_string("value", s))
+            .collect::<Result<_>>()?;
+        let ptrs: Vec<*const std::ffi::c_char> = owned.iter().map(|c| c.as_ptr()).collect();
+        // SAFETY: writer live, key and every value NUL-terminated and alive (`owned`).
+        self.add(&key, |w, k| unsafe {
+            hurray_file_writer_add_kv_array_string(w, k, ptrs.as_ptr(), ptrs.len() as u64)
+        })
+    }
+
+    /// Writes the index and trailer and renames the file into place.
+    ///
+    /// Throws: `HURRAY_ERR_STATE` (already finished), `HURRAY_ERR_IO`.
+    #[napi]
+    pub fn finish(&mut self) -> Result<()> {
+        let w = self.live()?;
+        // SAFETY: writer live.
+        check(unsafe { hurray_file_writer_finish(w) })
+    }
+
+    /// Frees the writer (idempotent); an unfinished file is abandoned.
+    #[napi]
+    pub fn close(&mut self) {
+        // SAFETY: owned handle or NULL; destroy nulls it.
+        unsafe { hurray_file_writer_destroy(&mut self.ptr) };
+    }
+}

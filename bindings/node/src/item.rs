@@ -1,0 +1,185 @@
+//! `Item`: a plain tensor or a composite (a head tensor plus ordered members, nested),
+//! as files and streams carry them.
+
+use std::ptr;
+use std::sync::Arc;
+
+use hurray_ffi::item::{
+    hurray_item_composite_new, hurray_item_composite_push, hurray_item_destroy,
+    hurray_item_from_tensor, hurray_item_is_composite, hurray_item_member,
+    hurray_item_member_count, hurray_item_tensor,
+};
+use hurray_ffi::HurrayItem;
+use napi_derive::napi;
+
+use crate::error::{check, closed, Result};
+use crate::tensor::Tensor;
+
+/// One owned `HurrayItem *` (the root of an item tree), destroyed with the last
+/// `Arc`: the `Item` objects of its nodes and the Tensors borrowed from them.
+pub struct ItemHandle(*mut HurrayItem);
+
+// SAFETY: as `tensor::Handle`: the C ABI lets a handle move between threads and be
+// destroyed on any; this binding reads it on the JS thread only.
+unsafe impl Send for ItemHandle {}
+// SAFETY: shared access is read-only, on the JS thread.
+unsafe impl Sync for ItemHandle {}
+
+impl Drop for ItemHandle {
+    fn drop(&mut self) {
+        // SAFETY: owned root item or NULL; destroy nulls it (destroying its tensors,
+        // whose releases run).
+        unsafe { hurray_item_destroy(&mut self.0) };
+    }
+}
+
+/// A file or stream item: one tensor, or a composite whose head tensor describes how
+/// its members (items themselves) combine. `tensor` is the plain tensor or the head.
+/// Every object taken from an item (members, tensors) keeps the whole item alive;
+/// `close()` drops this object's reference.
+#[napi]
+pub struct Item {
+    inner: Option<(Arc<ItemHandle>, *const HurrayItem)>,
+}
+
+impl Item {
+    /// Takes ownership of a root item the library returned.
+    pub(crate) fn from_raw(p: *mut HurrayItem) -> Item {
+        Item {
+            inner: Some((Arc::new(ItemHandle(p)), p)),
+        }
+    }
+
+    pub(crate) fn node(&self) -> Result<(&Arc<ItemHandle>, *const HurrayItem)> {
+        self.inner
+            .as_ref()
+            .map(|(r, p)| (r, *p))
+            .ok_or_else(|| closed("Item"))
+    }
+
+    /// Takes the root out to move it into a composite (only a root, held only here).
+    fn take_root(&mut self) -> Result<*mut HurrayItem> {
+        let (root, node) = self.inner.take().ok_or_else(|| closed("Item"))?;
+        if !std::ptr::eq(root.0, node) {
+            self.inner = Some((root, node));
+            return Err(crate::error::err(
+                "HURRAY_ERR_INVALID_ARGUMENT",
+                "a member of another item cannot move into a composite",
+            ));
+        }
+        match Arc::try_unwrap(root) {
+            Ok(mut h) => Ok(std::mem::replace(&mut h.0, ptr::null_mut())),
+            Err(root) => {
+                self.inner = Some((root, node));
+                Err(crate::error::err(
+                    "HURRAY_ERR_STATE",
+                    "the item has live members or tensors taken from it",
+                ))
+            }
+        }
+    }
+}
+
+#[napi]
+impl Item {
+    /// An item of one tensor, which moves in: `tensor` is closed afterwards (read it
+    /// back with `item.tensor`).
+    ///
+    /// Throws: `HURRAY_ERR_STATE` (closed, or views of it are alive),
+    /// `HURRAY_ERR_INVALID_ARGUMENT` (a composite head, or already in an item).
+    #[napi(factory)]
+    pub fn of(tensor: &mut Tensor) -> Result<Item> {
+        let mut t = tensor.take_owned()?;
+        let mut out = ptr::null_mut();
+        // SAFETY: `t` is an owned live tensor; on success it moves in (nulled); on
+        // error nothing moves and it is destroyed here, once.
+        let s = unsafe { hurray_item_from_tensor(&mut t, &mut out) };
+        if s != hurray_ffi::HURRAY_OK {
+            // SAFETY: still ours after a failed move.
+            unsafe { hurray_ffi::tensor::hurray_tensor_destroy(&mut t) };
+            return Err(check(s).unwrap_err());
+        }
+        Ok(Item::from_raw(out))
+    }
+
+    /// A composite: `head` (a tensor of layout `composite_head`, which names the
+    /// rule and member count) and its `members`, in order. Everything moves in: the
+    /// head and the members are closed afterwards.
+    ///
+    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (not a head, wrong member count or
+    /// kinds), `HURRAY_ERR_STATE` (closed or still viewed inputs).
+    #[napi(factory)]
+    pub fn composite(head: &mut Tensor, members: Vec<&mut Item>) -> Result<Item> {
+        let mut t = head.take_owned()?;
+        let mut out = ptr::null_mut();
+        // SAFETY: as in `of`.
+        let s = unsafe { hurray_item_composite_new(&mut t, &mut out) };
+        if s != hurray_ffi::HURRAY_OK {
+            // SAFETY: still ours after a failed move.
+            unsafe { hurray_ffi::tensor::hurray_tensor_destroy(&mut t) };
+            return Err(check(s).unwrap_err());
+        }
+        let item = Item::from_raw(out);
+        for m in members {
+            let mut root = m.take_root()?;
+            // SAFETY: `out` is the live composite; `root` an owned item that moves in
+            // on success; on failure it is ours and destroyed here.
+            let s = unsafe { hurray_item_composite_push(out, &mut root) };
+            if s != hurray_ffi::HURRAY_OK {
+                // SAFETY: still ours after a failed move.
+                unsafe { hurray_item_destroy(&mut root) };
+                return Err(check(s).unwrap_err());
+            }
+        }
+        Ok(item)
+    }
+
+    /// Whether this is a composite (a head plus members).
+    #[napi(getter)]
+    pub fn is_composite(&self) -> Result<bool> {
+        let (_, p) = self.node()?;
+        let mut b = 0u8;
+        // SAFETY: `p` is a live node of the root held in `self`.
+        check(unsafe { hurray_item_is_composite(p, &mut b) })?;
+        Ok(b != 0)
+    }
+
+    /// The plain tensor, or the composite's head. It keeps the item alive.
+    #[napi(getter)]
+    pub fn tensor(&self) -> Result<Tensor> {
+        let (root, p) = self.node()?;
+        let mut t = ptr::null();
+        // SAFETY: `p` live; the tensor is borrowed while the root lives, and the
+        // returned Tensor holds the root.
+        check(unsafe { hurray_item_tensor(p, &mut t) })?;
+        Ok(Tensor::borrowed(t, root.clone()))
+    }
+
+    /// The members, in order (empty for a plain tensor). Each keeps the item alive.
+    #[napi(getter)]
+    pub fn members(&self) -> Result<Vec<Item>> {
+        if !self.is_composite()? {
+            return Ok(Vec::new());
+        }
+        let (root, p) = self.node()?;
+        let mut n = 0u64;
+        // SAFETY: `p` live.
+        check(unsafe { hurray_item_member_count(p, &mut n) })?;
+        (0..n)
+            .map(|i| {
+                let mut m = ptr::null();
+                // SAFETY: `p` live, `i` < count; the member is borrowed from the root.
+                check(unsafe { hurray_item_member(p, i, &mut m) })?;
+                Ok(Item {
+                    inner: Some((root.clone(), m)),
+                })
+            })
+            .collect()
+    }
+
+    /// Drops this object's reference (idempotent); the item goes with the last one.
+    #[napi]
+    pub fn close(&mut self) {
+        self.inner = None;
+    }
+}

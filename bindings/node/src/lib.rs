@@ -1,0 +1,31 @@
+//! `hurray-node`: the Node.js addon of Hurray, a napi-rs layer over the hurray-ffi C ABI.
+//!
+//! Every format rule lives in the Rust crates below; this crate only maps the C
+//! surface (`hurray_*` functions of hurray-ffi, called as `extern "C"` functions of
+//! its rlib) onto JavaScript idioms:
+//!
+//! - [`tensor::Tensor`] owns one `HurrayTensor` handle through an `Arc`; `close()`
+//!   drops the Tensor's reference, the napi finalizer drops it when the object is
+//!   collected, and every zero-copy view (an external `ArrayBuffer`) holds another
+//!   reference that its own finalizer drops. The handle is destroyed with the last.
+//! - Memory a caller lends (`Tensor.fromBuffer`) is pinned by a napi reference to the
+//!   caller's view; the C release callback, which may run on any thread, hands that
+//!   reference to a threadsafe function that deletes it on the JS thread.
+//! - Every failure becomes a JS `Error` whose `code` is the C ABI status name
+//!   (`HURRAY_ERR_TRUNCATED`, ...) and whose message is the library's last-error text
+//!   (rule and byte offset).
+//!
+//! `unsafe` appears only here, at the C boundary, each block with a `SAFETY:` note.
+
+#![deny(missing_docs)]
+
+mod error;
+pub mod file;
+pub mod item;
+pub mod release;
+pub mod stream;
+pub mod tensor;
+// After `tensor`: napi-derive needs `Descriptor` parsed before this second impl.
+mod build;
+#[cfg(feature = "test-support")]
+pub mod testing;

@@ -1,0 +1,391 @@
+//! Stream decoder and encoder: the sans-io cores that the JS `StreamReader` and
+//! `StreamWriter` (lib/stream.js) drive over Node streams.
+
+use std::ffi::c_void;
+use std::ptr;
+
+use hurray_ffi::item::{
+    hurray_item_is_composite, hurray_item_member, hurray_item_member_count, hurray_item_tensor,
+};
+use hurray_ffi::stream::{
+    hurray_stream_decoder_destroy, hurray_stream_decoder_feed, hurray_stream_decoder_finish,
+    hurray_stream_decoder_new, hurray_stream_decoder_next_tensor, hurray_stream_decoder_position,
+    hurray_stream_encoder_begin_tensor, hurray_stream_encoder_chunk, hurray_stream_encoder_destroy,
+    hurray_stream_encoder_end, hurray_stream_encoder_new,
+};
+use hurray_ffi::stream::{
+    hurray_stream_decoder_next, hurray_stream_encoder_begin_item, hurray_stream_limits_default,
+};
+use hurray_ffi::tensor::hurray_tensor_buffer_data;
+use hurray_ffi::{
+    HurrayItem, HurrayStreamDecoder, HurrayStreamEncoder, HurrayStreamLimits, HurrayTensor,
+};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::error::{check, closed, err, napi_err, Result};
+use crate::item::Item;
+use crate::tensor::Tensor;
+
+/// Limits on untrusted input (decoder) and on what an encoder writes (so it never
+/// writes a stream a decoder with the same limits refuses). Absent fields keep the
+/// defaults.
+#[napi(object)]
+pub struct StreamLimits {
+    /// Largest descriptor accepted, in bytes (default 16 MiB).
+    pub max_descriptor_bytes: Option<u32>,
+    /// Most composite nesting levels, counting the outermost head (default 8).
+    pub max_composite_depth: Option<u32>,
+    /// Largest single buffer accepted, in bytes (default 64 GiB).
+    pub max_buffer_bytes: Option<f64>,
+    /// Decoder: buffers up to this many bytes are allocated at their final size at
+    /// once; larger ones grow by doubling (default 1 GiB).
+    pub eager_alloc_bytes: Option<f64>,
+    /// The bytes cross machines: every buffer must be producer-synced (default false).
+    pub cross_machine: Option<bool>,
+}
+
+/// A byte count from JS: a non-negative integer.
+fn bytes_limit(name: &str, v: f64) -> Result<u64> {
+    if v >= 0.0 && v.fract() == 0.0 && v <= 18_446_744_073_709_551_615.0 {
+        Ok(v as u64)
+    } else {
+        Err(err(
+            "HURRAY_ERR_INVALID_ARGUMENT",
+            format!("{name} must be a non-negative integer, got {v}"),
+        ))
+    }
+}
+
+/// The C limits for `limits` (defaults where absent).
+fn limits_in(limits: Option<StreamLimits>) -> Result<HurrayStreamLimits> {
+    let mut l = std::mem::MaybeUninit::<HurrayStreamLimits>::uninit();
+    // SAFETY: `l` is writable and written on success.
+    check(unsafe { hurray_stream_limits_default(l.as_mut_ptr()) })?;
+    // SAFETY: written by the successful call.
+    let mut l = unsafe { l.assume_init() };
+    if let Some(o) = limits {
+        if let Some(v) = o.max_descriptor_bytes {
+            l.max_descriptor_bytes = v;
+        }
+        if let Some(v) = o.max_composite_depth {
+            l.max_composite_depth = v;
+        }
+        if let Some(v) = o.max_buffer_bytes {
+            l.max_buffer_bytes = bytes_limit("maxBufferBytes", v)?;
+        }
+        if let Some(v) = o.eager_alloc_bytes {
+            l.eager_alloc_bytes = bytes_limit("eagerAllocBytes", v)?;
+        }
+        if let Some(v) = o.cross_machine {
+            l.cross_machine = v as u8;
+        }
+    }
+    Ok(l)
+}
+
+/// What keeps the memory of payload chunks alive: the tensor or the item encoded.
+enum Keep {
+    Tensor(std::sync::Arc<crate::tensor::Handle>),
+    Item(std::sync::Arc<crate::item::ItemHandle>),
+}
+
+/// Address ranges of a tensor's buffers.
+fn regions_of(t: *const HurrayTensor, out: &mut Vec<(usize, usize)>) {
+    for i in 0.. {
+        let (mut p, mut n): (*const c_void, u64) = (ptr::null(), 0);
+        // SAFETY: `t` live; OUT_OF_RANGE ends the loop.
+        if unsafe { hurray_tensor_buffer_data(t, i, &mut p, &mut n) } != 0 {
+            break;
+        }
+        out.push((p as usize, n as usize));
+    }
+}
+
+/// Address ranges of every tensor's buffers in an item tree.
+fn item_regions(it: *const HurrayItem, out: &mut Vec<(usize, usize)>) -> Result<()> {
+    let mut t = ptr::null();
+    // SAFETY: `it` live; outs are locals.
+    check(unsafe { hurray_item_tensor(it, &mut t) })?;
+    regions_of(t, out);
+    let mut composite = 0u8;
+    // SAFETY: `it` live.
+    check(unsafe { hurray_item_is_composite(it, &mut composite) })?;
+    if composite == 0 {
+        return Ok(());
+    }
+    let mut n = 0u64;
+    // SAFETY: `it` live.
+    check(unsafe { hurray_item_member_count(it, &mut n) })?;
+    for i in 0..n {
+        let mut m = ptr::null();
+        // SAFETY: `it` live, `i` < count.
+        check(unsafe { hurray_item_member(it, i, &mut m) })?;
+        item_regions(m, out)?;
+    }
+    Ok(())
+}
+
+/// Decodes a byte stream of tensors (the streaming container). Feed it bytes in any
+/// pieces, take completed tensors with `next()`, and call `finish()` at end of input.
+/// Bad input fails the decoder: `next()` throws the error once (after the tensors
+/// completed before it), with `code` `HURRAY_ERR_DESCRIPTOR`, `HURRAY_ERR_FORMAT`,
+/// `HURRAY_ERR_LIMIT`, ... and a message naming the rule and byte offset.
+#[napi]
+pub struct StreamDecoder {
+    ptr: *mut HurrayStreamDecoder,
+}
+
+impl Drop for StreamDecoder {
+    fn drop(&mut self) {
+        // SAFETY: owned handle or NULL; destroy nulls it.
+        unsafe { hurray_stream_decoder_destroy(&mut self.ptr) };
+    }
+}
+
+impl StreamDecoder {
+    fn live(&self) -> Result<*mut HurrayStreamDecoder> {
+        if self.ptr.is_null() {
+            Err(closed("StreamDecoder"))
+        } else {
+            Ok(self.ptr)
+        }
+    }
+}
+
+#[napi]
+impl StreamDecoder {
+    /// A decoder with `limits` (defaults: 16 MiB descriptors, 64 GiB buffers,
+    /// composite depth 8).
+    ///
+    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (a limit out of range).
+    #[napi(constructor)]
+    pub fn new(limits: Option<StreamLimits>) -> Result<StreamDecoder> {
+        let l = limits_in(limits)?;
+        let mut ptr = ptr::null_mut();
+        // SAFETY: `l` is read during the call; `ptr` is a local out-pointer.
+        check(unsafe { hurray_stream_decoder_new(&l, &mut ptr) })?;
+        Ok(StreamDecoder { ptr })
+    }
+
+    /// Copies `bytes` into the decoder (into the tensors' final buffers). Returns the
+    /// number of bytes taken: all of them unless the decoder failed (then `next()`
+    /// throws the reason).
+    #[napi]
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<f64> {
+        let d = self.live()?;
+        let mut taken = 0u64;
+        // SAFETY: `d` live, `bytes` readable for its length during the call.
+        check(unsafe {
+            hurray_stream_decoder_feed(d, bytes.as_ptr(), bytes.len() as u64, &mut taken)
+        })?;
+        Ok(taken as f64)
+    }
+
+    /// The next completed tensor, or `null` when none is complete yet. The tensor's
+    /// buffers are library memory and outlive the decoder.
+    ///
+    /// Throws: the decode error (once), or `HURRAY_ERR_NOT_APPLICABLE` for a
+    /// composite item.
+    #[napi(js_name = "next")]
+    pub fn next_tensor(&mut self) -> Result<Option<Tensor>> {
+        let d = self.live()?;
+        let mut t = ptr::null_mut();
+        // SAFETY: `d` live; `t` a local out-pointer, owned on success.
+        check(unsafe { hurray_stream_decoder_next_tensor(d, &mut t) })?;
+        Ok(if t.is_null() {
+            None
+        } else {
+            Some(Tensor::from_raw(t))
+        })
+    }
+
+    /// The next completed item (a tensor or a composite), or `null` when none is
+    /// complete yet. Its memory outlives the decoder.
+    ///
+    /// Throws: the decode error (once).
+    #[napi]
+    pub fn next_item(&mut self) -> Result<Option<Item>> {
+        let d = self.live()?;
+        let mut it = ptr::null_mut();
+        // SAFETY: `d` live; `it` a local out-pointer, owned on success.
+        check(unsafe { hurray_stream_decoder_next(d, &mut it) })?;
+        Ok(if it.is_null() {
+            None
+        } else {
+            Some(Item::from_raw(it))
+        })
+    }
+
+    /// Declares end of input. Throws `HURRAY_ERR_TRUNCATED` when the input ended
+    /// inside a tensor (the message gives the offset), or the pending decode error.
+    #[napi]
+    pub fn finish(&mut self) -> Result<()> {
+        let d = self.live()?;
+        // SAFETY: `d` live.
+        check(unsafe { hurray_stream_decoder_finish(d) })
+    }
+
+    /// Bytes consumed so far (the stream offset).
+    #[napi(getter)]
+    pub fn position(&self) -> Result<f64> {
+        let d = self.live()?;
+        let mut p = 0u64;
+        // SAFETY: `d` live, `p` a local.
+        check(unsafe { hurray_stream_decoder_position(d, &mut p) })?;
+        Ok(p as f64)
+    }
+
+    /// Frees the decoder now (idempotent). Tensors already taken stay valid.
+    #[napi]
+    pub fn close(&mut self) {
+        // SAFETY: owned handle or NULL; destroy nulls it.
+        unsafe { hurray_stream_decoder_destroy(&mut self.ptr) };
+    }
+}
+
+impl StreamEncoder {
+    /// The chunks of the item begun on the encoder, then `end`: chunks inside
+    /// `regions` (the item's own buffers) become external ArrayBuffers holding `keep`;
+    /// the rest (descriptor, framing) are copied.
+    fn chunks<'env>(
+        &mut self,
+        env: &'env Env,
+        count: u64,
+        regions: &[(usize, usize)],
+        keep: Keep,
+    ) -> Result<Vec<ArrayBuffer<'env>>> {
+        let mut out = Vec::with_capacity(count as usize);
+        let result: Result<()> = (|| {
+            for i in 0..count {
+                let (mut p, mut n): (*const u8, u64) = (ptr::null(), 0);
+                // SAFETY: encoder live with a current item; `i` < count.
+                check(unsafe { hurray_stream_encoder_chunk(self.ptr, i, &mut p, &mut n) })?;
+                let (a, len) = (p as usize, n as usize);
+                let inside = len > 0
+                    && regions
+                        .iter()
+                        .any(|&(s, sz)| a >= s && a.checked_add(len).is_some_and(|e| e <= s + sz));
+                let ab = if inside {
+                    let hold = match &keep {
+                        Keep::Tensor(h) => Keep::Tensor(h.clone()),
+                        Keep::Item(h) => Keep::Item(h.clone()),
+                    };
+                    // SAFETY: the chunk lies inside one of the item's buffers, valid
+                    // while `hold` lives; the ArrayBuffer's finalizer drops it.
+                    unsafe {
+                        ArrayBuffer::from_external(env, p as *mut u8, len, hold, |_, h| drop(h))
+                    }
+                } else {
+                    let bytes = if len == 0 {
+                        Vec::new()
+                    } else {
+                        // SAFETY: the chunk is valid until `end` below; copied now.
+                        unsafe { std::slice::from_raw_parts(p, len) }.to_vec()
+                    };
+                    ArrayBuffer::from_data(env, bytes)
+                }
+                .map_err(napi_err)?;
+                out.push(ab);
+            }
+            Ok(())
+        })();
+        // SAFETY: encoder live; ends the item (its chunk pointers become invalid; the
+        // views above hold the memory, not the chunks).
+        let ended = check(unsafe { hurray_stream_encoder_end(self.ptr) });
+        result?;
+        ended?;
+        Ok(out)
+    }
+}
+
+/// Encodes tensors into the streaming container, without copying their payload.
+#[napi]
+pub struct StreamEncoder {
+    ptr: *mut HurrayStreamEncoder,
+}
+
+impl Drop for StreamEncoder {
+    fn drop(&mut self) {
+        // SAFETY: owned handle or NULL; destroy nulls it.
+        unsafe { hurray_stream_encoder_destroy(&mut self.ptr) };
+    }
+}
+
+#[napi]
+impl StreamEncoder {
+    /// An encoder that refuses what a decoder with `limits` would refuse.
+    ///
+    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (a limit out of range).
+    #[napi(constructor)]
+    pub fn new(limits: Option<StreamLimits>) -> Result<StreamEncoder> {
+        let l = limits_in(limits)?;
+        let mut ptr = ptr::null_mut();
+        // SAFETY: `l` is read during the call.
+        check(unsafe { hurray_stream_encoder_new(&l, &mut ptr) })?;
+        Ok(StreamEncoder { ptr })
+    }
+
+    /// The bytes of one tensor in the stream, as ArrayBuffers to write in order: the
+    /// descriptor and framing are copies; each payload chunk is a zero-copy view of
+    /// the tensor's own buffer that keeps the tensor's memory alive until collected.
+    ///
+    /// Throws: `HURRAY_ERR_STATE` (closed tensor or encoder), or what the encoder
+    /// refuses (a limit, a buffer that does not match its descriptor).
+    #[napi]
+    pub fn encode<'env>(
+        &mut self,
+        env: &'env Env,
+        tensor: &Tensor,
+    ) -> Result<Vec<ArrayBuffer<'env>>> {
+        if self.ptr.is_null() {
+            return Err(closed("StreamEncoder"));
+        }
+        let handle = tensor.handle()?.clone();
+        let (mut count, mut total) = (0u64, 0u64);
+        // SAFETY: encoder and tensor are live; outs are locals. The encoder borrows
+        // the tensor's buffers until `end` (in `chunks`).
+        check(unsafe {
+            hurray_stream_encoder_begin_tensor(self.ptr, handle.ptr(), &mut count, &mut total)
+        })?;
+        let mut regions = Vec::new();
+        regions_of(handle.ptr(), &mut regions);
+        self.chunks(env, count, &regions, Keep::Tensor(handle))
+    }
+
+    /// The bytes of one item (a tensor or a composite with all its members), as
+    /// `encode` gives them for a tensor.
+    ///
+    /// Throws: `HURRAY_ERR_STATE` (closed), or what the encoder refuses.
+    #[napi]
+    pub fn encode_item<'env>(
+        &mut self,
+        env: &'env Env,
+        item: &Item,
+    ) -> Result<Vec<ArrayBuffer<'env>>> {
+        if self.ptr.is_null() {
+            return Err(closed("StreamEncoder"));
+        }
+        let (root, node) = item.node()?;
+        let root = root.clone();
+        let (mut count, mut total) = (0u64, 0u64);
+        // SAFETY: encoder and item are live; the encoder borrows the item's buffers
+        // until `end` (in `chunks`).
+        check(unsafe { hurray_stream_encoder_begin_item(self.ptr, node, &mut count, &mut total) })?;
+        let mut regions = Vec::new();
+        let walked = item_regions(node, &mut regions);
+        if let Err(e) = walked {
+            // SAFETY: encoder live; ends the item begun above.
+            unsafe { hurray_stream_encoder_end(self.ptr) };
+            return Err(e);
+        }
+        self.chunks(env, count, &regions, Keep::Item(root))
+    }
+
+    /// Frees the encoder now (idempotent).
+    #[napi]
+    pub fn close(&mut self) {
+        // SAFETY: owned handle or NULL; destroy nulls it.
+        unsafe { hurray_stream_encoder_destroy(&mut self.ptr) };
+    }
+}

@@ -1,0 +1,1190 @@
+//! `Tensor` (one `HurrayTensor` handle), `Descriptor`, zero-copy views, and tensors
+//! over the caller's own memory.
+
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Arc;
+
+use hurray_core::ElementType;
+use hurray_ffi::buffer::{
+    hurray_buffer_destroy, hurray_buffer_list_destroy, hurray_buffer_list_new,
+    hurray_buffer_list_push, hurray_buffer_new,
+};
+use hurray_ffi::descriptor::{
+    hurray_descriptor_decode, hurray_descriptor_dense, hurray_descriptor_destroy,
+    hurray_descriptor_encode,
+};
+use hurray_ffi::descriptor_access::{
+    hurray_descriptor_buffer, hurray_descriptor_header, hurray_descriptor_nnz,
+    hurray_descriptor_quantization, hurray_descriptor_shape, hurray_descriptor_shard,
+    hurray_descriptor_statistics, hurray_descriptor_strides, HurrayBufferEntry,
+    HurrayDescriptorHeader, HurrayQuantization, HurrayStatistics,
+};
+use hurray_ffi::tensor::{
+    hurray_tensor_buffer_data, hurray_tensor_descriptor, hurray_tensor_destroy, hurray_tensor_new,
+};
+use hurray_ffi::{HurrayBuffer, HurrayBufferList, HurrayDescriptor, HurrayTensor};
+use napi::bindgen_prelude::*;
+use napi::sys;
+use napi_derive::napi;
+
+use crate::error::{check, closed, err, napi_check, napi_err, Result};
+use crate::release::{release, Hold};
+
+/// The largest rank the format allows.
+const MAX_RANK: usize = 64;
+/// Alignment every non-empty buffer handed to the library must have, in bytes.
+const MIN_ALIGN: usize = 64;
+
+/// One `HurrayTensor *`, shared by a Tensor and its views through an `Arc`. Owned
+/// (`parent` None): destroyed when the last `Arc` goes. Borrowed from an item
+/// (`parent` Some): the item's tensor, kept valid by holding the item.
+pub(crate) struct Handle {
+    ptr: *mut HurrayTensor,
+    parent: Option<Arc<crate::item::ItemHandle>>,
+}
+
+// SAFETY: the C ABI lets a handle move between threads and be destroyed on any
+// thread; this binding reads it only on the JS thread (views and Tensor methods), and
+// only the final drop, which nothing can race, may happen elsewhere.
+unsafe impl Send for Handle {}
+// SAFETY: shared access is read-only (accessors of an immutable tensor) and happens
+// on the JS thread; see `Send`.
+unsafe impl Sync for Handle {}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if self.parent.is_some() {
+            return; // the item owns it; dropping `parent` may destroy the item
+        }
+        // SAFETY: `self.ptr` is an owned live tensor (or NULL); destroy nulls it, so it
+        // is destroyed exactly once. A failure here cannot be reported; it cannot
+        // happen for a valid handle.
+        unsafe { hurray_tensor_destroy(&mut self.ptr) };
+    }
+}
+
+impl Handle {
+    pub(crate) fn ptr(&self) -> *const HurrayTensor {
+        self.ptr
+    }
+}
+
+/// An owned descriptor handle, destroyed on drop.
+struct OwnedDescriptor(*mut HurrayDescriptor);
+
+impl Drop for OwnedDescriptor {
+    fn drop(&mut self) {
+        // SAFETY: owned handle or NULL; destroy nulls it.
+        unsafe { hurray_descriptor_destroy(&mut self.0) };
+    }
+}
+
+/// Header of a descriptor handle.
+fn header_of(d: *const HurrayDescriptor) -> Result<HurrayDescriptorHeader> {
+    let mut h = std::mem::MaybeUninit::<HurrayDescriptorHeader>::uninit();
+    // SAFETY: `d` is a live descriptor; `h` is writable and written on success.
+    check(unsafe { hurray_descriptor_header(d, h.as_mut_ptr()) })?;
+    // SAFETY: written by the successful call above.
+    Ok(unsafe { h.assume_init() })
+}
+
+/// Shape of a descriptor handle, in elements per dimension.
+fn shape_of(d: *const HurrayDescriptor) -> Result<Vec<i64>> {
+    let mut shape = [0u64; MAX_RANK];
+    let mut rank = 0u64;
+    // SAFETY: `d` is live; the array holds MAX_RANK entries, the most any rank has.
+    check(unsafe { hurray_descriptor_shape(d, shape.as_mut_ptr(), MAX_RANK as u64, &mut rank) })?;
+    Ok(shape[..rank as usize].iter().map(|&n| n as i64).collect())
+}
+
+/// The buffer table of a descriptor handle.
+fn entries_of(d: *const HurrayDescriptor) -> Result<Vec<BufferEntry>> {
+    let h = header_of(d)?;
+    (0..h.buffer_count)
+        .map(|i| {
+            let mut e = std::mem::MaybeUninit::<HurrayBufferEntry>::uninit();
+            // SAFETY: `d` is live, `i` below its buffer count, `e` writable.
+            check(unsafe { hurray_descriptor_buffer(d, i, e.as_mut_ptr()) })?;
+            // SAFETY: written by the successful call.
+            let e = unsafe { e.assume_init() };
+            Ok(BufferEntry {
+                byte_size: e.byte_size as i64,
+                alignment: e.alignment,
+                device_tag: e.device_tag as u32,
+                sync_mode: e.sync_mode as u32,
+                memory_class: e.memory_class as u32,
+            })
+        })
+        .collect()
+}
+
+/// The encoded bytes of a descriptor handle.
+fn encode_of(d: *const HurrayDescriptor) -> Result<Vec<u8>> {
+    let mut len = 0u64;
+    // SAFETY: a NULL array asks for the length only.
+    let s = unsafe { hurray_descriptor_encode(d, ptr::null_mut(), 0, &mut len) };
+    if s != hurray_ffi::HURRAY_OK && s != hurray_ffi::HURRAY_ERR_BUFFER_TOO_SMALL {
+        check(s)?;
+    }
+    let mut bytes = vec![0u8; len as usize];
+    // SAFETY: `bytes` holds `len` writable bytes.
+    check(unsafe { hurray_descriptor_encode(d, bytes.as_mut_ptr(), len, &mut len) })?;
+    bytes.truncate(len as usize);
+    Ok(bytes)
+}
+
+/// The element type name of a `type_tag` (`"float32"`, ...), as the conformance
+/// manifest names it.
+pub(crate) fn dtype_name(tag: u8) -> String {
+    match ElementType::from_tag(tag) {
+        Some(t) => t.name().to_string(),
+        None => format!("unknown(0x{tag:02x})"),
+    }
+}
+
+/// The `type_tag` of an element type name.
+pub(crate) fn dtype_tag(name: &str) -> Result<u8> {
+    ElementType::from_name(name)
+        .map(ElementType::tag)
+        .ok_or_else(|| {
+            err(
+                "HURRAY_ERR_INVALID_ARGUMENT",
+                format!("unknown element type {name:?} (expected e.g. \"float32\", \"int8\")"),
+            )
+        })
+}
+
+/// The name of a `layout_tag` (`"row_major"`, `"csr"`, ...), as
+/// `hurray_core::Layout::name` spells it.
+pub(crate) fn layout_name(tag: u8) -> String {
+    use hurray_core::layout::tag as t;
+    match tag {
+        t::ROW_MAJOR => "row_major",
+        t::COLUMN_MAJOR => "column_major",
+        t::STRIDED => "strided",
+        t::TILED => "tiled",
+        t::MORTON => "morton",
+        t::COO => "coo",
+        t::CSR => "csr",
+        t::CSC => "csc",
+        t::CSF => "csf",
+        t::BLOCK_PAGED => "block_paged",
+        t::COMPOSITE_HEAD => "composite_head",
+        t::HILBERT => "hilbert",
+        _ => return format!("extension(0x{tag:02x})"),
+    }
+    .to_string()
+}
+
+/// Shape numbers from JS as u64, refusing negatives and non-integers.
+pub(crate) fn shape_in(shape: &[f64]) -> Result<Vec<u64>> {
+    shape
+        .iter()
+        .map(|&n| {
+            if n >= 0.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 {
+                Ok(n as u64)
+            } else {
+                Err(err(
+                    "HURRAY_ERR_INVALID_ARGUMENT",
+                    format!("shape entries are non-negative integers, got {n}"),
+                ))
+            }
+        })
+        .collect()
+}
+
+/// Address and byte length of a JS `ArrayBuffer`, TypedArray, `Buffer` or
+/// `DataView`.
+///
+/// # Safety
+/// `env` and `v` belong to the current call.
+pub(crate) unsafe fn bytes_of(env: sys::napi_env, v: sys::napi_value) -> Result<(*mut u8, usize)> {
+    let mut is = false;
+    let mut data: *mut c_void = ptr::null_mut();
+    // SAFETY (whole block): per this function's contract; out-pointers are locals.
+    unsafe {
+        napi_check(
+            sys::napi_is_typedarray(env, v, &mut is),
+            "napi_is_typedarray",
+        )?;
+        if is {
+            let mut ty = 0;
+            let mut length = 0usize;
+            let mut ab = ptr::null_mut();
+            let mut offset = 0usize;
+            napi_check(
+                sys::napi_get_typedarray_info(
+                    env,
+                    v,
+                    &mut ty,
+                    &mut length,
+                    &mut data,
+                    &mut ab,
+                    &mut offset,
+                ),
+                "napi_get_typedarray_info",
+            )?;
+            let size = match ty {
+                sys::TypedarrayType::int8_array
+                | sys::TypedarrayType::uint8_array
+                | sys::TypedarrayType::uint8_clamped_array => 1,
+                sys::TypedarrayType::int16_array | sys::TypedarrayType::uint16_array => 2,
+                sys::TypedarrayType::int32_array
+                | sys::TypedarrayType::uint32_array
+                | sys::TypedarrayType::float32_array => 4,
+                _ => 8,
+            };
+            return Ok((data.cast(), length * size));
+        }
+        napi_check(sys::napi_is_dataview(env, v, &mut is), "napi_is_dataview")?;
+        if is {
+            let mut length = 0usize;
+            let mut ab = ptr::null_mut();
+            let mut offset = 0usize;
+            napi_check(
+                sys::napi_get_dataview_info(env, v, &mut length, &mut data, &mut ab, &mut offset),
+                "napi_get_dataview_info",
+            )?;
+            return Ok((data.cast(), length));
+        }
+        napi_check(
+            sys::napi_is_arraybuffer(env, v, &mut is),
+            "napi_is_arraybuffer",
+        )?;
+        if is {
+            let mut length = 0usize;
+            napi_check(
+                sys::napi_get_arraybuffer_info(env, v, &mut data, &mut length),
+                "napi_get_arraybuffer_info",
+            )?;
+            return Ok((data.cast(), length));
+        }
+    }
+    Err(err(
+        "HURRAY_ERR_INVALID_ARGUMENT",
+        "expected an ArrayBuffer, a TypedArray, a Buffer or a DataView",
+    ))
+}
+
+/// One entry of a descriptor's buffer table: a buffer's size and placement.
+#[napi(object)]
+pub struct BufferEntry {
+    /// Size in bytes (0: an empty buffer). Exact below 2^53.
+    pub byte_size: i64,
+    /// Guaranteed alignment of the first byte, in bytes.
+    pub alignment: u32,
+    /// Device tag (0: CPU).
+    pub device_tag: u32,
+    /// Sync mode (0: producer-synced).
+    pub sync_mode: u32,
+    /// Memory class (0: standard).
+    pub memory_class: u32,
+}
+
+/// The quantization section. Fields the scheme does not have are 0; buffer indices
+/// it does not have are -1.
+#[napi(object)]
+pub struct Quantization {
+    /// `"per_tensor_affine"`, `"per_channel_affine"`, `"per_block_affine"`, `"nf4"`,
+    /// `"mxfp"`, or `"private"` (tags 0xF0..0xFE).
+    pub scheme: String,
+    /// The `scheme_tag` byte.
+    pub scheme_tag: u32,
+    /// Per-tensor scale.
+    pub scale: f64,
+    /// Per-tensor zero point.
+    pub zero_point: i32,
+    /// Quantized axis.
+    pub axis: u32,
+    /// Elements per block (per-block, nf4, mxfp).
+    pub block_size: u32,
+    /// Buffer holding the scales, or -1.
+    pub scale_buffer_index: i64,
+    /// Buffer holding the zero points, or -1 (symmetric).
+    pub zero_point_buffer_index: i64,
+    /// Element type name of the scales (`"float32"`, `"float16"`, ...), or `""`.
+    pub scale_type: String,
+    /// The section's flags.
+    pub flags: u32,
+}
+
+/// The shard section: where this tensor sits in a larger one.
+#[napi(object)]
+pub struct Shard {
+    /// Shape of the whole (parent) tensor, in elements.
+    pub parent_shape: Vec<i64>,
+    /// Offset of this shard in the parent, in elements per dimension.
+    pub offset: Vec<i64>,
+}
+
+/// The statistics section; `computedMask` says which groups are valid
+/// (1 nnz, 2 sparsity, 4 min/max/absmax, 8 mean/stddev, 16 N:M, 32 NaN/Inf).
+#[napi(object)]
+pub struct Statistics {
+    /// Which groups below are valid.
+    pub computed_mask: u32,
+    /// Non-zero elements (exact below 2^53).
+    pub nnz: f64,
+    /// Fraction of zero elements.
+    pub sparsity: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Largest absolute value.
+    pub absmax: f64,
+    /// Mean.
+    pub mean: f64,
+    /// Standard deviation.
+    pub stddev: f64,
+    /// N of N:M structured sparsity.
+    pub nm_n: u32,
+    /// M of N:M structured sparsity.
+    pub nm_m: u32,
+    /// Some value is NaN.
+    pub has_nan: bool,
+    /// Some value is infinite.
+    pub has_inf: bool,
+}
+
+/// `Ok(None)` for `HURRAY_ERR_NOT_APPLICABLE` (an absent section), else as `check`.
+pub(crate) fn optional(status: i32) -> Result<bool> {
+    if status == hurray_ffi::HURRAY_ERR_NOT_APPLICABLE {
+        Ok(false)
+    } else {
+        check(status).map(|()| true)
+    }
+}
+
+fn quantization_of(d: *const HurrayDescriptor) -> Result<Option<Quantization>> {
+    let mut q = std::mem::MaybeUninit::<HurrayQuantization>::uninit();
+    // SAFETY: `d` live; `q` written on success.
+    if !optional(unsafe { hurray_descriptor_quantization(d, q.as_mut_ptr()) })? {
+        return Ok(None);
+    }
+    // SAFETY: written by the successful call.
+    let q = unsafe { q.assume_init() };
+    let index = |i: u32| if i == u32::MAX { -1 } else { i as i64 };
+    let scheme = match q.scheme_tag {
+        1 => "per_tensor_affine",
+        2 => "per_channel_affine",
+        3 => "per_block_affine",
+        4 => "nf4",
+        5 => "mxfp",
+        _ => "private",
+    };
+    Ok(Some(Quantization {
+        scheme: scheme.to_string(),
+        scheme_tag: q.scheme_tag as u32,
+        scale: q.scale as f64,
+        zero_point: q.zero_point,
+        axis: q.axis,
+        block_size: q.block_size,
+        scale_buffer_index: index(q.scale_buffer_index),
+        zero_point_buffer_index: index(q.zero_point_buffer_index),
+        scale_type: if q.scale_type_tag == 0 {
+            String::new()
+        } else {
+            dtype_name(q.scale_type_tag)
+        },
+        flags: q.flags as u32,
+    }))
+}
+
+fn shard_of(d: *const HurrayDescriptor) -> Result<Option<Shard>> {
+    let (mut parent, mut offset) = ([0u64; MAX_RANK], [0u64; MAX_RANK]);
+    let mut n = 0u64;
+    // SAFETY: `d` live; both arrays hold MAX_RANK entries, the largest rank.
+    let s = unsafe {
+        hurray_descriptor_shard(
+            d,
+            parent.as_mut_ptr(),
+            offset.as_mut_ptr(),
+            MAX_RANK as u64,
+            &mut n,
+        )
+    };
+    if !optional(s)? {
+        return Ok(None);
+    }
+    let n = n as usize;
+    Ok(Some(Shard {
+        parent_shape: parent[..n].iter().map(|&x| x as i64).collect(),
+        offset: offset[..n].iter().map(|&x| x as i64).collect(),
+    }))
+}
+
+fn statistics_of(d: *const HurrayDescriptor) -> Result<Option<Statistics>> {
+    let mut st = std::mem::MaybeUninit::<HurrayStatistics>::uninit();
+    // SAFETY: `d` live; `st` written on success.
+    if !optional(unsafe { hurray_descriptor_statistics(d, st.as_mut_ptr()) })? {
+        return Ok(None);
+    }
+    // SAFETY: written by the successful call.
+    let st = unsafe { st.assume_init() };
+    Ok(Some(Statistics {
+        computed_mask: st.computed_mask,
+        nnz: st.nnz as f64,
+        sparsity: st.sparsity_ratio,
+        min: st.value_min,
+        max: st.value_max,
+        absmax: st.value_abs_max,
+        mean: st.value_mean,
+        stddev: st.value_stddev,
+        nm_n: st.nm_n as u32,
+        nm_m: st.nm_m as u32,
+        has_nan: st.has_nan != 0,
+        has_inf: st.has_inf != 0,
+    }))
+}
+
+fn strides_of(d: *const HurrayDescriptor) -> Result<Option<Vec<i64>>> {
+    let mut v = [0i64; MAX_RANK];
+    let mut n = 0u64;
+    // SAFETY: `d` live; `v` holds MAX_RANK entries.
+    if !optional(unsafe { hurray_descriptor_strides(d, v.as_mut_ptr(), MAX_RANK as u64, &mut n) })?
+    {
+        return Ok(None);
+    }
+    Ok(Some(v[..n as usize].to_vec()))
+}
+
+fn nnz_of(d: *const HurrayDescriptor) -> Result<Option<f64>> {
+    let mut n = 0u64;
+    // SAFETY: `d` live.
+    if !optional(unsafe { hurray_descriptor_nnz(d, &mut n) })? {
+        return Ok(None);
+    }
+    Ok(Some(n as f64))
+}
+
+/// Options of `Tensor.fromBuffer` and `Tensor.fromBuffers`.
+#[napi(object)]
+pub struct FromBufferOptions {
+    /// Called once, on the JS thread, after the library no longer needs the memory
+    /// (the tensor, and every encoder or view holding it, are gone). It runs in a
+    /// later turn of the event loop than the release itself.
+    #[napi(ts_type = "() => void")]
+    pub on_release: Option<Unknown<'static>>,
+}
+
+/// A decoded, validated tensor descriptor (shape, element type, layout, buffer
+/// table). Immutable. `close()` frees it now; otherwise the garbage collector does.
+#[napi]
+pub struct Descriptor {
+    inner: Option<OwnedDescriptor>,
+}
+
+impl Descriptor {
+    pub(crate) fn ptr(&self) -> Result<*const HurrayDescriptor> {
+        self.inner
+            .as_ref()
+            .map(|d| d.0 as *const _)
+            .ok_or_else(|| closed("Descriptor"))
+    }
+
+    pub(crate) fn from_owned(p: *mut HurrayDescriptor) -> Descriptor {
+        Descriptor {
+            inner: Some(OwnedDescriptor(p)),
+        }
+    }
+}
+
+#[napi]
+impl Descriptor {
+    /// Decodes and validates descriptor bytes (the wire encoding).
+    ///
+    /// Throws: `code` `HURRAY_ERR_DESCRIPTOR` (or `HURRAY_ERR_NULL_POINTER` for empty
+    /// bytes) with a message naming the rule and byte offset.
+    #[napi(factory)]
+    pub fn decode(bytes: &[u8]) -> Result<Descriptor> {
+        let mut out = ptr::null_mut();
+        // SAFETY: `bytes` is readable for its length during the call.
+        check(unsafe { hurray_descriptor_decode(bytes.as_ptr(), bytes.len() as u64, &mut out) })?;
+        Ok(Descriptor::from_owned(out))
+    }
+
+    /// A row-major descriptor of `dtype` (`"float32"`, `"int8"`, ...) and `shape`
+    /// (elements per dimension), with one CPU buffer of the exact size.
+    ///
+    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, bad shape entries),
+    /// `HURRAY_ERR_DESCRIPTOR` (a rule of the format, e.g. rank over 64).
+    #[napi(factory)]
+    pub fn dense(dtype: String, shape: Vec<f64>) -> Result<Descriptor> {
+        let tag = dtype_tag(&dtype)?;
+        let shape = shape_in(&shape)?;
+        let mut out = ptr::null_mut();
+        // SAFETY: `shape` holds `rank` readable entries.
+        check(unsafe {
+            hurray_descriptor_dense(tag, shape.len() as u32, shape.as_ptr(), &mut out)
+        })?;
+        Ok(Descriptor::from_owned(out))
+    }
+
+    /// Elements per dimension (exact below 2^53).
+    #[napi(getter)]
+    pub fn shape(&self) -> Result<Vec<i64>> {
+        shape_of(self.ptr()?)
+    }
+
+    /// Element type name (`"float32"`, `"int8"`, `"float16"`, ...).
+    #[napi(getter)]
+    pub fn dtype(&self) -> Result<String> {
+        Ok(dtype_name(header_of(self.ptr()?)?.type_tag))
+    }
+
+    /// The `type_tag` byte.
+    #[napi(getter)]
+    pub fn dtype_tag(&self) -> Result<u32> {
+        Ok(header_of(self.ptr()?)?.type_tag as u32)
+    }
+
+    /// Layout name (`"row_major"`, `"csr"`, ...).
+    #[napi(getter)]
+    pub fn layout(&self) -> Result<String> {
+        Ok(layout_name(header_of(self.ptr()?)?.layout_tag))
+    }
+
+    /// The `layout_tag` byte.
+    #[napi(getter)]
+    pub fn layout_tag(&self) -> Result<u32> {
+        Ok(header_of(self.ptr()?)?.layout_tag as u32)
+    }
+
+    /// Bytes from the start of buffer 0 to element [0, ..., 0].
+    #[napi(getter)]
+    pub fn byte_offset(&self) -> Result<i64> {
+        Ok(header_of(self.ptr()?)?.byte_offset as i64)
+    }
+
+    /// The descriptor's `flags` (which optional sections are present).
+    #[napi(getter)]
+    pub fn flags(&self) -> Result<u32> {
+        Ok(header_of(self.ptr()?)?.flags)
+    }
+
+    /// Whether a quantization section is present.
+    #[napi(getter)]
+    pub fn has_quantization(&self) -> Result<bool> {
+        Ok(header_of(self.ptr()?)?.flags & hurray_ffi::tags::HURRAY_FLAG_HAS_QUANTIZATION != 0)
+    }
+
+    /// Whether a shard section is present.
+    #[napi(getter)]
+    pub fn has_shard(&self) -> Result<bool> {
+        Ok(header_of(self.ptr()?)?.flags & hurray_ffi::tags::HURRAY_FLAG_HAS_SHARD != 0)
+    }
+
+    /// The buffer table: one entry per buffer, sizes in bytes.
+    #[napi]
+    pub fn buffers(&self) -> Result<Vec<BufferEntry>> {
+        entries_of(self.ptr()?)
+    }
+
+    /// The quantization section, or `null` when absent.
+    #[napi(getter)]
+    pub fn quantization(&self) -> Result<Option<Quantization>> {
+        quantization_of(self.ptr()?)
+    }
+
+    /// The shard section, or `null` when absent.
+    #[napi(getter)]
+    pub fn shard(&self) -> Result<Option<Shard>> {
+        shard_of(self.ptr()?)
+    }
+
+    /// The statistics section, or `null` when absent.
+    #[napi(getter)]
+    pub fn statistics(&self) -> Result<Option<Statistics>> {
+        statistics_of(self.ptr()?)
+    }
+
+    /// Strides in elements, one per dimension (may be negative), for the strided
+    /// layout; `null` for other layouts.
+    #[napi(getter)]
+    pub fn strides(&self) -> Result<Option<Vec<i64>>> {
+        strides_of(self.ptr()?)
+    }
+
+    /// Stored (non-zero) elements of a sparse layout (COO, CSR, CSC, CSF); `null`
+    /// for other layouts.
+    #[napi(getter)]
+    pub fn nnz(&self) -> Result<Option<f64>> {
+        nnz_of(self.ptr()?)
+    }
+
+    /// The wire encoding (a copy).
+    #[napi]
+    pub fn encode(&self) -> Result<Buffer> {
+        Ok(encode_of(self.ptr()?)?.into())
+    }
+
+    /// Frees the descriptor now. Idempotent; later calls throw `HURRAY_ERR_STATE`.
+    #[napi]
+    pub fn close(&mut self) {
+        self.inner = None;
+    }
+}
+
+/// A tensor: a descriptor plus its buffers, one `HurrayTensor` handle.
+///
+/// Lifetime: `close()` releases this object's reference at once (idempotent; every
+/// later call throws `HURRAY_ERR_STATE`); the garbage collector does it otherwise.
+/// Views from `buffer()` / `array()` hold their own reference, so the memory lives
+/// until the tensor is closed *and* every view is collected.
+#[napi(custom_finalize)]
+pub struct Tensor {
+    inner: Option<Arc<Handle>>,
+    /// Weak napi references to the ArrayBuffers `buffer()` handed out, by buffer
+    /// index: while one is alive it is handed out again, so repeated views of a
+    /// buffer share one ArrayBuffer (one backing store, and one report of external
+    /// memory to the garbage collector instead of one per call).
+    views: std::cell::RefCell<Vec<(u32, sys::napi_ref)>>,
+}
+
+impl Tensor {
+    fn new(handle: Handle) -> Tensor {
+        Tensor {
+            inner: Some(Arc::new(handle)),
+            views: Default::default(),
+        }
+    }
+
+    /// Deletes the weak references (JS thread of `env`, which made them).
+    fn forget_views(&self, env: sys::napi_env) {
+        for (_, r) in self.views.borrow_mut().drain(..) {
+            // SAFETY: each reference was made in `env` by `buffer` and is deleted
+            // exactly once, here (the list is drained).
+            unsafe { sys::napi_delete_reference(env, r) };
+        }
+    }
+}
+
+impl ObjectFinalize for Tensor {
+    fn finalize(self, env: Env) -> napi::Result<()> {
+        self.forget_views(env.raw());
+        Ok(())
+    }
+}
+
+impl Tensor {
+    /// Takes ownership of a tensor handle the library returned.
+    pub(crate) fn from_raw(p: *mut HurrayTensor) -> Tensor {
+        Tensor::new(Handle {
+            ptr: p,
+            parent: None,
+        })
+    }
+
+    /// A Tensor over the tensor an item owns; it keeps the item alive.
+    pub(crate) fn borrowed(p: *const HurrayTensor, parent: Arc<crate::item::ItemHandle>) -> Tensor {
+        Tensor::new(Handle {
+            ptr: p as *mut _,
+            parent: Some(parent),
+        })
+    }
+
+    /// Takes the owned tensor handle out to move it into an item; the Tensor is
+    /// closed afterwards. Refused (nothing changes) while views or encoders hold it,
+    /// or when it is itself part of an item.
+    pub(crate) fn take_owned(&mut self) -> Result<*mut HurrayTensor> {
+        let arc = self.inner.take().ok_or_else(|| closed("Tensor"))?;
+        match Arc::try_unwrap(arc) {
+            Ok(mut h) if h.parent.is_none() => Ok(std::mem::replace(&mut h.ptr, ptr::null_mut())),
+            Ok(h) => {
+                self.inner = Some(Arc::new(h));
+                Err(err(
+                    "HURRAY_ERR_INVALID_ARGUMENT",
+                    "the tensor already belongs to an item",
+                ))
+            }
+            Err(arc) => {
+                self.inner = Some(arc);
+                Err(err(
+                    "HURRAY_ERR_STATE",
+                    "the tensor has live views (buffer(), array(), encoder chunks); \
+                     it can move into an item only while nothing else holds it",
+                ))
+            }
+        }
+    }
+
+    pub(crate) fn handle(&self) -> Result<&Arc<Handle>> {
+        self.inner.as_ref().ok_or_else(|| closed("Tensor"))
+    }
+
+    /// Takes the handle out (the Tensor is closed afterwards).
+    #[cfg_attr(not(feature = "test-support"), allow(dead_code))]
+    pub(crate) fn take(&mut self) -> Result<Arc<Handle>> {
+        self.inner.take().ok_or_else(|| closed("Tensor"))
+    }
+
+    fn descriptor_ptr(&self) -> Result<*const HurrayDescriptor> {
+        let t = self.handle()?.ptr();
+        let mut d = ptr::null();
+        // SAFETY: `t` is live; the descriptor is borrowed for as long as it lives.
+        check(unsafe { hurray_tensor_descriptor(t, &mut d) })?;
+        Ok(d)
+    }
+
+    fn header(&self) -> Result<HurrayDescriptorHeader> {
+        header_of(self.descriptor_ptr()?)
+    }
+
+    /// Builds a tensor over caller memory: `descriptor` bytes and one view per buffer.
+    fn build(
+        env: &Env,
+        descriptor: &[u8],
+        buffers: &[Unknown<'_>],
+        options: Option<FromBufferOptions>,
+    ) -> Result<Tensor> {
+        let raw_env = env.raw();
+        let d = {
+            let mut out = ptr::null_mut();
+            // SAFETY: `descriptor` is readable for its length.
+            check(unsafe {
+                hurray_descriptor_decode(descriptor.as_ptr(), descriptor.len() as u64, &mut out)
+            })?;
+            OwnedDescriptor(out)
+        };
+        let entries = entries_of(d.0)?;
+        if entries.len() != buffers.len() {
+            return Err(err(
+                "HURRAY_ERR_BUFFER_MISMATCH",
+                format!(
+                    "the descriptor has {} buffer(s), {} given",
+                    entries.len(),
+                    buffers.len()
+                ),
+            ));
+        }
+        // The list owns every buffer pushed into it; destroyed on any error below.
+        struct List(*mut HurrayBufferList);
+        impl Drop for List {
+            fn drop(&mut self) {
+                // SAFETY: owned list or NULL.
+                unsafe { hurray_buffer_list_destroy(&mut self.0) };
+            }
+        }
+        let mut list = List(ptr::null_mut());
+        // SAFETY: out-pointer is a local.
+        check(unsafe { hurray_buffer_list_new(&mut list.0) })?;
+        for (i, (view, entry)) in buffers.iter().zip(&entries).enumerate() {
+            // SAFETY: `view` is an argument of the current call.
+            let (data, len) = unsafe { bytes_of(raw_env, view.raw())? };
+            if (len as u64) < entry.byte_size as u64 {
+                return Err(err(
+                    "HURRAY_ERR_BUFFER_MISMATCH",
+                    format!(
+                        "buffer {i} holds {len} bytes; the descriptor needs {}",
+                        entry.byte_size
+                    ),
+                ));
+            }
+            let size = entry.byte_size as u64;
+            // The entry's alignment (at least 64 for a non-empty buffer) is what the
+            // memory must have.
+            let align = if size == 0 {
+                entry.alignment.max(1)
+            } else {
+                entry.alignment.max(MIN_ALIGN as u32)
+            };
+            if size > 0 && !(data as usize).is_multiple_of(align as usize) {
+                return Err(err(
+                    "HURRAY_ERR_INVALID_ARGUMENT",
+                    format!(
+                        "buffer {i} starts at an address that is not {align}-byte aligned; \
+                         allocate it with hurray.alloc(byteLength, {align})"
+                    ),
+                ));
+            }
+            // SAFETY: the view belongs to this call.
+            let hold = unsafe { Hold::new(raw_env, view.raw(), ptr::null_mut())? };
+            let ctx = hold.into_context();
+            let mut buf: *mut HurrayBuffer = ptr::null_mut();
+            // SAFETY: `data` points at `len` >= `size` bytes kept alive (and, per the
+            // documented contract, not transferred) by the pin in `ctx` until
+            // `release` runs; on error the library does not call `release`.
+            let s = unsafe {
+                hurray_buffer_new(
+                    if size == 0 {
+                        ptr::null()
+                    } else {
+                        data as *const c_void
+                    },
+                    size,
+                    align,
+                    entry.device_tag as u8,
+                    entry.sync_mode as u8,
+                    entry.memory_class as u8,
+                    ptr::null(),
+                    Some(release),
+                    ctx,
+                    &mut buf,
+                )
+            };
+            if s != hurray_ffi::HURRAY_OK {
+                let e = check(s).unwrap_err();
+                // SAFETY: refused, so the context is still ours; we are on the JS thread.
+                unsafe { (*Hold::from_context(ctx)).discard(raw_env) };
+                return Err(e);
+            }
+            // SAFETY: `list.0` and `buf` are live owned handles; push moves `buf`.
+            let s = unsafe { hurray_buffer_list_push(list.0, &mut buf) };
+            if s != hurray_ffi::HURRAY_OK {
+                // SAFETY: still ours; destroying it runs the release (queued).
+                unsafe { hurray_buffer_destroy(&mut buf) };
+                return Err(check(s).unwrap_err());
+            }
+        }
+        let (owner, owner_release) = match options.and_then(|o| o.on_release) {
+            Some(f) => {
+                // SAFETY: `f` is an argument of the current call.
+                let hold = unsafe { Hold::new(raw_env, ptr::null_mut(), f.raw())? };
+                (
+                    hold.into_context(),
+                    Some(release as unsafe extern "C" fn(*mut c_void)),
+                )
+            }
+            None => (ptr::null_mut(), None),
+        };
+        let mut t = ptr::null_mut();
+        // SAFETY: `descriptor` readable; `list.0` live and consumed on success only;
+        // `owner` is released exactly once by the library on success.
+        let s = unsafe {
+            hurray_tensor_new(
+                hurray_ffi::HURRAY_C_ABI_VERSION,
+                descriptor.as_ptr(),
+                descriptor.len() as u64,
+                list.0,
+                owner,
+                owner_release,
+                &mut t,
+            )
+        };
+        if s != hurray_ffi::HURRAY_OK {
+            if !owner.is_null() {
+                // SAFETY: refused, so still ours; JS thread.
+                unsafe { (*Hold::from_context(owner)).discard(raw_env) };
+            }
+            return Err(check(s).unwrap_err());
+        }
+        list.0 = ptr::null_mut(); // consumed by the tensor
+        Ok(Tensor::from_raw(t))
+    }
+}
+
+#[napi]
+impl Tensor {
+    /// A dense row-major tensor over `data` (an ArrayBuffer, TypedArray, Buffer or
+    /// DataView), without copying: the tensor's one buffer *is* that memory.
+    ///
+    /// `shape` is in elements; `data` must hold at least the dense size in bytes and
+    /// start 64-byte aligned (use `hurray.alloc`). Ownership: the tensor pins `data`
+    /// with a napi reference until the library releases it, exactly once (possibly
+    /// from another thread, delivered to the JS thread); then `onRelease` runs. Do
+    /// not transfer or detach the ArrayBuffer while the tensor lives.
+    ///
+    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, misaligned memory),
+    /// `HURRAY_ERR_BUFFER_MISMATCH` (too few bytes), `HURRAY_ERR_DESCRIPTOR`.
+    #[napi(
+        factory,
+        ts_args_type = "data: ArrayBuffer | ArrayBufferView, dtype: string, shape: number[], options?: FromBufferOptions"
+    )]
+    pub fn from_buffer(
+        env: Env,
+        data: Unknown<'_>,
+        dtype: String,
+        shape: Vec<f64>,
+        options: Option<FromBufferOptions>,
+    ) -> Result<Tensor> {
+        let d = Descriptor::dense(dtype, shape)?;
+        let bytes = encode_of(d.ptr()?)?;
+        Tensor::build(&env, &bytes, &[data], options)
+    }
+
+    /// A tensor of any layout over caller memory: `descriptor` is the wire encoding,
+    /// `buffers` one view per entry of its buffer table (in order), each 64-byte
+    /// aligned and at least the entry's size. No copy; ownership as `fromBuffer`.
+    ///
+    /// Throws: `HURRAY_ERR_DESCRIPTOR` (bad descriptor), `HURRAY_ERR_BUFFER_MISMATCH`
+    /// (wrong count or sizes), `HURRAY_ERR_INVALID_ARGUMENT` (misaligned memory).
+    #[napi(
+        factory,
+        ts_args_type = "descriptor: Uint8Array, buffers: Array<ArrayBuffer | ArrayBufferView>, options?: FromBufferOptions"
+    )]
+    pub fn from_buffers(
+        env: Env,
+        descriptor: &[u8],
+        buffers: Vec<Unknown<'_>>,
+        options: Option<FromBufferOptions>,
+    ) -> Result<Tensor> {
+        Tensor::build(&env, descriptor, &buffers, options)
+    }
+
+    /// Whether `close()` was called (or the handle was handed on).
+    #[napi(getter)]
+    pub fn closed(&self) -> bool {
+        self.inner.is_none()
+    }
+
+    /// Elements per dimension (exact below 2^53).
+    #[napi(getter)]
+    pub fn shape(&self) -> Result<Vec<i64>> {
+        shape_of(self.descriptor_ptr()?)
+    }
+
+    /// Element type name (`"float32"`, `"int8"`, ...).
+    #[napi(getter)]
+    pub fn dtype(&self) -> Result<String> {
+        Ok(dtype_name(self.header()?.type_tag))
+    }
+
+    /// Layout name (`"row_major"`, `"csr"`, ...).
+    #[napi(getter)]
+    pub fn layout(&self) -> Result<String> {
+        Ok(layout_name(self.header()?.layout_tag))
+    }
+
+    /// Bytes from the start of buffer 0 to element [0, ..., 0].
+    #[napi(getter)]
+    pub fn byte_offset(&self) -> Result<i64> {
+        Ok(self.header()?.byte_offset as i64)
+    }
+
+    /// Number of buffers (entries of the buffer table).
+    #[napi(getter)]
+    pub fn buffer_count(&self) -> Result<u32> {
+        Ok(self.header()?.buffer_count)
+    }
+
+    /// A copy of the descriptor, as its own `Descriptor` object.
+    #[napi]
+    pub fn descriptor(&self) -> Result<Descriptor> {
+        Descriptor::decode(&encode_of(self.descriptor_ptr()?)?)
+    }
+
+    /// The descriptor's wire encoding (a copy).
+    #[napi]
+    pub fn descriptor_bytes(&self) -> Result<Buffer> {
+        Ok(encode_of(self.descriptor_ptr()?)?.into())
+    }
+
+    /// Buffer `index` as a zero-copy `ArrayBuffer` over the tensor's memory (a
+    /// mapped file, a stream buffer, or the memory a producer lent). Its byte length
+    /// is the buffer's size in bytes. While it is alive, later calls return the same
+    /// ArrayBuffer. The ArrayBuffer keeps the tensor's memory
+    /// alive after `close()` until it is collected. Writes through it are visible to
+    /// every other view (for a mapped file they stay in memory: the mapping is
+    /// copy-on-write, the file never changes).
+    ///
+    /// Throws: `HURRAY_ERR_OUT_OF_RANGE` (no such buffer), `HURRAY_ERR_STATE`
+    /// (closed).
+    #[napi]
+    pub fn buffer<'env>(&self, env: &'env Env, index: u32) -> Result<ArrayBuffer<'env>> {
+        let handle = self.handle()?.clone();
+        let raw_env = env.raw();
+        let cached = self
+            .views
+            .borrow()
+            .iter()
+            .find(|(i, _)| *i == index)
+            .map(|&(_, r)| r);
+        if let Some(r) = cached {
+            let mut v = ptr::null_mut();
+            // SAFETY: `r` is a live reference made in this environment; a collected
+            // ArrayBuffer reads back as NULL.
+            unsafe {
+                napi_check(
+                    sys::napi_get_reference_value(raw_env, r, &mut v),
+                    "napi_get_reference_value",
+                )?
+            };
+            if !v.is_null() {
+                // SAFETY: `v` is the ArrayBuffer made below for this buffer.
+                return unsafe { ArrayBuffer::from_napi_value(raw_env, v) }.map_err(napi_err);
+            }
+        }
+        let mut data: *const c_void = ptr::null();
+        let mut size = 0u64;
+        // SAFETY: the handle is live; data is borrowed while it lives, and the
+        // ArrayBuffer below holds a reference to it.
+        check(unsafe {
+            hurray_tensor_buffer_data(handle.ptr(), index as u64, &mut data, &mut size)
+        })?;
+        let ab = if size == 0 || data.is_null() {
+            ArrayBuffer::from_data(env, Vec::<u8>::new()).map_err(napi_err)?
+        } else {
+            let len = usize::try_from(size)
+                .map_err(|_| err("HURRAY_ERR_LIMIT", "buffer larger than the address space"))?;
+            // SAFETY: `data` points at `len` bytes that stay valid while `handle`
+            // lives; the finalizer drops `handle` only when the ArrayBuffer is
+            // collected.
+            unsafe { ArrayBuffer::from_external(env, data as *mut u8, len, handle, |_, h| drop(h)) }
+                .map_err(napi_err)?
+        };
+        let mut r = ptr::null_mut();
+        // SAFETY: `ab` is a live value of this call; count 0 makes a weak reference.
+        unsafe {
+            napi_check(
+                sys::napi_create_reference(raw_env, ab.raw(), 0, &mut r),
+                "napi_create_reference",
+            )?
+        };
+        let mut views = self.views.borrow_mut();
+        if let Some(slot) = views.iter_mut().find(|(i, _)| *i == index) {
+            // SAFETY: the old reference (to a collected ArrayBuffer) is replaced and
+            // deleted once.
+            unsafe { sys::napi_delete_reference(raw_env, slot.1) };
+            slot.1 = r;
+        } else {
+            views.push((index, r));
+        }
+        Ok(ab)
+    }
+
+    /// The elements as a zero-copy TypedArray over buffer 0, for a dense tensor
+    /// (row-major or column-major) whose dtype has one (`float32` -> Float32Array,
+    /// `int64` -> BigInt64Array, ...). Length: the element count; it starts at
+    /// `byteOffset`. Keeps the memory alive like `buffer()`.
+    ///
+    /// Throws: `HURRAY_ERR_NOT_APPLICABLE` (other layouts; float16, bool and other
+    /// dtypes without a TypedArray: use `buffer()`), `HURRAY_ERR_STATE` (closed).
+    #[napi(
+        ts_return_type = "Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array"
+    )]
+    pub fn array<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        use sys::TypedarrayType as T;
+        let h = self.header()?;
+        if h.layout_tag != hurray_core::layout::tag::ROW_MAJOR
+            && h.layout_tag != hurray_core::layout::tag::COLUMN_MAJOR
+        {
+            return Err(err(
+                "HURRAY_ERR_NOT_APPLICABLE",
+                format!(
+                    "array() needs a dense tensor; this one is {}",
+                    layout_name(h.layout_tag)
+                ),
+            ));
+        }
+        let (ty, size) = match ElementType::from_tag(h.type_tag) {
+            Some(ElementType::Int8) => (T::int8_array, 1),
+            Some(ElementType::Uint8) => (T::uint8_array, 1),
+            Some(ElementType::Int16) => (T::int16_array, 2),
+            Some(ElementType::Uint16) => (T::uint16_array, 2),
+            Some(ElementType::Int32) => (T::int32_array, 4),
+            Some(ElementType::Uint32) => (T::uint32_array, 4),
+            Some(ElementType::Float32) => (T::float32_array, 4),
+            Some(ElementType::Float64) => (T::float64_array, 8),
+            Some(ElementType::Int64) => (T::bigint64_array, 8),
+            Some(ElementType::Uint64) => (T::biguint64_array, 8),
+            _ => {
+                return Err(err(
+                    "HURRAY_ERR_NOT_APPLICABLE",
+                    format!(
+                        "{} has no TypedArray; use buffer(0) for its bytes",
+                        dtype_name(h.type_tag)
+                    ),
+                ))
+            }
+        };
+        let count: u64 = shape_of(self.descriptor_ptr()?)?
+            .iter()
+            .try_fold(1u64, |a, &n| a.checked_mul(n as u64))
+            .ok_or_else(|| err("HURRAY_ERR_LIMIT", "element count overflows"))?;
+        let ab = self.buffer(env, 0)?;
+        let need = count
+            .checked_mul(size)
+            .and_then(|b| b.checked_add(h.byte_offset))
+            .ok_or_else(|| err("HURRAY_ERR_LIMIT", "byte size overflows"))?;
+        if need > ab.len() as u64 || h.byte_offset % size != 0 {
+            return Err(err(
+                "HURRAY_ERR_BUFFER_MISMATCH",
+                format!(
+                    "buffer 0 holds {} bytes; {count} {} elements at offset {} need {need}",
+                    ab.len(),
+                    dtype_name(h.type_tag),
+                    h.byte_offset
+                ),
+            ));
+        }
+        let mut out = ptr::null_mut();
+        // SAFETY: `ab` is a live ArrayBuffer of this call, and the range
+        // [byte_offset, byte_offset + count*size) lies inside it (checked above).
+        unsafe {
+            napi_check(
+                sys::napi_create_typedarray(
+                    env.raw(),
+                    ty,
+                    count as usize,
+                    ab.raw(),
+                    h.byte_offset as usize,
+                    &mut out,
+                ),
+                "napi_create_typedarray",
+            )?;
+            Ok(Unknown::from_raw_unchecked(env.raw(), out))
+        }
+    }
+
+    /// Releases this object's reference to the tensor now. Idempotent. Views already
+    /// handed out stay valid until collected.
+    #[napi]
+    pub fn close(&mut self, env: Env) {
+        self.inner = None;
+        self.forget_views(env.raw());
+    }
+}
+
+/// A zero-filled `ArrayBuffer` of `byteLength` bytes whose memory starts aligned to
+/// `alignment` bytes (a power of two, default and minimum 64, as the format requires
+/// of every buffer): build TypedArrays over it and pass them to `Tensor.fromBuffer`.
+/// Freed when collected.
+///
+/// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (bad size or alignment), `HURRAY_ERR_LIMIT`
+/// when the size cannot be allocated.
+#[napi]
+pub fn alloc<'env>(
+    env: &'env Env,
+    byte_length: f64,
+    alignment: Option<u32>,
+) -> Result<ArrayBuffer<'env>> {
+    if !(byte_length >= 0.0 && byte_length.fract() == 0.0 && byte_length <= (isize::MAX as f64)) {
+        return Err(err(
+            "HURRAY_ERR_INVALID_ARGUMENT",
+            format!("byteLength must be a non-negative integer, got {byte_length}"),
+        ));
+    }
+    let align = alignment.unwrap_or(MIN_ALIGN as u32) as usize;
+    if !align.is_power_of_two() || align < MIN_ALIGN {
+        return Err(err(
+            "HURRAY_ERR_INVALID_ARGUMENT",
+            format!("alignment must be a power of two of at least {MIN_ALIGN}, got {align}"),
+        ));
+    }
+    let len = byte_length as usize;
+    if len == 0 {
+        return ArrayBuffer::from_data(env, Vec::<u8>::new()).map_err(napi_err);
+    }
+    let layout = std::alloc::Layout::from_size_align(len, align)
+        .map_err(|e| err("HURRAY_ERR_LIMIT", e.to_string()))?;
+    // SAFETY: `layout` has a non-zero size.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
+    if p.is_null() {
+        return Err(err(
+            "HURRAY_ERR_LIMIT",
+            format!("cannot allocate {len} bytes"),
+        ));
+    }
+    struct Aligned(*mut u8, std::alloc::Layout);
+    impl Drop for Aligned {
+        fn drop(&mut self) {
+            // SAFETY: allocated above with this layout, freed once (in the finalizer).
+            unsafe { std::alloc::dealloc(self.0, self.1) };
+        }
+    }
+    let owner = Aligned(p, layout);
+    // SAFETY: `p` points at `len` bytes owned by `owner`, freed only by the finalizer.
+    unsafe { ArrayBuffer::from_external(env, p, len, owner, |_, o| drop(o)) }.map_err(napi_err)
+}

@@ -1,0 +1,52 @@
+//! Test-only natives (feature `test-support`): leak accounting, release counters,
+//! an off-thread destroy, and buffer addresses.
+
+use std::ffi::c_void;
+use std::sync::atomic::Ordering;
+
+use hurray_ffi::abi::hurray_debug_live_objects;
+use hurray_ffi::tensor::hurray_tensor_buffer_data;
+use napi_derive::napi;
+
+use crate::error::{check, Result};
+use crate::release::{RELEASES_CALLED, RELEASES_DONE};
+use crate::tensor::Tensor;
+
+/// `hurray_debug_live_objects()`: handles this copy of the library holds.
+#[napi]
+pub fn debug_live_objects() -> i64 {
+    hurray_debug_live_objects()
+}
+
+/// C release callbacks invoked so far (any thread).
+#[napi]
+pub fn debug_releases_called() -> f64 {
+    RELEASES_CALLED.load(Ordering::SeqCst) as f64
+}
+
+/// Releases completed on the JS thread so far (pins deleted, onRelease run).
+#[napi]
+pub fn debug_releases_done() -> f64 {
+    RELEASES_DONE.load(Ordering::SeqCst) as f64
+}
+
+/// Closes `tensor` by dropping its handle on a new OS thread (joined before
+/// returning): any release it triggers runs off the JS thread.
+#[napi]
+pub fn debug_destroy_on_other_thread(tensor: &mut Tensor) -> Result<()> {
+    let h = tensor.take()?;
+    std::thread::spawn(move || drop(h))
+        .join()
+        .map_err(|_| crate::error::err("HURRAY_ERR_INTERNAL_PANIC", "the thread panicked"))
+}
+
+/// The address of buffer `index` of `tensor`, as a number (for aliasing checks).
+#[napi]
+pub fn debug_buffer_address(tensor: &Tensor, index: u32) -> Result<f64> {
+    let h = tensor.handle()?;
+    let mut p: *const c_void = std::ptr::null();
+    let mut n = 0u64;
+    // SAFETY: live tensor; outs are locals.
+    check(unsafe { hurray_tensor_buffer_data(h.ptr(), index as u64, &mut p, &mut n) })?;
+    Ok(p as usize as f64)
+}

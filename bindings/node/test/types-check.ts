@@ -1,0 +1,43 @@
+// Compiled (not run) by the `node:` type-check stage: the published types are valid
+// TypeScript and describe the API the tests use.
+import * as hurray from '../index';
+import { PassThrough } from 'node:stream';
+
+const data: Float32Array = new Float32Array(hurray.alloc(16));
+const t: hurray.Tensor = hurray.Tensor.fromBuffer(data, 'float32', [2, 2], { onRelease: () => {} });
+const shape: number[] = t.shape;
+const view = t.array();
+const ab: ArrayBuffer = t.buffer(0);
+const d: hurray.Descriptor = t.descriptor();
+const sizes: number[] = d.buffers().map((b: hurray.BufferEntry) => b.byteSize);
+const item: hurray.Item = hurray.Item.of(t);
+const members: hurray.Item[] = item.members;
+const w = hurray.FileWriter.create('x.hrry', { durable: false, sortedIndex: true });
+w.writeItem('x', item);
+w.addInt64('n', 1n);
+w.finish();
+const r = hurray.FileReader.open('x.hrry');
+const kv: Record<string, unknown> = r.metadata();
+const limits: hurray.StreamLimits = { maxBufferBytes: 1024 };
+async function roundTrip(): Promise<void> {
+  const pipe = new PassThrough();
+  const writer = new hurray.StreamWriter(pipe, limits);
+  await writer.write(r.tensor('x'));
+  await writer.end();
+  for await (const got of new hurray.StreamReader(pipe)) got.close();
+  for await (const it of new hurray.StreamReader(hurray.encodeStream([item])).items()) it.close();
+}
+void [shape, view, ab, sizes, members, kv, roundTrip, hurray.decodeStream(new Uint8Array(0))];
+
+const spec: hurray.DescriptorSpec = {
+  dtype: 'float32',
+  shape: [3, 3],
+  layout: 'csr',
+  nnz: 2,
+  buffers: [{ byteSize: 8 }, { byteSize: 16 }, { byteSize: 32 }],
+};
+const built: hurray.Descriptor = hurray.Descriptor.build(spec);
+const q: hurray.Quantization | null = built.quantization;
+const sh: hurray.Shard | null = built.shard;
+const head: hurray.CompositeHead | null = built.composite;
+void [q, sh, head, built.nnz, built.strides, built.statistics, built.memberRole];
