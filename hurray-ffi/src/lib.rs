@@ -17,6 +17,7 @@
 #![allow(clippy::too_many_arguments)]
 
 pub mod abi;
+pub mod allocator;
 pub mod api;
 pub mod buffer;
 pub mod builder;

@@ -14,6 +14,7 @@
 //! Every reader treats input as untrusted: lengths, counts and offsets are checked
 //! against the bytes that exist and against [`Limits`] before they are used.
 
+pub mod alloc;
 pub mod buffer;
 pub mod composite;
 pub mod error;
@@ -24,6 +25,7 @@ pub mod pool;
 pub mod stream;
 pub mod tensor;
 
+pub use alloc::{BufferAllocator, BufferMemory};
 pub use buffer::{AlignedBuf, Buffer, BufferOwner, BUFFER_ALIGN};
 pub use error::{Error, FormatRule, Result};
 pub use file::{FileReader, FileWriter, FileWriterTo, KvValue, SequentialReader, WriteOptions};

@@ -17,6 +17,7 @@
 //! bytes never reach a tensor; they are visible only to the caller's own `read` call,
 //! through the slice [`StreamDecoder::demand`](crate::StreamDecoder::demand) returns.
 
+use crate::alloc::{BufferAllocator, BufferMemory};
 use crate::buffer::{AlignedBuf, BufferOwner};
 use std::collections::VecDeque;
 use std::fmt;
@@ -158,11 +159,9 @@ impl BufferPool {
             Some(buf) => buf,
             None => AlignedBuf::zeroed(len)?,
         };
-        let shown = 0..buf.len();
         Some(PooledBuf {
             buf: Some(buf),
             pool: Arc::downgrade(&self.inner),
-            shown,
         })
     }
 }
@@ -194,17 +193,12 @@ impl Inner {
 }
 
 /// An allocation that returns to its [`BufferPool`] when dropped, or a plain one
-/// (no pool) that is simply freed.
-///
-/// While it is being filled the whole allocation is writable; once
-/// [`shown`](Self::shown) narrows it to the range the buffer occupies, that range
-/// is all its [`BufferOwner::bytes`] exposes, so the rest of a reused allocation
-/// (stale bytes of an earlier, larger buffer) is never visible through a tensor.
+/// (no pool) that is simply freed. A decoder hands it to a tensor behind an owner
+/// that shows only the buffer's range, so the rest of a reused allocation (stale
+/// bytes of an earlier, larger buffer) is never visible through a tensor.
 pub(crate) struct PooledBuf {
     buf: Option<AlignedBuf>,
     pool: Weak<Inner>,
-    /// What `bytes()` exposes (the whole allocation until narrowed).
-    shown: std::ops::Range<usize>,
 }
 
 impl PooledBuf {
@@ -213,16 +207,7 @@ impl PooledBuf {
         Some(PooledBuf {
             buf: Some(AlignedBuf::zeroed(len)?),
             pool: Weak::new(),
-            shown: 0..len,
         })
-    }
-
-    /// Narrows what [`BufferOwner::bytes`] exposes to `range` (clamped to the
-    /// allocation); the allocation itself, and what returns to the pool, is whole.
-    pub(crate) fn shown(mut self, range: std::ops::Range<usize>) -> PooledBuf {
-        let end = range.end.min(self.len());
-        self.shown = range.start.min(end)..end;
-        self
     }
 
     fn aligned(&self) -> &AlignedBuf {
@@ -230,6 +215,7 @@ impl PooledBuf {
     }
 
     /// Length in bytes (at least what was requested).
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.aligned().len()
     }
@@ -250,7 +236,26 @@ impl PooledBuf {
 
 impl BufferOwner for PooledBuf {
     fn bytes(&self) -> &[u8] {
-        &self.as_slice()[self.shown.clone()]
+        self.as_slice()
+    }
+}
+
+impl BufferMemory for PooledBuf {
+    fn as_slice(&self) -> &[u8] {
+        PooledBuf::as_slice(self)
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        PooledBuf::as_mut_slice(self)
+    }
+}
+
+/// A pool is an allocator: a stream decoder given one
+/// ([`StreamDecoder::with_pool`](crate::StreamDecoder::with_pool)) takes its
+/// buffers' memory from it.
+impl BufferAllocator for BufferPool {
+    fn allocate(&self, len: usize) -> Option<Box<dyn BufferMemory>> {
+        Some(Box::new(self.take(len)?))
     }
 }
 

@@ -219,3 +219,113 @@ fn the_owner_of_a_pooled_buffer_shows_only_that_buffer() {
     assert!(b.owner().bytes().iter().all(|&x| x == 0x11));
     assert_eq!(b.owner().bytes().as_ptr(), b.as_slice().as_ptr());
 }
+
+/// Memory of a test allocator: a `Vec` viewed from an offset (0 for aligned, 1 for
+/// misaligned), counting drops.
+struct TestMem {
+    bytes: Vec<u8>,
+    at: usize,
+    len: usize,
+    drops: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl hurray_io::BufferMemory for TestMem {
+    fn as_slice(&self) -> &[u8] {
+        &self.bytes[self.at..self.at + self.len]
+    }
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.bytes[self.at..self.at + self.len]
+    }
+}
+
+impl Drop for TestMem {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Hands out `Vec`s, 64-byte aligned (or deliberately off by one, or short).
+struct TestAlloc {
+    skew: usize,
+    short: usize,
+    calls: std::sync::atomic::AtomicUsize,
+    drops: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    addrs: std::sync::Mutex<Vec<(usize, usize)>>,
+}
+
+impl TestAlloc {
+    fn new(skew: usize, short: usize) -> std::sync::Arc<TestAlloc> {
+        std::sync::Arc::new(TestAlloc {
+            skew,
+            short,
+            calls: Default::default(),
+            drops: Default::default(),
+            addrs: Default::default(),
+        })
+    }
+}
+
+impl hurray_io::BufferAllocator for TestAlloc {
+    fn allocate(&self, len: usize) -> Option<Box<dyn hurray_io::BufferMemory>> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let bytes = vec![0xEEu8; len + 128];
+        let base = bytes.as_ptr() as usize;
+        let at = (64 - base % 64) % 64 + self.skew;
+        self.addrs.lock().unwrap().push((base + at, len));
+        Some(Box::new(TestMem {
+            bytes,
+            at,
+            len: len - self.short,
+            drops: self.drops.clone(),
+        }))
+    }
+}
+
+#[test]
+fn a_custom_allocator_provides_every_buffer_and_sees_it_dropped_once() {
+    let items = all_items();
+    let alloc = TestAlloc::new(0, 0);
+    let mut dec = StreamDecoder::default().with_allocator(alloc.clone());
+    push(&items, &mut dec);
+    let got = drain(&mut dec);
+    assert_same(&items, &got);
+    got.iter().for_each(assert_aligned);
+    let calls = alloc.calls.load(std::sync::atomic::Ordering::SeqCst);
+    let addrs = addresses(&got);
+    assert_eq!(addrs.len(), calls, "one allocation per non-empty buffer");
+    let ranges = alloc.addrs.lock().unwrap().clone();
+    for a in &addrs {
+        assert!(
+            ranges.iter().any(|&(s, l)| *a >= s && *a < s + l),
+            "buffer at {a:#x} is not in the allocator's memory"
+        );
+    }
+    assert_eq!(alloc.drops.load(std::sync::atomic::Ordering::SeqCst), 0);
+    drop(got);
+    assert_eq!(alloc.drops.load(std::sync::atomic::Ordering::SeqCst), calls);
+}
+
+#[test]
+fn an_allocator_returning_misaligned_or_short_memory_fails_the_stream() {
+    let t = Tensor::from_dense(hurray_core::ElementType::Uint8, &[100], &[5; 100]).unwrap();
+    let mut w = StreamWriter::new(Vec::new());
+    w.write_tensor(&t).unwrap();
+    let bytes = w.into_inner();
+    for (skew, short, what) in [(1, 0, "address"), (0, 1, "bytes")] {
+        let alloc = TestAlloc::new(skew, short);
+        let mut dec = StreamDecoder::default().with_allocator(alloc.clone());
+        assert!(dec.write_all(&bytes).is_err());
+        match dec.next_item() {
+            Some(Err(Error::Format {
+                rule: FormatRule::Limit,
+                detail,
+                ..
+            })) => assert!(
+                detail.contains("allocator") && detail.contains(what),
+                "{detail}"
+            ),
+            other => panic!("{what}: {other:?}"),
+        }
+        assert_eq!(alloc.drops.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+}

@@ -235,6 +235,109 @@ static void test_buffer_pool(void) {
     bytes_free(&s);
 }
 
+/* A caller allocator for test_allocator: up to 8 allocations, each 64-byte aligned
+ * (or, with `skew`, deliberately not), counted, freed by count_release. */
+typedef struct TestAlloc {
+    int calls, refuse, skew;
+    Released rel[8];
+    uint8_t *data[8];
+} TestAlloc;
+
+static int32_t test_alloc(void *context, uint64_t len, uint8_t **out_data,
+                          HurrayReleaseFn *out_release, void **out_release_context) {
+    TestAlloc *a = (TestAlloc *)context;
+    if (a->refuse || a->calls == 8) return 1;
+    int i = a->calls++;
+    uint8_t *p = (uint8_t *)alloc64((size_t)len + 64);
+    memset(p, 0xEE, (size_t)len + 64); /* stale bytes the decoder must overwrite */
+    released_init(&a->rel[i], p);
+    a->data[i] = p + a->skew;
+    *out_data = p + a->skew;
+    *out_release = count_release;
+    *out_release_context = &a->rel[i];
+    return 0;
+}
+
+static void test_allocator(void) {
+    Released rel;
+    HurrayTensor *t = own_memory_tensor(1000, &rel, NULL);
+    HurrayStreamEncoder *enc = NULL;
+    CHECK_OK(hurray_stream_encoder_new(NULL, &enc));
+    Bytes s = {0};
+    encode_tensor(enc, t, &s);
+    encode_tensor(enc, t, &s);
+    CHECK_OK(hurray_stream_encoder_destroy(&enc));
+
+    /* Two tensors read into the caller's memory, released once each, when the
+     * tensors go (the decoder is gone first). */
+    TestAlloc a = {0};
+    HurrayStreamDecoder *dec = NULL;
+    CHECK_OK(hurray_stream_decoder_new(NULL, &dec));
+    CHECK_OK(hurray_stream_decoder_set_allocator(dec, test_alloc, &a));
+    uint64_t consumed = 0;
+    CHECK_OK(hurray_stream_decoder_feed(dec, s.data, s.len, &consumed));
+    CHECK(consumed == s.len);
+    HurrayTensor *got[2] = {0};
+    for (int i = 0; i < 2; i++) {
+        CHECK_OK(hurray_stream_decoder_next_tensor(dec, &got[i]));
+        CHECK(got[i] != NULL);
+        CHECK(tensors_equal(got[i], t));
+        uint64_t size = 0;
+        CHECK(tensor_bytes(got[i], 0, &size) == a.data[i]); /* the caller's memory */
+    }
+    CHECK(a.calls == 2);
+    CHECK_OK(hurray_stream_decoder_destroy(&dec));
+    CHECK(released_count(&a.rel[0]) == 0 && released_count(&a.rel[1]) == 0);
+    CHECK_OK(hurray_tensor_destroy(&got[0]));
+    CHECK(released_count(&a.rel[0]) == 1 && released_count(&a.rel[1]) == 0);
+    CHECK_OK(hurray_tensor_destroy(&got[1]));
+    CHECK(released_count(&a.rel[1]) == 1);
+
+    /* A refusal, and a misaligned allocation (released), fail the stream: LIMIT. */
+    for (int k = 0; k < 2; k++) {
+        TestAlloc b = {0};
+        b.refuse = k == 0;
+        b.skew = k == 1 ? 8 : 0;
+        CHECK_OK(hurray_stream_decoder_new(NULL, &dec));
+        CHECK_OK(hurray_stream_decoder_set_allocator(dec, test_alloc, &b));
+        CHECK_OK(hurray_stream_decoder_feed(dec, s.data, s.len, &consumed));
+        CHECK(consumed < s.len);
+        HurrayTensor *none = NULL;
+        CHECK_ERR(HURRAY_ERR_LIMIT, hurray_stream_decoder_next_tensor(dec, &none));
+        CHECK(none == NULL);
+        CHECK(strstr(hurray_last_error_message(), "allocate") != NULL ||
+              strstr(hurray_last_error_message(), "allocator") != NULL);
+        CHECK_OK(hurray_stream_decoder_destroy(&dec));
+        CHECK(b.calls == (k == 0 ? 0 : 1));
+        if (k == 1) CHECK(released_count(&b.rel[0]) == 1);
+    }
+
+    /* An allocator abandoned mid-buffer (input cut) is released too; NULL restores
+     * the library's memory. */
+    TestAlloc c = {0};
+    CHECK_OK(hurray_stream_decoder_new(NULL, &dec));
+    CHECK_OK(hurray_stream_decoder_set_allocator(dec, test_alloc, &c));
+    CHECK_OK(hurray_stream_decoder_feed(dec, s.data, s.len / 2 - 100, &consumed));
+    CHECK(c.calls == 1 && released_count(&c.rel[0]) == 0);
+    CHECK_ERR(HURRAY_ERR_TRUNCATED, hurray_stream_decoder_finish(dec));
+    CHECK_OK(hurray_stream_decoder_destroy(&dec));
+    CHECK(released_count(&c.rel[0]) == 1);
+    CHECK_OK(hurray_stream_decoder_new(NULL, &dec));
+    CHECK_OK(hurray_stream_decoder_set_allocator(dec, test_alloc, &c));
+    CHECK_OK(hurray_stream_decoder_set_allocator(dec, NULL, NULL));
+    CHECK_OK(hurray_stream_decoder_feed(dec, s.data, s.len, &consumed));
+    HurrayTensor *lib = NULL;
+    CHECK_OK(hurray_stream_decoder_next_tensor(dec, &lib));
+    CHECK(lib != NULL && c.calls == 1);
+    CHECK_OK(hurray_tensor_destroy(&lib));
+    CHECK_OK(hurray_stream_decoder_destroy(&dec));
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_stream_decoder_set_allocator(NULL, NULL, NULL));
+
+    CHECK_OK(hurray_tensor_destroy(&t));
+    CHECK(released_count(&rel) == 1);
+    bytes_free(&s);
+}
+
 static HurrayItem *make_composite(Released rel[2]) {
     HurrayDescriptorBuilder *b = NULL;
     uint64_t shape = 2;
@@ -408,6 +511,7 @@ int main(void) {
     RUN(test_roundtrip_own_memory);
     RUN(test_feed_and_items);
     RUN(test_buffer_pool);
+    RUN(test_allocator);
     RUN(test_composite_roundtrip);
     RUN(test_end_of_input);
     RUN(test_same_tensor_to_stream_and_file);

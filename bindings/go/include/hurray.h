@@ -403,6 +403,22 @@ typedef int32_t HurrayStatus;
 // handle being destroyed. Frozen for ABI 10.
 typedef void (*HurrayReleaseFn)(void *context);
 
+// Allocates memory for one buffer of a stream decoder: writes to `*out_data` the
+// address of at least `len` writable bytes, 64-byte aligned, and to `*out_release`
+// and `*out_release_context` the callback that gives them back (called exactly
+// once, from any thread, when the last handle holding the buffer is destroyed, or
+// when the decoder abandons the buffer; `*out_release` may be left NULL when
+// nothing needs to be done). The contents need not be zeroed. Returns 0 on
+// success; any other value refuses, and the decoder fails with `HURRAY_ERR_LIMIT`.
+//
+// Called during `hurray_stream_decoder_advance`, `_feed` or `_demand`, on the
+// thread making that call; it must not call back into the same decoder.
+typedef int32_t (*HurrayAllocFn)(void *context,
+                                 uint64_t len,
+                                 uint8_t **out_data,
+                                 HurrayReleaseFn *out_release,
+                                 void **out_release_context);
+
 // Out-of-band synchronisation payload for a buffer whose `sync_mode` is not 0
 // (`streams-and-transport.md` C.4). Frozen for ABI 10.
 typedef struct HurrayBufferSync {
@@ -795,6 +811,28 @@ HurrayStatus hurray_debug_panic(void);
 // # Safety
 // `handle` must be NULL or point at a live handle of some build of this library.
 HurrayStatus hurray_handle_abi_version(const void *handle, uint32_t *out);
+
+// Makes the decoder ask `alloc` for the memory of each buffer it starts from now on
+// (NULL: fresh memory from the library, the default; this also replaces a pool set
+// with `hurray_stream_decoder_set_pool`). Payload bytes are read straight into that
+// memory, and the tensors the decoder yields point at it. See `HurrayAllocFn`.
+//
+// `context` is passed to every call of `alloc` and must stay valid until the
+// decoder is destroyed or given another allocator. A non-64-byte-aligned or NULL
+// allocation fails the stream with `HURRAY_ERR_LIMIT` (and is released).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`decoder`); `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (not a decoder of this copy of the library).
+//
+// Ownership: the decoder keeps `alloc` and `context` (it owns neither); each
+// allocation is owned by the tensor holding its buffer, which releases it.
+//
+// # Safety
+// `decoder` NULL or live; `alloc`, when not NULL, a function honouring the
+// `HurrayAllocFn` contract with `context`.
+HurrayStatus hurray_stream_decoder_set_allocator(HurrayStreamDecoder *decoder,
+                                                 HurrayAllocFn alloc,
+                                                 void *context);
 
 // Wraps caller memory as a buffer.
 //

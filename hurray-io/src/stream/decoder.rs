@@ -60,6 +60,7 @@
 //! `&mut StreamDecoder` is an in-process stream whose payload bytes are copied once,
 //! from the writer's buffers straight into the reader's final buffers.
 
+use crate::alloc::{BufferAllocator, BufferMemory, Shown};
 use crate::buffer::{Buffer, BUFFER_ALIGN};
 use crate::composite::CompositeChecker;
 use crate::error::{Error, FormatRule, Result};
@@ -126,7 +127,7 @@ pub struct StreamDecoder {
     opts: DecodeOptions,
     eager: usize,
     /// Where buffer allocations come from (fresh memory when `None`).
-    pool: Option<BufferPool>,
+    alloc: Option<Arc<dyn BufferAllocator>>,
     phase: Phase,
     /// Bytes consumed so far (absolute stream offset of the next byte).
     pos: u64,
@@ -165,7 +166,7 @@ struct Pending {
 
 /// The allocation a buffer is read into.
 struct Fill {
-    buf: PooledBuf,
+    buf: Box<dyn BufferMemory>,
     /// Offset of the buffer's first byte in `buf` (non-zero only for alignment > 64).
     start: usize,
     /// Bytes of the buffer the allocation can hold now (`≤ size`).
@@ -209,7 +210,7 @@ impl StreamDecoder {
             limits,
             opts: DecodeOptions::default(),
             eager: DEFAULT_EAGER_ALLOC,
-            pool: None,
+            alloc: None,
             phase: Phase::Header { filled: 0 },
             pos: 0,
             tensor_at: 0,
@@ -243,15 +244,30 @@ impl StreamDecoder {
     /// faults of fresh memory into a copy into memory that is already mapped. A
     /// reused allocation is at most twice the size of the buffer read into it. See
     /// [`BufferPool`](crate::pool::BufferPool).
-    pub fn with_pool(mut self, pool: BufferPool) -> StreamDecoder {
-        self.pool = Some(pool);
-        self
+    pub fn with_pool(self, pool: BufferPool) -> StreamDecoder {
+        self.with_allocator(Arc::new(pool))
     }
 
     /// Sets or removes (`None`: fresh memory) the pool buffers are allocated from,
     /// for buffers started after the call; see [`with_pool`](Self::with_pool).
     pub fn set_pool(&mut self, pool: Option<BufferPool>) {
-        self.pool = pool;
+        self.set_allocator(pool.map(|p| Arc::new(p) as Arc<dyn BufferAllocator>));
+    }
+
+    /// Takes buffer memory from `alloc` instead of fresh memory from the system
+    /// (see [`BufferAllocator`](crate::alloc::BufferAllocator)). Each buffer's
+    /// memory is requested once its descriptor is accepted, with the same sizes as
+    /// the default policy (module documentation), and dropped when the last
+    /// [`Buffer`] over it goes.
+    pub fn with_allocator(mut self, alloc: Arc<dyn BufferAllocator>) -> StreamDecoder {
+        self.alloc = Some(alloc);
+        self
+    }
+
+    /// Sets or removes (`None`: fresh memory) the allocator of buffers started after
+    /// the call; see [`with_allocator`](Self::with_allocator).
+    pub fn set_allocator(&mut self, alloc: Option<Arc<dyn BufferAllocator>>) {
+        self.alloc = alloc;
     }
 
     /// The limits this decoder enforces.
@@ -271,7 +287,7 @@ impl StreamDecoder {
     /// see what a claim costs.
     pub fn buffer_capacity(&self) -> usize {
         match &self.phase {
-            Phase::Buffer { fill, .. } => fill.buf.len(),
+            Phase::Buffer { fill, .. } => fill.buf.as_slice().len(),
             _ => 0,
         }
     }
@@ -620,7 +636,7 @@ impl StreamDecoder {
             } else {
                 GROW_START.min(self.eager.max(64 << 10)).min(size)
             };
-            let fill = allocate(self.pool.as_ref(), size, cap, align, self.pos)?;
+            let fill = allocate(self.alloc.as_deref(), size, cap, align, self.pos)?;
             self.phase = Phase::Buffer { tensor, fill };
             return Ok(());
         }
@@ -633,7 +649,7 @@ impl StreamDecoder {
             return Ok(());
         };
         let cap = fill.cap.saturating_mul(2).min(fill.size);
-        let mut next = allocate(self.pool.as_ref(), fill.size, cap, fill.align, at)?;
+        let mut next = allocate(self.alloc.as_deref(), fill.size, cap, fill.align, at)?;
         next.filled = fill.filled;
         next.buf.as_mut_slice()[next.start..next.start + fill.filled]
             .copy_from_slice(&fill.buf.as_slice()[fill.start..fill.start + fill.filled]);
@@ -650,7 +666,10 @@ impl StreamDecoder {
         };
         // The owner shows exactly the buffer: neither alignment slack nor the tail of
         // a larger reused allocation is visible through the tensor.
-        let owner = fill.buf.shown(fill.start..fill.start + fill.size);
+        let owner = Shown {
+            mem: fill.buf,
+            range: fill.start..fill.start + fill.size,
+        };
         let buffer = Buffer::slice_of(Arc::new(owner), 0..fill.size).ok_or_else(|| {
             Error::format(FormatRule::Limit, self.pos, "buffer window out of range")
         })?;
@@ -751,29 +770,40 @@ pub(crate) fn check_handle(
 
 /// Allocates room for `cap` bytes of a `size`-byte buffer whose first byte must be
 /// `align`-aligned (`align` a power of two ≥ 64, ≤ [`MAX_HONORED_ALIGNMENT`]), from
-/// `pool` when there is one.
+/// `alloc` when there is one, and checks what an allocator returned.
 fn allocate(
-    pool: Option<&BufferPool>,
+    alloc: Option<&dyn BufferAllocator>,
     size: usize,
     cap: usize,
     align: usize,
     at: u64,
 ) -> Result<Fill> {
     let slack = align - BUFFER_ALIGN;
-    let buf = cap
-        .checked_add(slack)
-        .and_then(|len| match pool {
-            Some(pool) => pool.take(len),
-            None => PooledBuf::unpooled(len),
-        })
-        .ok_or_else(|| {
-            Error::format(
-                FormatRule::Limit,
-                at,
-                format_args!("cannot allocate {cap} bytes for a {size}-byte buffer"),
-            )
-        })?;
-    let addr = buf.as_slice().as_ptr() as usize;
+    let refused = || {
+        Error::format(
+            FormatRule::Limit,
+            at,
+            format_args!("cannot allocate {cap} bytes for a {size}-byte buffer"),
+        )
+    };
+    let len = cap.checked_add(slack).ok_or_else(refused)?;
+    let buf: Box<dyn BufferMemory> = match alloc {
+        Some(a) => a.allocate(len).ok_or_else(refused)?,
+        None => Box::new(PooledBuf::unpooled(len).ok_or_else(refused)?),
+    };
+    let mem = buf.as_slice();
+    let addr = mem.as_ptr() as usize;
+    if mem.len() < len || addr % BUFFER_ALIGN != 0 {
+        return Err(Error::format(
+            FormatRule::Limit,
+            at,
+            format_args!(
+                "the buffer allocator returned {} bytes at address {addr:#x}; the decoder \
+                 asked for {len} bytes, {BUFFER_ALIGN}-byte aligned",
+                mem.len()
+            ),
+        ));
+    }
     let start = (align - addr % align) % align;
     Ok(Fill {
         buf,
