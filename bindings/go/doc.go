@@ -51,10 +51,17 @@
 // # Views
 //
 // Views ([Tensor.Bytes], [Tensor.Float32s] and the other typed views, [Values],
-// [View]) are Go slices over the tensor's memory, without a copy, valid until the
-// tensor (or the item it is borrowed from) is closed. A view does NOT keep its
-// tensor alive: that memory belongs to the library (or to a file mapping), and the
-// garbage collector does not know the slice points into it. If the program drops
+// [View]) are Go slices over the tensor's memory, without a copy.
+//
+// A [Reader] (without a [BufferPool]) reads every buffer into Go memory, so views
+// of the tensors it returns are ordinary Go slices that keep their memory alive by
+// themselves, even after the tensor is closed or collected.
+//
+// Views of other tensors — from a [File], from a Reader with a pool, or received
+// from C — are valid until the tensor (or the item it is borrowed from) is closed.
+// Such a view does NOT keep its tensor alive: that memory belongs to the library
+// (or to a file mapping), and the garbage collector does not know the slice points
+// into it. If the program drops
 // every reference to a *Tensor (or *Item) without calling Close, its cleanup may
 // release the memory at any collection — while a view is still in use — and the
 // view then silently reads freed memory. So keep the Tensor reachable while you use
@@ -69,10 +76,10 @@
 //	sum := 0.0
 //	for _, x := range v { sum += float64(x) }
 //
-// Never return a view from a function that drops its Tensor; return the Tensor
-// (or a copy of the data: slices.Clone(v)). Views of a tensor made from Go memory
-// ([NewTensor], [NewDense]) are views of that Go memory, which the slice itself
-// keeps alive. Under the hurray_debug build tag, a Tensor or Item collected
+// Never return a view of such a tensor from a function that drops its Tensor;
+// return the Tensor (or a copy of the data: slices.Clone(v)). Views of a tensor
+// made from Go memory ([NewTensor], [NewDense]) or read by a Reader are views of Go
+// memory, which the slice itself keeps alive. Under the hurray_debug build tag, a Tensor or Item collected
 // without Close after handing out views is reported on stderr.
 //
 // Each object is used by one goroutine at a time (a [File] may be shared); objects

@@ -8,6 +8,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"runtime/cgo"
@@ -131,6 +132,32 @@ func (o *goOwner) drop(h cgo.Handle) {
 	o.pinner.Unpin()
 	o.keep = nil
 	ownersMade.Add(-1)
+}
+
+// hurrayGoAlloc gives a stream decoder n bytes of Go memory to read a buffer into
+// (reached through hurray_go_alloc in hurray_go.c): 64-byte aligned, pinned, owned
+// by a goOwner whose handle becomes the buffer's release context. The library
+// releases it through hurrayGoRelease when the last handle holding the buffer goes;
+// the memory itself then lives on for as long as any Go slice (a view) points into
+// it, like any Go memory. Returns non-zero (the decoder then fails with ErrLimit)
+// when n is too large for a Go slice or the allocation panics.
+//
+//export hurrayGoAlloc
+func hurrayGoAlloc(n C.uint64_t, outData **C.uint8_t, outOwner *C.uintptr_t) (rc C.int32_t) {
+	defer func() {
+		if r := recover(); r != nil {
+			rc = 1
+		}
+	}()
+	if uint64(n) > uint64(math.MaxInt-Alignment) {
+		return 1
+	}
+	b := Make[byte](int(n))
+	_, h := newOwner([][]byte{b}, nil)
+	// Pinned by newOwner: C may keep this pointer until hurrayGoRelease.
+	*outData = (*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(b)))
+	*outOwner = C.uintptr_t(h)
+	return 0
 }
 
 // hurrayGoRelease is the release callback of Go-owned memory (reached through

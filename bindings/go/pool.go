@@ -1,6 +1,7 @@
 package hurray
 
 // #include "hurray.h"
+// #include "hurray_go.h"
 import "C"
 
 import (
@@ -21,9 +22,11 @@ import (
 // first. An allocation is reused for a buffer of n bytes when its size is between
 // n and 2n.
 //
-// Because pooled memory is reused, a slice view kept past its tensor's Close (see
-// the package documentation) no longer sees freed memory but, later, the bytes of
-// another tensor: the rule that views end with Close matters all the more.
+// Pooled memory is library memory, not Go memory: a view of a pooled tensor does
+// not keep it alive, and once the tensor is closed its memory is reused, so a view
+// kept past Close would later see the bytes of another tensor. The rule that views
+// end with Close (and that the tensor stays reachable while a view is used) applies
+// in full; readers without a pool read into Go memory and do not have this hazard.
 type BufferPool struct {
 	mu      sync.Mutex
 	ptr     *C.HurrayBufferPool
@@ -113,8 +116,15 @@ func (bp *BufferPool) Close() error {
 }
 
 // SetPool makes the Reader read the buffers it starts from now on into memory from
-// pool (nil: fresh memory from the system, the default). The Reader keeps its own
+// pool, or, with nil, into Go memory again (the default). The Reader keeps its own
 // reference: the pool may be closed before the Reader.
+//
+// The trade: by default every buffer is a new Go allocation, which views keep alive
+// by themselves (a view stays valid after its tensor is closed or collected). Pooled
+// buffers are library memory that is reused once the tensor is closed: faster for a
+// steady flow of tensors (no new memory per tensor, no garbage for the collector),
+// but a view must not be used after its tensor is closed, and the tensor must stay
+// reachable while a view is in use (see Views in the package documentation).
 //
 // Errors: ErrClosed when the Reader is closed; ErrInvalidArgument (matching
 // ErrClosed too) when the pool is closed.
@@ -125,16 +135,17 @@ func (r *Reader) SetPool(pool *BufferPool) error {
 	if r.ptr == nil {
 		return errClosed(op, "the Reader is closed")
 	}
-	var pp *C.HurrayBufferPool
-	if pool != nil {
-		pool.mu.Lock()
-		defer pool.mu.Unlock()
-		if pool.ptr == nil {
-			return errClosedArg(op, "the BufferPool is closed")
-		}
-		pp = pool.ptr
+	if pool == nil {
+		err := call(op, func() C.HurrayStatus { return C.hurray_go_decoder_use_go_memory(r.ptr) })
+		runtime.KeepAlive(r)
+		return err
 	}
-	err := call(op, func() C.HurrayStatus { return C.hurray_stream_decoder_set_pool(r.ptr, pp) })
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	if pool.ptr == nil {
+		return errClosedArg(op, "the BufferPool is closed")
+	}
+	err := call(op, func() C.HurrayStatus { return C.hurray_stream_decoder_set_pool(r.ptr, pool.ptr) })
 	runtime.KeepAlive(r)
 	runtime.KeepAlive(pool)
 	return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
 	"unsafe"
 )
@@ -134,4 +135,44 @@ func TestBufferPoolStatsAndMisuse(t *testing.T) {
 		t.Errorf("SetPool on a closed Reader: %v, want ErrClosed", err)
 	}
 	requireNoLeaks(t)
+}
+
+// TestStreamViewsKeepTheirMemoryAlive: a Reader without a pool reads into Go
+// memory, so a view stays valid after its tensor is closed and collected, and the
+// library still releases its hold exactly once.
+func TestStreamViewsKeepTheirMemoryAlive(t *testing.T) {
+	const n = 1 << 20 // 4 MiB: library memory this large would be unmapped on Close
+	var stream bytes.Buffer
+	src, err := NewDense(fill(n, 3), []uint64{n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(&stream)
+	if err := w.WriteTensor(src); err != nil {
+		t.Fatal(err)
+	}
+	src.Close()
+	r := NewReader(&stream)
+	x, err := r.NextTensor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := x.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	r.Close()
+	for i := 0; i < 5; i++ {
+		runtime.GC()
+		junk := make([]byte, 8<<20)
+		junk[0] = 1
+	}
+	for i := 0; i < n; i += 4099 {
+		if v[i] != float32(i)+3 {
+			t.Fatalf("view[%d] = %v after Close and GC, want %v", i, v[i], float32(i)+3)
+		}
+	}
+	requireNoLeaks(t)
+	runtime.KeepAlive(v)
 }

@@ -1,6 +1,7 @@
 package hurray
 
 // #include "hurray.h"
+// #include "hurray_go.h"
 import "C"
 
 import (
@@ -90,6 +91,12 @@ func newReader(op string, r io.Reader, l Limits) (*Reader, error) {
 	cl := l.c()
 	var p *C.HurrayStreamDecoder
 	if err := call(op, func() C.HurrayStatus { return C.hurray_stream_decoder_new(&cl, &p) }); err != nil {
+		return nil, err
+	}
+	// Buffers are read into Go memory, so views of the tensors keep their memory
+	// alive by themselves (see Reader.SetPool for the alternative).
+	if err := call(op, func() C.HurrayStatus { return C.hurray_go_decoder_use_go_memory(p) }); err != nil {
+		C.hurray_stream_decoder_destroy(&p)
 		return nil, err
 	}
 	rd := &Reader{r: r, ptr: p}
