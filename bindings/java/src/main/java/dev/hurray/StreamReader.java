@@ -109,7 +109,7 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
         while (true) {
             long it = Native.decoderNext(dec);
             if (it != 0) {
-                return new Item(it, false);
+                return new Item(it);
             }
             if (eof) {
                 return null;
