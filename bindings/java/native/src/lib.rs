@@ -1230,7 +1230,9 @@ pub extern "system" fn Java_dev_hurray_Native_decoderDemand<'l>(
             hurray_stream_decoder_demand(dec as *mut HurrayStreamDecoder, &mut p, &mut n)
         })?;
         // SAFETY: the demanded slice is writable and valid until the next call on
-        // the decoder; StreamReader.java drops the ByteBuffer before that call.
+        // the decoder; StreamReader.java drops the ByteBuffer before that call, and
+        // defers a close() made during the read (from the user's InputStream, on
+        // this thread) until the read returns, so the decoder outlives the slice.
         unsafe { direct(env, p, n) }
     })
 }
@@ -1364,7 +1366,9 @@ pub extern "system" fn Java_dev_hurray_Native_encoderChunk<'l>(
     run(&mut env, ptr::null_mut(), |env| {
         let (p, n) = chunk(enc, i)?;
         // SAFETY: valid until the next begin/end/destroy; StreamWriter.java writes it
-        // out and drops it before then, and hands it out read-only.
+        // out and drops it before then (a close() or nested write from the user's
+        // OutputStream during the write is deferred or refused), and hands it out
+        // read-only.
         unsafe { direct(env, p, n) }
     })
 }

@@ -23,24 +23,21 @@ public final class Item implements AutoCloseable {
     private final NativeRef ref;
     private final Cleaner.Cleanable cleanable;
     private final boolean borrowed;
-    private final boolean readOnlyMemory;
     private boolean closed;
 
     /** Takes ownership of an owned {@code HurrayItem *}. */
-    Item(long ptr, boolean readOnlyMemory) {
+    Item(long ptr) {
         this.ref = new NativeRef(ptr, Native::itemDestroy);
         this.borrowed = false;
-        this.readOnlyMemory = readOnlyMemory;
         NativeRef r = ref;
         this.cleanable = NativeRef.CLEANER.register(this, r::release);
     }
 
     /** A member borrowed from {@code parent}; holds the parent until released. */
-    private Item(long ptr, NativeRef parent, boolean readOnlyMemory) {
+    private Item(long ptr, NativeRef parent) {
         parent.retain();
         this.ref = new NativeRef(ptr, p -> parent.release());
         this.borrowed = true;
-        this.readOnlyMemory = readOnlyMemory;
         NativeRef r = ref;
         this.cleanable = NativeRef.CLEANER.register(this, r::release);
     }
@@ -56,7 +53,7 @@ public final class Item implements AutoCloseable {
     public static Item of(Tensor tensor) {
         long t = tensor.share();
         try {
-            return new Item(Native.itemFromTensor(t), tensor.readOnlyMemory());
+            return new Item(Native.itemFromTensor(t));
         } catch (RuntimeException | Error e) {
             Native.tensorDestroy(t);
             throw e;
@@ -66,18 +63,38 @@ public final class Item implements AutoCloseable {
     /**
      * A composite: {@code head} (a tensor with the {@link Layout#COMPOSITE_HEAD}
      * layout, shared as in {@link #of}) and {@code members}, which are <em>moved</em>
-     * in: on return, successful or not, each member item is closed and owned by the
-     * composite (or destroyed). A member must be an open item this caller owns (not
-     * one borrowed from another item) with no borrowed tensor or member outstanding.
+     * in: on return, successful or not, each (non-null) member object is closed (an
+     * owned member's item then belongs to the composite, or is destroyed; a borrowed
+     * member just lets go of its parent). A member must be an open item this caller
+     * owns (not one borrowed from another item), given once, with no borrowed tensor
+     * or member outstanding.
      *
      * @param head the head tensor; its member count must equal {@code members.length}
      * @param members the members, in order
      * @return the composite
-     * @throws IllegalArgumentException for a member that cannot be moved (checked
-     *     before anything moves)
+     * @throws IllegalArgumentException for a member that cannot be moved (closed,
+     *     borrowed, given twice, or with a borrowed object still open); the members are
+     *     closed all the same
      * @throws HurrayException when the C ABI refuses the composite
      */
     public static Item composite(Tensor head, Item... members) {
+        boolean done = false;
+        try {
+            Item result = compose(head, members);
+            done = true;
+            return result;
+        } finally {
+            if (!done && members != null) {
+                for (Item m : members) {
+                    if (m != null) {
+                        m.close();
+                    }
+                }
+            }
+        }
+    }
+
+    private static Item compose(Tensor head, Item... members) {
         Objects.requireNonNull(head, "head");
         Set<Item> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         for (Item m : members) {
@@ -97,9 +114,6 @@ public final class Item implements AutoCloseable {
             if (p == 0) {
                 for (long q : taken) {
                     Native.itemDestroy(q);
-                }
-                for (Item x : members) {
-                    x.close();
                 }
                 throw new IllegalArgumentException(
                         "hurray: a member has a borrowed tensor or member still open");
@@ -121,7 +135,7 @@ public final class Item implements AutoCloseable {
             }
             throw e;
         }
-        Item result = new Item(it, head.readOnlyMemory());
+        Item result = new Item(it);
         for (int i = 0; i < taken.size(); i++) {
             try {
                 Native.itemCompositePush(it, taken.get(i));
@@ -158,6 +172,18 @@ public final class Item implements AutoCloseable {
         return ref.ptr();
     }
 
+    /**
+     * Adds a hold on the native item for the duration of a native use that may run
+     * user code (a stream writer's output stream): a {@link #close()} from that code
+     * then only drops this object's hold; the item stays until the returned ref's
+     * {@link NativeRef#release()}.
+     */
+    synchronized NativeRef pin() {
+        handle();
+        ref.retain();
+        return ref;
+    }
+
     /** @return true for a composite (a head and members) */
     public synchronized boolean isComposite() {
         return Native.itemIsComposite(handle());
@@ -170,7 +196,7 @@ public final class Item implements AutoCloseable {
      * @return a new borrowed tensor object
      */
     public synchronized Tensor tensor() {
-        return new Tensor(Native.itemTensor(handle()), ref, readOnlyMemory);
+        return new Tensor(Native.itemTensor(handle()), ref);
     }
 
     /** @return the number of members (0 for a plain item) */
@@ -187,7 +213,7 @@ public final class Item implements AutoCloseable {
      * @throws HurrayException ({@link Status#OUT_OF_RANGE}) for a bad index
      */
     public synchronized Item member(int index) {
-        return new Item(Native.itemMember(handle(), index), ref, readOnlyMemory);
+        return new Item(Native.itemMember(handle(), index), ref);
     }
 
     /** @return every member, borrowed (close them) */

@@ -11,7 +11,9 @@ import java.util.Locale;
 /**
  * Loads libhurray_java once: from the path in the system property
  * {@value #PATH_PROPERTY} when set, else from the jar resource
- * {@code /dev/hurray/native/<os>-<arch>/<library>}, copied to a temporary file.
+ * {@code /dev/hurray/native/<os>-<arch>/<library>}, copied to a temporary file that
+ * is deleted (with its directory) right after loading, or at JVM exit where the OS
+ * refuses to delete a loaded library.
  * Then checks that the library speaks the C ABI version this binding was written for.
  */
 final class NativeLoader {
@@ -33,7 +35,9 @@ final class NativeLoader {
         if (override != null && !override.isEmpty()) {
             System.load(Path.of(override).toAbsolutePath().toString());
         } else {
-            System.load(extract().toString());
+            Path lib = extract();
+            System.load(lib.toString());
+            removeExtracted(lib);
         }
         int lib = Native.abiVersion();
         int glue = Native.headerAbiVersion();
@@ -42,6 +46,20 @@ final class NativeLoader {
                     + " (glue built for " + glue + "), this binding needs " + ABI_VERSION);
         }
         loaded = true;
+    }
+
+    /**
+     * Deletes the extracted library and its directory now, where the OS allows
+     * unlinking a loaded library (Linux, macOS: the mapping stays valid); elsewhere
+     * (Windows refuses) the deleteOnExit registrations of {@link #extract()} remain.
+     */
+    private static void removeExtracted(Path lib) {
+        try {
+            Files.deleteIfExists(lib);
+            Files.deleteIfExists(lib.getParent());
+        } catch (IOException | SecurityException e) {
+            // left to deleteOnExit
+        }
     }
 
     /** {@code linux-x86_64}, {@code linux-aarch64}, {@code macos-aarch64}, ... */
@@ -73,10 +91,12 @@ final class NativeLoader {
                         + "=/path/to/" + file);
             }
             Path dir = Files.createTempDirectory("hurray-java");
-            Path lib = dir.resolve(file);
-            Files.copy(in, lib, StandardCopyOption.REPLACE_EXISTING);
-            lib.toFile().deleteOnExit();
+            // deleteOnExit deletes in reverse order of registration: the directory
+            // first registered is deleted last, once the library file is gone.
             dir.toFile().deleteOnExit();
+            Path lib = dir.resolve(file);
+            lib.toFile().deleteOnExit();
+            Files.copy(in, lib, StandardCopyOption.REPLACE_EXISTING);
             return lib;
         } catch (IOException e) {
             throw new UncheckedIOException("hurray: could not extract " + resource, e);

@@ -32,6 +32,10 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
     private final Cleaner.Cleanable cleanable;
     private boolean closed;
     private boolean eof;
+    /** A read is in progress (the input stream may call back on this thread). */
+    private boolean busy;
+    /** The first decode error (truncation, bad bytes); re-thrown by every later read. */
+    private RuntimeException failure;
 
     /**
      * A reader with the default limits (descriptors up to 16 MiB, buffers up to 64 GiB).
@@ -48,20 +52,43 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
      * @param in the stream bytes
      * @param maxDescriptorBytes largest descriptor accepted, in bytes (0: default)
      * @param maxBufferBytes largest buffer accepted, in bytes (0: default)
+     * @throws IllegalArgumentException for a negative limit
      */
     public StreamReader(InputStream in, long maxDescriptorBytes, long maxBufferBytes) {
-        this.in = Channels.newChannel(Objects.requireNonNull(in, "in"));
+        Objects.requireNonNull(in, "in");
+        if (maxDescriptorBytes < 0 || maxBufferBytes < 0) {
+            throw new IllegalArgumentException("hurray: negative stream limit (descriptor "
+                    + maxDescriptorBytes + ", buffer " + maxBufferBytes + "); 0 means default");
+        }
+        this.in = Channels.newChannel(in);
         this.ref = new NativeRef(Native.decoderNew(maxDescriptorBytes, maxBufferBytes),
                 Native::decoderDestroy);
         NativeRef r = ref;
         this.cleanable = NativeRef.CLEANER.register(this, r::release);
     }
 
-    private long dec() {
+    /** Marks a read in progress and returns the decoder; the caller runs {@link #done}. */
+    private long begin() {
         if (closed) {
             throw new IllegalStateException("hurray: stream reader is closed");
         }
+        if (busy) {
+            throw new IllegalStateException(
+                    "hurray: stream reader used from its own input stream during a read");
+        }
+        if (failure != null) {
+            throw failure;
+        }
+        busy = true;
         return ref.ptr();
+    }
+
+    /** Ends a read; frees the decoder when {@link #close()} was called during it. */
+    private void done() {
+        busy = false;
+        if (closed) {
+            cleanable.clean();
+        }
     }
 
     /**
@@ -69,30 +96,21 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
      *
      * @return the tensor (the caller closes it), or null at a clean end of the stream
      * @throws IOException from the input stream
-     * @throws TruncatedException when the stream ends inside a tensor
-     * @throws FormatException for bad bytes (reported once; the reader then fails)
+     * @throws TruncatedException when the stream ends inside a tensor (and again on
+     *     every later call)
+     * @throws FormatException for bad bytes (and again on every later call)
      * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the next item is a
      *     composite: read it with {@link #nextItem()}
-     * @throws IllegalStateException when closed
+     * @throws IllegalStateException when closed, or when called from this reader's own
+     *     input stream during a read
      */
     public synchronized Tensor next() throws IOException {
-        long dec = dec();
-        while (true) {
-            long t = Native.decoderNextTensor(dec);
-            if (t != 0) {
-                return new Tensor(t);
-            }
-            if (eof) {
-                return null;
-            }
-            ByteBuffer dst = Native.decoderDemand(dec);
-            int got = dst == null ? -1 : in.read(dst);
-            if (got < 0) {
-                eof = true;
-                Native.decoderFinish(dec); // throws TruncatedException mid-tensor
-                continue;
-            }
-            Native.decoderAdvance(dec, got);
+        long dec = begin();
+        try {
+            long t = read(dec, false);
+            return t == 0 ? null : new Tensor(t);
+        } finally {
+            done();
         }
     }
 
@@ -101,33 +119,64 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
      *
      * @return the item (the caller closes it), or null at a clean end of the stream
      * @throws IOException from the input stream
-     * @throws TruncatedException when the stream ends inside an item
-     * @throws FormatException for bad bytes
+     * @throws TruncatedException when the stream ends inside an item (and again on
+     *     every later call)
+     * @throws FormatException for bad bytes (and again on every later call)
+     * @throws IllegalStateException when closed, or when called from this reader's own
+     *     input stream during a read
      */
     public synchronized Item nextItem() throws IOException {
-        long dec = dec();
-        while (true) {
-            long it = Native.decoderNext(dec);
-            if (it != 0) {
-                return new Item(it, false);
+        long dec = begin();
+        try {
+            long it = read(dec, true);
+            return it == 0 ? null : new Item(it);
+        } finally {
+            done();
+        }
+    }
+
+    /**
+     * Feeds the decoder until it yields a tensor (or item), or the input ends. Runs
+     * while {@link #busy}: a {@code close()} from the input stream is deferred, so the
+     * slice {@code in.read} fills stays valid.
+     *
+     * @return the owned handle, or 0 at a clean end
+     */
+    private long read(long dec, boolean item) throws IOException {
+        try {
+            while (true) {
+                long h = item ? Native.decoderNext(dec) : Native.decoderNextTensor(dec);
+                if (h != 0) {
+                    return h;
+                }
+                if (eof) {
+                    return 0;
+                }
+                ByteBuffer dst = Native.decoderDemand(dec);
+                int got = dst == null ? -1 : in.read(dst);
+                if (got < 0) {
+                    eof = true;
+                    Native.decoderFinish(dec); // throws TruncatedException mid-tensor
+                    continue;
+                }
+                Native.decoderAdvance(dec, got);
             }
-            if (eof) {
-                return null;
+        } catch (HurrayException e) {
+            // Truncation and bad bytes end the stream: every later read throws them
+            // too. A composite refused by next() is not an error of the stream.
+            if (e.status() != Status.NOT_APPLICABLE) {
+                failure = e;
             }
-            ByteBuffer dst = Native.decoderDemand(dec);
-            int got = dst == null ? -1 : in.read(dst);
-            if (got < 0) {
-                eof = true;
-                Native.decoderFinish(dec);
-                continue;
-            }
-            Native.decoderAdvance(dec, got);
+            throw e;
         }
     }
 
     /** @return bytes of the stream consumed so far */
     public synchronized long position() {
-        return Native.decoderPosition(dec());
+        if (closed) {
+            throw new IllegalStateException("hurray: stream reader is closed");
+        }
+        return Native.decoderPosition(ref.ptr());
     }
 
     /**
@@ -165,12 +214,17 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
         };
     }
 
-    /** Frees the decoder; idempotent. Tensors already read stay valid. */
+    /**
+     * Frees the decoder; idempotent. Tensors already read stay valid. Called from the
+     * input stream during a read, it takes effect when that read returns.
+     */
     @Override
     public synchronized void close() {
         if (!closed) {
             closed = true;
-            cleanable.clean();
+            if (!busy) {
+                cleanable.clean();
+            }
         }
     }
 }

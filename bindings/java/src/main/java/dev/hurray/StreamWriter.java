@@ -17,6 +17,13 @@ import java.util.Objects;
  * <p>{@link #close()} frees the native encoder and flushes, but does not close the
  * underlying stream. Use it from one thread at a time; its methods are synchronized,
  * so concurrent use is serialised, never a crash.
+ *
+ * <p>Re-entrant use from the output stream (code the writer calls back during
+ * {@link #write}): {@code write} from there throws {@link IllegalStateException};
+ * {@code close()} from there is deferred: the writer is closed at once for new calls,
+ * the current item is written to its end, then the encoder is freed and the stream
+ * flushed. Closing the tensor or item being written from there is safe too: the
+ * writer holds it until the call returns.
  */
 public final class StreamWriter implements AutoCloseable {
     private final WritableByteChannel out;
@@ -24,6 +31,8 @@ public final class StreamWriter implements AutoCloseable {
     private final NativeRef ref;
     private final Cleaner.Cleanable cleanable;
     private boolean closed;
+    /** A write is in progress (the output stream may call back on this thread). */
+    private boolean busy;
 
     /**
      * @param out where the stream bytes go (not closed by {@link #close()})
@@ -36,11 +45,26 @@ public final class StreamWriter implements AutoCloseable {
         this.cleanable = NativeRef.CLEANER.register(this, r::release);
     }
 
-    private long enc() {
+    /** Marks a call in progress and returns the encoder; the caller runs {@link #done}. */
+    private long begin() {
         if (closed) {
             throw new IllegalStateException("hurray: stream writer is closed");
         }
+        if (busy) {
+            throw new IllegalStateException(
+                    "hurray: stream writer used from its own output stream during a write");
+        }
+        busy = true;
         return ref.ptr();
+    }
+
+    /** Ends a call; runs a {@link #close()} that was requested during it. */
+    private void done() throws IOException {
+        busy = false;
+        if (closed) {
+            cleanable.clean();
+            stream.flush();
+        }
     }
 
     /**
@@ -50,29 +74,28 @@ public final class StreamWriter implements AutoCloseable {
      * @param tensor an open tensor
      * @return bytes written for this tensor
      * @throws IOException from the output stream
-     * @throws IllegalStateException when this writer or the tensor is closed
+     * @throws IllegalStateException when this writer or the tensor is closed, or when
+     *     called from this writer's own output stream during a write
      * @throws HurrayException when the tensor cannot be streamed (a limit, a composite)
      */
     public synchronized long write(Tensor tensor) throws IOException {
-        long enc = enc();
-        long written = 0;
-        synchronized (tensor) {
-            long n = Native.encoderBegin(enc, tensor.handle());
+        Objects.requireNonNull(tensor, "tensor");
+        long enc = begin();
+        long written;
+        try {
+            // Held until the chunks are written: closing the tensor from the output
+            // stream cannot free the memory the chunks point into.
+            NativeRef pinned = tensor.pin();
             try {
-                for (long i = 0; i < n; i++) {
-                    ByteBuffer chunk = Native.encoderChunk(enc, i);
-                    if (chunk == null) {
-                        continue;
-                    }
-                    ByteBuffer ro = chunk.asReadOnlyBuffer();
-                    while (ro.hasRemaining()) {
-                        written += out.write(ro);
-                    }
-                }
+                written = drain(enc, Native.encoderBegin(enc, pinned.ptr()));
             } finally {
-                Native.encoderEnd(enc);
+                pinned.release();
             }
+        } catch (Throwable t) {
+            doneAfter(t);
+            throw t;
         }
+        done();
         return written;
     }
 
@@ -83,39 +106,75 @@ public final class StreamWriter implements AutoCloseable {
      * @param item an open item
      * @return bytes written for this item
      * @throws IOException from the output stream
-     * @throws IllegalStateException when this writer or the item is closed
+     * @throws IllegalStateException when this writer or the item is closed, or when
+     *     called from this writer's own output stream during a write
      * @throws HurrayException when the item cannot be streamed
      */
     public synchronized long write(Item item) throws IOException {
-        long enc = enc();
-        long written = 0;
-        synchronized (item) {
-            long n = Native.encoderBeginItem(enc, item.handle());
+        Objects.requireNonNull(item, "item");
+        long enc = begin();
+        long written;
+        try {
+            NativeRef pinned = item.pin();
             try {
-                for (long i = 0; i < n; i++) {
-                    ByteBuffer chunk = Native.encoderChunk(enc, i);
-                    if (chunk == null) {
-                        continue;
-                    }
-                    ByteBuffer ro = chunk.asReadOnlyBuffer();
-                    while (ro.hasRemaining()) {
-                        written += out.write(ro);
-                    }
-                }
+                written = drain(enc, Native.encoderBeginItem(enc, pinned.ptr()));
             } finally {
-                Native.encoderEnd(enc);
+                pinned.release();
             }
+        } catch (Throwable t) {
+            doneAfter(t);
+            throw t;
+        }
+        done();
+        return written;
+    }
+
+    /** Runs {@link #done} after a failed call; its own error is added to {@code t}. */
+    private void doneAfter(Throwable t) {
+        try {
+            done();
+        } catch (IOException | RuntimeException e) {
+            t.addSuppressed(e);
+        }
+    }
+
+    /**
+     * Writes the {@code n} chunks of the item begun on {@code enc}, then ends it. Runs
+     * with the encoder and the item held: a re-entrant {@code close()} of either from
+     * the output stream cannot free the memory a chunk views.
+     */
+    private long drain(long enc, long n) throws IOException {
+        long written = 0;
+        try {
+            for (long i = 0; i < n; i++) {
+                ByteBuffer chunk = Native.encoderChunk(enc, i);
+                if (chunk == null) {
+                    continue;
+                }
+                ByteBuffer ro = chunk.asReadOnlyBuffer();
+                while (ro.hasRemaining()) {
+                    written += out.write(ro);
+                }
+            }
+        } finally {
+            Native.encoderEnd(enc);
         }
         return written;
     }
 
-    /** Flushes and frees the native encoder; idempotent. The output stream stays open. */
+    /**
+     * Flushes and frees the native encoder; idempotent. The output stream stays open.
+     * Called from the output stream during a {@link #write}, it takes effect when that
+     * write returns.
+     */
     @Override
     public synchronized void close() throws IOException {
         if (!closed) {
             closed = true;
-            cleanable.clean();
-            stream.flush();
+            if (!busy) {
+                cleanable.clean();
+                stream.flush();
+            }
         }
     }
 }

@@ -26,40 +26,36 @@ import java.util.Objects;
  * {@code close()} frees the memory at once when no view was taken. Using the tensor
  * itself after {@code close()} throws {@link IllegalStateException}.
  *
- * <p>Views are little-endian. A tensor is used by one thread at a time (its methods
- * are synchronized); release of the native memory may happen on any thread.
+ * <p>Views are little-endian; {@code slice()} and {@code duplicate()} of a view are
+ * big-endian again, as in standard Java: re-apply {@code order(LITTLE_ENDIAN)}. A
+ * tensor is used by one thread at a time (its methods are synchronized); release of
+ * the native memory may happen on any thread.
  */
 public final class Tensor implements AutoCloseable {
     private final NativeRef ref;
     private final Cleaner.Cleanable cleanable;
     private final Descriptor descriptor;
     private final ByteBuffer[] roots;
-    private final boolean readOnlyMemory;
     private boolean closed;
 
-    /** Takes ownership of an owned {@code HurrayTensor *} whose memory is writable. */
-    Tensor(long ptr) {
-        this(ptr, false);
-    }
-
     /**
-     * Takes ownership of an owned {@code HurrayTensor *}; {@code readOnlyMemory} for
-     * memory the process must not write (a file mapping, which hurray-io maps
-     * {@code PROT_READ}: a write would fault).
+     * Takes ownership of an owned {@code HurrayTensor *}. Every tensor's memory is
+     * writable: a stream tensor owns its allocation, a producer's tensor is the
+     * producer's memory, and a file tensor views a private copy-on-write mapping
+     * (hurray-io maps files {@code MAP_PRIVATE}, {@code PROT_READ | PROT_WRITE}).
      */
-    Tensor(long ptr, boolean readOnlyMemory) {
-        this(ptr, null, readOnlyMemory);
+    Tensor(long ptr) {
+        this(ptr, null);
     }
 
     /**
      * A tensor borrowed from {@code parent} (an item's tensor): it holds the parent
      * until it and its views are gone, and destroys nothing itself.
      */
-    Tensor(long ptr, NativeRef parent, boolean readOnlyMemory) {
+    Tensor(long ptr, NativeRef parent) {
         if (parent != null) {
             parent.retain();
         }
-        this.readOnlyMemory = readOnlyMemory;
         Descriptor d;
         try {
             d = Descriptor.ofOwned(Native.tensorDescriptor(ptr));
@@ -87,13 +83,17 @@ public final class Tensor implements AutoCloseable {
      * them while it writes) and may be on another thread.
      *
      * @param descriptor the descriptor; buffer count and sizes must match
+     * <p><b>Each buffer must start at an address aligned as its buffer-table entry
+     * says: 64 bytes for {@link Descriptor#dense}.</b> {@link #allocate(long)} gives
+     * such buffers; {@code ByteBuffer.allocateDirect} usually does not.
+     *
      * @param buffers direct buffers, each aligned as its buffer-table entry says
      *     (see {@link #allocate(long)})
      * @return the tensor
-     * @throws IllegalArgumentException when a buffer is not direct
+     * @throws IllegalArgumentException when a buffer is not direct, read-only, or not
+     *     aligned as its buffer-table entry requires
      * @throws FormatException when the buffers do not match the buffer table
      *     ({@link Status#BUFFER_MISMATCH})
-     * @throws HurrayException ({@link Status#INVALID_ARGUMENT}) for misaligned memory
      */
     public static Tensor wrap(Descriptor descriptor, ByteBuffer... buffers) {
         return wrap(descriptor, null, buffers);
@@ -123,6 +123,17 @@ public final class Tensor implements AutoCloseable {
                 throw new IllegalArgumentException("buffer " + i + " is read-only");
             }
             views[i] = b.slice();
+            if (i < descriptor.bufferCount() && views[i].capacity() > 0) {
+                int alignment = descriptor.buffer(i).alignment();
+                long address = Native.directAddress(views[i]);
+                if (alignment > 0 && Long.remainderUnsigned(address, alignment) != 0) {
+                    throw new IllegalArgumentException("hurray: buffer " + i + " starts at 0x"
+                            + Long.toHexString(address) + ", not aligned to the " + alignment
+                            + " bytes its buffer-table entry requires; allocate it with "
+                            + "Tensor.allocate (ByteBuffer.allocateDirect is usually not "
+                            + "64-byte aligned)");
+                }
+            }
         }
         return new Tensor(Native.tensorNew(descriptor.bytesUnsafe(), views, onRelease));
     }
@@ -133,8 +144,11 @@ public final class Tensor implements AutoCloseable {
      *
      * @param type element type
      * @param data direct, 64-byte-aligned buffer of exactly the tensor's size in bytes
+     *     (use {@link #allocate(long)})
      * @param shape dimensions, in elements
      * @return the tensor
+     * @throws IllegalArgumentException when {@code data} is not direct or not 64-byte
+     *     aligned
      */
     public static Tensor dense(ElementType type, ByteBuffer data, long... shape) {
         return wrap(Descriptor.dense(type, shape), data);
@@ -226,6 +240,9 @@ public final class Tensor implements AutoCloseable {
      * A read-only, little-endian view of buffer {@code index} (all of its bytes), not a
      * copy. The view keeps the memory alive (see the class comment).
      *
+     * <p>{@code slice()} and {@code duplicate()} of the view are big-endian (standard
+     * Java); re-apply {@code order(ByteOrder.LITTLE_ENDIAN)} to them.
+     *
      * @param index buffer index, {@code 0 <= index < bufferCount()}
      * @return the view, position 0, limit = the buffer's size in bytes
      * @throws IllegalStateException when the tensor is closed
@@ -237,39 +254,38 @@ public final class Tensor implements AutoCloseable {
 
     /**
      * A writable, little-endian view of buffer {@code index}, not a copy. Writes change
-     * the tensor (for a tensor over the caller's memory: the caller's buffer).
+     * the tensor's memory: for a tensor over the caller's memory, the caller's buffer;
+     * for a tensor read from a stream, its own allocation; for a tensor read from a
+     * file, the reader's private copy-on-write mapping of the file: the write is seen
+     * by every tensor from the same {@link TensorFile} (they share its mapping) and
+     * never reaches the file on disk.
+     *
+     * <p>{@code slice()} and {@code duplicate()} of the view are big-endian (standard
+     * Java); re-apply {@code order(ByteOrder.LITTLE_ENDIAN)} to them.
      *
      * @param index buffer index
-     * @return the view
+     * @return the view, position 0, limit = the buffer's size in bytes
      * @throws IllegalStateException when the tensor is closed
-     * @throws UnsupportedOperationException for a tensor read from a file: the file is
-     *     mapped read-only (private), so its views are read-only; copy the bytes of
-     *     {@link #buffer(int)} to change them
+     * @throws IndexOutOfBoundsException for a bad index
      */
     public ByteBuffer writableBuffer(int index) {
-        if (readOnlyMemory) {
-            handle();
-            throw new UnsupportedOperationException("hurray: a tensor read from a file views a "
-                    + "read-only mapping; copy buffer(" + index + ") to change it");
-        }
         return root(index).duplicate().order(ByteOrder.LITTLE_ENDIAN);
-    }
-
-    /** @return true when {@link #writableBuffer(int)} is refused (a file mapping) */
-    public boolean isReadOnly() {
-        return readOnlyMemory;
     }
 
     /**
      * The address of buffer {@code index} in native memory (for zero-copy checks and
      * native interop); valid while the tensor or a view of it lives.
      *
-     * @param index buffer index
+     * @param index buffer index, {@code 0 <= index < bufferCount()}
      * @return the address, 0 for an empty buffer
+     * @throws IllegalStateException when the tensor is closed
+     * @throws IndexOutOfBoundsException for a bad index
      */
     public long bufferAddress(int index) {
         synchronized (this) {
-            return Native.tensorBufferAddress(handle(), index);
+            long ptr = handle();
+            Objects.checkIndex(index, roots.length);
+            return Native.tensorBufferAddress(ptr, index);
         }
     }
 
@@ -381,8 +397,16 @@ public final class Tensor implements AutoCloseable {
         return Native.tensorNew(descriptor.bytesUnsafe(), bufs, null);
     }
 
-    boolean readOnlyMemory() {
-        return readOnlyMemory;
+    /**
+     * Adds a hold on the native handle for the duration of a native use that may run
+     * user code (a stream writer's output stream): a {@link #close()} from that code
+     * then only drops the tensor's own hold, and the memory stays until
+     * {@link NativeRef#release()} of the returned ref.
+     */
+    synchronized NativeRef pin() {
+        handle();
+        ref.retain();
+        return ref;
     }
 
     /** Keeps this tensor reachable until the caller's native use of it is over. */

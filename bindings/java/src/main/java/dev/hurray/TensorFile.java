@@ -14,8 +14,10 @@ import java.util.Objects;
  *
  * <p>Tensors are zero-copy views into the mapping and <em>outlive the reader</em>:
  * each holds the mapping, which goes away with the last of them. The mapping is
- * read-only: {@link Tensor#buffer} views work, {@link Tensor#writableBuffer} throws
- * {@link UnsupportedOperationException}.
+ * private and writable (copy-on-write): {@link Tensor#writableBuffer} views may be
+ * written; a write costs a copy of the touched pages, is seen by every tensor from
+ * this {@code TensorFile} (they share its mapping), and never reaches the file on disk.
+ * The file must not be truncated or rewritten in place while its tensors live.
  *
  * <p>KV metadata values are Java objects by type: {@code String}, {@code Long}
  * (int64), {@link java.math.BigInteger} (uint64), {@code Double}, {@code Boolean},
@@ -85,8 +87,8 @@ public final class TensorFile implements AutoCloseable {
     }
 
     /**
-     * The named tensor, a read-only view of the mapping (no copy). It stays valid after
-     * this reader is closed.
+     * The named tensor, a view of the (copy-on-write) mapping (no copy). It stays
+     * valid after this reader is closed.
      *
      * @param name tensor name
      * @return the tensor (the caller closes it)
@@ -95,19 +97,19 @@ public final class TensorFile implements AutoCloseable {
      *     composites with {@link #item(String)}
      */
     public synchronized Tensor tensor(String name) {
-        return new Tensor(Native.fileTensor(reader(), Objects.requireNonNull(name, "name")), true);
+        return new Tensor(Native.fileTensor(reader(), Objects.requireNonNull(name, "name")));
     }
 
     /**
      * The named item: a plain tensor, or a composite assembled with its members.
-     * Read-only views of the mapping; it stays valid after this reader is closed.
+     * Views of the (copy-on-write) mapping; it stays valid after this reader is closed.
      *
      * @param name the item's (top-level or member) name
      * @return the item (the caller closes it)
      * @throws NotFoundException when there is no such tensor
      */
     public synchronized Item item(String name) {
-        return new Item(Native.fileItem(reader(), Objects.requireNonNull(name, "name")), true);
+        return new Item(Native.fileItem(reader(), Objects.requireNonNull(name, "name")));
     }
 
     /**

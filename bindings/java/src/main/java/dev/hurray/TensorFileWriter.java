@@ -10,6 +10,11 @@ import java.util.Objects;
  * unfinished writer (or any failure) removes the temporary file, so a failed or
  * abandoned write leaves nothing at the destination.
  *
+ * <p><b>Call {@link #finish()} before {@link #close()}: {@code close()} without
+ * {@code finish()} discards everything written</b> (no file appears at the
+ * destination; an existing file there is left as it was). This is the atomic-write
+ * design: the file appears whole, on {@code finish()}, or not at all.
+ *
  * <pre>{@code
  * try (TensorFileWriter w = TensorFileWriter.create(path)) {
  *     w.write("weights", tensor);
@@ -121,7 +126,11 @@ public final class TensorFileWriter implements AutoCloseable {
         Native.writerFinish(writer());
     }
 
-    /** Frees the writer; an unfinished file is removed. Idempotent. */
+    /**
+     * Frees the writer; idempotent. <b>Without a successful {@link #finish()} first,
+     * the file is discarded</b>: the temporary file is removed and nothing appears at
+     * the destination.
+     */
     @Override
     public synchronized void close() {
         if (!closed) {

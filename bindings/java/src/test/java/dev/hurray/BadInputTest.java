@@ -80,6 +80,30 @@ class BadInputTest extends LeakChecked {
     }
 
     @Test
+    void truncationIsStickyNotACleanEnd() throws Exception {
+        byte[] all = twoTensorStream();
+        byte[] part = Arrays.copyOf(all, all.length - 1);
+        try (StreamReader r = new StreamReader(new ByteArrayInputStream(part))) {
+            r.next().close();
+            TruncatedException first = assertThrows(TruncatedException.class, r::next);
+            for (int i = 0; i < 3; i++) {
+                TruncatedException again = assertThrows(TruncatedException.class, r::next,
+                        "a truncated stream never turns into a clean end (call " + i + ")");
+                assertEquals(first.getMessage(), again.getMessage());
+                assertThrows(TruncatedException.class, r::nextItem);
+            }
+            assertThrows(TruncatedException.class, () -> r.iterator().hasNext());
+        }
+    }
+
+    @Test
+    void negativeLimitsAreRefused() {
+        ByteArrayInputStream in = new ByteArrayInputStream(new byte[0]);
+        assertThrows(IllegalArgumentException.class, () -> new StreamReader(in, -1, 0));
+        assertThrows(IllegalArgumentException.class, () -> new StreamReader(in, 0, -1));
+    }
+
+    @Test
     void corruptedStreamNamesTheRule() throws Exception {
         byte[] all = twoTensorStream();
         all[0] ^= 0x55; // the magic of the first frame

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -118,6 +119,103 @@ class CompositeTest extends LeakChecked {
         }
         try (kept) {
             checkPartition(kept, 5, 6, 7, 8);
+        }
+    }
+
+    /** A float32 [2] file tensor named "x" holding {1, 2}, and its path. */
+    private Path fileWithX() {
+        Path path = tmp.resolve("x.hrry");
+        try (TensorFileWriter w = TensorFileWriter.create(path, 0, false);
+                Tensor t = Tensor.dense(ElementType.FLOAT32, TestSupport.floats(1, 2), 2)) {
+            w.write("x", t);
+            w.finish();
+        }
+        return path;
+    }
+
+    private static Tensor groupHead(int members) {
+        return Tensor.wrap(Descriptor.builder(ElementType.FLOAT32, Layout.COMPOSITE_HEAD, 2)
+                .compositeHead(new Descriptor.CompositeHead(members,
+                        Descriptor.CompositeHead.GROUP, 0))
+                .build());
+    }
+
+    @Test
+    void membersOfEveryOriginAreWritableWhateverTheHead() throws Exception {
+        Path path = fileWithX();
+        // In-memory head, file member (the member's memory is the file mapping).
+        try (TensorFile f = TensorFile.open(path); Tensor ft = f.tensor("x");
+                Tensor head = groupHead(1);
+                Item g = Item.composite(head, Item.of(ft));
+                Item m = g.member(0); Tensor mt = m.tensor()) {
+            mt.writableBuffer(0).putFloat(4, 20f);
+            assertEquals(20f, ft.floats().get(1), "the member shares the file tensor's memory");
+        }
+        // File-backed head, in-memory member: the member is the caller's memory.
+        Path groupFile = tmp.resolve("group.hrry");
+        try (TensorFileWriter w = TensorFileWriter.create(groupFile, 0, false);
+                Tensor h = groupHead(1);
+                Tensor t = Tensor.dense(ElementType.FLOAT32, TestSupport.floats(5, 6), 2);
+                Item g = Item.composite(h, Item.of(t))) {
+            w.write("g", g);
+            w.finish();
+        }
+        ByteBuffer mine = TestSupport.floats(3, 4);
+        try (TensorFile f = TensorFile.open(groupFile); Item fileGroup = f.item("g");
+                Tensor head = fileGroup.tensor();
+                Tensor t = Tensor.dense(ElementType.FLOAT32, mine, 2);
+                Item g = Item.composite(head, Item.of(t));
+                Item m = g.member(0); Tensor mt = m.tensor()) {
+            mt.writableBuffer(0).putFloat(0, 30f);
+            assertEquals(30f, mine.getFloat(0), "written straight into the caller's buffer");
+        }
+        assertArrayEquals(new float[] {1, 2}, floatsOnDisk(path), "the file never changes");
+    }
+
+    private static float[] floatsOnDisk(Path path) {
+        try (TensorFile f = TensorFile.open(path); Tensor t = f.tensor("x")) {
+            float[] v = new float[t.floats().remaining()];
+            t.floats().get(v);
+            return v;
+        }
+    }
+
+    @Test
+    void rejectedMembersAreClosedAsDocumented() throws Exception {
+        try (Tensor head = groupHead(2);
+                Tensor t = Tensor.dense(ElementType.FLOAT32, TestSupport.floats(1, 2), 2)) {
+            // The same member twice.
+            Item twice = Item.of(t);
+            assertThrows(IllegalArgumentException.class, () -> Item.composite(head, twice, twice));
+            assertTrue(twice.isClosedForTest());
+
+            // A closed member: the other (good) member is closed all the same.
+            Item good = Item.of(t);
+            Item closed = Item.of(t);
+            closed.close();
+            assertThrows(IllegalArgumentException.class, () -> Item.composite(head, good, closed));
+            assertTrue(good.isClosedForTest(), "a rejected composite closes every member");
+
+            // A borrowed member (and the owned one beside it).
+            try (Tensor h1 = groupHead(1)) {
+                Item parent = Item.composite(h1, Item.of(t));
+                Item borrowed = parent.member(0);
+                Item other = Item.of(t);
+                assertThrows(IllegalArgumentException.class,
+                        () -> Item.composite(head, other, borrowed));
+                assertTrue(other.isClosedForTest());
+                assertTrue(borrowed.isClosedForTest());
+                assertEquals(1, parent.memberCount(), "closing a borrowed member leaves its parent");
+                parent.close();
+            }
+            // A null member: the others are closed.
+            Item beforeNull = Item.of(t);
+            assertThrows(NullPointerException.class, () -> Item.composite(head, beforeNull, null));
+            assertTrue(beforeNull.isClosedForTest());
+            // A null head.
+            Item noHead = Item.of(t);
+            assertThrows(NullPointerException.class, () -> Item.composite(null, noHead));
+            assertTrue(noHead.isClosedForTest());
         }
     }
 

@@ -87,9 +87,11 @@ class MisuseTest extends LeakChecked {
         assertThrows(IllegalArgumentException.class,
                 () -> Tensor.wrap(d, ByteBuffer.allocate(16)), "heap buffers are not direct");
         ByteBuffer big = Tensor.allocate(64);
-        HurrayException misaligned = assertThrows(HurrayException.class,
+        IllegalArgumentException misaligned = assertThrows(IllegalArgumentException.class,
                 () -> Tensor.wrap(d, released::incrementAndGet, big.position(1).slice().limit(16)));
-        assertEquals(Status.INVALID_ARGUMENT, misaligned.status());
+        assertTrue(misaligned.getMessage().contains("not aligned to the 64 bytes"),
+                misaligned.getMessage());
+        assertTrue(misaligned.getMessage().contains("Tensor.allocate"), misaligned.getMessage());
         FormatException size = assertThrows(FormatException.class,
                 () -> Tensor.wrap(d, released::incrementAndGet, Tensor.allocate(12)));
         assertEquals(Status.BUFFER_MISMATCH, size.status());
@@ -103,6 +105,17 @@ class MisuseTest extends LeakChecked {
         System.gc();
         Thread.sleep(50);
         assertEquals(0, released.get());
+    }
+
+    @Test
+    void badBufferIndexIsIndexOutOfBoundsEverywhere() {
+        try (Tensor t = Tensor.dense(ElementType.FLOAT32, TestSupport.floats(1, 2), 2)) {
+            for (int i : new int[] {-1, 1, 5, Integer.MAX_VALUE, Integer.MIN_VALUE}) {
+                assertThrows(IndexOutOfBoundsException.class, () -> t.bufferAddress(i), "" + i);
+                assertThrows(IndexOutOfBoundsException.class, () -> t.buffer(i), "" + i);
+                assertThrows(IndexOutOfBoundsException.class, () -> t.writableBuffer(i), "" + i);
+            }
+        }
     }
 
     @Test

@@ -216,20 +216,31 @@ class RoundTripTest extends LeakChecked {
     }
 
     @Test
-    void fileTensorsAreReadOnlyViews() throws Exception {
-        Path path = tmp.resolve("ro.hrry");
+    void fileTensorsAreCopyOnWriteViews() throws Exception {
+        Path path = tmp.resolve("cow.hrry");
         try (TensorFileWriter w = TensorFileWriter.create(path, 0, false);
                 Tensor t = Tensor.dense(ElementType.FLOAT32, TestSupport.floats(1, 2), 2)) {
             w.write("x", t);
             w.finish();
         }
-        try (TensorFile f = TensorFile.open(path); Tensor t = f.tensor("x")) {
-            assertTrue(t.isReadOnly());
-            assertTrue(t.buffer(0).isReadOnly());
-            assertThrows(UnsupportedOperationException.class, () -> t.writableBuffer(0));
+        byte[] onDisk = Files.readAllBytes(path);
+        try (TensorFile f = TensorFile.open(path); Tensor t = f.tensor("x");
+                Tensor again = f.tensor("x")) {
+            assertTrue(t.buffer(0).isReadOnly(), "buffer(i) stays a read-only view");
             assertThrows(ReadOnlyBufferException.class, () -> t.buffer(0).putFloat(0, 9f));
-            assertEquals(1f, t.floats().get(0));
+            ByteBuffer w = t.writableBuffer(0);
+            assertFalse(w.isReadOnly());
+            w.putFloat(0, 9f);
+            assertEquals(9f, t.floats().get(0), "the write is visible through the tensor");
+            assertEquals(9f, again.floats().get(0), "and through the reader's other handles");
+            assertEquals(t.bufferAddress(0), again.bufferAddress(0));
+            // Never in the file: its bytes, and a second mapping of it, are unchanged.
+            assertArrayEquals(onDisk, Files.readAllBytes(path));
+            try (TensorFile g = TensorFile.open(path); Tensor fresh = g.tensor("x")) {
+                assertEquals(1f, fresh.floats().get(0));
+            }
         }
+        assertArrayEquals(onDisk, Files.readAllBytes(path), "nothing written back at close");
     }
 
     @Test
