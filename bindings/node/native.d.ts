@@ -258,7 +258,11 @@ export declare class FileReader {
    * Throws: `HURRAY_ERR_NOT_FOUND`.
    */
   value(key: string): unknown
-  /** Closes the reader (idempotent). Tensors taken from it stay valid. */
+  /**
+   * Closes the reader (idempotent). Tensors taken from it stay valid. Close
+   * readers when done: an unclosed reader holds its mapping until the garbage
+   * collector finalizes it, and a process has a limited number of mappings.
+   */
   close(): void
 }
 
@@ -486,6 +490,8 @@ export declare class StreamDecoder {
    * Copies `bytes` into the decoder (into the tensors' final buffers). Returns the
    * number of bytes taken: all of them unless the decoder failed (then `next()`
    * throws the reason).
+   *
+   * Throws: `HURRAY_ERR_STATE` (closed, or after `finish()`).
    */
   feed(bytes: Uint8Array): number
   /**

@@ -11,7 +11,7 @@ use napi_derive::napi;
 
 use crate::error::{check, closed, err, napi_err, Result};
 use crate::item::Item;
-use crate::tensor::{Descriptor, Tensor};
+use crate::tensor::{adjust_external, Descriptor, Tensor, MAPPING_CHARGE};
 
 /// A JS string as a C string; NUL bytes are refused.
 fn c_string(what: &str, s: &str) -> Result<CString> {
@@ -59,9 +59,19 @@ pub struct FileInfo {
 /// KV section and every descriptor without reading payload. Tensors it returns are
 /// zero-copy views of a private copy-on-write mapping and outlive the reader:
 /// `close()` may come first; the mapping goes with the last tensor and view.
-#[napi]
+#[napi(custom_finalize)]
 pub struct FileReader {
     ptr: *mut HurrayFileReader,
+    /// External memory reported to V8 for the mapping (`MAPPING_CHARGE`), given
+    /// back on `close()` or finalization.
+    charged: i64,
+}
+
+impl ObjectFinalize for FileReader {
+    fn finalize(mut self, env: Env) -> napi::Result<()> {
+        adjust_external(env.raw(), -std::mem::take(&mut self.charged));
+        Ok(())
+    }
 }
 
 impl Drop for FileReader {
@@ -225,12 +235,16 @@ impl FileReader {
     /// Throws: `HURRAY_ERR_FILE_NOT_FOUND`, `HURRAY_ERR_IO`, `HURRAY_ERR_FORMAT`,
     /// `HURRAY_ERR_TRUNCATED`, `HURRAY_ERR_DESCRIPTOR`, ... naming rule and offset.
     #[napi(factory)]
-    pub fn open(path: String) -> Result<FileReader> {
+    pub fn open(env: Env, path: String) -> Result<FileReader> {
         let path = c_string("path", &path)?;
         let mut ptr = ptr::null_mut();
         // SAFETY: NUL-terminated path; local out-pointer.
         check(unsafe { hurray_file_reader_open(path.as_ptr(), &mut ptr) })?;
-        Ok(FileReader { ptr })
+        adjust_external(env.raw(), MAPPING_CHARGE);
+        Ok(FileReader {
+            ptr,
+            charged: MAPPING_CHARGE,
+        })
     }
 
     /// File-level facts.
@@ -275,13 +289,13 @@ impl FileReader {
     ///
     /// Throws: `HURRAY_ERR_NOT_FOUND`.
     #[napi]
-    pub fn tensor(&self, name: String) -> Result<Tensor> {
+    pub fn tensor(&self, env: Env, name: String) -> Result<Tensor> {
         let r = self.live()?;
         let name = c_string("name", &name)?;
         let mut t = ptr::null_mut();
         // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
         check(unsafe { hurray_file_reader_tensor(r, name.as_ptr(), &mut t) })?;
-        Ok(Tensor::from_raw(t))
+        Ok(Tensor::owned(&env, t, MAPPING_CHARGE))
     }
 
     /// The item named `name`: a tensor, or a composite with its members (zero-copy,
@@ -289,13 +303,13 @@ impl FileReader {
     ///
     /// Throws: `HURRAY_ERR_NOT_FOUND`.
     #[napi]
-    pub fn item(&self, name: String) -> Result<Item> {
+    pub fn item(&self, env: Env, name: String) -> Result<Item> {
         let r = self.live()?;
         let name = c_string("name", &name)?;
         let mut it = ptr::null_mut();
         // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
         check(unsafe { hurray_file_reader_item(r, name.as_ptr(), &mut it) })?;
-        Ok(Item::from_raw(it))
+        Item::owned(&env, it, MAPPING_CHARGE)
     }
 
     /// The descriptor of the tensor named `name`, without touching its payload.
@@ -364,11 +378,14 @@ impl FileReader {
         self.kv_value(env, i)
     }
 
-    /// Closes the reader (idempotent). Tensors taken from it stay valid.
+    /// Closes the reader (idempotent). Tensors taken from it stay valid. Close
+    /// readers when done: an unclosed reader holds its mapping until the garbage
+    /// collector finalizes it, and a process has a limited number of mappings.
     #[napi]
-    pub fn close(&mut self) {
+    pub fn close(&mut self, env: Env) {
         // SAFETY: owned handle or NULL; destroy nulls it.
         unsafe { hurray_file_reader_destroy(&mut self.ptr) };
+        adjust_external(env.raw(), -std::mem::take(&mut self.charged));
     }
 }
 
@@ -493,9 +510,10 @@ impl FileWriter {
     /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (duplicate name), `HURRAY_ERR_STATE`
     /// (closed tensor or finished writer), `HURRAY_ERR_IO`.
     #[napi]
-    pub fn write_tensor(&mut self, name: String, tensor: &Tensor) -> Result<()> {
+    pub fn write_tensor(&mut self, env: Env, name: String, tensor: &Tensor) -> Result<()> {
         let w = self.live()?;
         let t = tensor.handle()?;
+        tensor.check_lent(env.raw())?;
         let name = c_string("name", &name)?;
         // SAFETY: writer and tensor live; name NUL-terminated.
         check(unsafe { hurray_file_writer_write_tensor(w, name.as_ptr(), t.ptr()) })
