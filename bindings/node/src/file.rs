@@ -295,7 +295,7 @@ impl FileReader {
         let mut t = ptr::null_mut();
         // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
         check(unsafe { hurray_file_reader_tensor(r, name.as_ptr(), &mut t) })?;
-        Ok(Tensor::owned(&env, t, MAPPING_CHARGE))
+        Ok(Tensor::from_raw(t).charge(&env, MAPPING_CHARGE))
     }
 
     /// The item named `name`: a tensor, or a composite with its members (zero-copy,
@@ -309,7 +309,7 @@ impl FileReader {
         let mut it = ptr::null_mut();
         // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
         check(unsafe { hurray_file_reader_item(r, name.as_ptr(), &mut it) })?;
-        Item::owned(&env, it, MAPPING_CHARGE)
+        Ok(Item::from_raw(it).charge(&env, MAPPING_CHARGE))
     }
 
     /// The descriptor of the tensor named `name`, without touching its payload.
@@ -487,6 +487,15 @@ impl FileWriter {
         let mut o = unsafe { o.assume_init() };
         if let Some(opts) = options {
             if let Some(a) = opts.data_buffer_alignment {
+                if !a.is_power_of_two() || !(4096..=2 << 20).contains(&a) {
+                    return Err(err(
+                        "HURRAY_ERR_INVALID_ARGUMENT",
+                        format!(
+                            "dataBufferAlignment must be a power of two in 4096..=2097152 \
+                             (4 KiB..2 MiB), got {a}"
+                        ),
+                    ));
+                }
                 o.data_buffer_alignment = a;
             }
             if let Some(s) = opts.sorted_index {

@@ -84,18 +84,23 @@ impl Item {
         }
     }
 
-    /// A root item over library memory (decoded or mapped), its bytes plus `extra`
-    /// charged to V8 as external memory.
-    pub(crate) fn owned(env: &Env, p: *mut HurrayItem, extra: i64) -> Result<Item> {
-        let mut item = Item::from_raw(p);
+    /// A root item over library memory (a decoder's), its bytes charged to V8 as
+    /// external memory.
+    pub(crate) fn owned(env: &Env, p: *mut HurrayItem) -> Result<Item> {
         let mut regions = Vec::new();
         crate::stream::item_regions(p, &mut regions)?;
         let bytes = regions
             .iter()
-            .fold(extra, |a, &(_, n)| a.saturating_add(n as i64));
+            .fold(0i64, |a, &(_, n)| a.saturating_add(n as i64));
+        Ok(Item::from_raw(p).charge(env, bytes))
+    }
+
+    /// Reports `bytes` of native memory this object keeps alive to V8 (undone on
+    /// `close()` or finalization).
+    pub(crate) fn charge(mut self, env: &Env, bytes: i64) -> Item {
         adjust_external(env.raw(), bytes);
-        item.charged = bytes;
-        Ok(item)
+        self.charged += bytes;
+        self
     }
 
     /// Checks, without changing anything, that this is a root item held only
@@ -171,10 +176,13 @@ impl Item {
 
     /// A composite: `head` (a tensor of layout `composite_head`, which names the
     /// rule and member count) and its `members`, in order. Everything moves in: the
-    /// head and the members are closed afterwards.
+    /// head and the members are closed afterwards. Everything is checked before
+    /// anything moves: a refused call leaves the head and every member usable.
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (not a head, wrong member count or
-    /// kinds), `HURRAY_ERR_STATE` (closed or still viewed inputs).
+    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (not a head, `members.length` not the
+    /// head's member count, a member of another item or given twice),
+    /// `HURRAY_ERR_STATE` (closed or still viewed inputs), `HURRAY_ERR_LIMIT`
+    /// (nesting too deep).
     #[napi(factory)]
     pub fn composite(head: &mut Tensor, members: Vec<&mut Item>) -> Result<Item> {
         // Everything is checked before anything moves: a refused call leaves the

@@ -214,7 +214,7 @@ impl StreamDecoder {
         Ok(if t.is_null() {
             None
         } else {
-            Some(Tensor::owned(&env, t, 0))
+            Some(Tensor::owned(&env, t))
         })
     }
 
@@ -231,7 +231,7 @@ impl StreamDecoder {
         Ok(if it.is_null() {
             None
         } else {
-            Some(Item::owned(&env, it, 0)?)
+            Some(Item::owned(&env, it)?)
         })
     }
 

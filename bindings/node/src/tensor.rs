@@ -594,7 +594,10 @@ impl Descriptor {
     }
 
     /// Element type name (`"float32"`, `"int8"`, `"float16"`, ...).
-    #[napi(getter)]
+    #[napi(
+        getter,
+        ts_return_type = "'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2' | 'private' | `unknown(0x${string})`"
+    )]
     pub fn dtype(&self) -> Result<String> {
         Ok(dtype_name(header_of(self.ptr()?)?.type_tag))
     }
@@ -714,9 +717,11 @@ pub struct Tensor {
     charged: i64,
 }
 
-/// External memory charged for each mapping (a `FileReader`, and a tensor that
-/// holds a mapping), on top of bytes: the garbage collector then runs long before
-/// unclosed readers exhaust the process's mappings (`vm.max_map_count`).
+/// External memory charged for each object holding a mapping (a `FileReader`, a
+/// tensor or item taken from one), whatever the file's size: mapped pages are
+/// file-backed and reclaimable, the scarce resource is the mappings themselves
+/// (`vm.max_map_count`), and this charge makes the garbage collector run long
+/// before unclosed readers exhaust them.
 pub(crate) const MAPPING_CHARGE: i64 = 1 << 20;
 
 /// Reports `bytes` (positive or negative) of native memory to V8. Best effort: a
@@ -777,9 +782,10 @@ impl Tensor {
         self
     }
 
-    /// A tensor over library memory (a decoder's), charged as external memory.
-    pub(crate) fn owned(env: &Env, p: *mut HurrayTensor, extra: i64) -> Tensor {
-        let bytes = tensor_bytes(p).saturating_add(extra);
+    /// A tensor over library memory (a decoder's), its bytes charged as external
+    /// memory.
+    pub(crate) fn owned(env: &Env, p: *mut HurrayTensor) -> Tensor {
+        let bytes = tensor_bytes(p);
         Tensor::from_raw(p).charge(env, bytes)
     }
 
@@ -1089,9 +1095,11 @@ impl Tensor {
     /// start 64-byte aligned (use `hurray.alloc`). Ownership: the tensor pins `data`
     /// with a napi reference until the library releases it, exactly once (possibly
     /// from another thread, delivered to the JS thread); then `onRelease` runs. Do
-    /// not transfer or detach the ArrayBuffer while the tensor lives.
+    /// not transfer or detach the ArrayBuffer while the tensor lives (the tensor
+    /// then throws `HURRAY_ERR_STATE` where it would use the memory).
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, misaligned memory),
+    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, misaligned memory, a
+    /// resizable ArrayBuffer or growable SharedArrayBuffer),
     /// `HURRAY_ERR_BUFFER_MISMATCH` (too few bytes), `HURRAY_ERR_DESCRIPTOR`.
     #[napi(
         factory,
@@ -1141,7 +1149,10 @@ impl Tensor {
     }
 
     /// Element type name (`"float32"`, `"int8"`, ...).
-    #[napi(getter)]
+    #[napi(
+        getter,
+        ts_return_type = "'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2' | 'private' | `unknown(0x${string})`"
+    )]
     pub fn dtype(&self) -> Result<String> {
         Ok(dtype_name(self.header()?.type_tag))
     }
@@ -1184,8 +1195,9 @@ impl Tensor {
     /// every other view (for a mapped file they stay in memory: the mapping is
     /// copy-on-write, the file never changes).
     ///
-    /// Throws: `HURRAY_ERR_OUT_OF_RANGE` (no such buffer), `HURRAY_ERR_STATE`
-    /// (closed).
+    /// Throws: `HURRAY_ERR_OUT_OF_RANGE` (no such buffer, or an index that is not
+    /// an integer in 0..2^32), `HURRAY_ERR_STATE` (closed, or the lent ArrayBuffer
+    /// was transferred).
     #[napi]
     pub fn buffer<'env>(&self, env: &'env Env, index: f64) -> Result<ArrayBuffer<'env>> {
         let handle = self.handle()?.clone();
@@ -1260,10 +1272,12 @@ impl Tensor {
     /// The elements as a zero-copy TypedArray over buffer 0, for a dense tensor
     /// (row-major or column-major) whose dtype has one (`float32` -> Float32Array,
     /// `int64` -> BigInt64Array, ...). Length: the element count; it starts at
-    /// `byteOffset`. Keeps the memory alive like `buffer()`.
+    /// `byteOffset`, in memory order (for column-major, the first dimension varies
+    /// fastest). Keeps the memory alive like `buffer()`.
     ///
     /// Throws: `HURRAY_ERR_NOT_APPLICABLE` (other layouts; float16, bool and other
-    /// dtypes without a TypedArray: use `buffer()`), `HURRAY_ERR_STATE` (closed).
+    /// dtypes without a TypedArray; a `byteOffset` that is not a multiple of the
+    /// element size: use `buffer()`), `HURRAY_ERR_STATE` (closed).
     #[napi(
         ts_return_type = "Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array"
     )]

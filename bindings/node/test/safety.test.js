@@ -277,6 +277,24 @@ test('decodeStream and encodeStream take limits', () => {
   t.close();
 });
 
+test('FileWriter.create refuses a dataBufferAlignment outside 4096..2 MiB', () => {
+  for (const a of [64, 1000, 4 << 20]) {
+    assert.throws(() => hurray.FileWriter.create(path.join(dir, 'align.hrry'), { dataBufferAlignment: a }), {
+      code: 'HURRAY_ERR_INVALID_ARGUMENT',
+      message: /4096\.\.=2097152/,
+    });
+  }
+  hurray.FileWriter.create(path.join(dir, 'align.hrry'), { dataBufferAlignment: 1 << 16 }).close();
+});
+
+test('array() of a misaligned byteOffset names the offset, not a size', () => {
+  const d = hurray.Descriptor.build({ dtype: 'float32', shape: [2], byteOffset: 2, buffers: [{ byteSize: 64 }] });
+  const t = hurray.Tensor.fromBuffers(d.encode(), [new Uint8Array(hurray.alloc(64))]);
+  assert.throws(() => t.array(), { code: 'HURRAY_ERR_NOT_APPLICABLE', message: /byteOffset 2 is not a multiple/ });
+  assert.equal(t.buffer(0).byteLength, 64);
+  t.close();
+});
+
 test('unused file is not left behind', () => {
   assert.equal(fs.existsSync(path.join(dir, 'detached.hrry')), false);
 });
