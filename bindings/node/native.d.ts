@@ -216,7 +216,8 @@ export declare class FileReader {
    * Opens and memory-maps the file at `path`, validating everything but payload.
    *
    * Throws: `HURRAY_ERR_FILE_NOT_FOUND`, `HURRAY_ERR_IO`, `HURRAY_ERR_FORMAT`,
-   * `HURRAY_ERR_TRUNCATED`, `HURRAY_ERR_DESCRIPTOR`, ... naming rule and offset.
+   * `HURRAY_ERR_TRUNCATED`, `HURRAY_ERR_DESCRIPTOR`, ... naming rule and offset;
+   * `HURRAY_ERR_LIMIT` when 7/8 of `vm.max_map_count` readers are open (Linux).
    */
   static open(path: string): FileReader
   /** File-level facts. */

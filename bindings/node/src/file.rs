@@ -3,6 +3,8 @@
 
 use std::ffi::CString;
 use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 use hurray_ffi::file::*;
 use hurray_ffi::{HurrayFileReader, HurrayFileWriter};
@@ -69,8 +71,35 @@ pub struct FileReader {
 
 impl ObjectFinalize for FileReader {
     fn finalize(mut self, env: Env) -> napi::Result<()> {
-        adjust_external(env.raw(), -std::mem::take(&mut self.charged));
+        self.uncount(env.raw());
         Ok(())
+    }
+}
+
+/// FileReaders open (not closed, not finalized) in this process, all threads.
+static OPEN_READERS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many FileReaders may be open at once: 7/8 of Linux's `vm.max_map_count`
+/// (each holds a mapping; the rest of the process needs mappings too, and when
+/// none are left even `malloc` fails and the process aborts). No limit elsewhere.
+fn max_open_readers() -> usize {
+    static MAX: OnceLock<usize> = OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/vm/max_map_count")
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok())
+            .map_or(usize::MAX, |n| n / 8 * 7)
+    })
+}
+
+impl FileReader {
+    /// Gives back the external-memory charge and the open count (once).
+    fn uncount(&mut self, env: napi::sys::napi_env) {
+        let charged = std::mem::take(&mut self.charged);
+        if charged != 0 {
+            adjust_external(env, -charged);
+            OPEN_READERS.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -233,13 +262,25 @@ impl FileReader {
     /// Opens and memory-maps the file at `path`, validating everything but payload.
     ///
     /// Throws: `HURRAY_ERR_FILE_NOT_FOUND`, `HURRAY_ERR_IO`, `HURRAY_ERR_FORMAT`,
-    /// `HURRAY_ERR_TRUNCATED`, `HURRAY_ERR_DESCRIPTOR`, ... naming rule and offset.
+    /// `HURRAY_ERR_TRUNCATED`, `HURRAY_ERR_DESCRIPTOR`, ... naming rule and offset;
+    /// `HURRAY_ERR_LIMIT` when 7/8 of `vm.max_map_count` readers are open (Linux).
     #[napi(factory)]
     pub fn open(env: Env, path: String) -> Result<FileReader> {
         let path = c_string("path", &path)?;
+        let open = OPEN_READERS.load(Ordering::Relaxed);
+        if open >= max_open_readers() {
+            return Err(err(
+                "HURRAY_ERR_LIMIT",
+                format!(
+                    "{open} FileReaders are open, each holding a memory mapping, near the \
+                     process's limit (vm.max_map_count); close() readers when done"
+                ),
+            ));
+        }
         let mut ptr = ptr::null_mut();
         // SAFETY: NUL-terminated path; local out-pointer.
         check(unsafe { hurray_file_reader_open(path.as_ptr(), &mut ptr) })?;
+        OPEN_READERS.fetch_add(1, Ordering::Relaxed);
         adjust_external(env.raw(), MAPPING_CHARGE);
         Ok(FileReader {
             ptr,
@@ -385,7 +426,7 @@ impl FileReader {
     pub fn close(&mut self, env: Env) {
         // SAFETY: owned handle or NULL; destroy nulls it.
         unsafe { hurray_file_reader_destroy(&mut self.ptr) };
-        adjust_external(env.raw(), -std::mem::take(&mut self.charged));
+        self.uncount(env.raw());
     }
 }
 

@@ -171,7 +171,9 @@ impl Item {
             unsafe { hurray_ffi::tensor::hurray_tensor_destroy(&mut t) };
             return Err(check(s).unwrap_err());
         }
-        Ok(Item::from_raw(out))
+        let mut item = Item::from_raw(out);
+        item.charged = tensor.take_charge(); // the memory moved in with the handle
+        Ok(item)
     }
 
     /// A composite: `head` (a tensor of layout `composite_head`, which names the
@@ -184,7 +186,7 @@ impl Item {
     /// `HURRAY_ERR_STATE` (closed or still viewed inputs), `HURRAY_ERR_LIMIT`
     /// (nesting too deep).
     #[napi(factory)]
-    pub fn composite(head: &mut Tensor, members: Vec<&mut Item>) -> Result<Item> {
+    pub fn composite(env: Env, head: &mut Tensor, members: Vec<&mut Item>) -> Result<Item> {
         // Everything is checked before anything moves: a refused call leaves the
         // head and every member as they were.
         let expected = head.composite_member_count()?;
@@ -229,15 +231,20 @@ impl Item {
             unsafe { hurray_ffi::tensor::hurray_tensor_destroy(&mut t) };
             return Err(check(s).unwrap_err());
         }
-        let item = Item::from_raw(out);
+        let mut item = Item::from_raw(out);
+        item.charged = head.take_charge(); // charges move in with the handles
         for m in members {
             let mut root = m.take_root()?;
+            item.charged += std::mem::take(&mut m.charged);
             // SAFETY: `out` is the live composite; `root` an owned item that moves in
             // on success; on failure it is ours and destroyed here.
             let s = unsafe { hurray_item_composite_push(out, &mut root) };
             if s != hurray_ffi::HURRAY_OK {
                 // SAFETY: still ours after a failed move.
                 unsafe { hurray_item_destroy(&mut root) };
+                // Not expected after the checks above; the item (and what moved in)
+                // is dropped here, so its charge is given back.
+                adjust_external(env.raw(), -std::mem::take(&mut item.charged));
                 return Err(check(s).unwrap_err());
             }
         }

@@ -782,6 +782,12 @@ impl Tensor {
         self
     }
 
+    /// Hands this object's external-memory charge on (to the item its handle moved
+    /// into), leaving it none to give back.
+    pub(crate) fn take_charge(&mut self) -> i64 {
+        std::mem::take(&mut self.charged)
+    }
+
     /// A tensor over library memory (a decoder's), its bytes charged as external
     /// memory.
     pub(crate) fn owned(env: &Env, p: *mut HurrayTensor) -> Tensor {

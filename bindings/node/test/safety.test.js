@@ -8,6 +8,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { PassThrough, Writable } = require('node:stream');
+const { spawnSync } = require('node:child_process');
 
 const hurray = require('..');
 const { tmpdir, collect, tick, f32 } = require('./helpers');
@@ -108,6 +109,36 @@ test('dropped FileReaders are collected: each mapping is charged', async () => {
   const rounds = 400;
   const live = await dropUntilCollected(() => hurray.FileReader.open(file).tensor('t'), rounds);
   assert.ok(live < rounds, `${live} objects of ${rounds} dropped readers and tensors still alive`);
+});
+
+test('readers opened in one synchronous loop stop with HURRAY_ERR_LIMIT, not an abort', (t) => {
+  let max = Infinity;
+  try {
+    max = Number(fs.readFileSync('/proc/sys/vm/max_map_count', 'utf8'));
+  } catch {
+    // not Linux: no mapping limit to guard
+  }
+  if (!(max <= 300000)) {
+    t.skip(`vm.max_map_count is ${max}: no guard here, or too many readers to open in a test`);
+    return;
+  }
+  const file = path.join(dir, 'many.hrry');
+  const w = hurray.FileWriter.create(file);
+  w.writeTensor('t', hurray.Tensor.fromBuffer(f32(hurray, [1]), 'float32', [1]));
+  w.finish();
+  w.close();
+  // In a child: the loop never yields, so no finalizer can unmap anything.
+  const code = `
+    const h = require(${JSON.stringify(path.resolve(__dirname, '..'))});
+    try {
+      for (let i = 0; i < ${max + 1000}; i++) h.FileReader.open(${JSON.stringify(file)});
+      console.log('no limit');
+    } catch (e) {
+      console.log(e.code);
+    }`;
+  const r = spawnSync(process.execPath, ['-e', code], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(r.status, 0, r.stderr.slice(-2000));
+  assert.equal(r.stdout.trim(), 'HURRAY_ERR_LIMIT');
 });
 
 /** A 64-byte aligned float32 tensor of `n` elements, all `v`. */
