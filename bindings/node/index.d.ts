@@ -22,6 +22,53 @@ export type {
   WriteOptions,
 } from './native';
 
+/** An element type name, as `Tensor.dtype` and `Descriptor.dtype` return it. */
+export type DType = Tensor['dtype'];
+
+/** The C ABI status names an Error's `code` holds (`HURRAY_ERR_ADDON`: the addon failed to load). */
+export type HurrayErrorCode =
+  | 'HURRAY_ERR_NULL_POINTER'
+  | 'HURRAY_ERR_ABI_VERSION'
+  | 'HURRAY_ERR_BUFFER_MISMATCH'
+  | 'HURRAY_ERR_BUFFER_TOO_SMALL'
+  | 'HURRAY_ERR_DESCRIPTOR'
+  | 'HURRAY_ERR_DOUBLE_DESTROY'
+  | 'HURRAY_ERR_FILE_NOT_FOUND'
+  | 'HURRAY_ERR_FORMAT'
+  | 'HURRAY_ERR_INTERNAL_PANIC'
+  | 'HURRAY_ERR_INVALID_ARGUMENT'
+  | 'HURRAY_ERR_INVALID_SYNC_MODE'
+  | 'HURRAY_ERR_IO'
+  | 'HURRAY_ERR_LIMIT'
+  | 'HURRAY_ERR_NOT_APPLICABLE'
+  | 'HURRAY_ERR_NOT_FOUND'
+  | 'HURRAY_ERR_OUT_OF_RANGE'
+  | 'HURRAY_ERR_STATE'
+  | 'HURRAY_ERR_SYNC_MODE_MISMATCH'
+  | 'HURRAY_ERR_TRUNCATED'
+  | 'HURRAY_ERR_ADDON';
+
+/**
+ * What the package throws: an `Error` whose `code` is a C ABI status name. An
+ * argument of the wrong JavaScript type (a number where a string is expected, a
+ * non-Tensor where a Tensor is) is refused by the napi-rs layer before it reaches
+ * the library, with napi-rs's own `code` (`StringExpected`, `NumberExpected`,
+ * `ArrayExpected`, `ObjectExpected`, `InvalidArg`, ...).
+ */
+export interface HurrayError extends Error {
+  code: HurrayErrorCode;
+}
+
+/** Options of `StreamWriter`. */
+export interface StreamWriterOptions {
+  /**
+   * Copy each payload chunk before handing it to the Writable, so the tensor's
+   * memory may be refilled as soon as `write` resolves whatever the Writable does
+   * with chunks (default false: zero-copy views).
+   */
+  copy?: boolean;
+}
+
 /** Bytes a stream chunk may be. */
 export type Bytes = Uint8Array | ArrayBuffer | ArrayBufferView;
 
@@ -43,18 +90,29 @@ export declare class StreamReader implements AsyncIterable<Tensor> {
 
 /**
  * Writes tensors to a `Writable`; payload chunks are zero-copy views of each
- * tensor's memory. `write` awaits backpressure and rejects on stream errors.
+ * tensor's memory unless `options.copy`. Overlapping `write` calls are queued and
+ * go out whole, in call order. `write` resolves once the Writable has called back
+ * for every chunk of the tensor (and honours backpressure); it rejects when the
+ * stream errors, is destroyed or closes. Refill the tensor's memory after `write`
+ * resolves only if the Writable is done with chunks when it calls back (files,
+ * sockets), not a PassThrough/Transform that passes them on: use `{ copy: true }`.
  */
 export declare class StreamWriter {
-  constructor(writable: Writable, limits?: StreamLimits);
+  constructor(writable: Writable, limits?: StreamLimits, options?: StreamWriterOptions);
   /** Writes one tensor or item. Rejects with `HURRAY_ERR_STATE` after `end()`. */
   write(tensor: Tensor | Item): Promise<void>;
-  /** Ends the Writable; resolves once it has flushed. */
+  /**
+   * Waits for queued writes, ends the Writable; resolves once it has flushed,
+   * rejects when the stream errored or closed early.
+   */
   end(): Promise<void>;
 }
 
 /** Decodes a whole stream held in memory; errors as `StreamReader`. */
-export declare function decodeStream(bytes: Bytes): Tensor[];
+export declare function decodeStream(bytes: Bytes, limits?: StreamLimits): Tensor[];
 
-/** Encodes tensors and items into one Buffer holding the whole stream (a copy). */
-export declare function encodeStream(tensors: Iterable<Tensor | Item>): Buffer;
+/**
+ * Encodes tensors and items into one Buffer holding the whole stream (a copy).
+ * `limits`: those of the decoder meant to read it.
+ */
+export declare function encodeStream(tensors: Iterable<Tensor | Item>, limits?: StreamLimits): Buffer;

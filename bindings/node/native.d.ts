@@ -77,7 +77,7 @@ export declare class Descriptor {
   /** Elements per dimension (exact below 2^53). */
   get shape(): Array<number>
   /** Element type name (`"float32"`, `"int8"`, `"float16"`, ...). */
-  get dtype(): string
+  get dtype(): 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2' | 'private' | `unknown(0x${string})`
   /** The `type_tag` byte. */
   get dtypeTag(): number
   /** Layout name (`"row_major"`, `"csr"`, ...). */
@@ -216,7 +216,8 @@ export declare class FileReader {
    * Opens and memory-maps the file at `path`, validating everything but payload.
    *
    * Throws: `HURRAY_ERR_FILE_NOT_FOUND`, `HURRAY_ERR_IO`, `HURRAY_ERR_FORMAT`,
-   * `HURRAY_ERR_TRUNCATED`, `HURRAY_ERR_DESCRIPTOR`, ... naming rule and offset.
+   * `HURRAY_ERR_TRUNCATED`, `HURRAY_ERR_DESCRIPTOR`, ... naming rule and offset;
+   * `HURRAY_ERR_LIMIT` when 7/8 of `vm.max_map_count` readers are open (Linux).
    */
   static open(path: string): FileReader
   /** File-level facts. */
@@ -258,7 +259,11 @@ export declare class FileReader {
    * Throws: `HURRAY_ERR_NOT_FOUND`.
    */
   value(key: string): unknown
-  /** Closes the reader (idempotent). Tensors taken from it stay valid. */
+  /**
+   * Closes the reader (idempotent). Tensors taken from it stay valid. Close
+   * readers when done: an unclosed reader holds its mapping until the garbage
+   * collector finalizes it, and a process has a limited number of mappings.
+   */
   close(): void
 }
 
@@ -359,10 +364,13 @@ export declare class Item {
   /**
    * A composite: `head` (a tensor of layout `composite_head`, which names the
    * rule and member count) and its `members`, in order. Everything moves in: the
-   * head and the members are closed afterwards.
+   * head and the members are closed afterwards. Everything is checked before
+   * anything moves: a refused call leaves the head and every member usable.
    *
-   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (not a head, wrong member count or
-   * kinds), `HURRAY_ERR_STATE` (closed or still viewed inputs).
+   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (not a head, `members.length` not the
+   * head's member count, a member of another item or given twice),
+   * `HURRAY_ERR_STATE` (closed or still viewed inputs), `HURRAY_ERR_LIMIT`
+   * (nesting too deep).
    */
   static composite(head: Tensor, members: Array<Item>): Item
   /** Whether this is a composite (a head plus members). */
@@ -486,6 +494,8 @@ export declare class StreamDecoder {
    * Copies `bytes` into the decoder (into the tensors' final buffers). Returns the
    * number of bytes taken: all of them unless the decoder failed (then `next()`
    * throws the reason).
+   *
+   * Throws: `HURRAY_ERR_STATE` (closed, or after `finish()`).
    */
   feed(bytes: Uint8Array): number
   /**
@@ -580,9 +590,11 @@ export declare class Tensor {
    * start 64-byte aligned (use `hurray.alloc`). Ownership: the tensor pins `data`
    * with a napi reference until the library releases it, exactly once (possibly
    * from another thread, delivered to the JS thread); then `onRelease` runs. Do
-   * not transfer or detach the ArrayBuffer while the tensor lives.
+   * not transfer or detach the ArrayBuffer while the tensor lives (the tensor
+   * then throws `HURRAY_ERR_STATE` where it would use the memory).
    *
-   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, misaligned memory),
+   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, misaligned memory, a
+   * resizable ArrayBuffer or growable SharedArrayBuffer),
    * `HURRAY_ERR_BUFFER_MISMATCH` (too few bytes), `HURRAY_ERR_DESCRIPTOR`.
    */
   static fromBuffer(data: ArrayBuffer | ArrayBufferView, dtype: string, shape: number[], options?: FromBufferOptions): Tensor
@@ -600,7 +612,7 @@ export declare class Tensor {
   /** Elements per dimension (exact below 2^53). */
   get shape(): Array<number>
   /** Element type name (`"float32"`, `"int8"`, ...). */
-  get dtype(): string
+  get dtype(): 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2' | 'private' | `unknown(0x${string})`
   /** Layout name (`"row_major"`, `"csr"`, ...). */
   get layout(): string
   /** Bytes from the start of buffer 0 to element [0, ..., 0]. */
@@ -620,18 +632,21 @@ export declare class Tensor {
    * every other view (for a mapped file they stay in memory: the mapping is
    * copy-on-write, the file never changes).
    *
-   * Throws: `HURRAY_ERR_OUT_OF_RANGE` (no such buffer), `HURRAY_ERR_STATE`
-   * (closed).
+   * Throws: `HURRAY_ERR_OUT_OF_RANGE` (no such buffer, or an index that is not
+   * an integer in 0..2^32), `HURRAY_ERR_STATE` (closed, or the lent ArrayBuffer
+   * was transferred).
    */
   buffer(index: number): ArrayBuffer
   /**
    * The elements as a zero-copy TypedArray over buffer 0, for a dense tensor
    * (row-major or column-major) whose dtype has one (`float32` -> Float32Array,
    * `int64` -> BigInt64Array, ...). Length: the element count; it starts at
-   * `byteOffset`. Keeps the memory alive like `buffer()`.
+   * `byteOffset`, in memory order (for column-major, the first dimension varies
+   * fastest). Keeps the memory alive like `buffer()`.
    *
    * Throws: `HURRAY_ERR_NOT_APPLICABLE` (other layouts; float16, bool and other
-   * dtypes without a TypedArray: use `buffer()`), `HURRAY_ERR_STATE` (closed).
+   * dtypes without a TypedArray; a `byteOffset` that is not a multiple of the
+   * element size: use `buffer()`), `HURRAY_ERR_STATE` (closed).
    */
   array(): Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array
   /**

@@ -4,8 +4,35 @@
 // Writable). The decoding and encoding happen in the native StreamDecoder and
 // StreamEncoder; this file only moves bytes.
 
-const { once } = require('node:events');
+const { finished } = require('node:stream');
 const native = require('./native');
+
+function stateError(message) {
+  const err = new Error(`HURRAY_ERR_STATE: ${message}`);
+  err.code = 'HURRAY_ERR_STATE';
+  return err;
+}
+
+// Resolves on 'drain'; rejects when the Writable errors or closes first (a stream
+// destroyed without an error emits only 'close', and never 'drain').
+function drained(w) {
+  return new Promise((resolve, reject) => {
+    const done = (err) => {
+      w.off('drain', onDrain);
+      w.off('error', onError);
+      w.off('close', onClose);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onDrain = () => done();
+    const onError = (e) => done(e);
+    const onClose = () => done(w.errored || stateError('the Writable closed before it drained'));
+    w.on('drain', onDrain);
+    w.on('error', onError);
+    w.on('close', onClose);
+    if (w.destroyed) onClose();
+  });
+}
 
 function asChunk(c) {
   if (c instanceof Uint8Array) return c;
@@ -68,11 +95,11 @@ class StreamReader {
 }
 
 /**
- * Decodes a whole stream held in memory; returns its tensors. Errors as
- * `StreamReader`.
+ * Decodes a whole stream held in memory; returns its tensors. `limits` bound what
+ * the decoder accepts. Errors as `StreamReader`.
  */
-function decodeStream(bytes) {
-  const dec = new native.StreamDecoder();
+function decodeStream(bytes, limits) {
+  const dec = new native.StreamDecoder(limits);
   try {
     dec.feed(asChunk(bytes));
     const out = [];
@@ -87,40 +114,88 @@ function decodeStream(bytes) {
 
 /**
  * Writes tensors to a `Writable`. Payload chunks are zero-copy views of the tensors'
- * own memory (kept alive until the stream lets go of them); `write` awaits
- * backpressure (`drain`) and rejects on a stream error.
+ * own memory (kept alive until the stream lets go of them), unless `options.copy`.
+ *
+ * Calls are queued: overlapping `write()`s (e.g. `Promise.all`) go out one whole
+ * tensor after another, in call order. `write` resolves once the Writable has
+ * called back for every chunk of that tensor (a file or socket: written; a
+ * Transform/PassThrough: handed to its transform, which may still hold the view),
+ * honours backpressure (`drain`), and rejects when the stream errors, is destroyed
+ * or closes. The tensor's memory may be refilled after `write` resolves only when
+ * the Writable consumes chunks in its callback (files, sockets); otherwise pass
+ * `{ copy: true }`, which copies each payload chunk before it is written.
  */
 class StreamWriter {
-  constructor(writable, limits) {
+  constructor(writable, limits, options) {
     if (!writable || typeof writable.write !== 'function') {
       throw new TypeError('hurray: StreamWriter needs a Writable');
     }
     this._w = writable;
+    this._copy = Boolean(options && options.copy);
     this._enc = new native.StreamEncoder(limits);
+    this._queue = Promise.resolve();
+    this._ending = false;
   }
 
   /** Writes one tensor or item (descriptors and buffers, in stream order). */
-  async write(tensor) {
-    if (this._enc === null) {
-      const err = new Error('HURRAY_ERR_STATE: the StreamWriter is ended');
-      err.code = 'HURRAY_ERR_STATE';
-      throw err;
+  write(tensor) {
+    if (this._enc === null || this._ending) {
+      return Promise.reject(stateError('the StreamWriter is ended'));
     }
-    for (const ab of encodeOne(this._enc, tensor)) {
-      if (ab.byteLength === 0) continue;
-      if (!this._w.write(new Uint8Array(ab))) await once(this._w, 'drain');
+    let chunks;
+    try {
+      chunks = encodeOne(this._enc, tensor);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (this._copy) chunks = chunks.map((ab) => new Uint8Array(ab).slice().buffer);
+    const p = this._queue.then(() => this._send(chunks));
+    this._queue = p.catch(() => {});
+    return p;
+  }
+
+  async _send(chunks) {
+    const w = this._w;
+    const written = [];
+    try {
+      for (const ab of chunks) {
+        if (ab.byteLength === 0) continue;
+        if (w.destroyed || w.writableEnded) {
+          throw w.errored || stateError('the Writable is destroyed or ended');
+        }
+        let ok;
+        written.push(
+          new Promise((resolve, reject) => {
+            ok = w.write(new Uint8Array(ab), (err) => (err ? reject(err) : resolve()));
+          }),
+        );
+        if (!ok) await drained(w);
+      }
+      await Promise.all(written);
+    } finally {
+      // Rejections of callbacks not awaited (after a failed drain) are handled here.
+      for (const p of written) p.catch(() => {});
     }
   }
 
-  /** Ends the Writable and resolves once it has flushed. */
+  /**
+   * Waits for queued writes, ends the Writable, and resolves once it has flushed
+   * ('finish'); rejects when the stream errored or closed prematurely.
+   */
   async end() {
-    if (this._enc !== null) {
-      this._enc.close();
-      this._enc = null;
+    this._ending = true;
+    try {
+      await this._queue;
+    } finally {
+      if (this._enc !== null) {
+        this._enc.close();
+        this._enc = null;
+      }
     }
+    const w = this._w;
     await new Promise((resolve, reject) => {
-      this._w.once('error', reject);
-      this._w.end(() => resolve());
+      finished(w, { readable: false }, (err) => (err ? reject(err) : resolve()));
+      if (!w.writableEnded && !w.destroyed) w.end();
     });
   }
 }
@@ -129,9 +204,12 @@ function encodeOne(enc, x) {
   return x instanceof native.Item ? enc.encodeItem(x) : enc.encode(x);
 }
 
-/** Encodes tensors and items into one Buffer holding the whole stream (a copy). */
-function encodeStream(tensors) {
-  const enc = new native.StreamEncoder();
+/**
+ * Encodes tensors and items into one Buffer holding the whole stream (a copy).
+ * `limits`: those of the decoder meant to read it.
+ */
+function encodeStream(tensors, limits) {
+  const enc = new native.StreamEncoder(limits);
   try {
     const parts = [];
     for (const t of tensors) for (const ab of encodeOne(enc, t)) parts.push(new Uint8Array(ab));

@@ -3,6 +3,8 @@
 
 use std::ffi::CString;
 use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 use hurray_ffi::file::*;
 use hurray_ffi::{HurrayFileReader, HurrayFileWriter};
@@ -11,7 +13,7 @@ use napi_derive::napi;
 
 use crate::error::{check, closed, err, napi_err, Result};
 use crate::item::Item;
-use crate::tensor::{Descriptor, Tensor};
+use crate::tensor::{adjust_external, Descriptor, Tensor, MAPPING_CHARGE};
 
 /// A JS string as a C string; NUL bytes are refused.
 fn c_string(what: &str, s: &str) -> Result<CString> {
@@ -59,9 +61,46 @@ pub struct FileInfo {
 /// KV section and every descriptor without reading payload. Tensors it returns are
 /// zero-copy views of a private copy-on-write mapping and outlive the reader:
 /// `close()` may come first; the mapping goes with the last tensor and view.
-#[napi]
+#[napi(custom_finalize)]
 pub struct FileReader {
     ptr: *mut HurrayFileReader,
+    /// External memory reported to V8 for the mapping (`MAPPING_CHARGE`), given
+    /// back on `close()` or finalization.
+    charged: i64,
+}
+
+impl ObjectFinalize for FileReader {
+    fn finalize(mut self, env: Env) -> napi::Result<()> {
+        self.uncount(env.raw());
+        Ok(())
+    }
+}
+
+/// FileReaders open (not closed, not finalized) in this process, all threads.
+static OPEN_READERS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many FileReaders may be open at once: 7/8 of Linux's `vm.max_map_count`
+/// (each holds a mapping; the rest of the process needs mappings too, and when
+/// none are left even `malloc` fails and the process aborts). No limit elsewhere.
+fn max_open_readers() -> usize {
+    static MAX: OnceLock<usize> = OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/vm/max_map_count")
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok())
+            .map_or(usize::MAX, |n| n / 8 * 7)
+    })
+}
+
+impl FileReader {
+    /// Gives back the external-memory charge and the open count (once).
+    fn uncount(&mut self, env: napi::sys::napi_env) {
+        let charged = std::mem::take(&mut self.charged);
+        if charged != 0 {
+            adjust_external(env, -charged);
+            OPEN_READERS.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 impl Drop for FileReader {
@@ -223,14 +262,30 @@ impl FileReader {
     /// Opens and memory-maps the file at `path`, validating everything but payload.
     ///
     /// Throws: `HURRAY_ERR_FILE_NOT_FOUND`, `HURRAY_ERR_IO`, `HURRAY_ERR_FORMAT`,
-    /// `HURRAY_ERR_TRUNCATED`, `HURRAY_ERR_DESCRIPTOR`, ... naming rule and offset.
+    /// `HURRAY_ERR_TRUNCATED`, `HURRAY_ERR_DESCRIPTOR`, ... naming rule and offset;
+    /// `HURRAY_ERR_LIMIT` when 7/8 of `vm.max_map_count` readers are open (Linux).
     #[napi(factory)]
-    pub fn open(path: String) -> Result<FileReader> {
+    pub fn open(env: Env, path: String) -> Result<FileReader> {
         let path = c_string("path", &path)?;
+        let open = OPEN_READERS.load(Ordering::Relaxed);
+        if open >= max_open_readers() {
+            return Err(err(
+                "HURRAY_ERR_LIMIT",
+                format!(
+                    "{open} FileReaders are open, each holding a memory mapping, near the \
+                     process's limit (vm.max_map_count); close() readers when done"
+                ),
+            ));
+        }
         let mut ptr = ptr::null_mut();
         // SAFETY: NUL-terminated path; local out-pointer.
         check(unsafe { hurray_file_reader_open(path.as_ptr(), &mut ptr) })?;
-        Ok(FileReader { ptr })
+        OPEN_READERS.fetch_add(1, Ordering::Relaxed);
+        adjust_external(env.raw(), MAPPING_CHARGE);
+        Ok(FileReader {
+            ptr,
+            charged: MAPPING_CHARGE,
+        })
     }
 
     /// File-level facts.
@@ -275,13 +330,13 @@ impl FileReader {
     ///
     /// Throws: `HURRAY_ERR_NOT_FOUND`.
     #[napi]
-    pub fn tensor(&self, name: String) -> Result<Tensor> {
+    pub fn tensor(&self, env: Env, name: String) -> Result<Tensor> {
         let r = self.live()?;
         let name = c_string("name", &name)?;
         let mut t = ptr::null_mut();
         // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
         check(unsafe { hurray_file_reader_tensor(r, name.as_ptr(), &mut t) })?;
-        Ok(Tensor::from_raw(t))
+        Ok(Tensor::from_raw(t).charge(&env, MAPPING_CHARGE))
     }
 
     /// The item named `name`: a tensor, or a composite with its members (zero-copy,
@@ -289,13 +344,13 @@ impl FileReader {
     ///
     /// Throws: `HURRAY_ERR_NOT_FOUND`.
     #[napi]
-    pub fn item(&self, name: String) -> Result<Item> {
+    pub fn item(&self, env: Env, name: String) -> Result<Item> {
         let r = self.live()?;
         let name = c_string("name", &name)?;
         let mut it = ptr::null_mut();
         // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
         check(unsafe { hurray_file_reader_item(r, name.as_ptr(), &mut it) })?;
-        Ok(Item::from_raw(it))
+        Ok(Item::from_raw(it).charge(&env, MAPPING_CHARGE))
     }
 
     /// The descriptor of the tensor named `name`, without touching its payload.
@@ -364,11 +419,14 @@ impl FileReader {
         self.kv_value(env, i)
     }
 
-    /// Closes the reader (idempotent). Tensors taken from it stay valid.
+    /// Closes the reader (idempotent). Tensors taken from it stay valid. Close
+    /// readers when done: an unclosed reader holds its mapping until the garbage
+    /// collector finalizes it, and a process has a limited number of mappings.
     #[napi]
-    pub fn close(&mut self) {
+    pub fn close(&mut self, env: Env) {
         // SAFETY: owned handle or NULL; destroy nulls it.
         unsafe { hurray_file_reader_destroy(&mut self.ptr) };
+        self.uncount(env.raw());
     }
 }
 
@@ -470,6 +528,15 @@ impl FileWriter {
         let mut o = unsafe { o.assume_init() };
         if let Some(opts) = options {
             if let Some(a) = opts.data_buffer_alignment {
+                if !a.is_power_of_two() || !(4096..=2 << 20).contains(&a) {
+                    return Err(err(
+                        "HURRAY_ERR_INVALID_ARGUMENT",
+                        format!(
+                            "dataBufferAlignment must be a power of two in 4096..=2097152 \
+                             (4 KiB..2 MiB), got {a}"
+                        ),
+                    ));
+                }
                 o.data_buffer_alignment = a;
             }
             if let Some(s) = opts.sorted_index {
@@ -493,9 +560,10 @@ impl FileWriter {
     /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (duplicate name), `HURRAY_ERR_STATE`
     /// (closed tensor or finished writer), `HURRAY_ERR_IO`.
     #[napi]
-    pub fn write_tensor(&mut self, name: String, tensor: &Tensor) -> Result<()> {
+    pub fn write_tensor(&mut self, env: Env, name: String, tensor: &Tensor) -> Result<()> {
         let w = self.live()?;
         let t = tensor.handle()?;
+        tensor.check_lent(env.raw())?;
         let name = c_string("name", &name)?;
         // SAFETY: writer and tensor live; name NUL-terminated.
         check(unsafe { hurray_file_writer_write_tensor(w, name.as_ptr(), t.ptr()) })

@@ -10,10 +10,33 @@ use hurray_ffi::item::{
     hurray_item_member_count, hurray_item_tensor,
 };
 use hurray_ffi::HurrayItem;
+use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::error::{check, closed, Result};
-use crate::tensor::Tensor;
+use crate::tensor::{adjust_external, Tensor};
+
+/// Nesting depth of an item: 0 for a plain tensor, 1 + the deepest member for a
+/// composite (as the library counts it).
+fn depth_of(it: *const HurrayItem) -> Result<u32> {
+    let mut composite = 0u8;
+    // SAFETY: `it` is a live item node.
+    check(unsafe { hurray_item_is_composite(it, &mut composite) })?;
+    if composite == 0 {
+        return Ok(0);
+    }
+    let mut n = 0u64;
+    // SAFETY: `it` live.
+    check(unsafe { hurray_item_member_count(it, &mut n) })?;
+    let mut deepest = 0;
+    for i in 0..n {
+        let mut m = ptr::null();
+        // SAFETY: `it` live, `i` < count.
+        check(unsafe { hurray_item_member(it, i, &mut m) })?;
+        deepest = deepest.max(depth_of(m)?);
+    }
+    Ok(deepest + 1)
+}
 
 /// One owned `HurrayItem *` (the root of an item tree), destroyed with the last
 /// `Arc`: the `Item` objects of its nodes and the Tensors borrowed from them.
@@ -37,9 +60,19 @@ impl Drop for ItemHandle {
 /// its members (items themselves) combine. `tensor` is the plain tensor or the head.
 /// Every object taken from an item (members, tensors) keeps the whole item alive;
 /// `close()` drops this object's reference.
-#[napi]
+#[napi(custom_finalize)]
 pub struct Item {
     inner: Option<(Arc<ItemHandle>, *const HurrayItem)>,
+    /// Bytes reported to V8 as external memory for this object (library memory of
+    /// a decoded or mapped item), given back on `close()` or finalization.
+    charged: i64,
+}
+
+impl ObjectFinalize for Item {
+    fn finalize(mut self, env: Env) -> napi::Result<()> {
+        adjust_external(env.raw(), -std::mem::take(&mut self.charged));
+        Ok(())
+    }
 }
 
 impl Item {
@@ -47,7 +80,46 @@ impl Item {
     pub(crate) fn from_raw(p: *mut HurrayItem) -> Item {
         Item {
             inner: Some((Arc::new(ItemHandle(p)), p)),
+            charged: 0,
         }
+    }
+
+    /// A root item over library memory (a decoder's), its bytes charged to V8 as
+    /// external memory.
+    pub(crate) fn owned(env: &Env, p: *mut HurrayItem) -> Result<Item> {
+        let mut regions = Vec::new();
+        crate::stream::item_regions(p, &mut regions)?;
+        let bytes = regions
+            .iter()
+            .fold(0i64, |a, &(_, n)| a.saturating_add(n as i64));
+        Ok(Item::from_raw(p).charge(env, bytes))
+    }
+
+    /// Reports `bytes` of native memory this object keeps alive to V8 (undone on
+    /// `close()` or finalization).
+    pub(crate) fn charge(mut self, env: &Env, bytes: i64) -> Item {
+        adjust_external(env.raw(), bytes);
+        self.charged += bytes;
+        self
+    }
+
+    /// Checks, without changing anything, that this is a root item held only
+    /// here (so `take_root` would succeed); returns its nesting depth.
+    fn check_root(&self) -> Result<u32> {
+        let (root, node) = self.inner.as_ref().ok_or_else(|| closed("Item"))?;
+        if !std::ptr::eq(root.0, *node) {
+            return Err(crate::error::err(
+                "HURRAY_ERR_INVALID_ARGUMENT",
+                "a member of another item cannot move into a composite",
+            ));
+        }
+        if Arc::strong_count(root) != 1 {
+            return Err(crate::error::err(
+                "HURRAY_ERR_STATE",
+                "the item has live members or tensors taken from it",
+            ));
+        }
+        depth_of(*node)
     }
 
     pub(crate) fn node(&self) -> Result<(&Arc<ItemHandle>, *const HurrayItem)> {
@@ -99,17 +171,57 @@ impl Item {
             unsafe { hurray_ffi::tensor::hurray_tensor_destroy(&mut t) };
             return Err(check(s).unwrap_err());
         }
-        Ok(Item::from_raw(out))
+        let mut item = Item::from_raw(out);
+        item.charged = tensor.take_charge(); // the memory moved in with the handle
+        Ok(item)
     }
 
     /// A composite: `head` (a tensor of layout `composite_head`, which names the
     /// rule and member count) and its `members`, in order. Everything moves in: the
-    /// head and the members are closed afterwards.
+    /// head and the members are closed afterwards. Everything is checked before
+    /// anything moves: a refused call leaves the head and every member usable.
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (not a head, wrong member count or
-    /// kinds), `HURRAY_ERR_STATE` (closed or still viewed inputs).
+    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (not a head, `members.length` not the
+    /// head's member count, a member of another item or given twice),
+    /// `HURRAY_ERR_STATE` (closed or still viewed inputs), `HURRAY_ERR_LIMIT`
+    /// (nesting too deep).
     #[napi(factory)]
-    pub fn composite(head: &mut Tensor, members: Vec<&mut Item>) -> Result<Item> {
+    pub fn composite(env: Env, head: &mut Tensor, members: Vec<&mut Item>) -> Result<Item> {
+        // Everything is checked before anything moves: a refused call leaves the
+        // head and every member as they were.
+        let expected = head.composite_member_count()?;
+        if expected != members.len() as u64 {
+            return Err(crate::error::err(
+                "HURRAY_ERR_INVALID_ARGUMENT",
+                format!(
+                    "the composite head declares {expected} member(s), {} given",
+                    members.len()
+                ),
+            ));
+        }
+        head.check_owned()?;
+        let limit = u64::from(crate::stream::default_composite_depth()?);
+        let mut seen = Vec::with_capacity(members.len());
+        for (i, m) in members.iter().enumerate() {
+            let depth = m.check_root()?;
+            if u64::from(depth) + 1 > limit {
+                return Err(crate::error::err(
+                    "HURRAY_ERR_LIMIT",
+                    format!(
+                        "member {i} would nest composites {} levels; the limit is {limit}",
+                        depth + 1
+                    ),
+                ));
+            }
+            let p = m.node()?.1;
+            if seen.contains(&p) {
+                return Err(crate::error::err(
+                    "HURRAY_ERR_INVALID_ARGUMENT",
+                    format!("member {i} is given twice"),
+                ));
+            }
+            seen.push(p);
+        }
         let mut t = head.take_owned()?;
         let mut out = ptr::null_mut();
         // SAFETY: as in `of`.
@@ -119,15 +231,20 @@ impl Item {
             unsafe { hurray_ffi::tensor::hurray_tensor_destroy(&mut t) };
             return Err(check(s).unwrap_err());
         }
-        let item = Item::from_raw(out);
+        let mut item = Item::from_raw(out);
+        item.charged = head.take_charge(); // charges move in with the handles
         for m in members {
             let mut root = m.take_root()?;
+            item.charged += std::mem::take(&mut m.charged);
             // SAFETY: `out` is the live composite; `root` an owned item that moves in
             // on success; on failure it is ours and destroyed here.
             let s = unsafe { hurray_item_composite_push(out, &mut root) };
             if s != hurray_ffi::HURRAY_OK {
                 // SAFETY: still ours after a failed move.
                 unsafe { hurray_item_destroy(&mut root) };
+                // Not expected after the checks above; the item (and what moved in)
+                // is dropped here, so its charge is given back.
+                adjust_external(env.raw(), -std::mem::take(&mut item.charged));
                 return Err(check(s).unwrap_err());
             }
         }
@@ -172,6 +289,7 @@ impl Item {
                 check(unsafe { hurray_item_member(p, i, &mut m) })?;
                 Ok(Item {
                     inner: Some((root.clone(), m)),
+                    charged: 0,
                 })
             })
             .collect()
@@ -179,7 +297,8 @@ impl Item {
 
     /// Drops this object's reference (idempotent); the item goes with the last one.
     #[napi]
-    pub fn close(&mut self) {
+    pub fn close(&mut self, env: Env) {
         self.inner = None;
+        adjust_external(env.raw(), -std::mem::take(&mut self.charged));
     }
 }

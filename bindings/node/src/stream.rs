@@ -57,6 +57,11 @@ fn bytes_limit(name: &str, v: f64) -> Result<u64> {
     }
 }
 
+/// The default composite nesting limit (what `hurray_item_composite_push` enforces).
+pub(crate) fn default_composite_depth() -> Result<u32> {
+    Ok(limits_in(None)?.max_composite_depth)
+}
+
 /// The C limits for `limits` (defaults where absent).
 fn limits_in(limits: Option<StreamLimits>) -> Result<HurrayStreamLimits> {
     let mut l = std::mem::MaybeUninit::<HurrayStreamLimits>::uninit();
@@ -103,7 +108,7 @@ fn regions_of(t: *const HurrayTensor, out: &mut Vec<(usize, usize)>) {
 }
 
 /// Address ranges of every tensor's buffers in an item tree.
-fn item_regions(it: *const HurrayItem, out: &mut Vec<(usize, usize)>) -> Result<()> {
+pub(crate) fn item_regions(it: *const HurrayItem, out: &mut Vec<(usize, usize)>) -> Result<()> {
     let mut t = ptr::null();
     // SAFETY: `it` live; outs are locals.
     check(unsafe { hurray_item_tensor(it, &mut t) })?;
@@ -134,6 +139,8 @@ fn item_regions(it: *const HurrayItem, out: &mut Vec<(usize, usize)>) -> Result<
 #[napi]
 pub struct StreamDecoder {
     ptr: *mut HurrayStreamDecoder,
+    /// `finish()` succeeded: the input is over, `feed` is refused.
+    finished: bool,
 }
 
 impl Drop for StreamDecoder {
@@ -165,15 +172,26 @@ impl StreamDecoder {
         let mut ptr = ptr::null_mut();
         // SAFETY: `l` is read during the call; `ptr` is a local out-pointer.
         check(unsafe { hurray_stream_decoder_new(&l, &mut ptr) })?;
-        Ok(StreamDecoder { ptr })
+        Ok(StreamDecoder {
+            ptr,
+            finished: false,
+        })
     }
 
     /// Copies `bytes` into the decoder (into the tensors' final buffers). Returns the
     /// number of bytes taken: all of them unless the decoder failed (then `next()`
     /// throws the reason).
+    ///
+    /// Throws: `HURRAY_ERR_STATE` (closed, or after `finish()`).
     #[napi]
     pub fn feed(&mut self, bytes: &[u8]) -> Result<f64> {
         let d = self.live()?;
+        if self.finished {
+            return Err(err(
+                "HURRAY_ERR_STATE",
+                "the StreamDecoder is finished; it takes no more input",
+            ));
+        }
         let mut taken = 0u64;
         // SAFETY: `d` live, `bytes` readable for its length during the call.
         check(unsafe {
@@ -188,7 +206,7 @@ impl StreamDecoder {
     /// Throws: the decode error (once), or `HURRAY_ERR_NOT_APPLICABLE` for a
     /// composite item.
     #[napi(js_name = "next")]
-    pub fn next_tensor(&mut self) -> Result<Option<Tensor>> {
+    pub fn next_tensor(&mut self, env: Env) -> Result<Option<Tensor>> {
         let d = self.live()?;
         let mut t = ptr::null_mut();
         // SAFETY: `d` live; `t` a local out-pointer, owned on success.
@@ -196,7 +214,7 @@ impl StreamDecoder {
         Ok(if t.is_null() {
             None
         } else {
-            Some(Tensor::from_raw(t))
+            Some(Tensor::owned(&env, t))
         })
     }
 
@@ -205,7 +223,7 @@ impl StreamDecoder {
     ///
     /// Throws: the decode error (once).
     #[napi]
-    pub fn next_item(&mut self) -> Result<Option<Item>> {
+    pub fn next_item(&mut self, env: Env) -> Result<Option<Item>> {
         let d = self.live()?;
         let mut it = ptr::null_mut();
         // SAFETY: `d` live; `it` a local out-pointer, owned on success.
@@ -213,7 +231,7 @@ impl StreamDecoder {
         Ok(if it.is_null() {
             None
         } else {
-            Some(Item::from_raw(it))
+            Some(Item::owned(&env, it)?)
         })
     }
 
@@ -223,7 +241,9 @@ impl StreamDecoder {
     pub fn finish(&mut self) -> Result<()> {
         let d = self.live()?;
         // SAFETY: `d` live.
-        check(unsafe { hurray_stream_decoder_finish(d) })
+        check(unsafe { hurray_stream_decoder_finish(d) })?;
+        self.finished = true;
+        Ok(())
     }
 
     /// Bytes consumed so far (the stream offset).
@@ -342,6 +362,7 @@ impl StreamEncoder {
             return Err(closed("StreamEncoder"));
         }
         let handle = tensor.handle()?.clone();
+        tensor.check_lent(env.raw())?;
         let (mut count, mut total) = (0u64, 0u64);
         // SAFETY: encoder and tensor are live; outs are locals. The encoder borrows
         // the tensor's buffers until `end` (in `chunks`).

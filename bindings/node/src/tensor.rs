@@ -28,7 +28,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
-use crate::error::{check, closed, err, napi_check, napi_err, Result};
+use crate::error::{check, closed, err, napi_check, napi_err, JsErr, Result};
 use crate::release::{release, Hold};
 
 /// The largest rank the format allows.
@@ -199,7 +199,72 @@ pub(crate) fn shape_in(shape: &[f64]) -> Result<Vec<u64>> {
 ///
 /// # Safety
 /// `env` and `v` belong to the current call.
-pub(crate) unsafe fn bytes_of(env: sys::napi_env, v: sys::napi_value) -> Result<(*mut u8, usize)> {
+pub(crate) unsafe fn bytes_of(
+    env: sys::napi_env,
+    v: sys::napi_value,
+) -> Result<(*mut u8, usize, sys::napi_value)> {
+    // SAFETY: per this function's contract.
+    let (data, len, ab) = unsafe { bytes_and_buffer_of(env, v)? };
+    // SAFETY: `ab` is a value of the current call.
+    unsafe { refuse_resizable(env, ab)? };
+    if let Some(e) = detached_error(env, ab) {
+        return Err(e);
+    }
+    Ok((data, len, ab))
+}
+
+/// Whether the ArrayBuffer (or SharedArrayBuffer) `ab` can change length
+/// (`resizable` / `growable` read as `true`): such memory can shrink or move under
+/// a tensor, so it is refused.
+///
+/// # Safety
+/// `env` and `ab` belong to the current call.
+unsafe fn refuse_resizable(env: sys::napi_env, ab: sys::napi_value) -> Result<()> {
+    for prop in [c"resizable", c"growable"] {
+        let mut v = ptr::null_mut();
+        let mut b = false;
+        // SAFETY: per this function's contract; out-pointers are locals. A value that
+        // is not a boolean (an older Node without the property) reads as false.
+        let is_true = unsafe {
+            sys::napi_get_named_property(env, ab, prop.as_ptr(), &mut v) == sys::Status::napi_ok
+                && sys::napi_get_value_bool(env, v, &mut b) == sys::Status::napi_ok
+                && b
+        };
+        if is_true {
+            return Err(err(
+                "HURRAY_ERR_INVALID_ARGUMENT",
+                "a resizable ArrayBuffer or growable SharedArrayBuffer cannot back a tensor \
+                 (its memory may shrink or move); use a fixed-length buffer (hurray.alloc)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The error for a detached (transferred) ArrayBuffer `ab`, or `None`.
+pub(crate) fn detached_error(env: sys::napi_env, ab: sys::napi_value) -> Option<JsErr> {
+    let mut detached = false;
+    // SAFETY: `ab` is a live value in `env` (a call argument or a reference's value);
+    // a value that is not an ArrayBuffer (a SharedArrayBuffer) reads as not detached.
+    let s = unsafe { sys::napi_is_detached_arraybuffer(env, ab, &mut detached) };
+    (s == sys::Status::napi_ok && detached).then(|| {
+        err(
+            "HURRAY_ERR_STATE",
+            "the ArrayBuffer lent to this tensor was transferred or detached; \
+             the tensor's memory is gone",
+        )
+    })
+}
+
+/// Address, byte length and the underlying ArrayBuffer of a JS `ArrayBuffer`,
+/// TypedArray, `Buffer` or `DataView`.
+///
+/// # Safety
+/// `env` and `v` belong to the current call.
+unsafe fn bytes_and_buffer_of(
+    env: sys::napi_env,
+    v: sys::napi_value,
+) -> Result<(*mut u8, usize, sys::napi_value)> {
     let mut is = false;
     let mut data: *mut c_void = ptr::null_mut();
     // SAFETY (whole block): per this function's contract; out-pointers are locals.
@@ -235,7 +300,7 @@ pub(crate) unsafe fn bytes_of(env: sys::napi_env, v: sys::napi_value) -> Result<
                 | sys::TypedarrayType::float32_array => 4,
                 _ => 8,
             };
-            return Ok((data.cast(), length * size));
+            return Ok((data.cast(), length * size, ab));
         }
         napi_check(sys::napi_is_dataview(env, v, &mut is), "napi_is_dataview")?;
         if is {
@@ -246,7 +311,7 @@ pub(crate) unsafe fn bytes_of(env: sys::napi_env, v: sys::napi_value) -> Result<
                 sys::napi_get_dataview_info(env, v, &mut length, &mut data, &mut ab, &mut offset),
                 "napi_get_dataview_info",
             )?;
-            return Ok((data.cast(), length));
+            return Ok((data.cast(), length, ab));
         }
         napi_check(
             sys::napi_is_arraybuffer(env, v, &mut is),
@@ -258,7 +323,7 @@ pub(crate) unsafe fn bytes_of(env: sys::napi_env, v: sys::napi_value) -> Result<
                 sys::napi_get_arraybuffer_info(env, v, &mut data, &mut length),
                 "napi_get_arraybuffer_info",
             )?;
-            return Ok((data.cast(), length));
+            return Ok((data.cast(), length, v));
         }
     }
     Err(err(
@@ -529,7 +594,10 @@ impl Descriptor {
     }
 
     /// Element type name (`"float32"`, `"int8"`, `"float16"`, ...).
-    #[napi(getter)]
+    #[napi(
+        getter,
+        ts_return_type = "'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2' | 'private' | `unknown(0x${string})`"
+    )]
     pub fn dtype(&self) -> Result<String> {
         Ok(dtype_name(header_of(self.ptr()?)?.type_tag))
     }
@@ -641,6 +709,44 @@ pub struct Tensor {
     /// buffer share one ArrayBuffer (one backing store, and one report of external
     /// memory to the garbage collector instead of one per call).
     views: std::cell::RefCell<Vec<(u32, sys::napi_ref)>>,
+    /// Weak napi references to the ArrayBuffers a caller lent (`fromBuffer`,
+    /// `fromBuffers`), checked for detachment before the memory is used.
+    lent: Vec<sys::napi_ref>,
+    /// Bytes reported to V8 as external memory for this object (library memory it
+    /// keeps alive), given back on `close()` or finalization.
+    charged: i64,
+}
+
+/// External memory charged for each object holding a mapping (a `FileReader`, a
+/// tensor or item taken from one), whatever the file's size: mapped pages are
+/// file-backed and reclaimable, the scarce resource is the mappings themselves
+/// (`vm.max_map_count`), and this charge makes the garbage collector run long
+/// before unclosed readers exhaust them.
+pub(crate) const MAPPING_CHARGE: i64 = 1 << 20;
+
+/// Reports `bytes` (positive or negative) of native memory to V8. Best effort: a
+/// failure only affects garbage-collection scheduling.
+pub(crate) fn adjust_external(env: sys::napi_env, bytes: i64) {
+    if bytes != 0 {
+        let mut total = 0i64;
+        // SAFETY: `env` is the environment of the current call or finalizer, on its
+        // JS thread; `total` is a local.
+        unsafe { sys::napi_adjust_external_memory(env, bytes, &mut total) };
+    }
+}
+
+/// Total bytes of a tensor's buffers.
+pub(crate) fn tensor_bytes(t: *const HurrayTensor) -> i64 {
+    let mut total = 0i64;
+    for i in 0.. {
+        let (mut p, mut n): (*const c_void, u64) = (ptr::null(), 0);
+        // SAFETY: `t` live; OUT_OF_RANGE ends the loop.
+        if unsafe { hurray_tensor_buffer_data(t, i, &mut p, &mut n) } != hurray_ffi::HURRAY_OK {
+            break;
+        }
+        total = total.saturating_add(n.min(i64::MAX as u64) as i64);
+    }
+    total
 }
 
 impl Tensor {
@@ -648,21 +754,67 @@ impl Tensor {
         Tensor {
             inner: Some(Arc::new(handle)),
             views: Default::default(),
+            lent: Vec::new(),
+            charged: 0,
         }
     }
 
-    /// Deletes the weak references (JS thread of `env`, which made them).
-    fn forget_views(&self, env: sys::napi_env) {
+    /// Deletes the weak references and gives back the external-memory charge (JS
+    /// thread of `env`, which made them).
+    fn forget_views(&mut self, env: sys::napi_env) {
         for (_, r) in self.views.borrow_mut().drain(..) {
             // SAFETY: each reference was made in `env` by `buffer` and is deleted
             // exactly once, here (the list is drained).
             unsafe { sys::napi_delete_reference(env, r) };
         }
+        for r in self.lent.drain(..) {
+            // SAFETY: made in `env` by `build`, deleted once (the list is drained).
+            unsafe { sys::napi_delete_reference(env, r) };
+        }
+        adjust_external(env, -std::mem::take(&mut self.charged));
+    }
+
+    /// Reports `bytes` of library memory this object keeps alive to V8 (undone on
+    /// `close()` or finalization).
+    pub(crate) fn charge(mut self, env: &Env, bytes: i64) -> Tensor {
+        adjust_external(env.raw(), bytes);
+        self.charged += bytes;
+        self
+    }
+
+    /// Hands this object's external-memory charge on (to the item its handle moved
+    /// into), leaving it none to give back.
+    pub(crate) fn take_charge(&mut self) -> i64 {
+        std::mem::take(&mut self.charged)
+    }
+
+    /// A tensor over library memory (a decoder's), its bytes charged as external
+    /// memory.
+    pub(crate) fn owned(env: &Env, p: *mut HurrayTensor) -> Tensor {
+        let bytes = tensor_bytes(p);
+        Tensor::from_raw(p).charge(env, bytes)
+    }
+
+    /// `HURRAY_ERR_STATE` when an ArrayBuffer lent to this tensor was detached
+    /// (transferred): its memory is gone.
+    pub(crate) fn check_lent(&self, env: sys::napi_env) -> Result<()> {
+        for &r in &self.lent {
+            let mut v = ptr::null_mut();
+            // SAFETY: `r` is a live reference made in `env`; a collected value reads
+            // as NULL (then nothing can have been detached through it).
+            let s = unsafe { sys::napi_get_reference_value(env, r, &mut v) };
+            if s == sys::Status::napi_ok && !v.is_null() {
+                if let Some(e) = detached_error(env, v) {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
     }
 }
 
 impl ObjectFinalize for Tensor {
-    fn finalize(self, env: Env) -> napi::Result<()> {
+    fn finalize(mut self, env: Env) -> napi::Result<()> {
         self.forget_views(env.raw());
         Ok(())
     }
@@ -708,6 +860,49 @@ impl Tensor {
                 ))
             }
         }
+    }
+
+    /// Checks, without changing anything, that `take_owned` would succeed.
+    pub(crate) fn check_owned(&self) -> Result<()> {
+        let arc = self.handle()?;
+        if arc.parent.is_some() {
+            return Err(err(
+                "HURRAY_ERR_INVALID_ARGUMENT",
+                "the tensor already belongs to an item",
+            ));
+        }
+        if Arc::strong_count(arc) != 1 {
+            return Err(err(
+                "HURRAY_ERR_STATE",
+                "the tensor has live views (buffer(), array(), encoder chunks); \
+                 it can move into an item only while nothing else holds it",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The member count a composite head declares; `HURRAY_ERR_INVALID_ARGUMENT`
+    /// when this is not a composite head.
+    pub(crate) fn composite_member_count(&self) -> Result<u64> {
+        let d = self.descriptor_ptr()?;
+        let mut h = hurray_ffi::descriptor_access::HurrayCompositeHead {
+            member_count: 0,
+            composition_rule: 0,
+            combine_op: 0,
+        };
+        // SAFETY: `d` live; `h` writable.
+        if !optional(unsafe {
+            hurray_ffi::descriptor_access::hurray_descriptor_composite_head(d, &mut h)
+        })? {
+            return Err(err(
+                "HURRAY_ERR_INVALID_ARGUMENT",
+                format!(
+                    "the head's layout is {}, not a composite head",
+                    layout_name(header_of(d)?.layout_tag)
+                ),
+            ));
+        }
+        Ok(u64::from(h.member_count))
     }
 
     pub(crate) fn handle(&self) -> Result<&Arc<Handle>> {
@@ -767,12 +962,32 @@ impl Tensor {
                 unsafe { hurray_buffer_list_destroy(&mut self.0) };
             }
         }
+        // Weak references to the lent ArrayBuffers, deleted on any error below.
+        struct Lent(sys::napi_env, Vec<sys::napi_ref>);
+        impl Drop for Lent {
+            fn drop(&mut self) {
+                for r in self.1.drain(..) {
+                    // SAFETY: made in this env by the loop below, deleted once.
+                    unsafe { sys::napi_delete_reference(self.0, r) };
+                }
+            }
+        }
+        let mut lent = Lent(raw_env, Vec::new());
         let mut list = List(ptr::null_mut());
         // SAFETY: out-pointer is a local.
         check(unsafe { hurray_buffer_list_new(&mut list.0) })?;
         for (i, (view, entry)) in buffers.iter().zip(&entries).enumerate() {
             // SAFETY: `view` is an argument of the current call.
-            let (data, len) = unsafe { bytes_of(raw_env, view.raw())? };
+            let (data, len, ab) = unsafe { bytes_of(raw_env, view.raw())? };
+            let mut r = ptr::null_mut();
+            // SAFETY: `ab` is a value of this call; count 0 makes a weak reference.
+            unsafe {
+                napi_check(
+                    sys::napi_create_reference(raw_env, ab, 0, &mut r),
+                    "napi_create_reference",
+                )?
+            };
+            lent.1.push(r);
             if (len as u64) < entry.byte_size as u64 {
                 return Err(err(
                     "HURRAY_ERR_BUFFER_MISMATCH",
@@ -871,7 +1086,9 @@ impl Tensor {
             return Err(check(s).unwrap_err());
         }
         list.0 = ptr::null_mut(); // consumed by the tensor
-        Ok(Tensor::from_raw(t))
+        let mut tensor = Tensor::from_raw(t);
+        tensor.lent = std::mem::take(&mut lent.1);
+        Ok(tensor)
     }
 }
 
@@ -884,9 +1101,11 @@ impl Tensor {
     /// start 64-byte aligned (use `hurray.alloc`). Ownership: the tensor pins `data`
     /// with a napi reference until the library releases it, exactly once (possibly
     /// from another thread, delivered to the JS thread); then `onRelease` runs. Do
-    /// not transfer or detach the ArrayBuffer while the tensor lives.
+    /// not transfer or detach the ArrayBuffer while the tensor lives (the tensor
+    /// then throws `HURRAY_ERR_STATE` where it would use the memory).
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, misaligned memory),
+    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, misaligned memory, a
+    /// resizable ArrayBuffer or growable SharedArrayBuffer),
     /// `HURRAY_ERR_BUFFER_MISMATCH` (too few bytes), `HURRAY_ERR_DESCRIPTOR`.
     #[napi(
         factory,
@@ -936,7 +1155,10 @@ impl Tensor {
     }
 
     /// Element type name (`"float32"`, `"int8"`, ...).
-    #[napi(getter)]
+    #[napi(
+        getter,
+        ts_return_type = "'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2' | 'private' | `unknown(0x${string})`"
+    )]
     pub fn dtype(&self) -> Result<String> {
         Ok(dtype_name(self.header()?.type_tag))
     }
@@ -979,12 +1201,21 @@ impl Tensor {
     /// every other view (for a mapped file they stay in memory: the mapping is
     /// copy-on-write, the file never changes).
     ///
-    /// Throws: `HURRAY_ERR_OUT_OF_RANGE` (no such buffer), `HURRAY_ERR_STATE`
-    /// (closed).
+    /// Throws: `HURRAY_ERR_OUT_OF_RANGE` (no such buffer, or an index that is not
+    /// an integer in 0..2^32), `HURRAY_ERR_STATE` (closed, or the lent ArrayBuffer
+    /// was transferred).
     #[napi]
-    pub fn buffer<'env>(&self, env: &'env Env, index: u32) -> Result<ArrayBuffer<'env>> {
+    pub fn buffer<'env>(&self, env: &'env Env, index: f64) -> Result<ArrayBuffer<'env>> {
         let handle = self.handle()?.clone();
         let raw_env = env.raw();
+        self.check_lent(raw_env)?;
+        if !(index >= 0.0 && index.fract() == 0.0 && index <= u32::MAX as f64) {
+            return Err(err(
+                "HURRAY_ERR_OUT_OF_RANGE",
+                format!("buffer index must be a non-negative integer, got {index}"),
+            ));
+        }
+        let index = index as u32;
         let cached = self
             .views
             .borrow()
@@ -1047,10 +1278,12 @@ impl Tensor {
     /// The elements as a zero-copy TypedArray over buffer 0, for a dense tensor
     /// (row-major or column-major) whose dtype has one (`float32` -> Float32Array,
     /// `int64` -> BigInt64Array, ...). Length: the element count; it starts at
-    /// `byteOffset`. Keeps the memory alive like `buffer()`.
+    /// `byteOffset`, in memory order (for column-major, the first dimension varies
+    /// fastest). Keeps the memory alive like `buffer()`.
     ///
     /// Throws: `HURRAY_ERR_NOT_APPLICABLE` (other layouts; float16, bool and other
-    /// dtypes without a TypedArray: use `buffer()`), `HURRAY_ERR_STATE` (closed).
+    /// dtypes without a TypedArray; a `byteOffset` that is not a multiple of the
+    /// element size: use `buffer()`), `HURRAY_ERR_STATE` (closed).
     #[napi(
         ts_return_type = "Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array"
     )]
@@ -1093,12 +1326,23 @@ impl Tensor {
             .iter()
             .try_fold(1u64, |a, &n| a.checked_mul(n as u64))
             .ok_or_else(|| err("HURRAY_ERR_LIMIT", "element count overflows"))?;
-        let ab = self.buffer(env, 0)?;
+        let ab = self.buffer(env, 0.0)?;
         let need = count
             .checked_mul(size)
             .and_then(|b| b.checked_add(h.byte_offset))
             .ok_or_else(|| err("HURRAY_ERR_LIMIT", "byte size overflows"))?;
-        if need > ab.len() as u64 || h.byte_offset % size != 0 {
+        if h.byte_offset % size != 0 {
+            return Err(err(
+                "HURRAY_ERR_NOT_APPLICABLE",
+                format!(
+                    "byteOffset {} is not a multiple of the {size}-byte {} element, so no \
+                     TypedArray can start there; read the bytes with buffer(0)",
+                    h.byte_offset,
+                    dtype_name(h.type_tag)
+                ),
+            ));
+        }
+        if need > ab.len() as u64 {
             return Err(err(
                 "HURRAY_ERR_BUFFER_MISMATCH",
                 format!(

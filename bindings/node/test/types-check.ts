@@ -41,3 +41,10 @@ const q: hurray.Quantization | null = built.quantization;
 const sh: hurray.Shard | null = built.shard;
 const head: hurray.CompositeHead | null = built.composite;
 void [q, sh, head, built.nnz, built.strides, built.statistics, built.memberRole];
+
+const dt: hurray.DType = t.dtype;
+const wc = new hurray.StreamWriter(new PassThrough(), undefined, { copy: true });
+function codeOf(e: unknown): hurray.HurrayErrorCode | undefined {
+  return e instanceof Error ? (e as hurray.HurrayError).code : undefined;
+}
+void [dt, wc, codeOf, hurray.decodeStream(new Uint8Array(0), limits), hurray.encodeStream([], limits)];
