@@ -404,17 +404,24 @@ typedef int32_t HurrayStatus;
 typedef void (*HurrayReleaseFn)(void *context);
 
 // Allocates memory for one buffer of a stream decoder: writes to `*out_data` the
-// address of at least `len` writable bytes, 64-byte aligned, and to `*out_release`
+// address of at least `len` writable bytes, aligned to `alignment` (a power of two
+// from 64 to 2 MiB: the buffer's declared alignment), and to `*out_release`
 // and `*out_release_context` the callback that gives them back (called exactly
 // once, from any thread, when the last handle holding the buffer is destroyed, or
 // when the decoder abandons the buffer; `*out_release` may be left NULL when
 // nothing needs to be done). The contents need not be zeroed. Returns 0 on
 // success; any other value refuses, and the decoder fails with `HURRAY_ERR_LIMIT`.
 //
+// `len` follows the decoder's allocation policy: up to `eager_alloc_bytes`
+// (`HurrayStreamLimits`) at once, beyond it by doubling as bytes arrive. If your
+// memory is committed when allocated (a garbage-collected heap), lower
+// `eager_alloc_bytes`, or a short hostile stream can claim that much at once.
+//
 // Called during `hurray_stream_decoder_advance`, `_feed` or `_demand`, on the
 // thread making that call; it must not call back into the same decoder.
 typedef int32_t (*HurrayAllocFn)(void *context,
                                  uint64_t len,
+                                 uint64_t alignment,
                                  uint8_t **out_data,
                                  HurrayReleaseFn *out_release,
                                  void **out_release_context);
@@ -818,8 +825,9 @@ HurrayStatus hurray_handle_abi_version(const void *handle, uint32_t *out);
 // memory, and the tensors the decoder yields point at it. See `HurrayAllocFn`.
 //
 // `context` is passed to every call of `alloc` and must stay valid until the
-// decoder is destroyed or given another allocator. A non-64-byte-aligned or NULL
-// allocation fails the stream with `HURRAY_ERR_LIMIT` (and is released).
+// decoder is destroyed or given another allocator. A refusal, or a NULL or
+// misaligned allocation, fails the stream with `HURRAY_ERR_LIMIT` (the allocation
+// is released).
 //
 // Errors: `HURRAY_ERR_NULL_POINTER` (`decoder`); `HURRAY_ERR_ABI_VERSION`;
 // `HURRAY_ERR_INVALID_ARGUMENT` (not a decoder of this copy of the library).

@@ -86,11 +86,14 @@ func BenchmarkStreamRead(b *testing.B) {
 	w.Close()
 	t.Close()
 	raw := stream.Bytes()
+	// A trusted source: the whole 256 MiB buffer is allocated at once (a Reader's
+	// default eager size, 64 MiB, would grow it by doubling, with copies).
+	trusted := Limits{EagerAllocBytes: 1 << 30}
 
 	b.Run("hurray.Reader", func(b *testing.B) {
 		b.SetBytes(int64(len(raw)))
 		for i := 0; i < b.N; i++ {
-			r := NewReader(bytes.NewReader(raw))
+			r, _ := NewReaderLimits(bytes.NewReader(raw), trusted)
 			x, err := r.NextTensor()
 			if err != nil {
 				b.Fatal(err)
@@ -107,7 +110,7 @@ func BenchmarkStreamRead(b *testing.B) {
 		defer pool.Close()
 		b.SetBytes(int64(len(raw)))
 		for i := 0; i < b.N; i++ {
-			r := NewReader(bytes.NewReader(raw))
+			r, _ := NewReaderLimits(bytes.NewReader(raw), trusted)
 			if err := r.SetPool(pool); err != nil {
 				b.Fatal(err)
 			}

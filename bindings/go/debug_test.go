@@ -17,7 +17,7 @@ func TestDanglingViewCheck(t *testing.T) {
 	var stream bytes.Buffer
 	w := NewWriter(&stream)
 	x, _ := NewDense(fill(16, 0), nil)
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 4; i++ {
 		if err := w.WriteTensor(x); err != nil {
 			t.Fatal(err)
 		}
@@ -62,8 +62,27 @@ func TestDanglingViewCheck(t *testing.T) {
 	if n := collect(0); n != 0 {
 		t.Errorf("a tensor over Go memory counted as %d dangling", n)
 	}
-	// Bad: the tensor is dropped, a view is kept.
+	// A Reader without a pool reads into Go memory: its views keep it alive, so a
+	// dropped tensor with a view kept is not dangling.
 	var kept []float32
+	func() {
+		y, err := r.NextTensor()
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept, _ = y.Float32s()
+	}()
+	if n := collect(0); n != 0 {
+		t.Errorf("a Reader tensor over Go memory counted as %d dangling", n)
+	}
+	// Library memory (a pooled Reader). Bad: the tensor is dropped, a view is kept.
+	pool, err := NewBufferPool(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetPool(pool); err != nil {
+		t.Fatal(err)
+	}
 	func() {
 		y, err := r.NextTensor()
 		if err != nil {
@@ -87,5 +106,6 @@ func TestDanglingViewCheck(t *testing.T) {
 	}
 	runtime.KeepAlive(kept)
 	r.Close()
+	pool.Close()
 	requireNoLeaks(t)
 }

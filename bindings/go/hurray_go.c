@@ -6,11 +6,11 @@ void hurray_go_release(void *context) {
     hurrayGoRelease((uintptr_t)context);
 }
 
-int32_t hurray_go_alloc(void *context, uint64_t len, uint8_t **out_data,
+int32_t hurray_go_alloc(void *context, uint64_t len, uint64_t alignment, uint8_t **out_data,
                         HurrayReleaseFn *out_release, void **out_release_context) {
     (void)context;
     uintptr_t owner = 0;
-    if (hurrayGoAlloc(len, out_data, &owner) != 0) return 1;
+    if (hurrayGoAlloc(len, alignment, out_data, &owner) != 0) return 1;
     *out_release = hurray_go_release;
     *out_release_context = (void *)owner;
     return 0;

@@ -17,9 +17,9 @@ HurrayStatus hurray_go_tensor_new(const uint8_t *descriptor_bytes, uint64_t desc
                                   HurrayTensor **out_tensor);
 
 /* The HurrayAllocFn of Go stream readers: asks the exported Go function
- * hurrayGoAlloc for `len` bytes of 64-byte-aligned, pinned Go memory and hands it to
+ * hurrayGoAlloc for `len` bytes of `alignment`-aligned, pinned Go memory and hands it to
  * the decoder with hurray_go_release (and the owner's cgo.Handle) as its release. */
-int32_t hurray_go_alloc(void *context, uint64_t len, uint8_t **out_data,
+int32_t hurray_go_alloc(void *context, uint64_t len, uint64_t alignment, uint8_t **out_data,
                         HurrayReleaseFn *out_release, void **out_release_context);
 
 /* Makes `decoder` read every buffer into Go memory (hurray_go_alloc). */

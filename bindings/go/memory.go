@@ -72,6 +72,22 @@ func Make[T Element](n int) []T {
 	return backing[skip : skip+n : skip+n]
 }
 
+// alignedBytes returns n zeroed bytes whose first byte is align-aligned (align a
+// power of two). Large allocations start on a Go page (8 KiB), so for those the
+// plain allocation usually needs no slack.
+func alignedBytes(n, align int) []byte {
+	if n >= 32<<10 && align <= 8<<10 {
+		b := make([]byte, n)
+		if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%uintptr(align) == 0 {
+			return b
+		}
+	}
+	backing := make([]byte, n+align-1)
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(backing)))
+	skip := int((uintptr(align) - addr%uintptr(align)) % uintptr(align))
+	return backing[skip : skip+n : skip+n]
+}
+
 // AsBytes reinterprets a slice of elements as its bytes, without copying: the
 // form [NewTensor] takes buffers in. The result aliases s.
 func AsBytes[T Element](s []T) []byte {
@@ -134,25 +150,33 @@ func (o *goOwner) drop(h cgo.Handle) {
 	ownersMade.Add(-1)
 }
 
+// maxGoAlignment is the largest declared buffer alignment a Reader meets in Go
+// memory. Meeting alignment A costs up to A-1 bytes of Go heap beside the buffer
+// (Go has no aligned allocation), so a stream of tiny buffers declaring 2 MiB would
+// cost 2 MiB each; beyond this bound the stream fails with ErrLimit (read such
+// streams with a BufferPool, whose slack is untouched address space).
+const maxGoAlignment = 64 << 10
+
 // hurrayGoAlloc gives a stream decoder n bytes of Go memory to read a buffer into
-// (reached through hurray_go_alloc in hurray_go.c): 64-byte aligned, pinned, owned
+// (reached through hurray_go_alloc in hurray_go.c): aligned to align, pinned, owned
 // by a goOwner whose handle becomes the buffer's release context. The library
 // releases it through hurrayGoRelease when the last handle holding the buffer goes;
 // the memory itself then lives on for as long as any Go slice (a view) points into
 // it, like any Go memory. Returns non-zero (the decoder then fails with ErrLimit)
-// when n is too large for a Go slice or the allocation panics.
+// when align is above maxGoAlignment or n is too large for a Go slice. (A Go
+// out-of-memory is fatal, not a refusal: hence the Reader's small eager size.)
 //
 //export hurrayGoAlloc
-func hurrayGoAlloc(n C.uint64_t, outData **C.uint8_t, outOwner *C.uintptr_t) (rc C.int32_t) {
+func hurrayGoAlloc(n, align C.uint64_t, outData **C.uint8_t, outOwner *C.uintptr_t) (rc C.int32_t) {
 	defer func() {
 		if r := recover(); r != nil {
 			rc = 1
 		}
 	}()
-	if uint64(n) > uint64(math.MaxInt-Alignment) {
+	if align > maxGoAlignment || uint64(n) > uint64(math.MaxInt-maxGoAlignment) {
 		return 1
 	}
-	b := Make[byte](int(n))
+	b := alignedBytes(int(n), int(align))
 	_, h := newOwner([][]byte{b}, nil)
 	// Pinned by newOwner: C may keep this pointer until hurrayGoRelease.
 	*outData = (*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(b)))

@@ -138,6 +138,9 @@ func (r *Reader) SetPool(pool *BufferPool) error {
 	if pool == nil {
 		err := call(op, func() C.HurrayStatus { return C.hurray_go_decoder_use_go_memory(r.ptr) })
 		runtime.KeepAlive(r)
+		if err == nil {
+			r.pooled = false
+		}
 		return err
 	}
 	pool.mu.Lock()
@@ -148,5 +151,8 @@ func (r *Reader) SetPool(pool *BufferPool) error {
 	err := call(op, func() C.HurrayStatus { return C.hurray_stream_decoder_set_pool(r.ptr, pool.ptr) })
 	runtime.KeepAlive(r)
 	runtime.KeepAlive(pool)
+	if err == nil {
+		r.pooled = true
+	}
 	return err
 }

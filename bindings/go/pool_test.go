@@ -176,3 +176,76 @@ func TestStreamViewsKeepTheirMemoryAlive(t *testing.T) {
 	requireNoLeaks(t)
 	runtime.KeepAlive(v)
 }
+
+// TestReaderClaimsCostBoundedGoMemory: a few bytes claiming a 1 GiB buffer make a
+// Reader (Go memory) allocate at most its eager size, not the claim.
+func TestReaderClaimsCostBoundedGoMemory(t *testing.T) {
+	d, err := DenseDescriptor(Uint8, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := d.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r := NewReader(bytes.NewReader(append(enc, 1, 2, 3)))
+	_, err = r.NextTensor()
+	if !errors.Is(err, ErrTruncated) {
+		t.Fatalf("a cut 1 GiB claim: %v, want ErrTruncated", err)
+	}
+	r.Close()
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 80<<20 {
+		t.Errorf("a 1 GiB claim on %d bytes allocated %d MiB of Go memory, want <= 80", len(enc)+3, grew>>20)
+	}
+	requireNoLeaks(t)
+}
+
+// TestReaderAlignments: declared alignments up to 64 KiB are met in Go memory;
+// larger ones fail with ErrLimit (a pooled Reader meets them).
+func TestReaderAlignments(t *testing.T) {
+	for _, align := range []uint32{64, 4096, 64 << 10, 1 << 20} {
+		d, err := DenseDescriptor(Uint8, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Buffers[0].Alignment = align
+		enc, err := d.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload := make([]byte, 100)
+		payload[99] = 7
+		for _, pooled := range []bool{false, true} {
+			r := NewReader(bytes.NewReader(append(append([]byte{}, enc...), payload...)))
+			var pool *BufferPool
+			if pooled {
+				pool, _ = NewBufferPool(8 << 20)
+				r.SetPool(pool)
+			}
+			x, err := r.NextTensor()
+			switch {
+			case align > 64<<10 && !pooled:
+				if !errors.Is(err, ErrLimit) {
+					t.Errorf("alignment %d in Go memory: %v, want ErrLimit", align, err)
+				}
+			case err != nil:
+				t.Errorf("alignment %d (pooled %v): %v", align, pooled, err)
+			default:
+				b := x.Bytes(0)
+				if addr := uintptr(unsafe.Pointer(unsafe.SliceData(b))); addr%uintptr(align) != 0 || b[99] != 7 {
+					t.Errorf("alignment %d (pooled %v): buffer at %#x, last byte %d", align, pooled, addr, b[99])
+				}
+				x.Close()
+			}
+			r.Close()
+			if pool != nil {
+				pool.Close()
+			}
+		}
+	}
+	requireNoLeaks(t)
+}

@@ -24,7 +24,13 @@ type Limits struct {
 	// MaxBufferBytes is the largest single buffer accepted (default 64 GiB).
 	MaxBufferBytes uint64
 	// EagerAllocBytes: a buffer up to this size is allocated at its final size as
-	// soon as its descriptor arrives; larger ones grow as bytes arrive (default 1 GiB).
+	// soon as its descriptor arrives; larger ones start at 16 MiB and double as
+	// bytes arrive (each growth copies what arrived). Default for a Reader: 64 MiB,
+	// because a Reader's buffers are Go memory, which counts (and, when the heap
+	// reuses it, is zeroed and resident) as soon as it is allocated: a short
+	// hostile stream claiming a large buffer must not cost that much at once. Raise
+	// it for trusted sources of larger tensors to save the growth copies.
+	// (Writers ignore it.)
 	EagerAllocBytes uint64
 	// CrossMachine: the bytes cross machines, so every buffer must be
 	// producer-synced.
@@ -69,6 +75,7 @@ type Reader struct {
 	ended   bool  // the io.Reader reported io.EOF and the decoder was told
 	endErr  error // what the decoder said about that end
 	err     error // sticky: returned by every later Next
+	pooled  bool  // SetPool gave a pool: buffers are library memory, not Go memory
 }
 
 func destroyDecoder(p *C.HurrayStreamDecoder) { C.hurray_stream_decoder_destroy(&p) }
@@ -87,8 +94,14 @@ func NewReaderLimits(r io.Reader, l Limits) (*Reader, error) {
 	return newReader("NewReaderLimits", r, l)
 }
 
+// readerEagerAlloc is a Reader's default EagerAllocBytes (see Limits).
+const readerEagerAlloc = 64 << 20
+
 func newReader(op string, r io.Reader, l Limits) (*Reader, error) {
 	cl := l.c()
+	if l.EagerAllocBytes == 0 {
+		cl.eager_alloc_bytes = readerEagerAlloc
+	}
 	var p *C.HurrayStreamDecoder
 	if err := call(op, func() C.HurrayStatus { return C.hurray_stream_decoder_new(&cl, &p) }); err != nil {
 		return nil, err
@@ -122,7 +135,11 @@ func (r *Reader) Next() (*Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newItem(out), nil
+	it := newItem(out)
+	if !r.pooled {
+		it.dbg = nil // views of Go memory keep it alive: nothing to warn about
+	}
+	return it, nil
 }
 
 // NextTensor is Next for streams of plain tensors: it returns the next item as a
@@ -146,7 +163,11 @@ func (r *Reader) NextTensor() (*Tensor, error) {
 		}
 		return nil, err
 	}
-	return newTensor(out), nil
+	t := newTensor(out)
+	if !r.pooled {
+		t.dbg = nil // views of Go memory keep it alive: nothing to warn about
+	}
+	return t, nil
 }
 
 // maxEmptyReads bounds consecutive (0, nil) reads before giving up with

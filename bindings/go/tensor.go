@@ -21,12 +21,15 @@ import (
 // time.
 //
 // Views returned by [Tensor.Bytes], [Tensor.Float32s] (and the other typed
-// views), [Values] and [View] alias the tensor's buffers without copying. They are
-// valid until the tensor is closed, and they do NOT keep the tensor alive: a Tensor
-// that becomes unreachable is released by its cleanup even while a view is still in
-// use, and the view then reads freed memory. Keep the Tensor reachable while you use
-// a view — call runtime.KeepAlive(t) after the view's last use, or Close t
-// explicitly once you are done with the view (see the package documentation).
+// views), [Values] and [View] alias the tensor's buffers without copying. Views of
+// a tensor read by a [Reader] without a pool, or made from Go memory, are views of
+// Go memory and keep it alive by themselves. Views of other tensors (from a [File],
+// a pooled Reader, or C) are valid until the tensor is closed, and they do NOT keep
+// the tensor alive: a Tensor that becomes unreachable is released by its cleanup
+// even while such a view is still in use, and the view then reads freed memory.
+// Keep the Tensor reachable while you use such a view — call runtime.KeepAlive(t)
+// after the view's last use, or Close t explicitly once you are done with the view
+// (see the package documentation).
 //
 // A Tensor is used by one goroutine at a time; it may be handed to another
 // goroutine, and closed from another goroutine once no one uses it.

@@ -254,8 +254,10 @@ impl BufferMemory for PooledBuf {
 /// ([`StreamDecoder::with_pool`](crate::StreamDecoder::with_pool)) takes its
 /// buffers' memory from it.
 impl BufferAllocator for BufferPool {
-    fn allocate(&self, len: usize) -> Option<Box<dyn BufferMemory>> {
-        Some(Box::new(self.take(len)?))
+    fn allocate(&self, len: usize, align: usize) -> Option<Box<dyn BufferMemory>> {
+        let slack = align.checked_sub(crate::buffer::BUFFER_ALIGN)?;
+        let buf = self.take(len.checked_add(slack)?)?;
+        Some(Box::new(crate::alloc::window(buf, len, align)?))
     }
 }
 

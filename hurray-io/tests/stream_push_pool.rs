@@ -266,11 +266,11 @@ impl TestAlloc {
 }
 
 impl hurray_io::BufferAllocator for TestAlloc {
-    fn allocate(&self, len: usize) -> Option<Box<dyn hurray_io::BufferMemory>> {
+    fn allocate(&self, len: usize, align: usize) -> Option<Box<dyn hurray_io::BufferMemory>> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let bytes = vec![0xEEu8; len + 128];
+        let bytes = vec![0xEEu8; len + align + 64];
         let base = bytes.as_ptr() as usize;
-        let at = (64 - base % 64) % 64 + self.skew;
+        let at = (align - base % align) % align + self.skew;
         self.addrs.lock().unwrap().push((base + at, len));
         Some(Box::new(TestMem {
             bytes,

@@ -243,10 +243,10 @@ typedef struct TestAlloc {
     uint8_t *data[8];
 } TestAlloc;
 
-static int32_t test_alloc(void *context, uint64_t len, uint8_t **out_data,
+static int32_t test_alloc(void *context, uint64_t len, uint64_t alignment, uint8_t **out_data,
                           HurrayReleaseFn *out_release, void **out_release_context) {
     TestAlloc *a = (TestAlloc *)context;
-    if (a->refuse || a->calls == 8) return 1;
+    if (a->refuse || a->calls == 8 || alignment != 64) return 1;
     int i = a->calls++;
     uint8_t *p = (uint8_t *)alloc64((size_t)len + 64);
     memset(p, 0xEE, (size_t)len + 64); /* stale bytes the decoder must overwrite */

@@ -166,9 +166,8 @@ struct Pending {
 
 /// The allocation a buffer is read into.
 struct Fill {
+    /// Starts at the buffer's first byte (aligned as declared).
     buf: Box<dyn BufferMemory>,
-    /// Offset of the buffer's first byte in `buf` (non-zero only for alignment > 64).
-    start: usize,
     /// Bytes of the buffer the allocation can hold now (`≤ size`).
     cap: usize,
     /// Bytes received.
@@ -311,7 +310,7 @@ impl StreamDecoder {
             Phase::Header { filled } => &mut self.peek[*filled..],
             Phase::Descriptor { filled, .. } => &mut self.desc[*filled..],
             Phase::Buffer { fill, .. } => {
-                let (from, to) = (fill.start + fill.filled, fill.start + fill.cap);
+                let (from, to) = (fill.filled, fill.cap);
                 &mut fill.buf.as_mut_slice()[from..to]
             }
             Phase::Failed { .. } | Phase::Finished => &mut [],
@@ -651,8 +650,7 @@ impl StreamDecoder {
         let cap = fill.cap.saturating_mul(2).min(fill.size);
         let mut next = allocate(self.alloc.as_deref(), fill.size, cap, fill.align, at)?;
         next.filled = fill.filled;
-        next.buf.as_mut_slice()[next.start..next.start + fill.filled]
-            .copy_from_slice(&fill.buf.as_slice()[fill.start..fill.start + fill.filled]);
+        next.buf.as_mut_slice()[..fill.filled].copy_from_slice(&fill.buf.as_slice()[..fill.filled]);
         *fill = next;
         Ok(())
     }
@@ -668,7 +666,7 @@ impl StreamDecoder {
         // a larger reused allocation is visible through the tensor.
         let owner = Shown {
             mem: fill.buf,
-            range: fill.start..fill.start + fill.size,
+            range: 0..fill.size,
         };
         let buffer = Buffer::slice_of(Arc::new(owner), 0..fill.size).ok_or_else(|| {
             Error::format(FormatRule::Limit, self.pos, "buffer window out of range")
@@ -778,36 +776,41 @@ fn allocate(
     align: usize,
     at: u64,
 ) -> Result<Fill> {
-    let slack = align - BUFFER_ALIGN;
     let refused = || {
         Error::format(
             FormatRule::Limit,
             at,
-            format_args!("cannot allocate {cap} bytes for a {size}-byte buffer"),
+            format_args!(
+                "cannot allocate {cap} bytes aligned to {align} for a {size}-byte buffer \
+                 (the buffer allocator refused)"
+            ),
         )
     };
-    let len = cap.checked_add(slack).ok_or_else(refused)?;
     let buf: Box<dyn BufferMemory> = match alloc {
-        Some(a) => a.allocate(len).ok_or_else(refused)?,
-        None => Box::new(PooledBuf::unpooled(len).ok_or_else(refused)?),
+        Some(a) => a.allocate(cap, align).ok_or_else(refused)?,
+        None => {
+            // Fresh memory: slack before the buffer meets alignments above 64 (for
+            // 1 MiB and more it is address space that is never touched).
+            let len = cap.checked_add(align - BUFFER_ALIGN).ok_or_else(refused)?;
+            let mem = PooledBuf::unpooled(len).ok_or_else(refused)?;
+            Box::new(crate::alloc::window(mem, cap, align).ok_or_else(refused)?)
+        }
     };
     let mem = buf.as_slice();
     let addr = mem.as_ptr() as usize;
-    if mem.len() < len || addr % BUFFER_ALIGN != 0 {
+    if mem.len() < cap || addr % align != 0 {
         return Err(Error::format(
             FormatRule::Limit,
             at,
             format_args!(
                 "the buffer allocator returned {} bytes at address {addr:#x}; the decoder \
-                 asked for {len} bytes, {BUFFER_ALIGN}-byte aligned",
+                 asked for {cap} bytes aligned to {align}",
                 mem.len()
             ),
         ));
     }
-    let start = (align - addr % align) % align;
     Ok(Fill {
         buf,
-        start,
         cap,
         filled: 0,
         size,
