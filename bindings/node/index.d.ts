@@ -25,6 +25,12 @@ export type {
 /** An element type name, as `Tensor.dtype` and `Descriptor.dtype` return it. */
 export type DType = Tensor['dtype'];
 
+/**
+ * An element type name the package accepts (`Tensor.fromBuffer`, `Descriptor.dense`,
+ * `DescriptorSpec.dtype`): the known names of `DType`.
+ */
+export type DTypeName = Parameters<typeof Tensor.fromBuffer>[1];
+
 /** The C ABI status names an Error's `code` holds (`HURRAY_ERR_ADDON`: the addon failed to load). */
 export type HurrayErrorCode =
   | 'HURRAY_ERR_NULL_POINTER'
@@ -53,10 +59,13 @@ export type HurrayErrorCode =
  * argument of the wrong JavaScript type (a number where a string is expected, a
  * non-Tensor where a Tensor is) is refused by the napi-rs layer before it reaches
  * the library, with napi-rs's own `code` (`StringExpected`, `NumberExpected`,
- * `ArrayExpected`, `ObjectExpected`, `InvalidArg`, ...).
+ * `ArrayExpected`, `ObjectExpected`, `InvalidArg`, ...). `StreamWriter` promises
+ * reject with the Writable's own error when the stream fails, so its `code` is then
+ * Node's (`ERR_STREAM_DESTROYED`, `ERR_STREAM_PREMATURE_CLOSE`, an errno name such
+ * as `EPIPE`, or none).
  */
 export interface HurrayError extends Error {
-  code: HurrayErrorCode;
+  code: HurrayErrorCode | (string & {});
 }
 
 /** Options of `StreamWriter`. */

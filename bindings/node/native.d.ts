@@ -73,7 +73,7 @@ export declare class Descriptor {
    * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, bad shape entries),
    * `HURRAY_ERR_DESCRIPTOR` (a rule of the format, e.g. rank over 64).
    */
-  static dense(dtype: string, shape: Array<number>): Descriptor
+  static dense(dtype: 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2', shape: Array<number>): Descriptor
   /** Elements per dimension (exact below 2^53). */
   get shape(): Array<number>
   /** Element type name (`"float32"`, `"int8"`, `"float16"`, ...). */
@@ -146,7 +146,7 @@ export declare class Descriptor {
 /** A descriptor to build: what `Descriptor.build` takes. */
 export interface DescriptorSpec {
   /** Element type name (`"float32"`, `"int4"`, ...). */
-  dtype: string
+  dtype: 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2'
   /** Elements per dimension. */
   shape: Array<number>
   /**
@@ -217,7 +217,9 @@ export declare class FileReader {
    *
    * Throws: `HURRAY_ERR_FILE_NOT_FOUND`, `HURRAY_ERR_IO`, `HURRAY_ERR_FORMAT`,
    * `HURRAY_ERR_TRUNCATED`, `HURRAY_ERR_DESCRIPTOR`, ... naming rule and offset;
-   * `HURRAY_ERR_LIMIT` when 7/8 of `vm.max_map_count` readers are open (Linux).
+   * `HURRAY_ERR_LIMIT` when 7/8 of `vm.max_map_count` mappings are alive (Linux):
+   * a mapping lives while its reader or any tensor, item or view taken from it
+   * does.
    */
   static open(path: string): FileReader
   /** File-level facts. */
@@ -357,8 +359,9 @@ export declare class Item {
    * An item of one tensor, which moves in: `tensor` is closed afterwards (read it
    * back with `item.tensor`).
    *
-   * Throws: `HURRAY_ERR_STATE` (closed, or views of it are alive),
-   * `HURRAY_ERR_INVALID_ARGUMENT` (a composite head, or already in an item).
+   * Throws: `HURRAY_ERR_STATE` (closed, views of it are alive, or the
+   * ArrayBuffer lent to it was detached), `HURRAY_ERR_INVALID_ARGUMENT` (a
+   * composite head, or already in an item).
    */
   static of(tensor: Tensor): Item
   /**
@@ -502,15 +505,17 @@ export declare class StreamDecoder {
    * The next completed tensor, or `null` when none is complete yet. The tensor's
    * buffers are library memory and outlive the decoder.
    *
-   * Throws: the decode error (once), or `HURRAY_ERR_NOT_APPLICABLE` for a
-   * composite item.
+   * Throws: the decode error (once), `HURRAY_ERR_NOT_APPLICABLE` for a
+   * composite item, or `HURRAY_ERR_LIMIT` while the decoded tensors alive (not
+   * closed or finalized) hold the budget (`$HURRAY_NODE_MAX_DECODED_BYTES`,
+   * default half the physical memory); the tensor stays in the decoder.
    */
   next(): Tensor | null
   /**
    * The next completed item (a tensor or a composite), or `null` when none is
    * complete yet. Its memory outlives the decoder.
    *
-   * Throws: the decode error (once).
+   * Throws: the decode error (once), or `HURRAY_ERR_LIMIT` as `next`.
    */
   nextItem(): Item | null
   /**
@@ -558,9 +563,15 @@ export declare class StreamEncoder {
  * defaults.
  */
 export interface StreamLimits {
-  /** Largest descriptor accepted, in bytes (default 16 MiB). */
+  /**
+   * Largest descriptor accepted, in bytes (default 16 MiB).
+   * An integer in 0..2^32.
+   */
   maxDescriptorBytes?: number
-  /** Most composite nesting levels, counting the outermost head (default 8). */
+  /**
+   * Most composite nesting levels, counting the outermost head (default 8); an
+   * integer in 0..2^32.
+   */
   maxCompositeDepth?: number
   /** Largest single buffer accepted, in bytes (default 64 GiB). */
   maxBufferBytes?: number
@@ -589,15 +600,17 @@ export declare class Tensor {
    * `shape` is in elements; `data` must hold at least the dense size in bytes and
    * start 64-byte aligned (use `hurray.alloc`). Ownership: the tensor pins `data`
    * with a napi reference until the library releases it, exactly once (possibly
-   * from another thread, delivered to the JS thread); then `onRelease` runs. Do
-   * not transfer or detach the ArrayBuffer while the tensor lives (the tensor
-   * then throws `HURRAY_ERR_STATE` where it would use the memory).
+   * from another thread, delivered to the JS thread); then `onRelease` runs. The
+   * package marks the ArrayBuffer untransferable (permanently), so a transfer
+   * copies it instead of moving the memory; do not detach it by other means (the
+   * tensor then throws `HURRAY_ERR_STATE` where it would use the memory, but views
+   * and items made before read freed memory).
    *
    * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, misaligned memory, a
    * resizable ArrayBuffer or growable SharedArrayBuffer),
    * `HURRAY_ERR_BUFFER_MISMATCH` (too few bytes), `HURRAY_ERR_DESCRIPTOR`.
    */
-  static fromBuffer(data: ArrayBuffer | ArrayBufferView, dtype: string, shape: number[], options?: FromBufferOptions): Tensor
+  static fromBuffer(data: ArrayBuffer | ArrayBufferView, dtype: 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2', shape: number[], options?: FromBufferOptions): Tensor
   /**
    * A tensor of any layout over caller memory: `descriptor` is the wire encoding,
    * `buffers` one view per entry of its buffer table (in order), each 64-byte

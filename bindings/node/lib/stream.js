@@ -157,6 +157,16 @@ class StreamWriter {
   async _send(chunks) {
     const w = this._w;
     const written = [];
+    // Rejects when the Writable errors or closes before every chunk's callback came
+    // (a destroyed stream may never call back an in-flight write).
+    let onGone;
+    const gone = new Promise((_, reject) => {
+      onGone = (e) =>
+        reject(e instanceof Error ? e : w.errored || stateError('the Writable closed before the write completed'));
+    });
+    gone.catch(() => {});
+    w.on('close', onGone);
+    w.on('error', onGone);
     try {
       for (const ab of chunks) {
         if (ab.byteLength === 0) continue;
@@ -171,8 +181,10 @@ class StreamWriter {
         );
         if (!ok) await drained(w);
       }
-      await Promise.all(written);
+      await Promise.race([Promise.all(written), gone]);
     } finally {
+      w.off('close', onGone);
+      w.off('error', onGone);
       // Rejections of callbacks not awaited (after a failed drain) are handled here.
       for (const p of written) p.catch(() => {});
     }

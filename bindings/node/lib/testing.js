@@ -11,6 +11,8 @@ const names = [
   'debugReleasesDone',
   'debugDestroyOnOtherThread',
   'debugBufferAddress',
+  'debugLiveMappings',
+  'debugLiveDecodedBytes',
 ];
 for (const n of names) {
   if (typeof native[n] !== 'function') {
@@ -18,3 +20,6 @@ for (const n of names) {
   }
   module.exports[n] = native[n];
 }
+// The native Tensor.fromBuffer without the JS-side checks of lib/native.js (it does
+// not mark the ArrayBuffer untransferable), to test the native detach checks.
+module.exports.uncheckedFromBuffer = native.uncheckedFromBuffer;

@@ -3,14 +3,14 @@
 
 use std::ffi::CString;
 use std::ptr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::Arc;
 
 use hurray_ffi::file::*;
 use hurray_ffi::{HurrayFileReader, HurrayFileWriter};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use crate::budget::{Token, LIVE_MAPPINGS};
 use crate::error::{check, closed, err, napi_err, Result};
 use crate::item::Item;
 use crate::tensor::{adjust_external, Descriptor, Tensor, MAPPING_CHARGE};
@@ -67,6 +67,9 @@ pub struct FileReader {
     /// External memory reported to V8 for the mapping (`MAPPING_CHARGE`), given
     /// back on `close()` or finalization.
     charged: i64,
+    /// The mapping's count in `budget::LIVE_MAPPINGS`, shared with every tensor and
+    /// item taken from this reader: the count falls when the mapping is unmapped.
+    mapping: Option<Arc<Token>>,
 }
 
 impl ObjectFinalize for FileReader {
@@ -76,29 +79,12 @@ impl ObjectFinalize for FileReader {
     }
 }
 
-/// FileReaders open (not closed, not finalized) in this process, all threads.
-static OPEN_READERS: AtomicUsize = AtomicUsize::new(0);
-
-/// How many FileReaders may be open at once: 7/8 of Linux's `vm.max_map_count`
-/// (each holds a mapping; the rest of the process needs mappings too, and when
-/// none are left even `malloc` fails and the process aborts). No limit elsewhere.
-fn max_open_readers() -> usize {
-    static MAX: OnceLock<usize> = OnceLock::new();
-    *MAX.get_or_init(|| {
-        std::fs::read_to_string("/proc/sys/vm/max_map_count")
-            .ok()
-            .and_then(|s| s.trim().parse::<usize>().ok())
-            .map_or(usize::MAX, |n| n / 8 * 7)
-    })
-}
-
 impl FileReader {
     /// Gives back the external-memory charge and the open count (once).
     fn uncount(&mut self, env: napi::sys::napi_env) {
         let charged = std::mem::take(&mut self.charged);
         if charged != 0 {
             adjust_external(env, -charged);
-            OPEN_READERS.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
@@ -263,28 +249,21 @@ impl FileReader {
     ///
     /// Throws: `HURRAY_ERR_FILE_NOT_FOUND`, `HURRAY_ERR_IO`, `HURRAY_ERR_FORMAT`,
     /// `HURRAY_ERR_TRUNCATED`, `HURRAY_ERR_DESCRIPTOR`, ... naming rule and offset;
-    /// `HURRAY_ERR_LIMIT` when 7/8 of `vm.max_map_count` readers are open (Linux).
+    /// `HURRAY_ERR_LIMIT` when 7/8 of `vm.max_map_count` mappings are alive (Linux):
+    /// a mapping lives while its reader or any tensor, item or view taken from it
+    /// does.
     #[napi(factory)]
     pub fn open(env: Env, path: String) -> Result<FileReader> {
         let path = c_string("path", &path)?;
-        let open = OPEN_READERS.load(Ordering::Relaxed);
-        if open >= max_open_readers() {
-            return Err(err(
-                "HURRAY_ERR_LIMIT",
-                format!(
-                    "{open} FileReaders are open, each holding a memory mapping, near the \
-                     process's limit (vm.max_map_count); close() readers when done"
-                ),
-            ));
-        }
+        crate::budget::check_mappings()?;
         let mut ptr = ptr::null_mut();
         // SAFETY: NUL-terminated path; local out-pointer.
         check(unsafe { hurray_file_reader_open(path.as_ptr(), &mut ptr) })?;
-        OPEN_READERS.fetch_add(1, Ordering::Relaxed);
         adjust_external(env.raw(), MAPPING_CHARGE);
         Ok(FileReader {
             ptr,
             charged: MAPPING_CHARGE,
+            mapping: Some(Token::new(&LIVE_MAPPINGS, 1)),
         })
     }
 
@@ -336,7 +315,10 @@ impl FileReader {
         let mut t = ptr::null_mut();
         // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
         check(unsafe { hurray_file_reader_tensor(r, name.as_ptr(), &mut t) })?;
-        Ok(Tensor::from_raw(t).charge(&env, MAPPING_CHARGE))
+        Ok(
+            Tensor::from_raw_holding(t, self.mapping.iter().cloned().collect())
+                .charge(&env, MAPPING_CHARGE),
+        )
     }
 
     /// The item named `name`: a tensor, or a composite with its members (zero-copy,
@@ -350,7 +332,10 @@ impl FileReader {
         let mut it = ptr::null_mut();
         // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
         check(unsafe { hurray_file_reader_item(r, name.as_ptr(), &mut it) })?;
-        Ok(Item::from_raw(it).charge(&env, MAPPING_CHARGE))
+        Ok(
+            Item::from_raw_holding(it, self.mapping.iter().cloned().collect())
+                .charge(&env, MAPPING_CHARGE),
+        )
     }
 
     /// The descriptor of the tensor named `name`, without touching its payload.
@@ -426,6 +411,7 @@ impl FileReader {
     pub fn close(&mut self, env: Env) {
         // SAFETY: owned handle or NULL; destroy nulls it.
         unsafe { hurray_file_reader_destroy(&mut self.ptr) };
+        self.mapping = None;
         self.uncount(env.raw());
     }
 }
@@ -435,7 +421,7 @@ impl FileReader {
 pub struct WriteOptions {
     /// Alignment of every data buffer in bytes: a power of two in 4096..=2 MiB
     /// (default 4096).
-    pub data_buffer_alignment: Option<u32>,
+    pub data_buffer_alignment: Option<f64>,
     /// Sort index entries by name (default false).
     pub sorted_index: Option<bool>,
     /// Store the CRC-32C of the index (default true).
@@ -528,6 +514,7 @@ impl FileWriter {
         let mut o = unsafe { o.assume_init() };
         if let Some(opts) = options {
             if let Some(a) = opts.data_buffer_alignment {
+                let a = crate::stream::u32_option("dataBufferAlignment", a)?;
                 if !a.is_power_of_two() || !(4096..=2 << 20).contains(&a) {
                     return Err(err(
                         "HURRAY_ERR_INVALID_ARGUMENT",

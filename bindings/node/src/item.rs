@@ -13,6 +13,7 @@ use hurray_ffi::HurrayItem;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use crate::budget::{Token, Tokens, LIVE_DECODED_BYTES};
 use crate::error::{check, closed, Result};
 use crate::tensor::{adjust_external, Tensor};
 
@@ -40,7 +41,7 @@ fn depth_of(it: *const HurrayItem) -> Result<u32> {
 
 /// One owned `HurrayItem *` (the root of an item tree), destroyed with the last
 /// `Arc`: the `Item` objects of its nodes and the Tensors borrowed from them.
-pub struct ItemHandle(*mut HurrayItem);
+pub struct ItemHandle(*mut HurrayItem, Tokens);
 
 // SAFETY: as `tensor::Handle`: the C ABI lets a handle move between threads and be
 // destroyed on any; this binding reads it on the JS thread only.
@@ -76,10 +77,11 @@ impl ObjectFinalize for Item {
 }
 
 impl Item {
-    /// Takes ownership of a root item the library returned.
-    pub(crate) fn from_raw(p: *mut HurrayItem) -> Item {
+    /// Takes ownership of a root item the library returned, with the counted
+    /// resources it keeps alive (dropped after it is destroyed).
+    pub(crate) fn from_raw_holding(p: *mut HurrayItem, tokens: Tokens) -> Item {
         Item {
-            inner: Some((Arc::new(ItemHandle(p)), p)),
+            inner: Some((Arc::new(ItemHandle(p, tokens)), p)),
             charged: 0,
         }
     }
@@ -92,7 +94,8 @@ impl Item {
         let bytes = regions
             .iter()
             .fold(0i64, |a, &(_, n)| a.saturating_add(n as i64));
-        Ok(Item::from_raw(p).charge(env, bytes))
+        let token = Token::new(&LIVE_DECODED_BYTES, bytes as u64);
+        Ok(Item::from_raw_holding(p, vec![token]).charge(env, bytes))
     }
 
     /// Reports `bytes` of native memory this object keeps alive to V8 (undone on
@@ -130,7 +133,7 @@ impl Item {
     }
 
     /// Takes the root out to move it into a composite (only a root, held only here).
-    fn take_root(&mut self) -> Result<*mut HurrayItem> {
+    fn take_root(&mut self) -> Result<(*mut HurrayItem, Tokens)> {
         let (root, node) = self.inner.take().ok_or_else(|| closed("Item"))?;
         if !std::ptr::eq(root.0, node) {
             self.inner = Some((root, node));
@@ -140,7 +143,10 @@ impl Item {
             ));
         }
         match Arc::try_unwrap(root) {
-            Ok(mut h) => Ok(std::mem::replace(&mut h.0, ptr::null_mut())),
+            Ok(mut h) => Ok((
+                std::mem::replace(&mut h.0, ptr::null_mut()),
+                std::mem::take(&mut h.1),
+            )),
             Err(root) => {
                 self.inner = Some((root, node));
                 Err(crate::error::err(
@@ -157,11 +163,13 @@ impl Item {
     /// An item of one tensor, which moves in: `tensor` is closed afterwards (read it
     /// back with `item.tensor`).
     ///
-    /// Throws: `HURRAY_ERR_STATE` (closed, or views of it are alive),
-    /// `HURRAY_ERR_INVALID_ARGUMENT` (a composite head, or already in an item).
+    /// Throws: `HURRAY_ERR_STATE` (closed, views of it are alive, or the
+    /// ArrayBuffer lent to it was detached), `HURRAY_ERR_INVALID_ARGUMENT` (a
+    /// composite head, or already in an item).
     #[napi(factory)]
-    pub fn of(tensor: &mut Tensor) -> Result<Item> {
-        let mut t = tensor.take_owned()?;
+    pub fn of(env: Env, tensor: &mut Tensor) -> Result<Item> {
+        tensor.check_lent(env.raw())?;
+        let (mut t, tokens) = tensor.take_owned()?;
         let mut out = ptr::null_mut();
         // SAFETY: `t` is an owned live tensor; on success it moves in (nulled); on
         // error nothing moves and it is destroyed here, once.
@@ -171,7 +179,7 @@ impl Item {
             unsafe { hurray_ffi::tensor::hurray_tensor_destroy(&mut t) };
             return Err(check(s).unwrap_err());
         }
-        let mut item = Item::from_raw(out);
+        let mut item = Item::from_raw_holding(out, tokens);
         item.charged = tensor.take_charge(); // the memory moved in with the handle
         Ok(item)
     }
@@ -200,6 +208,7 @@ impl Item {
             ));
         }
         head.check_owned()?;
+        head.check_lent(env.raw())?;
         let limit = u64::from(crate::stream::default_composite_depth()?);
         let mut seen = Vec::with_capacity(members.len());
         for (i, m) in members.iter().enumerate() {
@@ -222,7 +231,7 @@ impl Item {
             }
             seen.push(p);
         }
-        let mut t = head.take_owned()?;
+        let (mut t, tokens) = head.take_owned()?;
         let mut out = ptr::null_mut();
         // SAFETY: as in `of`.
         let s = unsafe { hurray_item_composite_new(&mut t, &mut out) };
@@ -231,10 +240,15 @@ impl Item {
             unsafe { hurray_ffi::tensor::hurray_tensor_destroy(&mut t) };
             return Err(check(s).unwrap_err());
         }
-        let mut item = Item::from_raw(out);
+        let mut item = Item::from_raw_holding(out, tokens);
         item.charged = head.take_charge(); // charges move in with the handles
         for m in members {
-            let mut root = m.take_root()?;
+            let (mut root, root_tokens) = m.take_root()?;
+            // The member's counted resources move in with it (the handle was just
+            // made, so it is not shared yet).
+            if let Some(h) = item.inner.as_mut().and_then(|(h, _)| Arc::get_mut(h)) {
+                h.1.extend(root_tokens);
+            }
             item.charged += std::mem::take(&mut m.charged);
             // SAFETY: `out` is the live composite; `root` an owned item that moves in
             // on success; on failure it is ours and destroyed here.

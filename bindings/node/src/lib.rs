@@ -19,6 +19,7 @@
 
 #![deny(missing_docs)]
 
+mod budget;
 mod error;
 pub mod file;
 pub mod item;

@@ -33,9 +33,11 @@ use crate::tensor::Tensor;
 #[napi(object)]
 pub struct StreamLimits {
     /// Largest descriptor accepted, in bytes (default 16 MiB).
-    pub max_descriptor_bytes: Option<u32>,
-    /// Most composite nesting levels, counting the outermost head (default 8).
-    pub max_composite_depth: Option<u32>,
+    /// An integer in 0..2^32.
+    pub max_descriptor_bytes: Option<f64>,
+    /// Most composite nesting levels, counting the outermost head (default 8); an
+    /// integer in 0..2^32.
+    pub max_composite_depth: Option<f64>,
     /// Largest single buffer accepted, in bytes (default 64 GiB).
     pub max_buffer_bytes: Option<f64>,
     /// Decoder: buffers up to this many bytes are allocated at their final size at
@@ -62,6 +64,20 @@ pub(crate) fn default_composite_depth() -> Result<u32> {
     Ok(limits_in(None)?.max_composite_depth)
 }
 
+/// `v` as a u32 when it is an integer in 0..2^32; otherwise
+/// `HURRAY_ERR_INVALID_ARGUMENT` naming the option `name` (never wrapped or
+/// truncated).
+pub(crate) fn u32_option(name: &str, v: f64) -> Result<u32> {
+    if v.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&v) {
+        Ok(v as u32)
+    } else {
+        Err(err(
+            "HURRAY_ERR_INVALID_ARGUMENT",
+            format!("{name} must be an integer in 0..=4294967295, got {v}"),
+        ))
+    }
+}
+
 /// The C limits for `limits` (defaults where absent).
 fn limits_in(limits: Option<StreamLimits>) -> Result<HurrayStreamLimits> {
     let mut l = std::mem::MaybeUninit::<HurrayStreamLimits>::uninit();
@@ -71,10 +87,10 @@ fn limits_in(limits: Option<StreamLimits>) -> Result<HurrayStreamLimits> {
     let mut l = unsafe { l.assume_init() };
     if let Some(o) = limits {
         if let Some(v) = o.max_descriptor_bytes {
-            l.max_descriptor_bytes = v;
+            l.max_descriptor_bytes = u32_option("maxDescriptorBytes", v)?;
         }
         if let Some(v) = o.max_composite_depth {
-            l.max_composite_depth = v;
+            l.max_composite_depth = u32_option("maxCompositeDepth", v)?;
         }
         if let Some(v) = o.max_buffer_bytes {
             l.max_buffer_bytes = bytes_limit("maxBufferBytes", v)?;
@@ -203,11 +219,14 @@ impl StreamDecoder {
     /// The next completed tensor, or `null` when none is complete yet. The tensor's
     /// buffers are library memory and outlive the decoder.
     ///
-    /// Throws: the decode error (once), or `HURRAY_ERR_NOT_APPLICABLE` for a
-    /// composite item.
+    /// Throws: the decode error (once), `HURRAY_ERR_NOT_APPLICABLE` for a
+    /// composite item, or `HURRAY_ERR_LIMIT` while the decoded tensors alive (not
+    /// closed or finalized) hold the budget (`$HURRAY_NODE_MAX_DECODED_BYTES`,
+    /// default half the physical memory); the tensor stays in the decoder.
     #[napi(js_name = "next")]
     pub fn next_tensor(&mut self, env: Env) -> Result<Option<Tensor>> {
         let d = self.live()?;
+        crate::budget::check_decoded()?;
         let mut t = ptr::null_mut();
         // SAFETY: `d` live; `t` a local out-pointer, owned on success.
         check(unsafe { hurray_stream_decoder_next_tensor(d, &mut t) })?;
@@ -221,10 +240,11 @@ impl StreamDecoder {
     /// The next completed item (a tensor or a composite), or `null` when none is
     /// complete yet. Its memory outlives the decoder.
     ///
-    /// Throws: the decode error (once).
+    /// Throws: the decode error (once), or `HURRAY_ERR_LIMIT` as `next`.
     #[napi]
     pub fn next_item(&mut self, env: Env) -> Result<Option<Item>> {
         let d = self.live()?;
+        crate::budget::check_decoded()?;
         let mut it = ptr::null_mut();
         // SAFETY: `d` live; `it` a local out-pointer, owned on success.
         check(unsafe { hurray_stream_decoder_next(d, &mut it) })?;

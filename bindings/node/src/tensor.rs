@@ -28,6 +28,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
+use crate::budget::{Token, Tokens, LIVE_DECODED_BYTES};
 use crate::error::{check, closed, err, napi_check, napi_err, JsErr, Result};
 use crate::release::{release, Hold};
 
@@ -42,6 +43,9 @@ const MIN_ALIGN: usize = 64;
 pub(crate) struct Handle {
     ptr: *mut HurrayTensor,
     parent: Option<Arc<crate::item::ItemHandle>>,
+    /// Counted resources this handle keeps alive (its file mapping, its decoded
+    /// bytes); dropped after the tensor is destroyed, and moved with the handle.
+    tokens: Tokens,
 }
 
 // SAFETY: the C ABI lets a handle move between threads and be destroyed on any
@@ -575,7 +579,10 @@ impl Descriptor {
     ///
     /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, bad shape entries),
     /// `HURRAY_ERR_DESCRIPTOR` (a rule of the format, e.g. rank over 64).
-    #[napi(factory)]
+    #[napi(
+        factory,
+        ts_args_type = "dtype: 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2', shape: Array<number>"
+    )]
     pub fn dense(dtype: String, shape: Vec<f64>) -> Result<Descriptor> {
         let tag = dtype_tag(&dtype)?;
         let shape = shape_in(&shape)?;
@@ -792,7 +799,8 @@ impl Tensor {
     /// memory.
     pub(crate) fn owned(env: &Env, p: *mut HurrayTensor) -> Tensor {
         let bytes = tensor_bytes(p);
-        Tensor::from_raw(p).charge(env, bytes)
+        let token = Token::new(&LIVE_DECODED_BYTES, bytes as u64);
+        Tensor::from_raw_holding(p, vec![token]).charge(env, bytes)
     }
 
     /// `HURRAY_ERR_STATE` when an ArrayBuffer lent to this tensor was detached
@@ -823,9 +831,16 @@ impl ObjectFinalize for Tensor {
 impl Tensor {
     /// Takes ownership of a tensor handle the library returned.
     pub(crate) fn from_raw(p: *mut HurrayTensor) -> Tensor {
+        Tensor::from_raw_holding(p, Vec::new())
+    }
+
+    /// Takes ownership of a tensor handle the library returned, with the counted
+    /// resources it keeps alive.
+    pub(crate) fn from_raw_holding(p: *mut HurrayTensor, tokens: Tokens) -> Tensor {
         Tensor::new(Handle {
             ptr: p,
             parent: None,
+            tokens,
         })
     }
 
@@ -834,16 +849,20 @@ impl Tensor {
         Tensor::new(Handle {
             ptr: p as *mut _,
             parent: Some(parent),
+            tokens: Vec::new(),
         })
     }
 
     /// Takes the owned tensor handle out to move it into an item; the Tensor is
     /// closed afterwards. Refused (nothing changes) while views or encoders hold it,
-    /// or when it is itself part of an item.
-    pub(crate) fn take_owned(&mut self) -> Result<*mut HurrayTensor> {
+    /// or when it is itself part of an item. The counted resources move with it.
+    pub(crate) fn take_owned(&mut self) -> Result<(*mut HurrayTensor, Tokens)> {
         let arc = self.inner.take().ok_or_else(|| closed("Tensor"))?;
         match Arc::try_unwrap(arc) {
-            Ok(mut h) if h.parent.is_none() => Ok(std::mem::replace(&mut h.ptr, ptr::null_mut())),
+            Ok(mut h) if h.parent.is_none() => Ok((
+                std::mem::replace(&mut h.ptr, ptr::null_mut()),
+                std::mem::take(&mut h.tokens),
+            )),
             Ok(h) => {
                 self.inner = Some(Arc::new(h));
                 Err(err(
@@ -1100,16 +1119,20 @@ impl Tensor {
     /// `shape` is in elements; `data` must hold at least the dense size in bytes and
     /// start 64-byte aligned (use `hurray.alloc`). Ownership: the tensor pins `data`
     /// with a napi reference until the library releases it, exactly once (possibly
-    /// from another thread, delivered to the JS thread); then `onRelease` runs. Do
-    /// not transfer or detach the ArrayBuffer while the tensor lives (the tensor
-    /// then throws `HURRAY_ERR_STATE` where it would use the memory).
+    /// from another thread, delivered to the JS thread); then `onRelease` runs. The
+    /// package marks the ArrayBuffer untransferable (permanently), so a transfer
+    /// copies it instead of moving the memory; do not detach it by other means (the
+    /// tensor then throws `HURRAY_ERR_STATE` where it would use the memory, but views
+    /// and items made before read freed memory).
     ///
     /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, misaligned memory, a
     /// resizable ArrayBuffer or growable SharedArrayBuffer),
     /// `HURRAY_ERR_BUFFER_MISMATCH` (too few bytes), `HURRAY_ERR_DESCRIPTOR`.
+    // Configurable: lib/native.js wraps it with the JS-side checks on the lent memory.
     #[napi(
         factory,
-        ts_args_type = "data: ArrayBuffer | ArrayBufferView, dtype: string, shape: number[], options?: FromBufferOptions"
+        configurable = true,
+        ts_args_type = "data: ArrayBuffer | ArrayBufferView, dtype: 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2', shape: number[], options?: FromBufferOptions"
     )]
     pub fn from_buffer(
         env: Env,
@@ -1129,8 +1152,10 @@ impl Tensor {
     ///
     /// Throws: `HURRAY_ERR_DESCRIPTOR` (bad descriptor), `HURRAY_ERR_BUFFER_MISMATCH`
     /// (wrong count or sizes), `HURRAY_ERR_INVALID_ARGUMENT` (misaligned memory).
+    // Configurable: lib/native.js wraps it with the JS-side checks on the lent memory.
     #[napi(
         factory,
+        configurable = true,
         ts_args_type = "descriptor: Uint8Array, buffers: Array<ArrayBuffer | ArrayBufferView>, options?: FromBufferOptions"
     )]
     pub fn from_buffers(

@@ -50,3 +50,15 @@ pub fn debug_buffer_address(tensor: &Tensor, index: u32) -> Result<f64> {
     check(unsafe { hurray_tensor_buffer_data(h.ptr(), index as u64, &mut p, &mut n) })?;
     Ok(p as usize as f64)
 }
+
+/// File mappings alive (`budget::LIVE_MAPPINGS`).
+#[napi]
+pub fn debug_live_mappings() -> f64 {
+    crate::budget::LIVE_MAPPINGS.load(Ordering::SeqCst) as f64
+}
+
+/// Bytes of decoded tensors and items alive (`budget::LIVE_DECODED_BYTES`).
+#[napi]
+pub fn debug_live_decoded_bytes() -> f64 {
+    crate::budget::LIVE_DECODED_BYTES.load(Ordering::SeqCst) as f64
+}
