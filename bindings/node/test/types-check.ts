@@ -44,7 +44,12 @@ void [q, sh, head, built.nnz, built.strides, built.statistics, built.memberRole]
 
 const dt: hurray.DType = t.dtype;
 const wc = new hurray.StreamWriter(new PassThrough(), undefined, { copy: true });
-function codeOf(e: unknown): hurray.HurrayErrorCode | undefined {
+// A StreamWriter rejection may carry the stream's own code (ERR_STREAM_DESTROYED, ...).
+function codeOf(e: unknown): hurray.HurrayErrorCode | string | undefined {
   return e instanceof Error ? (e as hurray.HurrayError).code : undefined;
 }
-void [dt, wc, codeOf, hurray.decodeStream(new Uint8Array(0), limits), hurray.encodeStream([], limits)];
+const isState = (e: hurray.HurrayError): boolean => e.code === 'HURRAY_ERR_STATE';
+const dn: hurray.DTypeName = 'int4';
+// @ts-expect-error: dtype inputs are the known names, not any string.
+hurray.Descriptor.dense('float33', [1]);
+void [dt, wc, codeOf, isState, dn, hurray.decodeStream(new Uint8Array(0), limits), hurray.encodeStream([], limits)];
