@@ -98,7 +98,9 @@ test('dropped decoded tensors are collected: their bytes are external memory', a
   await collect();
   const rounds = 40; // 640 MiB if nothing were collected
   const live = await dropUntilCollected(() => hurray.decodeStream(bytes), rounds);
-  assert.ok(live < rounds / 2, `${live} of ${rounds} dropped 16 MiB tensors still alive`);
+  // Without the charge V8 would collect none of them (the JS heap barely grows);
+  // how many survive depends on when its heuristics fire, so the bound is loose.
+  assert.ok(live < (rounds * 3) / 4, `${live} of ${rounds} dropped 16 MiB tensors still alive`);
 });
 
 test('dropped FileReaders are collected: each mapping is charged', async () => {
