@@ -550,7 +550,8 @@ export declare class StreamEncoder {
    * The bytes of one item (a tensor or a composite with all its members), as
    * `encode` gives them for a tensor.
    *
-   * Throws: `HURRAY_ERR_STATE` (closed), or what the encoder refuses.
+   * Throws: `HURRAY_ERR_STATE` (closed, or an ArrayBuffer lent to one of its
+   * tensors was detached), or what the encoder refuses.
    */
   encodeItem(item: Item): Array<ArrayBuffer>
   /** Frees the encoder now (idempotent). */

@@ -561,9 +561,10 @@ impl FileWriter {
     ///
     /// Throws: as `writeTensor`.
     #[napi]
-    pub fn write_item(&mut self, name: String, item: &Item) -> Result<()> {
+    pub fn write_item(&mut self, env: Env, name: String, item: &Item) -> Result<()> {
         let w = self.live()?;
         let (_, node) = item.node()?;
+        item.check_lent(env.raw())?;
         let name = c_string("name", &name)?;
         // SAFETY: writer and item live; name NUL-terminated.
         check(unsafe { hurray_file_writer_write_item(w, name.as_ptr(), node) })

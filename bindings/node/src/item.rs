@@ -15,7 +15,7 @@ use napi_derive::napi;
 
 use crate::budget::{Token, Tokens, LIVE_DECODED_BYTES};
 use crate::error::{check, closed, Result};
-use crate::tensor::{adjust_external, Tensor};
+use crate::tensor::{adjust_external, check_lent_refs, copy_lent_refs, delete_refs, Tensor};
 
 /// Nesting depth of an item: 0 for a plain tensor, 1 + the deepest member for a
 /// composite (as the library counts it).
@@ -64,6 +64,10 @@ impl Drop for ItemHandle {
 #[napi(custom_finalize)]
 pub struct Item {
     inner: Option<(Arc<ItemHandle>, *const HurrayItem)>,
+    /// Weak napi references to the ArrayBuffers lent to the tensors that moved into
+    /// this item (`Tensor.fromBuffer`), checked for detachment before the memory is
+    /// used; copied into the members and tensors taken from it.
+    lent: Vec<napi::sys::napi_ref>,
     /// Bytes reported to V8 as external memory for this object (library memory of
     /// a decoded or mapped item), given back on `close()` or finalization.
     charged: i64,
@@ -71,6 +75,7 @@ pub struct Item {
 
 impl ObjectFinalize for Item {
     fn finalize(mut self, env: Env) -> napi::Result<()> {
+        delete_refs(env.raw(), &mut self.lent);
         adjust_external(env.raw(), -std::mem::take(&mut self.charged));
         Ok(())
     }
@@ -82,6 +87,7 @@ impl Item {
     pub(crate) fn from_raw_holding(p: *mut HurrayItem, tokens: Tokens) -> Item {
         Item {
             inner: Some((Arc::new(ItemHandle(p, tokens)), p)),
+            lent: Vec::new(),
             charged: 0,
         }
     }
@@ -123,6 +129,12 @@ impl Item {
             ));
         }
         depth_of(*node)
+    }
+
+    /// `HURRAY_ERR_STATE` when an ArrayBuffer lent to a tensor of this item was
+    /// detached: its memory is gone.
+    pub(crate) fn check_lent(&self, env: napi::sys::napi_env) -> Result<()> {
+        check_lent_refs(env, &self.lent)
     }
 
     pub(crate) fn node(&self) -> Result<(&Arc<ItemHandle>, *const HurrayItem)> {
@@ -181,6 +193,7 @@ impl Item {
         }
         let mut item = Item::from_raw_holding(out, tokens);
         item.charged = tensor.take_charge(); // the memory moved in with the handle
+        item.lent = tensor.take_lent(); // and the lent buffers' checks
         Ok(item)
     }
 
@@ -242,6 +255,7 @@ impl Item {
         }
         let mut item = Item::from_raw_holding(out, tokens);
         item.charged = head.take_charge(); // charges move in with the handles
+        item.lent = head.take_lent();
         for m in members {
             let (mut root, root_tokens) = m.take_root()?;
             // The member's counted resources move in with it (the handle was just
@@ -250,6 +264,7 @@ impl Item {
                 h.1.extend(root_tokens);
             }
             item.charged += std::mem::take(&mut m.charged);
+            item.lent.append(&mut m.lent);
             // SAFETY: `out` is the live composite; `root` an owned item that moves in
             // on success; on failure it is ours and destroyed here.
             let s = unsafe { hurray_item_composite_push(out, &mut root) };
@@ -277,18 +292,18 @@ impl Item {
 
     /// The plain tensor, or the composite's head. It keeps the item alive.
     #[napi(getter)]
-    pub fn tensor(&self) -> Result<Tensor> {
+    pub fn tensor(&self, env: Env) -> Result<Tensor> {
         let (root, p) = self.node()?;
         let mut t = ptr::null();
         // SAFETY: `p` live; the tensor is borrowed while the root lives, and the
         // returned Tensor holds the root.
         check(unsafe { hurray_item_tensor(p, &mut t) })?;
-        Ok(Tensor::borrowed(t, root.clone()))
+        Ok(Tensor::borrowed(t, root.clone()).with_lent(env.raw(), &self.lent))
     }
 
     /// The members, in order (empty for a plain tensor). Each keeps the item alive.
     #[napi(getter)]
-    pub fn members(&self) -> Result<Vec<Item>> {
+    pub fn members(&self, env: Env) -> Result<Vec<Item>> {
         if !self.is_composite()? {
             return Ok(Vec::new());
         }
@@ -303,6 +318,7 @@ impl Item {
                 check(unsafe { hurray_item_member(p, i, &mut m) })?;
                 Ok(Item {
                     inner: Some((root.clone(), m)),
+                    lent: copy_lent_refs(env.raw(), &self.lent),
                     charged: 0,
                 })
             })
@@ -313,6 +329,7 @@ impl Item {
     #[napi]
     pub fn close(&mut self, env: Env) {
         self.inner = None;
+        delete_refs(env.raw(), &mut self.lent);
         adjust_external(env.raw(), -std::mem::take(&mut self.charged));
     }
 }

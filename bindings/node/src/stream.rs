@@ -397,7 +397,8 @@ impl StreamEncoder {
     /// The bytes of one item (a tensor or a composite with all its members), as
     /// `encode` gives them for a tensor.
     ///
-    /// Throws: `HURRAY_ERR_STATE` (closed), or what the encoder refuses.
+    /// Throws: `HURRAY_ERR_STATE` (closed, or an ArrayBuffer lent to one of its
+    /// tensors was detached), or what the encoder refuses.
     #[napi]
     pub fn encode_item<'env>(
         &mut self,
@@ -408,6 +409,7 @@ impl StreamEncoder {
             return Err(closed("StreamEncoder"));
         }
         let (root, node) = item.node()?;
+        item.check_lent(env.raw())?;
         let root = root.clone();
         let (mut count, mut total) = (0u64, 0u64);
         // SAFETY: encoder and item are live; the encoder borrows the item's buffers

@@ -806,20 +806,69 @@ impl Tensor {
     /// `HURRAY_ERR_STATE` when an ArrayBuffer lent to this tensor was detached
     /// (transferred): its memory is gone.
     pub(crate) fn check_lent(&self, env: sys::napi_env) -> Result<()> {
-        for &r in &self.lent {
-            let mut v = ptr::null_mut();
-            // SAFETY: `r` is a live reference made in `env`; a collected value reads
-            // as NULL (then nothing can have been detached through it).
-            let s = unsafe { sys::napi_get_reference_value(env, r, &mut v) };
-            if s == sys::Status::napi_ok && !v.is_null() {
-                if let Some(e) = detached_error(env, v) {
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
+        check_lent_refs(env, &self.lent)
+    }
+
+    /// Takes the lent-buffer references out (to the item this tensor moves into).
+    pub(crate) fn take_lent(&mut self) -> Vec<sys::napi_ref> {
+        std::mem::take(&mut self.lent)
+    }
+
+    /// Gives this tensor (borrowed from an item) its own references to the item's
+    /// lent buffers, so its uses are checked too.
+    pub(crate) fn with_lent(mut self, env: sys::napi_env, lent: &[sys::napi_ref]) -> Tensor {
+        self.lent = copy_lent_refs(env, lent);
+        self
     }
 }
+
+/// `HURRAY_ERR_STATE` when an ArrayBuffer behind one of the weak references `refs`
+/// (made in `env`) was detached.
+pub(crate) fn check_lent_refs(env: sys::napi_env, refs: &[sys::napi_ref]) -> Result<()> {
+    for &r in refs {
+        let mut v = ptr::null_mut();
+        // SAFETY: `r` is a live reference made in `env`; a collected value reads as
+        // NULL (a lent buffer is pinned by its release hold while the library uses
+        // it, so one collected is no longer used).
+        let s = unsafe { sys::napi_get_reference_value(env, r, &mut v) };
+        if s == sys::Status::napi_ok && !v.is_null() {
+            if let Some(e) = detached_error(env, v) {
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// New weak references (in `env`) to the values of `refs` still alive.
+pub(crate) fn copy_lent_refs(env: sys::napi_env, refs: &[sys::napi_ref]) -> Vec<sys::napi_ref> {
+    let mut out = Vec::with_capacity(refs.len());
+    for &r in refs {
+        let mut v = ptr::null_mut();
+        // SAFETY: `r` is a live reference made in `env`; `v` a local.
+        let s = unsafe { sys::napi_get_reference_value(env, r, &mut v) };
+        if s == sys::Status::napi_ok && !v.is_null() {
+            let mut n = ptr::null_mut();
+            // SAFETY: `v` is a live value of this call; count 0: a weak reference,
+            // deleted by its new owner.
+            if unsafe { sys::napi_create_reference(env, v, 0, &mut n) } == sys::Status::napi_ok {
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
+/// Deletes the references `refs` (made in `env`, on its JS thread), emptying it.
+pub(crate) fn delete_refs(env: sys::napi_env, refs: &mut Vec<sys::napi_ref>) {
+    for r in refs.drain(..) {
+        // SAFETY: each reference was made in `env` and is deleted exactly once, here
+        // (the list is drained).
+        unsafe { sys::napi_delete_reference(env, r) };
+    }
+}
+
+impl Tensor {}
 
 impl ObjectFinalize for Tensor {
     fn finalize(mut self, env: Env) -> napi::Result<()> {

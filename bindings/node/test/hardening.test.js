@@ -46,6 +46,36 @@ test('Item.of refuses a tensor whose lent ArrayBuffer was detached', () => {
   assert.equal(out, 'HURRAY_ERR_STATE');
 });
 
+test('items made before a detach check it on every later use', () => {
+  const out = child(`${MK}
+    const { uncheckedFromBuffer } = require(${pkg} + '/lib/testing');
+    const [ab, t] = mk(1 << 20, uncheckedFromBuffer);
+    const item = h.Item.of(t);
+    const d = h.Descriptor.build({ dtype: 'float32', shape: [1], layout: 'composite_head',
+      composite: { memberCount: 1, rule: 'partition' }, buffers: [] });
+    const [ab2, t2] = mk(4096, uncheckedFromBuffer);
+    const comp = h.Item.composite(h.Tensor.fromBuffers(d.encode(), []), [h.Item.of(t2)]);
+    const member = comp.members[0];
+    const memberTensor = member.tensor;
+    transfer(ab);
+    transfer(ab2);
+    gc();
+    const code = (f) => { try { f(); return 'accepted'; } catch (e) { return e.code; } };
+    const w = h.FileWriter.create(${JSON.stringify(path.join(dir, 'detached-item.hrry'))});
+    console.log([
+      code(() => item.tensor.array()),
+      code(() => h.encodeStream([item])),
+      code(() => new h.StreamEncoder().encodeItem(item)),
+      code(() => w.writeItem('x', item)),
+      code(() => h.encodeStream([comp])),
+      code(() => member.tensor.buffer(0)),
+      code(() => memberTensor.array()),
+      code(() => w.writeItem('c', comp)),
+    ].join(' '));
+    w.close();`);
+  assert.equal(out, Array(8).fill('HURRAY_ERR_STATE').join(' '));
+});
+
 test('a lent ArrayBuffer cannot be transferred away from tensors, items, views or chunks', () => {
   for (const mode of ['tensor', 'item', 'membertensor', 'view', 'buffer', 'chunks']) {
     const out = child(`${MK}
