@@ -126,8 +126,16 @@ test('the addon works in a worker thread, with its own release queue', async () 
     const hurray = require(${JSON.stringify(path.resolve(__dirname, '..'))});
     const a = new Float32Array(hurray.alloc(8));
     a.set([3, 4]);
+    // The release comes once nothing holds the memory (chunk views of the encoder
+    // included, which only a collection frees): collect until it does, so the
+    // worker does not exit first.
+    const keep = setInterval(() => globalThis.gc && globalThis.gc(), 5);
+    setTimeout(() => clearInterval(keep), 10000).unref(); // give up: the test fails
     const t = hurray.Tensor.fromBuffer(a, 'float32', [2], {
-      onRelease: () => parentPort.postMessage({ released: true }),
+      onRelease: () => {
+        parentPort.postMessage({ released: true });
+        clearInterval(keep);
+      },
     });
     const [back] = hurray.decodeStream(hurray.encodeStream([t]));
     parentPort.postMessage({ values: Array.from(back.array()) });
