@@ -279,11 +279,11 @@ impl StreamDecoder {
         self.pos
     }
 
-    /// Bytes currently allocated for the buffer being received (0 when no buffer is
-    /// in progress). Never more than `max(eager_alloc, 2 × bytes received of it)`
-    /// plus alignment slack (twice that with a [pool](Self::with_pool), whose reused
-    /// allocations may be up to twice the request); lets a caller (and the tests)
-    /// see what a claim costs.
+    /// Bytes of the allocation the buffer being received is read into (0 when no
+    /// buffer is in progress): never more than `max(eager_alloc, 2 × bytes received
+    /// of it)`. Alignment slack, and the unused tail of a larger allocation reused
+    /// from a [pool](Self::with_pool) (at most twice the request), come on top. Lets
+    /// a caller (and the tests) see what a claim costs.
     pub fn buffer_capacity(&self) -> usize {
         match &self.phase {
             Phase::Buffer { fill, .. } => fill.buf.as_slice().len(),
