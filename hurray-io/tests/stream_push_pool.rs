@@ -1,8 +1,9 @@
 //! Pushing a stream into a decoder (`impl Write for StreamDecoder`) and decoding into
 //! a [`BufferPool`]: every item of the round-trip suite arrives intact and aligned,
 //! pooled allocations are reused once the tensors holding them are dropped (same
-//! addresses, no new allocations), and a bad stream pushed in fails the writer with
-//! the decoder's rule and offset.
+//! addresses, no new allocations), a bad stream pushed in fails the writer with the
+//! decoder's rule and offset, and a caller's `BufferAllocator` provides every buffer
+//! (checked for length and alignment, each allocation dropped exactly once).
 
 mod stream_common;
 
