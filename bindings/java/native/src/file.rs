@@ -8,13 +8,14 @@ use hurray_ffi::file::{
     hurray_file_reader_kv_count, hurray_file_reader_kv_key, hurray_file_reader_open,
     hurray_file_reader_tensor, hurray_file_reader_tensor_count, hurray_file_reader_tensor_name,
 };
-use hurray_ffi::{HurrayFileInfo, HurrayFileReader, HurrayItem, HurrayTensor};
+use hurray_ffi::{HurrayFileInfo, HurrayFileReader, HurrayItem, HurrayStatus, HurrayTensor};
 use jni::objects::{JClass, JString};
 use jni::sys::{jlong, jlongArray, jobject};
 use jni::JNIEnv;
 
 use crate::convert::{borrowed_string, cstring, new_longs, string_array};
-use crate::errors::{ck, run};
+use crate::errors::{ck, run, R};
+use crate::handle::destroy;
 
 pub(crate) fn reader(r: jlong) -> *const HurrayFileReader {
     r as *const HurrayFileReader
@@ -64,6 +65,37 @@ pub extern "system" fn Java_dev_hurray_Native_fileInfo<'l>(
     })
 }
 
+/// A reader's list of borrowed names (tensor names or KV keys), in order, as a Java
+/// `String[]`: `count` gives the length, `name` entry `i`.
+///
+/// # Safety
+/// `r` must be a live reader, and `count`/`name` a matching pair of the C ABI's
+/// reader getters.
+unsafe fn names(
+    env: &mut JNIEnv,
+    r: *const HurrayFileReader,
+    count: unsafe extern "C" fn(*const HurrayFileReader, *mut u64) -> HurrayStatus,
+    name: unsafe extern "C" fn(
+        *const HurrayFileReader,
+        u64,
+        *mut *const c_char,
+        *mut u64,
+    ) -> HurrayStatus,
+) -> R<jobject> {
+    let mut n = 0u64;
+    // SAFETY: r is a live reader; n writable.
+    ck(unsafe { count(r, &mut n) })?;
+    let mut v = Vec::new();
+    for i in 0..n {
+        let (mut p, mut len) = (ptr::null::<c_char>(), 0u64);
+        // SAFETY: r live; outs writable.
+        ck(unsafe { name(r, i, &mut p, &mut len) })?;
+        // SAFETY: a borrowed name of len bytes, valid while the reader lives.
+        v.push(unsafe { borrowed_string(p, len) });
+    }
+    string_array(env, &v)
+}
+
 /// `Native.fileNames(long)`: the tensor names, in index order.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_fileNames<'l>(
@@ -72,18 +104,15 @@ pub extern "system" fn Java_dev_hurray_Native_fileNames<'l>(
     r: jlong,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        let mut n = 0u64;
-        // SAFETY: r is a live reader; n writable.
-        ck(unsafe { hurray_file_reader_tensor_count(reader(r), &mut n) })?;
-        let mut names = Vec::new();
-        for i in 0..n {
-            let (mut p, mut len) = (ptr::null::<c_char>(), 0u64);
-            // SAFETY: r live; outs writable.
-            ck(unsafe { hurray_file_reader_tensor_name(reader(r), i, &mut p, &mut len) })?;
-            // SAFETY: a borrowed name of len bytes, valid while the reader lives.
-            names.push(unsafe { borrowed_string(p, len) });
+        // SAFETY: r is a live reader; the getters are the tensor-name pair.
+        unsafe {
+            names(
+                env,
+                reader(r),
+                hurray_file_reader_tensor_count,
+                hurray_file_reader_tensor_name,
+            )
         }
-        string_array(env, &names)
     })
 }
 
@@ -113,29 +142,23 @@ pub extern "system" fn Java_dev_hurray_Native_fileKvKeys<'l>(
     r: jlong,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        let mut n = 0u64;
-        // SAFETY: r live; n writable.
-        ck(unsafe { hurray_file_reader_kv_count(reader(r), &mut n) })?;
-        let mut keys = Vec::new();
-        for i in 0..n {
-            let (mut p, mut len) = (ptr::null::<c_char>(), 0u64);
-            // SAFETY: r live; outs writable.
-            ck(unsafe { hurray_file_reader_kv_key(reader(r), i, &mut p, &mut len) })?;
-            // SAFETY: a borrowed key of len bytes.
-            keys.push(unsafe { borrowed_string(p, len) });
+        // SAFETY: r is a live reader; the getters are the KV-key pair.
+        unsafe {
+            names(
+                env,
+                reader(r),
+                hurray_file_reader_kv_count,
+                hurray_file_reader_kv_key,
+            )
         }
-        string_array(env, &keys)
     })
 }
 
 /// `Native.fileDestroy(long)`: tensors it returned stay valid (they hold the mapping).
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_fileDestroy(mut env: JNIEnv, _c: JClass, r: jlong) {
-    run(&mut env, (), |_| {
-        let mut p = r as *mut HurrayFileReader;
-        // SAFETY: the Java side destroys each reader exactly once.
-        ck(unsafe { hurray_file_reader_destroy(&mut p) })
-    })
+    // SAFETY: the Java side destroys each reader exactly once.
+    unsafe { destroy(&mut env, r, hurray_file_reader_destroy) }
 }
 
 /// `Native.fileItem(long, String)`: the named item (owned); composites assembled.

@@ -20,6 +20,7 @@ use jni::JNIEnv;
 
 use crate::convert::{bytes, cstring, longs, string};
 use crate::errors::{ck, run, Fail};
+use crate::handle::destroy;
 use crate::item::item;
 
 fn writer(w: jlong) -> *mut HurrayFileWriter {
@@ -245,11 +246,8 @@ pub extern "system" fn Java_dev_hurray_Native_writerFinish(mut env: JNIEnv, _c: 
 /// `Native.writerDestroy(long)`: an unfinished writer removes its temporary file.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_writerDestroy(mut env: JNIEnv, _c: JClass, w: jlong) {
-    run(&mut env, (), |_| {
-        let mut p = writer(w);
-        // SAFETY: the Java side destroys each writer exactly once.
-        ck(unsafe { hurray_file_writer_destroy(&mut p) })
-    })
+    // SAFETY: the Java side destroys each writer exactly once.
+    unsafe { destroy(&mut env, w, hurray_file_writer_destroy) }
 }
 
 /// `Native.writerWriteItem(long, String, long item)`: the item stays the caller's.

@@ -13,6 +13,7 @@ use jni::sys::{jboolean, jlong};
 use jni::JNIEnv;
 
 use crate::errors::{ck, run};
+use crate::handle::destroy;
 
 pub(crate) fn item(i: jlong) -> *mut HurrayItem {
     i as *mut HurrayItem
@@ -131,9 +132,6 @@ pub extern "system" fn Java_dev_hurray_Native_itemMember(
 /// `Native.itemDestroy(long)`.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_itemDestroy(mut env: JNIEnv, _c: JClass, it: jlong) {
-    run(&mut env, (), |_| {
-        let mut p = item(it);
-        // SAFETY: the Java side destroys each owned item exactly once.
-        ck(unsafe { hurray_item_destroy(&mut p) })
-    })
+    // SAFETY: the Java side destroys each owned item exactly once.
+    unsafe { destroy(&mut env, it, hurray_item_destroy) }
 }

@@ -28,6 +28,7 @@ mod errors;
 mod file;
 mod file_kv;
 mod file_writer;
+mod handle;
 mod item;
 mod stream;
 mod tensor;

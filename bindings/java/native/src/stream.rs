@@ -19,6 +19,7 @@ use jni::JNIEnv;
 
 use crate::buffers::direct;
 use crate::errors::{ck, run, R};
+use crate::handle::destroy;
 use crate::item::item;
 
 fn limits(max_descriptor: jlong, max_buffer: jlong) -> R<HurrayStreamLimits> {
@@ -142,11 +143,8 @@ pub extern "system" fn Java_dev_hurray_Native_decoderDestroy(
     _c: JClass,
     dec: jlong,
 ) {
-    run(&mut env, (), |_| {
-        let mut p = dec as *mut HurrayStreamDecoder;
-        // SAFETY: the Java side destroys each decoder exactly once.
-        ck(unsafe { hurray_stream_decoder_destroy(&mut p) })
-    })
+    // SAFETY: the Java side destroys each decoder exactly once.
+    unsafe { destroy(&mut env, dec, hurray_stream_decoder_destroy) }
 }
 
 /// `Native.encoderNew()`: an encoder with the default limits.
@@ -241,11 +239,8 @@ pub extern "system" fn Java_dev_hurray_Native_encoderDestroy(
     _c: JClass,
     enc: jlong,
 ) {
-    run(&mut env, (), |_| {
-        let mut p = enc as *mut HurrayStreamEncoder;
-        // SAFETY: the Java side destroys each encoder exactly once.
-        ck(unsafe { hurray_stream_encoder_destroy(&mut p) })
-    })
+    // SAFETY: the Java side destroys each encoder exactly once.
+    unsafe { destroy(&mut env, enc, hurray_stream_encoder_destroy) }
 }
 
 /// `Native.decoderNext(long)`: the next complete item (owned), or 0.

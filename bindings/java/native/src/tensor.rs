@@ -17,6 +17,7 @@ use crate::buffers::{direct, wrap_regions, Producer};
 use crate::convert::bytes;
 use crate::descriptor::{decode, encode};
 use crate::errors::{ck, run, Fail, R};
+use crate::handle::destroy;
 
 /// `Native.tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease)`:
 /// a tensor over the caller's direct buffers, without copying. Each buffer's whole
@@ -76,11 +77,8 @@ pub extern "system" fn Java_dev_hurray_Native_tensorNew<'l>(
 /// `Native.tensorDestroy(long)`: `hurray_tensor_destroy`.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_tensorDestroy(mut env: JNIEnv, _c: JClass, t: jlong) {
-    run(&mut env, (), |_| {
-        let mut p = t as *mut HurrayTensor;
-        // SAFETY: the Java side passes each owned tensor handle here exactly once.
-        ck(unsafe { hurray_tensor_destroy(&mut p) })
-    })
+    // SAFETY: the Java side passes each owned tensor handle here exactly once.
+    unsafe { destroy(&mut env, t, hurray_tensor_destroy) }
 }
 
 /// `Native.tensorDescriptor(long)`: the tensor's descriptor, encoded.
