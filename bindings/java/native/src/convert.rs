@@ -1,0 +1,93 @@
+//! Small conversions between Java values (arrays, strings) and Rust/C values.
+
+use std::ffi::{c_char, CString};
+
+use jni::objects::{JByteArray, JLongArray, JObject, JString};
+use jni::sys::jobject;
+use jni::JNIEnv;
+
+use crate::errors::{Fail, R};
+
+pub(crate) fn longs(env: &mut JNIEnv, a: &JLongArray) -> R<Vec<i64>> {
+    if a.is_null() {
+        return Ok(Vec::new());
+    }
+    let n = env.get_array_length(a)? as usize;
+    let mut v = vec![0i64; n];
+    env.get_long_array_region(a, 0, &mut v)?;
+    Ok(v)
+}
+
+pub(crate) fn new_longs<'l>(env: &mut JNIEnv<'l>, v: &[i64]) -> R<JLongArray<'l>> {
+    let a = env.new_long_array(v.len() as i32)?;
+    env.set_long_array_region(&a, 0, v)?;
+    Ok(a)
+}
+
+pub(crate) fn bytes(env: &mut JNIEnv, a: &JByteArray) -> R<Vec<u8>> {
+    if a.is_null() {
+        return Err(Fail::Arg("a byte array is null".into()));
+    }
+    Ok(env.convert_byte_array(a)?)
+}
+
+pub(crate) fn string(env: &mut JNIEnv, s: &JString) -> R<String> {
+    if s.is_null() {
+        return Err(Fail::Arg("a string is null".into()));
+    }
+    Ok(env.get_string(s)?.into())
+}
+
+/// A NUL-terminated copy of a Java string; an embedded NUL is an argument error.
+pub(crate) fn cstring(env: &mut JNIEnv, s: &JString) -> R<CString> {
+    let s = string(env, s)?;
+    CString::new(s).map_err(|_| Fail::Arg("a string contains a NUL character".into()))
+}
+
+/// Copies a borrowed (pointer, length) pair of the C ABI into a Java string.
+///
+/// # Safety
+/// `p` must be valid for `len` reads (or `len` 0).
+pub(crate) unsafe fn borrowed_str<'l>(
+    env: &mut JNIEnv<'l>,
+    p: *const c_char,
+    len: u64,
+) -> R<JString<'l>> {
+    let bytes = if len == 0 {
+        &[][..]
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len as usize) }
+    };
+    Ok(env.new_string(String::from_utf8_lossy(bytes))?)
+}
+
+pub(crate) fn u64s_to_i64(v: &[u64]) -> Vec<i64> {
+    v.iter().map(|&x| x as i64).collect()
+}
+
+/// A Java `String[]` of `v`; each element's local reference is deleted once stored,
+/// so a long list does not pile up local references in this native frame.
+pub(crate) fn string_array(env: &mut JNIEnv, v: &[String]) -> R<jobject> {
+    let len = i32::try_from(v.len()).map_err(|_| Fail::Arg("too many names for Java".into()))?;
+    let a = env.new_object_array(len, "java/lang/String", JObject::null())?;
+    for (i, s) in v.iter().enumerate() {
+        let js = env.new_string(s)?;
+        env.set_object_array_element(&a, i as i32, &js)?;
+        env.delete_local_ref(js)?;
+    }
+    Ok(a.into_raw())
+}
+
+/// Copies a borrowed (pointer, length) name of the C ABI into a Rust string.
+///
+/// # Safety
+/// `p` must be valid for `len` reads (or `len` 0).
+pub(crate) unsafe fn borrowed_string(p: *const c_char, len: u64) -> String {
+    if len == 0 {
+        return String::new();
+    }
+    // SAFETY: the caller's contract.
+    let b = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len as usize) };
+    String::from_utf8_lossy(b).into_owned()
+}

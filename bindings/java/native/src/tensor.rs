@@ -1,0 +1,137 @@
+//! Tensors: made over Java's direct buffers, their descriptor and buffer views, and
+//! destruction.
+
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::{Arc, Mutex};
+
+use hurray_ffi::tensor::{
+    hurray_tensor_buffer_data, hurray_tensor_descriptor, hurray_tensor_destroy,
+};
+use hurray_ffi::{HurrayDescriptor, HurrayTensor};
+use jni::objects::{JByteArray, JByteBuffer, JClass, JObject, JObjectArray};
+use jni::sys::{jbyteArray, jint, jlong, jobject};
+use jni::JNIEnv;
+
+use crate::buffers::{direct, wrap_regions, Producer};
+use crate::convert::bytes;
+use crate::descriptor::{decode, encode};
+use crate::errors::{ck, run, Fail, R};
+use crate::handle::destroy;
+
+/// `Native.tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease)`:
+/// a tensor over the caller's direct buffers, without copying. Each buffer's whole
+/// capacity is used; placement comes from the descriptor's buffer table. The buffers
+/// are held by global references until the last C handle lets go; then
+/// `onRelease.run()` (if not null) runs once, on whatever thread that is.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_tensorNew<'l>(
+    mut env: JNIEnv<'l>,
+    _c: JClass,
+    desc: JByteArray<'l>,
+    buffers: JObjectArray<'l>,
+    on_release: JObject<'l>,
+) -> jlong {
+    run(&mut env, 0, |env| {
+        let desc = bytes(env, &desc)?;
+        let d = decode(&desc)?;
+        let count = env.get_array_length(&buffers)?;
+        let mut globals = Vec::with_capacity(count as usize);
+        let mut regions = Vec::with_capacity(count as usize);
+        for i in 0..count {
+            let o = env.get_object_array_element(&buffers, i)?;
+            if o.is_null() {
+                return Err(Fail::Arg(format!("buffer {i} is null")));
+            }
+            let b = JByteBuffer::from(o);
+            let addr = env
+                .get_direct_buffer_address(&b)
+                .map_err(|_| Fail::Arg(format!("buffer {i} is not a direct ByteBuffer")))?;
+            let cap = env.get_direct_buffer_capacity(&b)?;
+            regions.push((addr, cap));
+            globals.push(env.new_global_ref(&b)?);
+        }
+        let on_release = if on_release.is_null() {
+            None
+        } else {
+            Some(env.new_global_ref(&on_release)?)
+        };
+        let producer = Arc::new(Producer {
+            vm: env.get_java_vm()?,
+            buffers: globals,
+            on_release: Mutex::new(on_release),
+        });
+        let made = wrap_regions(&d, &desc, &regions, &producer);
+        if made.is_err() {
+            // Everything the C ABI briefly held was dropped inside wrap_regions while
+            // `producer` kept a count: disarm the callback before the last count goes.
+            if let Ok(mut g) = producer.on_release.lock() {
+                g.take();
+            }
+        }
+        drop(producer);
+        made
+    })
+}
+
+/// `Native.tensorDestroy(long)`: `hurray_tensor_destroy`.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_tensorDestroy(mut env: JNIEnv, _c: JClass, t: jlong) {
+    // SAFETY: the Java side passes each owned tensor handle here exactly once.
+    unsafe { destroy(&mut env, t, hurray_tensor_destroy) }
+}
+
+/// `Native.tensorDescriptor(long)`: the tensor's descriptor, encoded.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_tensorDescriptor<'l>(
+    mut env: JNIEnv<'l>,
+    _c: JClass,
+    t: jlong,
+) -> jbyteArray {
+    run(&mut env, ptr::null_mut(), |env| {
+        let mut d: *const HurrayDescriptor = ptr::null();
+        // SAFETY: t is a live tensor; d is writable (borrowed result).
+        ck(unsafe { hurray_tensor_descriptor(t as *const HurrayTensor, &mut d) })?;
+        Ok(env.byte_array_from_slice(&encode(d)?)?.into_raw())
+    })
+}
+
+fn buffer_data(t: jlong, i: jint) -> R<(*const u8, u64)> {
+    let i = u64::try_from(i).map_err(|_| Fail::Arg(format!("buffer index {i}")))?;
+    let mut p: *const c_void = ptr::null();
+    let mut n = 0u64;
+    // SAFETY: t is a live tensor; p and n writable.
+    ck(unsafe { hurray_tensor_buffer_data(t as *const HurrayTensor, i, &mut p, &mut n) })?;
+    Ok((p.cast(), n))
+}
+
+/// `Native.tensorBuffer(long, int)`: a direct `ByteBuffer` over buffer `i` (no copy),
+/// or null for an empty buffer. The Java side keeps the tensor alive while it is
+/// reachable.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_tensorBuffer<'l>(
+    mut env: JNIEnv<'l>,
+    _c: JClass,
+    t: jlong,
+    i: jint,
+) -> jobject {
+    run(&mut env, ptr::null_mut(), |env| {
+        let (p, n) = buffer_data(t, i)?;
+        // SAFETY: the buffer stays valid until the tensor is destroyed, which the
+        // Java side defers until this ByteBuffer is unreachable (Tensor.java). Host
+        // buffers of the library are writable (stream: owned allocation; file:
+        // private copy-on-write mapping; producer: the producer's own memory).
+        unsafe { direct(env, p, n) }
+    })
+}
+
+/// `Native.tensorBufferAddress(long, int)`: the C pointer of buffer `i`.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_tensorBufferAddress(
+    mut env: JNIEnv,
+    _c: JClass,
+    t: jlong,
+    i: jint,
+) -> jlong {
+    run(&mut env, 0, |_| Ok(buffer_data(t, i)?.0 as jlong))
+}
