@@ -97,24 +97,14 @@ type ReadOptions struct {
 func (o *ReadOptions) c() C.HurrayFileReadOptions {
 	var out C.HurrayFileReadOptions
 	must("hurray_file_read_options_default", C.hurray_file_read_options_default(&out))
-	set32 := func(dst *C.uint32_t, v uint32) {
-		if v != 0 {
-			*dst = C.uint32_t(v)
-		}
-	}
-	set64 := func(dst *C.uint64_t, v uint64) {
-		if v != 0 {
-			*dst = C.uint64_t(v)
-		}
-	}
-	set32(&out.max_descriptor_bytes, o.MaxDescriptorBytes)
-	set32(&out.max_composite_depth, o.MaxCompositeDepth)
-	set64(&out.max_buffer_bytes, o.MaxBufferBytes)
-	set64(&out.max_kv_bytes, o.MaxKVBytes)
-	set64(&out.max_index_bytes, o.MaxIndexBytes)
-	set64(&out.max_kv_entries, o.MaxKVEntries)
-	set64(&out.max_tensors, o.MaxTensors)
-	set32(&out.max_composite_members, o.MaxCompositeMembers)
+	setU32(&out.max_descriptor_bytes, o.MaxDescriptorBytes)
+	setU32(&out.max_composite_depth, o.MaxCompositeDepth)
+	setU64(&out.max_buffer_bytes, o.MaxBufferBytes)
+	setU64(&out.max_kv_bytes, o.MaxKVBytes)
+	setU64(&out.max_index_bytes, o.MaxIndexBytes)
+	setU64(&out.max_kv_entries, o.MaxKVEntries)
+	setU64(&out.max_tensors, o.MaxTensors)
+	setU32(&out.max_composite_members, o.MaxCompositeMembers)
 	if o.MaxTilingDepth != 0 {
 		out.max_tiling_depth = C.uint8_t(o.MaxTilingDepth)
 	}

@@ -43,20 +43,26 @@ func (l *Limits) c() C.HurrayStreamLimits {
 	if l == nil {
 		return out
 	}
-	if l.MaxDescriptorBytes != 0 {
-		out.max_descriptor_bytes = C.uint32_t(l.MaxDescriptorBytes)
-	}
-	if l.MaxCompositeDepth != 0 {
-		out.max_composite_depth = C.uint32_t(l.MaxCompositeDepth)
-	}
-	if l.MaxBufferBytes != 0 {
-		out.max_buffer_bytes = C.uint64_t(l.MaxBufferBytes)
-	}
-	if l.EagerAllocBytes != 0 {
-		out.eager_alloc_bytes = C.uint64_t(l.EagerAllocBytes)
-	}
+	setU32(&out.max_descriptor_bytes, l.MaxDescriptorBytes)
+	setU32(&out.max_composite_depth, l.MaxCompositeDepth)
+	setU64(&out.max_buffer_bytes, l.MaxBufferBytes)
+	setU64(&out.eager_alloc_bytes, l.EagerAllocBytes)
 	out.cross_machine = cbool(l.CrossMachine)
 	return out
+}
+
+// setU32 and setU64 write v into an option field of a C struct, unless v is 0
+// (Go's zero value: keep the library's default already there).
+func setU32(dst *C.uint32_t, v uint32) {
+	if v != 0 {
+		*dst = C.uint32_t(v)
+	}
+}
+
+func setU64(dst *C.uint64_t, v uint64) {
+	if v != 0 {
+		*dst = C.uint64_t(v)
+	}
 }
 
 // Reader reads items (tensors and composites) from a Hurray stream over any
