@@ -11,6 +11,7 @@
 //! - [`Quantization`] / [`Scheme`] — the quantization section (`quantization.md`).
 //! - [`Shard`], [`Statistics`], [`ExtensionType`], [`MemberRole`] — optional sections.
 //! - [`DecodeError`] / [`Rule`] — every rejection names its rule and byte offset.
+//! - [`content`] — the buffer-content rules (sparse indices, block tables, scales).
 //!
 //! ```
 //! use hurray_core::{TensorDescriptor, Rule};
@@ -21,6 +22,7 @@
 #![warn(missing_docs)]
 
 mod buffer;
+pub mod content;
 mod descriptor;
 mod element_type;
 mod error;
