@@ -32,7 +32,12 @@ fn desc(et: ElementType, shape: &[u64], layout: Layout, bufs: &[Vec<u8>]) -> Ten
     d
 }
 
-fn check(d: &TensorDescriptor, bufs: &[Vec<u8>]) -> Result<(), (ContentRule, usize, u64)> {
+/// What a failed check reports: rule, buffer, byte offset in the buffer.
+type Found = (ContentRule, usize, u64);
+/// One CSF level: `pos_L`, `crd_L`.
+type Level<'a> = (&'a [u64], &'a [u64]);
+
+fn check(d: &TensorDescriptor, bufs: &[Vec<u8>]) -> Result<(), Found> {
     let slices: Vec<&[u8]> = bufs.iter().map(|b| b.as_slice()).collect();
     check_content(d, &slices).map_err(|e| (e.rule, e.buffer, e.offset))
 }
@@ -60,7 +65,7 @@ fn csr_spec_example_passes() {
 #[test]
 fn csr_each_rule() {
     use ContentRule::*;
-    let cases: &[(&[u64], &[u64], (ContentRule, usize, u64))] = &[
+    let cases: &[(&[u64], &[u64], Found)] = &[
         (&[0, 3, 2, 1, 4], &[1, 2, 3, 5, 5], (PointerStart, 2, 0)),
         (&[0, 3, 2, 1, 4], &[0, 2, 3, 5, 4], (PointerOrder, 2, 32)),
         (&[0, 3, 2, 1, 4], &[0, 2, 6, 3, 5], (PointerOrder, 2, 24)),
@@ -173,7 +178,7 @@ fn csf_spec_example_and_rules() {
     let d = desc(ElementType::Float32, &[2, 3, 4], layout.clone(), &bufs);
     assert_eq!(check(&d, &bufs), Ok(()));
 
-    let mut cases: Vec<([(&[u64], &[u64]); 3], (ContentRule, usize, u64))> = Vec::new();
+    let mut cases: Vec<([Level; 3], Found)> = Vec::new();
     let mut c = example;
     c[1].0 = &[0, 3, 2]; // pos_1 decreasing
     cases.push((c, (PointerOrder, 3, 16)));
