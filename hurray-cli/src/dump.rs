@@ -16,7 +16,7 @@ use std::path::Path;
 /// Errors: not a Hurray file; it fails validation; no tensor has that name.
 pub fn find(path: &Path, name: &str) -> Result<Tensor> {
     let found = match Container::open(path)? {
-        Container::File(r) => r.tensor(name),
+        Container::File(r) => r.tensor(name).map_err(|e| Error::from(e).at_path(path))?,
         Container::Stream { .. } => each_stream_item(path, |k, _, item: Item| {
             let names = stream_names(k, &item);
             let mut i = 0;

@@ -1,8 +1,10 @@
 //! `hurray validate FILE...`: strict validation of Hurray files and streams. A file
 //! is opened by `hurray-io`, which checks the header, trailer, index (CRC included),
 //! KV section, every descriptor, placement and composite rule; a stream is decoded to
-//! its end under the same descriptor and composite rules. On top, the data rules of
-//! [`crate::data_rules`] are checked on every dense tensor.
+//! its end under the same descriptor and composite rules. The buffer-content rules
+//! of `hurray_core::content` (sparse indices and pointers, block tables, scales, zero
+//! points, e8m0 bytes) are checked on every tensor of either, and the data rules of
+//! [`crate::data_rules`] on every dense tensor.
 
 use crate::container::each_stream_item;
 use crate::data_rules;
@@ -26,12 +28,13 @@ pub fn validate(path: &Path) -> Result<String> {
                 let r = FileReader::open(path)?;
                 let c = r.catalog();
                 for (i, e) in r.entries().iter().enumerate() {
-                    let (Some(d), Some(t)) = (c.descriptor_at(i), r.tensor(&e.name)) else {
+                    let in_tensor = |err: Error| err.context(format_args!("tensor {:?}", e.name));
+                    let t = r.tensor(&e.name).map_err(|err| in_tensor(err.into()))?;
+                    let (Some(d), Some(t)) = (c.descriptor_at(i), t) else {
                         continue;
                     };
                     if let Some(b) = t.buffers().first() {
-                        data_rules::check(d, b.as_slice(), e.data_offset)
-                            .map_err(|err| err.context(format_args!("tensor {:?}", e.name)))?;
+                        data_rules::check(d, b.as_slice(), e.data_offset).map_err(in_tensor)?;
                     }
                 }
                 let (major, minor) = r.info().version();

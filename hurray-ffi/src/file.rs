@@ -518,7 +518,7 @@ pub unsafe extern "C" fn hurray_file_reader_tensor(
         need(out, "out")?;
         let t = r
             .reader
-            .tensor(name)
+            .tensor(name)?
             .ok_or_else(|| not_found("tensor", name))?;
         let t = HurrayTensor::from_io(t)?;
         // SAFETY: checked non-null.
@@ -550,7 +550,7 @@ pub unsafe extern "C" fn hurray_file_reader_item(
         need(out, "out")?;
         let i = r
             .reader
-            .item(name)
+            .item(name)?
             .ok_or_else(|| not_found("tensor", name))?;
         let i = HurrayItem::from_io(i)?;
         // SAFETY: checked non-null.

@@ -22,6 +22,8 @@ pub struct HurrayTensor {
     descriptor_box: Box<HurrayDescriptor>,
     buffers_box: Box<HurrayBufferList>,
     owner: Option<Arc<ReleaseGuard>>,
+    /// The buffer contents passed the content rules (or the descriptor has none).
+    content_validated: bool,
 }
 
 // SAFETY: repr(C) with Header first.
@@ -34,18 +36,36 @@ unsafe impl Handle for HurrayTensor {
 }
 
 impl HurrayTensor {
-    /// Assembles a tensor from a descriptor and own-build buffers.
+    /// Assembles a tensor from a descriptor and own-build buffers, and checks the
+    /// buffer contents against the layout's and scheme's content rules
+    /// (`hurray_core::content`: sparse indices, block tables, scales) when the
+    /// buffers are host memory; device buffers cannot be read here, so such a tensor
+    /// reports [`content_validated`](Self::content_validated) `false`.
     ///
     /// Errors: `HURRAY_ERR_BUFFER_MISMATCH` when the number of buffers differs from
     /// `buffer_count`, or a buffer's size, device, sync mode or memory class differs
     /// from its handle in the descriptor, or its declared alignment is weaker than
-    /// the descriptor's.
+    /// the descriptor's; `HURRAY_ERR_FORMAT` when host buffer contents break a
+    /// content rule (the message names the rule, buffer and byte offset). On error the
+    /// buffers and owner are dropped (their releases run).
     pub fn new(
         descriptor: HurrayDescriptor,
         buffers: Vec<Box<HurrayBuffer>>,
         owner: Option<ReleaseGuard>,
     ) -> FfiResult<HurrayTensor> {
         check_buffers(descriptor.model(), buffers.iter().map(|b| &**b))?;
+        let validated = check_host_content(descriptor.model(), &buffers)?;
+        Self::assemble(descriptor, buffers, owner, validated)
+    }
+
+    /// [`new`](Self::new) after the checks: `content_validated` says whether the
+    /// contents are known good.
+    fn assemble(
+        descriptor: HurrayDescriptor,
+        buffers: Vec<Box<HurrayBuffer>>,
+        owner: Option<ReleaseGuard>,
+        content_validated: bool,
+    ) -> FfiResult<HurrayTensor> {
         let mut descriptor_box = handle::boxed(descriptor);
         descriptor_box.set_borrowed();
         let mut list = HurrayBufferList::default();
@@ -61,6 +81,7 @@ impl HurrayTensor {
             descriptor_box,
             buffers_box,
             owner: owner.map(Arc::new),
+            content_validated,
         };
         t.descriptor = &*t.descriptor_box;
         t.buffers = &*t.buffers_box;
@@ -69,7 +90,11 @@ impl HurrayTensor {
 
     /// Wraps a tensor the containers produced: its buffers stay views into the
     /// container's memory (no copy).
+    ///
+    /// A tensor a strict reader produced was checked there and is not checked again;
+    /// one from a permissive reader keeps `content_validated() == false`.
     pub fn from_io(t: hurray_io::Tensor) -> FfiResult<HurrayTensor> {
+        let validated = t.content_validated();
         let (d, bufs) = t.into_parts();
         let buffers = bufs
             .into_iter()
@@ -83,8 +108,48 @@ impl HurrayTensor {
                 };
                 handle::boxed(HurrayBuffer::host(b, p))
             })
-            .collect();
-        HurrayTensor::new(HurrayDescriptor::new(d)?, buffers, None)
+            .collect::<Vec<_>>();
+        let descriptor = HurrayDescriptor::new(d)?;
+        check_buffers(descriptor.model(), buffers.iter().map(|b| &**b))?;
+        Self::assemble(descriptor, buffers, None, validated)
+    }
+
+    /// True when the buffer contents are known to satisfy the content rules.
+    pub fn content_validated(&self) -> bool {
+        self.content_validated
+    }
+
+    /// Checks the buffer contents unless that was done (then it is free). Call it
+    /// before interpreting the index buffers of a tensor from a permissive reader,
+    /// or before handing them to another library.
+    ///
+    /// Errors: `HURRAY_ERR_FORMAT` naming the rule, buffer and byte offset;
+    /// `HURRAY_ERR_INVALID_ARGUMENT` when the tensor has content rules but device
+    /// buffers, which cannot be read on the host.
+    pub fn validate_content(&self) -> FfiResult<()> {
+        if self.content_validated {
+            return Ok(());
+        }
+        self.check_content()
+    }
+
+    /// [`validate_content`](Self::validate_content) that always reads the buffers,
+    /// for memory a caller may have written since the tensor was made (a binding's
+    /// writable views).
+    ///
+    /// Errors: as [`validate_content`](Self::validate_content).
+    pub fn check_content(&self) -> FfiResult<()> {
+        if !hurray_core::content::has_content_rules(self.model()) {
+            return Ok(());
+        }
+        let bufs: Vec<&HurrayBuffer> = self.buffers_box.buffers().collect();
+        match host_slices(&bufs) {
+            Some(slices) => content_result(self.model(), &slices),
+            None => Err(FfiError::new(
+                HURRAY_ERR_INVALID_ARGUMENT,
+                "the tensor's buffers are device memory: their contents cannot be checked on the host",
+            )),
+        }
     }
 
     /// Marks the tensor as owned by a parent (an item), so it is never destroyed on its own.
@@ -139,6 +204,32 @@ fn keep_owner(b: hurray_io::Buffer, owner: Arc<ReleaseGuard>) -> hurray_io::Buff
         }
     }
     hurray_io::Buffer::new(Arc::new(WithOwner(b, owner)))
+}
+
+/// Host slices of every buffer, or `None` when one is device memory.
+fn host_slices<'a>(bufs: &[&'a HurrayBuffer]) -> Option<Vec<&'a [u8]>> {
+    bufs.iter()
+        .map(|b| b.host_bytes().map(|h| h.as_slice()))
+        .collect()
+}
+
+/// The content check as an FFI result (`HURRAY_ERR_FORMAT` naming the rule).
+fn content_result(d: &TensorDescriptor, slices: &[&[u8]]) -> FfiResult<()> {
+    hurray_core::content::check_content(d, slices)
+        .map_err(|e| FfiError::new(HURRAY_ERR_FORMAT, format!("buffer content: {e}")))
+}
+
+/// Checks host buffers' contents; `Ok(false)` when some buffer is device memory.
+fn check_host_content(d: &TensorDescriptor, buffers: &[Box<HurrayBuffer>]) -> FfiResult<bool> {
+    if !hurray_core::content::has_content_rules(d) {
+        return Ok(true);
+    }
+    let bufs: Vec<&HurrayBuffer> = buffers.iter().map(|b| &**b).collect();
+    let Some(slices) = host_slices(&bufs) else {
+        return Ok(false);
+    };
+    content_result(d, &slices)?;
+    Ok(true)
 }
 
 fn check_buffers<'a>(
@@ -351,6 +442,31 @@ pub unsafe extern "C" fn hurray_tensor_buffer_data(
             put(out_data, "out_data", b.data)?;
             put(out_byte_size, "out_byte_size", b.byte_size)
         }
+    })
+}
+
+/// Checks the tensor's buffer contents against its layout's and quantization
+/// scheme's content rules (`layouts.md` §2.6–§2.10, `quantization.md` §9: sparse
+/// indices and pointers, block tables, scales, zero points). Tensors from strict
+/// readers and from `hurray_tensor_new` were checked already, so this costs nothing
+/// for them; call it before interpreting the index buffers of a tensor read
+/// permissively.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor of this build, or device buffers that
+/// cannot be read on the host); `HURRAY_ERR_FORMAT` (a rule is broken: the last-error
+/// message names it, the buffer and the byte offset).
+///
+/// # Safety
+/// `tensor` NULL or a live tensor.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_tensor_validate_content(
+    tensor: *const HurrayTensor,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let t = unsafe { handle::own(tensor, "tensor")? };
+        t.validate_content()
     })
 }
 

@@ -44,7 +44,7 @@ fn write_one(path: &Path, t: &Tensor) {
 
 fn open_and_view(path: &Path) -> usize {
     let r = FileReader::open(path).unwrap();
-    let t = r.tensor("w").unwrap();
+    let t = r.tensor("w").unwrap().unwrap();
     black_box(t.buffers()[0].as_slice().as_ptr()) as usize
 }
 
@@ -115,6 +115,7 @@ fn main() {
         FileReader::open(&large)
             .unwrap()
             .tensor("w")
+            .unwrap()
             .unwrap()
             .data_len(),
         GIB as u64

@@ -85,6 +85,19 @@ pub enum Error {
         #[source]
         source: DecodeError,
     },
+    /// A tensor's buffer bytes broke a content rule (`layouts.md` §2.6–§2.10,
+    /// `quantization.md` §9 items 14–15): sparse indices, pointer arrays, block
+    /// tables, scales, zero points. `at` is the absolute byte offset of the offending
+    /// entry in the stream or file when the tensor was read from one; for a tensor
+    /// built from memory it is the offset inside the buffer (`source.offset`).
+    #[error("buffer content at byte {at}: {source}")]
+    Content {
+        /// Absolute offset of the offending entry (see above).
+        at: u64,
+        /// The rule, the buffer and the offset inside it.
+        #[source]
+        source: hurray_core::content::ContentError,
+    },
     /// The container broke a rule.
     #[error("{rule:?} at byte {offset}: {detail}")]
     Format {

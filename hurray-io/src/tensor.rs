@@ -9,27 +9,100 @@ use std::sync::Arc;
 
 /// A descriptor with its buffers. Buffers are immutable shared views: cloning a
 /// tensor never copies payload bytes.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// A tensor knows whether its buffer contents passed the content rules of
+/// [`hurray_core::content`] (sparse indices, block tables, scales): every tensor a
+/// strict reader hands out, and every tensor built with [`Tensor::new`], has; a
+/// permissive reader's tensors may not have ([`Tensor::new_unvalidated`]), and
+/// anything that interprets their index buffers calls
+/// [`validate_content`](Tensor::validate_content) first.
+#[derive(Clone, Debug)]
 pub struct Tensor {
     descriptor: Arc<TensorDescriptor>,
     buffers: Vec<Buffer>,
+    content_validated: bool,
+}
+
+impl PartialEq for Tensor {
+    /// Same descriptor and same buffer bytes (validation state aside).
+    fn eq(&self, other: &Tensor) -> bool {
+        self.descriptor == other.descriptor && self.buffers == other.buffers
+    }
 }
 
 impl Tensor {
-    /// Pairs a descriptor with its buffers.
+    /// Pairs a descriptor with its buffers and checks the buffers' contents.
     ///
     /// Errors: `BufferMismatch` when the number of buffers differs from
-    /// `buffer_count` or a buffer's length differs from its `byte_size`.
+    /// `buffer_count` or a buffer's length differs from its `byte_size`;
+    /// [`Error::Content`] (offset inside the buffer) when the bytes break a content
+    /// rule. The check costs one pass over index and parameter buffers, and nothing
+    /// for a plain dense tensor.
     pub fn new(
+        descriptor: impl Into<Arc<TensorDescriptor>>,
+        buffers: Vec<Buffer>,
+    ) -> Result<Tensor> {
+        let t = Tensor::new_unvalidated(descriptor, buffers)?;
+        t.check_content_at(&|_| 0)?;
+        Ok(t.into_validated())
+    }
+
+    /// [`new`](Self::new) without the content check: for permissive readers and for
+    /// callers that validate later. The tensor reports
+    /// [`content_validated`](Self::content_validated) `false` (or `true` when the
+    /// descriptor has no content rules) until [`validate_content`](Self::validate_content)
+    /// is called on a copy.
+    ///
+    /// Errors: `BufferMismatch` as for [`new`](Self::new).
+    pub fn new_unvalidated(
         descriptor: impl Into<Arc<TensorDescriptor>>,
         buffers: Vec<Buffer>,
     ) -> Result<Tensor> {
         let descriptor = descriptor.into();
         check_buffers(&descriptor, buffers.iter().map(Buffer::len))?;
+        let content_validated = !hurray_core::content::has_content_rules(&descriptor);
         Ok(Tensor {
             descriptor,
             buffers,
+            content_validated,
         })
+    }
+
+    /// True when the buffer contents are known to satisfy every content rule.
+    pub fn content_validated(&self) -> bool {
+        self.content_validated
+    }
+
+    /// Checks the buffer contents unless that was done already (then it is free).
+    /// Call it before interpreting index buffers of a tensor from a permissive reader.
+    ///
+    /// Errors: [`Error::Content`], with the offset inside the offending buffer.
+    pub fn validate_content(&self) -> Result<()> {
+        if self.content_validated {
+            return Ok(());
+        }
+        self.check_content_at(&|_| 0)
+    }
+
+    /// Runs the content check; `base(i)` is the absolute offset of buffer `i` in the
+    /// input the tensor came from (0 when it came from memory).
+    pub(crate) fn check_content_at(&self, base: &dyn Fn(usize) -> u64) -> Result<()> {
+        if self.content_validated {
+            return Ok(());
+        }
+        let slices: Vec<&[u8]> = self.buffers.iter().map(Buffer::as_slice).collect();
+        hurray_core::content::check_content(&self.descriptor, &slices).map_err(|source| {
+            Error::Content {
+                at: base(source.buffer).saturating_add(source.offset),
+                source,
+            }
+        })
+    }
+
+    /// Marks the contents as checked (after [`check_content_at`](Self::check_content_at)).
+    pub(crate) fn into_validated(mut self) -> Tensor {
+        self.content_validated = true;
+        self
     }
 
     /// A row-major CPU tensor over `bytes` (copied into an aligned buffer).

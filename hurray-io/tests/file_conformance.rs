@@ -95,10 +95,10 @@ fn check_reader(r: &FileReader, m: &Value) {
     assert_eq!(names, want, "names in index order");
     for t in tensors {
         let name = t["name"].as_str().unwrap();
-        check_tensor(&r.tensor(name).unwrap(), t);
+        check_tensor(&r.tensor(name).unwrap().unwrap(), t);
         assert_eq!(
             r.descriptor(name).unwrap(),
-            r.tensor(name).unwrap().descriptor()
+            r.tensor(name).unwrap().unwrap().descriptor()
         );
     }
     check_kv(r.kv(), m);
@@ -111,7 +111,7 @@ fn check_reader(r: &FileReader, m: &Value) {
     assert_eq!(info.crc, CrcStatus::Verified(0x5134_9F72));
     assert_eq!(info.kv_section(), Some((0x2008, 60)));
     assert_eq!(info.file_len, 8391);
-    let items = r.items();
+    let items = r.items().unwrap();
     assert_eq!(items.len(), 2);
     assert!(items.iter().all(|(_, i)| matches!(i, Item::Tensor(_))));
 }
@@ -122,7 +122,7 @@ fn basic_hrry_opens_memory_mapped() {
     let r = FileReader::open(&g.path).unwrap();
     check_reader(&r, &g.manifest);
     // Views point into the mapping, at the 4096-aligned offsets of the file.
-    let w = r.tensor("weights").unwrap();
+    let w = r.tensor("weights").unwrap().unwrap();
     let base = r.bytes().as_ptr() as usize;
     assert_eq!(w.buffers()[0].as_slice().as_ptr() as usize - base, 0x1000);
     assert_eq!(w.buffers()[0].as_slice().as_ptr() as usize % 4096, 0);
@@ -137,7 +137,7 @@ fn basic_hrry_opens_from_bytes() {
     let Some(g) = golden() else { return };
     let r = FileReader::from_bytes(&g.bytes).unwrap();
     check_reader(&r, &g.manifest);
-    let b = r.tensor("bias").unwrap();
+    let b = r.tensor("bias").unwrap().unwrap();
     assert_eq!(
         b.buffers()[0].as_slice().as_ptr() as usize - r.bytes().as_ptr() as usize,
         0x2000
@@ -265,6 +265,6 @@ fn default_writer_differs_only_in_the_kv_flag_when_kv_comes_first() {
 fn check_reader_flags_aside(r: &FileReader, m: &Value) {
     check_kv(r.kv(), m);
     for t in m["tensors"].as_array().unwrap() {
-        check_tensor(&r.tensor(t["name"].as_str().unwrap()).unwrap(), t);
+        check_tensor(&r.tensor(t["name"].as_str().unwrap()).unwrap().unwrap(), t);
     }
 }

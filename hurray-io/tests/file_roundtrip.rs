@@ -110,24 +110,25 @@ fn write_to_path(path: &Path, opts: WriteOptions, items: &[(String, Item)], kv: 
 
 /// Checks a random-access reader against what was written.
 fn check_reader(r: &FileReader, want: &[(String, Item)], kv: &[KvEntry]) {
-    let got = r.items();
+    let got = r.items().unwrap();
     assert_eq!(got.len(), want.len());
     for ((gn, gi), (wn, wi)) in got.iter().zip(want) {
         assert_eq!(gn, wn);
         assert_eq!(gi, wi, "item {wn} differs");
         assert_aligned(gi);
-        assert_eq!(r.item(wn).as_ref(), Some(wi));
+        assert_eq!(r.item(wn).unwrap().as_ref(), Some(wi));
     }
     assert_eq!(r.kv(), kv);
     for e in kv {
         assert_eq!(r.kv_get(&e.key), Some(&e.value));
     }
     assert_eq!(r.kv_get("missing"), None);
-    assert!(r.tensor("missing").is_none());
+    assert!(r.tensor("missing").unwrap().is_none());
     // Every buffer lies at a multiple of the data alignment in the file.
     let a = r.info().data_buffer_alignment() as usize;
     let base = r.bytes().as_ptr() as usize;
     for (name, t) in r.tensors() {
+        let t = t.unwrap();
         assert_eq!(r.descriptor(name), Some(t.descriptor()));
         for b in t.buffers() {
             assert_eq!((b.as_slice().as_ptr() as usize - base) % a, 0, "{name}");
@@ -205,8 +206,8 @@ fn mapped_tensors_outlive_the_reader() {
     let path = dir.path().join("t.hrry");
     write_to_path(&path, WriteOptions::default(), &items, &[]);
     let r = FileReader::open(&path).unwrap();
-    let t = r.tensor("large_odd").unwrap();
-    let whole = r.items();
+    let t = r.tensor("large_odd").unwrap().unwrap();
+    let whole = r.items().unwrap();
     drop(r);
     std::fs::remove_file(&path).unwrap(); // the mapping survives unlinking too
     let want = items.iter().find(|(n, _)| n == "large_odd").unwrap();
@@ -300,7 +301,7 @@ fn composite_heads_are_placed_per_the_chosen_reading() {
             assert_eq!(head.data_offset, end, "A5: data_offset = end of descriptor");
             assert_eq!(member.descriptor_offset, end.div_ceil(8) * 8);
         }
-        assert_eq!(r.item("p"), Some(Item::Composite(c.clone())));
+        assert_eq!(r.item("p").unwrap(), Some(Item::Composite(c.clone())));
         let all = SequentialReader::new(&bytes[..])
             .unwrap()
             .read_all()
@@ -321,12 +322,12 @@ fn explicit_composite_names_and_member_lookup() {
     let bytes = w.finish().unwrap();
     let r = FileReader::from_bytes(&bytes).unwrap();
     assert_eq!(r.names().collect::<Vec<_>>(), names);
-    let Some(Item::Composite(left)) = r.item("left") else {
+    let Some(Item::Composite(left)) = r.item("left").unwrap() else {
         panic!("left is a composite")
     };
     assert_eq!(Item::Composite(left), c.members[0]);
-    assert_eq!(r.item("right").as_ref(), Some(&c.members[1]));
-    assert_eq!(r.tensor("left_top").as_ref(), {
+    assert_eq!(r.item("right").unwrap().as_ref(), Some(&c.members[1]));
+    assert_eq!(r.tensor("left_top").unwrap().as_ref(), {
         let Item::Composite(inner) = &c.members[0] else {
             unreachable!()
         };
@@ -340,7 +341,7 @@ fn zero_tensor_files() {
     assert_eq!(bytes.len(), 112, "64 + 8 + 40 (file-format.md §1)");
     let r = FileReader::from_bytes(&bytes).unwrap();
     assert!(r.is_empty());
-    assert!(r.items().is_empty());
+    assert!(r.items().unwrap().is_empty());
     assert_eq!(r.info().kv_section(), None);
     let all = SequentialReader::new(&bytes[..])
         .unwrap()
@@ -374,7 +375,7 @@ fn empty_tensors_still_align_their_buffer() {
     let e = &r.entries()[0];
     assert_eq!((e.data_offset, e.data_length), (4096, 0), "A6");
     assert_eq!(r.entries()[1].descriptor_offset, 4096);
-    assert_eq!(r.tensor("f").unwrap(), t);
+    assert_eq!(r.tensor("f").unwrap().unwrap(), t);
 }
 
 #[test]
@@ -738,7 +739,7 @@ mod cancellation {
             assert_eq!(leftovers, 0, "round {k}: a temporary file was left behind");
             if path.exists() {
                 let r = FileReader::open(&path).unwrap();
-                assert_eq!(r.tensor("a").unwrap(), t, "round {k}");
+                assert_eq!(r.tensor("a").unwrap().unwrap(), t, "round {k}");
                 complete += 1;
             } else {
                 absent += 1;

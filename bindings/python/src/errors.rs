@@ -82,10 +82,13 @@ pub fn io(e: hurray_io::Error, file: bool) -> PyErr {
         hurray_io::Error::Descriptor { source, at } => {
             InvalidDescriptorError::new_err(format!("descriptor at byte {at}: {source}"))
         }
+        // A layout or quantization rule broken by the buffer bytes (sparse indices,
+        // block tables, scales): the reference API's class for rule violations.
         hurray_io::Error::Format {
             rule: hurray_io::FormatRule::BufferMismatch,
             ..
-        } => InvalidDescriptorError::new_err(e.to_string()),
+        }
+        | hurray_io::Error::Content { .. } => InvalidDescriptorError::new_err(e.to_string()),
         hurray_io::Error::Io(ref io) if file || io.kind() != std::io::ErrorKind::UnexpectedEof => {
             FileError::new_err(e.to_string())
         }

@@ -235,14 +235,15 @@ pub fn load<'py>(
     match names {
         Some(names) => {
             for n in names {
-                let t = reader.tensor(&n).ok_or_else(|| {
+                let t = reader.tensor(&n).map_err(|e| errors::io(e, true))?;
+                let t = t.ok_or_else(|| {
                     FileError::new_err(format!("no tensor named {n:?} in {}", path.display()))
                 })?;
                 out.set_item(&n, from_io(py, t)?)?;
             }
         }
         None => {
-            for (name, item) in reader.items() {
+            for (name, item) in reader.items().map_err(|e| errors::io(e, true))? {
                 if let Item::Tensor(t) = item {
                     out.set_item(name, from_io(py, t)?)?;
                 }

@@ -557,6 +557,31 @@ impl Tensor {
         }
     }
 
+    /// Checks the buffer contents against the layout's and quantization scheme's
+    /// content rules: sparse indices below their extents and increasing inside each
+    /// row, column or fiber, pointer arrays from 0 to ``nnz`` without decreasing, COO
+    /// tuples distinct, block tables inside the page pool, scales finite (and
+    /// non-zero or non-negative as the scheme says), zero points in range, e8m0
+    /// bytes other than 0x00 and 0xFF. Reads every index and parameter buffer each
+    /// time (their arrays are writable); dense tensors cost nothing. Strict loads
+    /// and streams check on read, and ``to_scipy`` calls this before SciPy sees the
+    /// arrays.
+    ///
+    /// Raises:
+    ///     hurray.InvalidDescriptorError: a rule is broken (the message names it, the
+    ///         buffer and the byte offset).
+    ///     hurray.UnsupportedError: the buffers are device memory.
+    fn validate_content(&self, py: Python<'_>) -> PyResult<()> {
+        let h = &self.h;
+        match py.detach(|| h.get().check_content()) {
+            Ok(()) => Ok(()),
+            Err(e) if e.status == hurray_ffi::HURRAY_ERR_FORMAT => {
+                Err(errors::InvalidDescriptorError::new_err(e.message))
+            }
+            Err(e) => Err(errors::UnsupportedError::new_err(e.message)),
+        }
+    }
+
     /// CSR: the ``(shape[0] + 1,)`` uint64 row pointers (buffer 2).
     #[getter]
     fn row_ptr(&self, py: Python<'_>) -> PyResult<Tensor> {

@@ -74,7 +74,7 @@ impl Source for HrryFileSource {
         let c = self.reader.catalog();
         let order = c.file_order();
         let mut pos = 0;
-        for (name, item) in self.reader.items() {
+        for (name, item) in self.reader.items()? {
             let n = item.tensor_count();
             let names: Vec<&str> = order[pos..pos + n]
                 .iter()

@@ -14,14 +14,21 @@ use crate::mmap::MappedFile;
 use crate::tensor::{Item, Tensor};
 use hurray_core::TensorDescriptor;
 use std::io::Read;
+use std::collections::HashSet;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A validated file, ready for random access (`file-format.md` §11).
 ///
 /// Opening validates the header, trailer, index (CRC included), KV, every descriptor
-/// and the composite structure, but never reads payload bytes; afterwards lookups
-/// cannot fail on file content. Tensors handed out are views into the file bytes
+/// and the composite structure, but never reads payload bytes, so it costs the same
+/// whatever the tensors' sizes. The buffer contents of a tensor that has content
+/// rules (sparse, block-paged, quantized with parameter buffers; see
+/// [`hurray_core::content`]) are checked when that tensor is first requested, before
+/// any view of it is handed out: a lookup fails with [`Error::Content`] naming the
+/// rule and the absolute byte offset, and a tensor that passed is not checked again
+/// by this reader. A reader opened with permissive decoding skips the check; its
+/// tensors report [`Tensor::content_validated`] `false`. Tensors handed out are views into the file bytes
 /// (owned: each holds a reference to them) and honour every buffer's declared
 /// `alignment`; a non-empty buffer declaring more than the file's
 /// `data_buffer_alignment` is refused at open with `Limit`, since no placement in
@@ -36,11 +43,17 @@ use std::sync::Arc;
 /// w.write_tensor("bias", &t).unwrap();
 /// let bytes = w.finish().unwrap();
 /// let r = FileReader::from_bytes(&bytes).unwrap();
-/// assert_eq!(r.tensor("bias").unwrap().buffers()[0].as_slice(), &[1, 2, 3]);
+/// let bias = r.tensor("bias").unwrap().expect("a tensor named bias");
+/// assert_eq!(bias.buffers()[0].as_slice(), &[1, 2, 3]);
 /// ```
 pub struct FileReader {
     owner: Arc<dyn BufferOwner>,
     catalog: Catalog,
+    /// Permissive decoding: contents are not checked on lookup.
+    permissive: bool,
+    /// Index positions whose contents passed the check (only tensors with content
+    /// rules are ever added).
+    validated: Mutex<HashSet<usize>>,
 }
 
 impl std::fmt::Debug for FileReader {
@@ -124,7 +137,12 @@ impl FileReader {
     /// Errors: see [`Catalog::parse`].
     pub fn from_owner(owner: Arc<dyn BufferOwner>, opts: &ReadOptions) -> Result<FileReader> {
         let catalog = Catalog::parse(owner.bytes(), opts)?;
-        Ok(FileReader { owner, catalog })
+        Ok(FileReader {
+            owner,
+            catalog,
+            permissive: opts.decode.permissive,
+            validated: Mutex::new(HashSet::new()),
+        })
     }
 
     /// File-level facts: version, flags, alignment, count hint, CRC status, sections.
@@ -180,30 +198,54 @@ impl FileReader {
 
     /// The tensor named `name`: its descriptor and zero-copy views of its buffers.
     /// For a composite head this is the head alone (no buffers); see
-    /// [`item`](Self::item). `None` when no tensor has that name.
-    pub fn tensor(&self, name: &str) -> Option<Tensor> {
-        self.catalog.position(name).map(|i| self.tensor_at(i))
+    /// [`item`](Self::item). `Ok(None)` when no tensor has that name.
+    ///
+    /// Errors: [`Error::Content`] when its buffer contents break a content rule
+    /// (strict readers, first lookup of the tensor).
+    pub fn tensor(&self, name: &str) -> Result<Option<Tensor>> {
+        self.catalog
+            .position(name)
+            .map(|i| self.tensor_at(i))
+            .transpose()
     }
 
     /// The item named `name`: a tensor, or for a composite head the whole composite
-    /// (members found by ascending `descriptor_offset`, §6.4).
-    pub fn item(&self, name: &str) -> Option<Item> {
-        let i = self.catalog.position(name)?;
-        Some(self.catalog.build_item(i, &mut |j| self.tensor_at(j)))
+    /// (members found by ascending `descriptor_offset`, §6.4). `Ok(None)` when no
+    /// tensor has that name.
+    ///
+    /// Errors: [`Error::Content`] when any tensor of the item breaks a content rule.
+    pub fn item(&self, name: &str) -> Result<Option<Item>> {
+        let Some(i) = self.catalog.position(name) else {
+            return Ok(None);
+        };
+        let mut failed = None;
+        let item = self
+            .catalog
+            .build_item(i, &mut |j| self.tensor_or_note(j, &mut failed));
+        failed.map_or(Ok(Some(item)), Err)
     }
 
     /// Top-level items in file order, each with the name of its tensor or head;
     /// composites are assembled with all their members.
-    pub fn items(&self) -> Vec<(String, Item)> {
-        self.catalog
-            .build_items(&mut |j| self.tensor_at(j))
+    ///
+    /// Errors: [`Error::Content`] when any tensor breaks a content rule.
+    pub fn items(&self) -> Result<Vec<(String, Item)>> {
+        let mut failed = None;
+        let items = self
+            .catalog
+            .build_items(&mut |j| self.tensor_or_note(j, &mut failed));
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok(items
             .into_iter()
             .map(|(i, item)| (self.catalog.entries()[i].name.clone(), item))
-            .collect()
+            .collect())
     }
 
-    /// All tensors (heads and members included) in index order with their names.
-    pub fn tensors(&self) -> impl Iterator<Item = (&str, Tensor)> + '_ {
+    /// All tensors (heads and members included) in index order with their names;
+    /// each is `Err` when its buffer contents break a content rule.
+    pub fn tensors(&self) -> impl Iterator<Item = (&str, Result<Tensor>)> + '_ {
         self.catalog
             .entries()
             .iter()
@@ -211,11 +253,68 @@ impl FileReader {
             .map(|(i, e)| (e.name.as_str(), self.tensor_at(i)))
     }
 
-    /// The tensor at index position `i` (which exists). A non-empty buffer whose view
-    /// does not meet its declared `alignment` (a handle declaring more than the file's
-    /// placement gives, e.g. 8192 in a 4096-aligned file) is copied to an allocation
-    /// that does: a reader never hands out less than the descriptor promises.
-    fn tensor_at(&self, i: usize) -> Tensor {
+    /// Checks the buffer contents of every tensor (whatever the decoding mode), in
+    /// index order, as `hurray validate` does. Reads every index and parameter
+    /// buffer of the file; plain dense tensors cost nothing.
+    ///
+    /// Errors: the first [`Error::Content`] found, with the tensor's name in
+    /// `Err.0`.
+    pub fn validate_contents(&self) -> std::result::Result<(), (String, Error)> {
+        for (i, e) in self.catalog.entries().iter().enumerate() {
+            self.check_at(i, &self.view_at(i))
+                .map_err(|err| (e.name.clone(), err))?;
+        }
+        Ok(())
+    }
+
+    /// The tensor at index position `i` (which exists), its contents checked unless
+    /// the reader is permissive.
+    fn tensor_at(&self, i: usize) -> Result<Tensor> {
+        let t = self.view_at(i);
+        if self.permissive {
+            return Ok(t);
+        }
+        self.check_at(i, &t)?;
+        Ok(t.into_validated())
+    }
+
+    /// Runs the content check of position `i` over its view `t` unless it passed
+    /// before; errors carry the absolute file offset.
+    fn check_at(&self, i: usize, t: &Tensor) -> Result<()> {
+        if t.content_validated() || self.validated_set().contains(&i) {
+            return Ok(());
+        }
+        let ranges = self.catalog.buffer_ranges(i).unwrap_or_default();
+        t.check_content_at(&|b| ranges.get(b).map_or(0, |r| r.start))?;
+        self.validated_set().insert(i);
+        Ok(())
+    }
+
+    /// [`tensor_at`](Self::tensor_at) for item assembly, which needs a tensor for
+    /// every position: on a content error, the unchecked view stands in and the first
+    /// error is kept in `failed` (the caller then discards the item).
+    fn tensor_or_note(&self, i: usize, failed: &mut Option<Error>) -> Tensor {
+        match self.tensor_at(i) {
+            Ok(t) => t,
+            Err(e) => {
+                failed.get_or_insert(e);
+                self.view_at(i)
+            }
+        }
+    }
+
+    fn validated_set(&self) -> std::sync::MutexGuard<'_, HashSet<usize>> {
+        // The set only grows with positions that passed; a panic elsewhere while it
+        // was held cannot leave it wrong, so a poisoned lock is still usable.
+        self.validated.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The views of position `i` (which exists), contents not checked. A non-empty
+    /// buffer whose view does not meet its declared `alignment` (a handle declaring
+    /// more than the file's placement gives, e.g. 8192 in a 4096-aligned file) is
+    /// copied to an allocation that does: a reader never hands out less than the
+    /// descriptor promises.
+    fn view_at(&self, i: usize) -> Tensor {
         let d = self
             .catalog
             .descriptor_at(i)
@@ -243,7 +342,7 @@ impl FileReader {
                 }
             })
             .collect();
-        Tensor::new(d, buffers).expect("buffer sizes validated at open")
+        Tensor::new_unvalidated(d, buffers).expect("buffer sizes validated at open")
     }
 }
 

@@ -369,6 +369,7 @@ impl<R: Read> SequentialReader<R> {
         let e = at + u64::from(len);
         let overflow = || Error::format(FormatRule::OutOfBounds, at, "file offsets overflow u64");
         let mut buffers = Vec::with_capacity(d.buffers.len());
+        let mut starts = Vec::with_capacity(d.buffers.len());
         let data = if d.buffers.is_empty() {
             None
         } else {
@@ -402,6 +403,7 @@ impl<R: Read> SequentialReader<R> {
                     align_up(self.offset, a).ok_or_else(overflow)?
                 };
                 self.skip_to(start)?;
+                starts.push(start);
                 buffers.push(self.read_buffer(h.byte_size, h.alignment as usize)?);
             }
             Some((b0, self.offset - b0))
@@ -413,8 +415,12 @@ impl<R: Read> SequentialReader<R> {
             descriptor_length: len,
             data,
         });
-        let t = Tensor::new(d, buffers)?;
-        Ok((at, t))
+        let t = Tensor::new_unvalidated(d, buffers)?;
+        if self.opts.decode.permissive {
+            return Ok((at, t));
+        }
+        t.check_content_at(&|i| starts.get(i).copied().unwrap_or(at))?;
+        Ok((at, t.into_validated()))
     }
 
     fn missing_descriptor(&self, at: u64, member: bool) -> Error {

@@ -90,12 +90,14 @@ impl<W: Write> FileWriterTo<W> {
 
     /// Writes `tensor` under `name` (its descriptor, padding, then its buffers).
     ///
-    /// Errors: see [`FileEncoder::tensor`]; [`Error::Io`] when the sink fails (or
-    /// failed before).
+    /// Errors: [`Error::Content`] when the tensor's buffer contents break a content
+    /// rule (checked unless already known good; nothing is written); see
+    /// [`FileEncoder::tensor`]; [`Error::Io`] when the sink fails (or failed before).
     pub fn write_tensor(&mut self, name: &str, tensor: &Tensor) -> Result<()> {
         if self.failed {
             return Err(poisoned());
         }
+        tensor.validate_content()?;
         let pieces = self.enc.tensor(name, tensor.descriptor());
         self.run(pieces, &[tensor])
     }
@@ -114,14 +116,16 @@ impl<W: Write> FileWriterTo<W> {
 
     /// Writes a composite with explicit names for all its tensors, in pre-order.
     ///
-    /// Errors: see [`FileEncoder::composite`].
+    /// Errors: [`Error::Content`] when a member's buffer contents break a content
+    /// rule (nothing is written); see [`FileEncoder::composite`].
     pub fn write_composite_named(&mut self, names: &[&str], c: &Composite) -> Result<()> {
         if self.failed {
             return Err(poisoned());
         }
-        let pieces = self.enc.composite(names, c);
         let mut tensors = Vec::new();
         collect(c, &mut tensors);
+        tensors.iter().try_for_each(|t| t.validate_content())?;
+        let pieces = self.enc.composite(names, c);
         self.run(pieces, &tensors)
     }
 

@@ -160,6 +160,8 @@ enum Phase {
 /// A tensor whose descriptor was accepted and whose buffers are arriving.
 struct Pending {
     at: u64,
+    /// Absolute offset of the tensor's first buffer byte (just past the descriptor).
+    data_at: u64,
     descriptor: Arc<TensorDescriptor>,
     buffers: Vec<Buffer>,
 }
@@ -593,10 +595,30 @@ impl StreamDecoder {
         let n = d.buffers.len();
         let tensor = Pending {
             at,
+            data_at: at + len as u64,
             descriptor: Arc::new(d),
             buffers: Vec::with_capacity(n),
         };
         self.next_buffer(tensor)
+    }
+
+    /// Pairs a complete tensor's buffers with its descriptor and, unless decoding is
+    /// permissive, checks their contents (`hurray_core::content`); a content error
+    /// names the absolute stream offset of the offending entry.
+    fn finish_tensor(&self, p: Pending) -> Result<Tensor> {
+        let t = Tensor::new_unvalidated(p.descriptor, p.buffers)?;
+        if self.opts.permissive {
+            return Ok(t);
+        }
+        // Buffers follow the descriptor back to back (no padding in a stream).
+        let mut starts = Vec::with_capacity(t.buffers().len());
+        let mut next = p.data_at;
+        for b in t.buffers() {
+            starts.push(next);
+            next = next.saturating_add(b.len() as u64);
+        }
+        t.check_content_at(&|i| starts.get(i).copied().unwrap_or(p.data_at))?;
+        Ok(t.into_validated())
     }
 
     /// Limits on each buffer handle, before any of its bytes are allocated.
@@ -620,7 +642,7 @@ impl StreamDecoder {
             let i = tensor.buffers.len();
             let Some(h) = tensor.descriptor.buffers.get(i) else {
                 self.phase = Phase::Header { filled: 0 };
-                let t = Tensor::new(tensor.descriptor, tensor.buffers)?;
+                let t = self.finish_tensor(tensor)?;
                 return self.complete(Item::Tensor(t));
             };
             if h.byte_size == 0 {

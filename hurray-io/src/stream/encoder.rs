@@ -84,7 +84,8 @@ impl StreamEncoder {
     /// its buffers in buffer-table order.
     ///
     /// Errors (nothing is produced, [`position`](Self::position) unchanged; offsets are
-    /// the item's start): `BufferMismatch`, `SyncMode`, `Limit`, `CompositeMember`,
+    /// the item's start): [`Error::Content`] when a tensor's buffer contents break a
+    /// content rule, `BufferMismatch`, `SyncMode`, `Limit`, `CompositeMember`,
     /// `TornComposite`, `CompositeDepth` (format errors), or a descriptor error when a
     /// descriptor does not validate.
     pub fn encode_item<'a>(&mut self, item: &'a Item) -> Result<Encoded<'a>> {
@@ -127,6 +128,7 @@ impl StreamEncoder {
     fn check_tensor(&self, t: &Tensor) -> Result<()> {
         let d = t.descriptor();
         check_buffers(d, t.buffers().iter().map(|b| b.len())).map_err(|e| self.rebase(e))?;
+        t.validate_content()?;
         check_descriptor_len(&self.limits, d.encoded_len() as u64, self.pos)?;
         for (i, h) in d.buffers.iter().enumerate() {
             if let Err(v) = check_handle(&self.limits, i, h) {

@@ -38,15 +38,124 @@ pub fn pattern(n: usize, seed: u64) -> Vec<u8> {
     (0..n).map(|_| r.next_u64() as u8).collect()
 }
 
-/// A tensor over `d` whose buffers hold patterned bytes of exactly `byte_size`.
+/// A tensor over `d` whose buffers hold patterned bytes of exactly `byte_size`,
+/// except where the layout or scheme gives buffer contents rules (index, pointer
+/// and parameter buffers): those hold valid contents of the same sizes.
 pub fn filled(d: TensorDescriptor, seed: u64) -> Tensor {
-    let bufs = d
+    let mut bytes: Vec<Vec<u8>> = d
         .buffers
         .iter()
         .enumerate()
-        .map(|(i, h)| Buffer::copy_from(&pattern(h.byte_size as usize, seed * 131 + i as u64)))
+        .map(|(i, h)| pattern(h.byte_size as usize, seed * 131 + i as u64))
         .collect();
+    make_content_valid(&d, &mut bytes);
+    let bufs = bytes.iter().map(|b| Buffer::copy_from(b)).collect();
     Tensor::new(d, bufs).expect("buffers match the descriptor")
+}
+
+fn put_u64s(b: &mut [u8], v: impl Iterator<Item = u64>) {
+    for (c, x) in b.chunks_exact_mut(8).zip(v) {
+        c.copy_from_slice(&x.to_le_bytes());
+    }
+}
+
+/// `children` nodes spread over `parents` as evenly as possible: the pointer array
+/// (`parents + 1` entries) and each node's coordinate (0, 1, ... inside its parent).
+fn spread(parents: u64, children: u64) -> (Vec<u64>, Vec<u64>) {
+    let (each, extra) = if parents == 0 {
+        (0, 0)
+    } else {
+        (children / parents, children % parents)
+    };
+    let mut ptr = vec![0];
+    let mut crd = Vec::new();
+    for k in 0..parents {
+        let n = each + u64::from(k < extra);
+        crd.extend(0..n);
+        ptr.push(ptr.last().unwrap() + n);
+    }
+    (ptr, crd)
+}
+
+/// Rewrites the buffers of `d` that carry content rules (`hurray_core::content`)
+/// with valid contents of the sizes the descriptor gives.
+pub fn make_content_valid(d: &TensorDescriptor, bufs: &mut [Vec<u8>]) {
+    match &d.layout {
+        Layout::Coo { nnz, .. } => {
+            // Elements at row-major linear positions 0, 1, ...: distinct and sorted.
+            let mut idx = Vec::new();
+            for i in 0..*nnz {
+                let mut rest = i;
+                let mut tuple = vec![0; d.shape.len()];
+                for k in (0..d.shape.len()).rev() {
+                    tuple[k] = rest % d.shape[k];
+                    rest /= d.shape[k];
+                }
+                idx.extend(tuple);
+            }
+            put_u64s(&mut bufs[1], idx.into_iter());
+        }
+        Layout::Csr { nnz } | Layout::Csc { nnz } => {
+            let major = if matches!(d.layout, Layout::Csr { .. }) { d.shape[0] } else { d.shape[1] };
+            let (ptr, crd) = spread(major, *nnz);
+            put_u64s(&mut bufs[1], crd.into_iter());
+            put_u64s(&mut bufs[2], ptr.into_iter());
+        }
+        Layout::Csf { mode_order, .. } => {
+            let mut parents = 1;
+            for level in 0..mode_order.len() {
+                let nodes = bufs[2 * level + 2].len() as u64 / 8;
+                let (ptr, crd) = spread(parents, nodes);
+                put_u64s(&mut bufs[2 * level + 1], ptr.into_iter());
+                put_u64s(&mut bufs[2 * level + 2], crd.into_iter());
+                parents = nodes;
+            }
+        }
+        Layout::BlockPaged(p) => {
+            let w = p.block_table_index_type.width() as usize;
+            let pages = (bufs[1].len() / w) as u64;
+            let (ptr, _) = spread(u64::from(p.num_seqs), pages);
+            let table = (0..pages).map(|k| k % p.num_pages.max(1));
+            for (c, v) in bufs[1].chunks_exact_mut(w).zip(table) {
+                c.copy_from_slice(&v.to_le_bytes()[..w]);
+            }
+            for (c, v) in bufs[2].chunks_exact_mut(w).zip(ptr) {
+                c.copy_from_slice(&v.to_le_bytes()[..w]);
+            }
+        }
+        _ => {}
+    }
+    if let Some(q) = &d.quantization {
+        let (scale, zp, one): (u32, Option<u32>, &[u8]) = match &q.scheme {
+            Scheme::PerChannel { scale_buffer_index, zero_point_buffer_index, scale_type, .. }
+            | Scheme::PerBlock { scale_buffer_index, zero_point_buffer_index, scale_type, .. } => (
+                *scale_buffer_index,
+                *zero_point_buffer_index,
+                match scale_type {
+                    ScaleType::F16 => &[0x00, 0x3C],
+                    ScaleType::Bf16 => &[0x80, 0x3F],
+                    ScaleType::F32 => &[0, 0, 0x80, 0x3F],
+                },
+            ),
+            Scheme::Nf4 { scale_buffer_index, .. } => (*scale_buffer_index, None, &[0, 0, 0x80, 0x3F]),
+            Scheme::Mxfp { scale_buffer_index, .. } => (*scale_buffer_index, None, &[0x7F]),
+            _ => return,
+        };
+        // Scales of 1.0 and zero points of 0 (valid for every storage type).
+        let shared = zp == Some(scale);
+        let s = &mut bufs[scale as usize];
+        let n = if shared { s.len() / (one.len() + 4) } else { s.len() / one.len() };
+        s.fill(0);
+        for c in s[..n * one.len()].chunks_exact_mut(one.len()) {
+            c.copy_from_slice(one);
+        }
+        if let Some(z) = zp.filter(|_| !shared) {
+            bufs[z as usize].fill(0);
+        }
+    }
+    if d.element_type == ElementType::Float8E8m0 {
+        bufs[0].fill(0x7F);
+    }
 }
 
 fn base(t: ElementType, shape: &[u64], layout: Layout, sizes: &[u64]) -> TensorDescriptor {

@@ -84,8 +84,13 @@ def to_scipy(self: "_native.Tensor") -> Any:
     """The matching ``scipy.sparse`` matrix (CSR -> ``csr_matrix``, CSC ->
     ``csc_matrix``) over this tensor's memory.
 
+    The index arrays are checked first (``Tensor.validate_content``): SciPy's
+    kernels trust them, and a bad row pointer or column index would make them read
+    or write out of bounds.
+
     Raises:
         hurray.UnsupportedError: non-NumPy dtype, or a layout other than CSR/CSC.
+        hurray.InvalidDescriptorError: the index arrays break a CSR/CSC rule.
         ImportError: SciPy is not installed.
     """
     t = self
@@ -104,6 +109,7 @@ def to_scipy(self: "_native.Tensor") -> Any:
     sparse = import_optional("scipy.sparse", "scipy")
     import numpy as np
 
+    t.validate_content()
     rows, cols = t.shape
     if name == "csr":
         parts = (np.asarray(t.values), np.asarray(t.col_indices), np.asarray(t.row_ptr))

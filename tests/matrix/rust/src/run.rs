@@ -60,7 +60,7 @@ pub fn check_file(case: &Case, path: &Path) -> Result<(), String> {
     if got != want {
         return Err(format!("tensor names: expected {want:?}, got {got:?}"));
     }
-    let items = r.items();
+    let items = r.items().map_err(|e| format!("items: {e}"))?;
     if items.len() != case.items.len() {
         return Err(format!(
             "expected {} top-level items, got {}",
@@ -234,8 +234,10 @@ pub fn locate_in_stream(bytes: &[u8], offset: u64) -> String {
 pub fn views(path: &Path) -> Result<(), String> {
     let t0 = std::time::Instant::now();
     let r = FileReader::open(path).map_err(|e| format!("open: {e}"))?;
-    let tensors: Vec<(String, hurray_io::Tensor)> =
-        r.tensors().map(|(n, t)| (n.to_string(), t)).collect();
+    let tensors: Vec<(String, hurray_io::Tensor)> = r
+        .tensors()
+        .map(|(n, t)| t.map(|t| (n.to_string(), t)).map_err(|e| format!("{n}: {e}")))
+        .collect::<Result<_, _>>()?;
     let views: Vec<(&str, Vec<&[u8]>)> = tensors
         .iter()
         .map(|(n, t)| {
