@@ -1984,6 +1984,8 @@ HurrayStatus hurray_tensor_buffer_data(const HurrayTensor *tensor,
 // cannot be read on the host); `HURRAY_ERR_FORMAT` (a rule is broken: the last-error
 // message names it, the buffer and the byte offset).
 //
+// Ownership: `tensor` is borrowed; nothing is allocated or freed.
+//
 // # Safety
 // `tensor` NULL or a live tensor.
 HurrayStatus hurray_tensor_validate_content(const HurrayTensor *tensor);

@@ -284,10 +284,18 @@ fn entry(b: &[u8], i: u64, width: u64) -> u64 {
     }
 }
 
-/// Requires `b` to hold exactly `count` entries of `width` bytes.
-fn need_entries(b: &[u8], buffer: usize, count: u64, width: u64, what: &str) -> Result<()> {
+/// The first `count` entries of `width` bytes of `b`, which must hold at least that
+/// many. A buffer may be larger than its layout needs (`layouts.md` §5, as the
+/// descriptor codec reads it); bytes past the entries are not part of the tensor.
+fn need_entries<'a>(
+    b: &'a [u8],
+    buffer: usize,
+    count: u64,
+    width: u64,
+    what: &str,
+) -> Result<&'a [u8]> {
     match count.checked_mul(width) {
-        Some(n) if n == b.len() as u64 => Ok(()),
+        Some(n) if n <= b.len() as u64 => Ok(&b[..n as usize]),
         _ => Err(fail(
             ContentRule::ContentSize,
             buffer,
@@ -407,9 +415,8 @@ fn check_compressed(shape: &[u64], nnz: u64, axis: usize, buffers: &[&[u8]]) -> 
         ("col_ptr", "row_indices")
     };
     let (major, minor) = (shape[axis], shape[1 - axis]);
-    let (idx, ptr) = (buffers[1], buffers[2]);
-    need_entries(idx, 1, nnz, 8, idx_name)?;
-    need_entries(ptr, 2, major.saturating_add(1), 8, ptr_name)?;
+    let idx = need_entries(buffers[1], 1, nnz, 8, idx_name)?;
+    let ptr = need_entries(buffers[2], 2, major.saturating_add(1), 8, ptr_name)?;
     check_pointers(ptr, 2, 8, nnz, ptr_name)?;
     // Every pointer is now within 0..=nnz and non-decreasing: the slices are in bounds.
     let mut lo = 0u64;
@@ -424,7 +431,7 @@ fn check_compressed(shape: &[u64], nnz: u64, axis: usize, buffers: &[&[u8]]) -> 
 /// declared sorted.
 fn check_coo(shape: &[u64], nnz: u64, is_sorted: bool, indices: &[u8]) -> Result<()> {
     let r = shape.len() as u64;
-    need_entries(indices, 1, nnz.saturating_mul(r), 8, "indices")?;
+    let indices = need_entries(indices, 1, nnz.saturating_mul(r), 8, "indices")?;
     if r == 0 || nnz == 0 {
         return Ok(());
     }
@@ -504,14 +511,13 @@ fn check_csf(shape: &[u64], nnz: u64, mode_order: &[u32], buffers: &[&[u8]]) -> 
     let mut parents = 1u64; // n_{-1}: the virtual root
     for (level, &dim) in mode_order.iter().enumerate() {
         let (pb, cb) = (2 * level + 1, 2 * level + 2);
-        let (pos, crd) = (buffers[pb], buffers[cb]);
         let pos_name = format!("pos_{level}");
-        need_entries(pos, pb, parents.saturating_add(1), 8, &pos_name)?;
+        let pos = need_entries(buffers[pb], pb, parents.saturating_add(1), 8, &pos_name)?;
         // n_L is pos_L's last entry; crd_L must hold exactly that many.
         let nodes = entry(pos, parents, 8);
         check_pointers(pos, pb, 8, nodes, &pos_name)?;
         let crd_name = format!("crd_{level}");
-        need_entries(crd, cb, nodes, 8, &crd_name)?;
+        let crd = need_entries(buffers[cb], cb, nodes, 8, &crd_name)?;
         let extent = shape[dim as usize];
         let mut lo = 0u64;
         for hi in u64s(pos).skip(1) {
@@ -535,18 +541,10 @@ fn check_csf(shape: &[u64], nnz: u64, mode_order: &[u32], buffers: &[&[u8]]) -> 
 /// Block-paged (`layouts.md` §2.10, writer rules 1–3).
 fn check_paged(p: &BlockPaged, buffers: &[&[u8]]) -> Result<()> {
     let w = p.block_table_index_type.width();
-    let (table, seq_ptr) = (buffers[1], buffers[2]);
-    need_entries(seq_ptr, 2, u64::from(p.num_seqs) + 1, w, "seq_ptr")?;
-    if table.len() as u64 % w != 0 {
-        bail!(
-            ContentSize,
-            1,
-            0,
-            "block_table holds {} bytes, not a whole number of {w}-byte entries",
-            table.len()
-        );
-    }
-    let pages = table.len() as u64 / w;
+    let seq_ptr = need_entries(buffers[2], 2, u64::from(p.num_seqs) + 1, w, "seq_ptr")?;
+    // The block table holds total_logical_pages = seq_ptr[num_seqs] entries.
+    let pages = entry(seq_ptr, u64::from(p.num_seqs), w);
+    let table = need_entries(buffers[1], 1, pages, w, "block_table")?;
     check_pointers(seq_ptr, 2, w, pages, "seq_ptr")?;
     let bad = match p.block_table_index_type {
         IndexType::U32 => table

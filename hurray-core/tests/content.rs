@@ -192,8 +192,11 @@ fn csf_spec_example_and_rules() {
     c[0].0 = &[1, 2];
     cases.push((c, (PointerStart, 1, 0)));
     let mut c = example;
-    c[1] = (&[0, 2, 2], &[0, 2]); // pos_1 says 2 nodes; pos_2 still sized for 3 parents
-    cases.push((c, (ContentSize, 5, 0)));
+    c[1] = (&[0, 2, 2], &[0, 2]); // 2 nodes at level 1: level 2 then ends at 2, not nnz 4
+    cases.push((c, (PointerEnd, 5, 24)));
+    let mut c = example;
+    c[2].0 = &[0, 1, 2, 5]; // pos_2 ends at 5: crd_2 holds only 4
+    cases.push((c, (ContentSize, 6, 0)));
     for (levels, want) in cases {
         let b = csf_bufs(&levels, 4);
         // Buffer sizes of the broken cases may differ from the example's: describe them.
@@ -249,8 +252,12 @@ fn paged_rules() {
     assert_eq!(check(&d, &b), Err((PageIndex, 1, 4)));
     let (d, b) = paged(&[4, 1, 2], &[0, 3, 2, 3]);
     assert_eq!(check(&d, &b), Err((PointerOrder, 2, 8)));
-    let (d, b) = paged(&[4, 1, 2], &[0, 2, 2]);
-    assert_eq!(check(&d, &b), Err((PointerEnd, 2, 8)));
+    // seq_ptr ends past the block table's entries.
+    let (d, b) = paged(&[4, 1, 2], &[0, 2, 4]);
+    assert_eq!(check(&d, &b), Err((ContentSize, 1, 0)));
+    // A buffer may be larger than needed (layouts.md §5): the third entry is unused.
+    let (d, b) = paged(&[4, 1, 9], &[0, 1, 2]);
+    assert_eq!(check(&d, &b), Ok(()));
     let (d, b) = paged(&[4, 1, 2], &[1, 2, 3]);
     assert_eq!(check(&d, &b), Err((PointerStart, 2, 0)));
     let (d, b) = paged(&[], &[0]);

@@ -457,6 +457,8 @@ pub unsafe extern "C" fn hurray_tensor_buffer_data(
 /// cannot be read on the host); `HURRAY_ERR_FORMAT` (a rule is broken: the last-error
 /// message names it, the buffer and the byte offset).
 ///
+/// Ownership: `tensor` is borrowed; nothing is allocated or freed.
+///
 /// # Safety
 /// `tensor` NULL or a live tensor.
 #[no_mangle]

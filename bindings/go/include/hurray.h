@@ -1972,6 +1972,24 @@ HurrayStatus hurray_tensor_buffer_data(const HurrayTensor *tensor,
                                        const void **out_data,
                                        uint64_t *out_byte_size);
 
+// Checks the tensor's buffer contents against its layout's and quantization
+// scheme's content rules (`layouts.md` §2.6–§2.10, `quantization.md` §9: sparse
+// indices and pointers, block tables, scales, zero points). Tensors from strict
+// readers and from `hurray_tensor_new` were checked already, so this costs nothing
+// for them; call it before interpreting the index buffers of a tensor read
+// permissively.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor of this build, or device buffers that
+// cannot be read on the host); `HURRAY_ERR_FORMAT` (a rule is broken: the last-error
+// message names it, the buffer and the byte offset).
+//
+// Ownership: `tensor` is borrowed; nothing is allocated or freed.
+//
+// # Safety
+// `tensor` NULL or a live tensor.
+HurrayStatus hurray_tensor_validate_content(const HurrayTensor *tensor);
+
 // Destroys a tensor (any copy of the library made it) and nulls `*tensor`: its
 // descriptor, buffers and owner go with it, each release running exactly once when
 // nothing else holds that memory. NULL and `*tensor == NULL` are no-ops.

@@ -89,15 +89,16 @@ fn a_flipped_byte_is_named() {
     );
 
     // A descriptor byte: nnz (byte 44 of the descriptor at 64) changes from 5 to 4;
-    // the descriptor is still valid (buffers may be larger than needed), the check
-    // names the field.
+    // the descriptor is still valid (buffers may be larger than needed), but row_ptr
+    // now ends past nnz: the reader's content check names the rule and the byte.
     let mut bad = clean.clone();
     bad[64 + 44] ^= 0x01;
     std::fs::write(&path, &bad).unwrap();
     let e = run::check_file(csr, &path).unwrap_err();
     assert_eq!(
         e,
-        "tensor \"s\": layout: expected Csr { nnz: 5 }, got Csr { nnz: 4 }"
+        "items: buffer content at byte 12320: PointerEnd (layouts.md §2.7–§2.10) in buffer 2 \
+         at byte 32: row_ptr[4] is 5, must be 4"
     );
     assert_eq!(
         run::locate_in_file(&clean, 64 + 44),
