@@ -861,6 +861,12 @@ fn duplicate(e: &Error) -> Error {
             source: source.clone(),
         };
     }
+    if let Error::Content { at, source } = e {
+        return Error::Content {
+            at: *at,
+            source: source.clone(),
+        };
+    }
     if let Error::Io(io) = e {
         return Error::Io(std::io::Error::new(io.kind(), io.to_string()));
     }

@@ -9,4 +9,5 @@
 pub mod build;
 pub mod case;
 pub mod check;
+pub mod hostile;
 pub mod run;

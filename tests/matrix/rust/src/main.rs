@@ -5,9 +5,11 @@
 //! hurray-matrix consume CASES DIR...      check every producer directory (result lines)
 //! hurray-matrix locate FILE OFFSET...     name the part of a file/stream at each offset
 //! hurray-matrix views FILE                the demo: open, view and checksum every tensor
+//! hurray-matrix hostile-corpus OUT_DIR    write the hostile corpus (`hostile.rs`)
+//! hurray-matrix hostile DIR               every hostile file and stream must be refused
 //! ```
 
-use hurray_matrix::{case, run};
+use hurray_matrix::{case, hostile, run};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -57,9 +59,11 @@ fn main() -> ExitCode {
                 }
             }),
         ["views", file] => run::views(Path::new(file)),
+        ["hostile-corpus", out] => hostile::write_corpus(Path::new(out)),
+        ["hostile", dir] => hostile::consume(Path::new(dir)),
         _ => Err(
             "usage: hurray-matrix produce CASES OUT | consume CASES DIR... | \
-                  locate FILE OFFSET... | views FILE"
+                  locate FILE OFFSET... | views FILE | hostile-corpus OUT | hostile DIR"
                 .into(),
         ),
     };
