@@ -9,6 +9,7 @@ mod demo;
 mod dist;
 mod go;
 mod header;
+mod hostile;
 mod java;
 mod matrix;
 mod node;

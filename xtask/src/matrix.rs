@@ -950,6 +950,7 @@ pub fn run(args: &MatrixArgs) -> Result {
     print_report(&report, &producers, "rust");
     let mut fails = failures(&report);
     fails.extend(producer_failures);
+    fails.extend(crate::hostile::run(&langs, &out)?);
     if !fails.is_empty() {
         println!("\nFAILURES:");
         for f in &fails {
