@@ -58,6 +58,11 @@ pub struct ConvertArgs {
     /// Output format, when the output's extension does not say.
     #[arg(long, value_enum)]
     pub to: Option<Format>,
+    /// Do not fsync the output and its directory (for scratch files: faster, and
+    /// still all or nothing if the command is killed, but not guaranteed to survive
+    /// a power loss or an OS crash).
+    #[arg(long)]
+    pub no_sync: bool,
     /// Also print the time taken and the peak memory of the conversion.
     #[arg(long)]
     pub stats: bool,

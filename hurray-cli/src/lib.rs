@@ -71,7 +71,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<bool> {
         }
         Command::Convert(a) => {
             let start = Instant::now();
-            let s = convert::convert(&a.input, &a.output, a.to)?;
+            let s = convert::convert(&a.input, &a.output, a.to, !a.no_sync)?;
             let mut line = format!(
                 "{} -> {}: {} -> {}, {} tensors, {} bytes written",
                 a.input.display(),

@@ -1,7 +1,10 @@
 //! An output file that appears only when it is complete: bytes go to a temporary
-//! file beside the destination, renamed over it by [`Output::finish`]. Any error, or
+//! file beside the destination, committed over it by [`Output::finish`] through
+//! `hurray-io`'s one commit routine ([`PendingFile`]: `fsync` of the file, rename,
+//! `fsync` of the directory; without the syncs when not durable). Any error, or
 //! dropping the output unfinished, deletes the temporary file, so a failed command
-//! never leaves a partial output behind.
+//! never leaves a partial output behind, and a killed one leaves the destination as
+//! it was.
 //!
 //! Tensor data is copied from its source in bounded chunks (or, for byte ranges of a
 //! file copied verbatim, by the kernel without passing through this process), so
@@ -11,10 +14,10 @@ use crate::carry::{self, CHUNK};
 use crate::dtype::Carry;
 use crate::error::{Error, Result};
 use crate::progress::Progress;
+use hurray_io::file::PendingFile;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
-use tempfile::TempPath;
+use std::path::Path;
 
 /// Verbatim file-to-file copies go in pieces of this size, so the progress bar moves.
 const KERNEL_COPY_PIECE: u64 = 16 << 20;
@@ -62,46 +65,41 @@ impl Data<'_> {
 /// A file being written; see the [module docs](self).
 pub struct Output {
     file: BufWriter<File>,
-    temp: TempPath,
-    dest: PathBuf,
+    pending: PendingFile,
+    durable: bool,
     written: u64,
     progress: Progress,
     chunks: Chunks,
 }
 
 impl Output {
-    /// Starts the file that will appear at `dest`. `progress` counts tensor data bytes.
+    /// Starts the file that will appear at `dest`; when `durable`, [`finish`]
+    /// syncs it and its directory (see [`PendingFile::commit`]). `progress` counts
+    /// tensor data bytes.
     ///
     /// Errors: the temporary file cannot be created (missing directory, no permission).
-    pub fn create(dest: &Path, progress: Progress) -> Result<Output> {
+    ///
+    /// [`finish`]: Output::finish
+    pub fn create(dest: &Path, durable: bool, progress: Progress) -> Result<Output> {
         let dir = match dest.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let name = dest
-            .file_name()
-            .ok_or_else(|| Error::usage(format_args!("{} does not name a file", dest.display())))?;
-        let mut prefix = std::ffi::OsString::from(".");
-        prefix.push(name);
-        prefix.push(".");
-        let temp = tempfile::Builder::new()
-            .prefix(&prefix)
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(|e| {
-                // tempfile names its random path in the message; say what matters.
-                let e = e
-                    .raw_os_error()
-                    .map_or(e, std::io::Error::from_raw_os_error);
-                Error::from(e)
-                    .context(format_args!("cannot create a file in {}", dir.display()))
-                    .at_path(dest)
-            })?;
-        let (file, temp) = temp.into_parts();
+        if dest.file_name().is_none() {
+            return Err(Error::usage(format_args!(
+                "{} does not name a file",
+                dest.display()
+            )));
+        }
+        let (pending, file) = PendingFile::create(dest).map_err(|e| {
+            Error::from(e)
+                .context(format_args!("cannot create a file in {}", dir.display()))
+                .at_path(dest)
+        })?;
         Ok(Output {
             file: BufWriter::with_capacity(256 << 10, file),
-            temp,
-            dest: dest.to_path_buf(),
+            pending,
+            durable,
             written: 0,
             progress,
             chunks: Chunks::default(),
@@ -220,21 +218,25 @@ impl Output {
         })
     }
 
-    /// Flushes and renames the temporary file over the destination. Returns the
+    /// Flushes and commits the temporary file over the destination. Returns the
     /// number of bytes written.
+    ///
+    /// Errors: those of [`PendingFile::commit`], named with the destination.
     pub fn finish(mut self) -> Result<u64> {
         self.file.flush()?;
         self.progress.finish();
         let Output {
             file,
-            temp,
-            dest,
+            pending,
+            durable,
             written,
             ..
         } = self;
-        drop(file);
-        temp.persist(&dest)
-            .map_err(|e| Error::from(e.error).at_path(&dest))?;
+        let file = file.into_inner().map_err(|e| e.into_error())?;
+        let dest = pending.dest().to_path_buf();
+        pending
+            .commit(file, durable)
+            .map_err(|e| Error::from(e).at_path(&dest))?;
         Ok(written)
     }
 }
@@ -344,14 +346,14 @@ mod tests {
     fn nothing_appears_until_finish_and_nothing_on_drop() {
         let dir = tempfile::tempdir().unwrap();
         let dest = dir.path().join("out.bin");
-        let mut o = Output::create(&dest, Progress::hidden()).unwrap();
+        let mut o = Output::create(&dest, true, Progress::hidden()).unwrap();
         o.write_bytes(b"abc").unwrap();
         assert!(!dest.exists());
         drop(o);
         assert!(!dest.exists());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 
-        let mut o = Output::create(&dest, Progress::hidden()).unwrap();
+        let mut o = Output::create(&dest, true, Progress::hidden()).unwrap();
         o.write_bytes(b"abc").unwrap();
         o.write_zeros(2).unwrap();
         assert_eq!(o.finish().unwrap(), 5);
@@ -365,7 +367,7 @@ mod tests {
         std::fs::write(&src_path, [9, 9, 1, 0, 1, 1, 0, 9]).unwrap();
         let src = File::open(&src_path).unwrap();
         let dest = dir.path().join("out");
-        let mut o = Output::create(&dest, Progress::hidden()).unwrap();
+        let mut o = Output::create(&dest, true, Progress::hidden()).unwrap();
         let range = |start, len| Data::Range {
             file: &src,
             start,

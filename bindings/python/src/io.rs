@@ -84,7 +84,11 @@ fn kv_value(v: &Bound<'_, PyAny>) -> PyResult<KvValue> {
 /// multi-buffer tensors round-trip), plus optional file-level key-value metadata
 /// ``kv`` (values: bool, int (int64), float, str, bytes, or a non-empty
 /// homogeneous list of one of those). The file appears atomically (written to a
-/// temporary file, then renamed). The GIL is released while writing.
+/// temporary file, then renamed): an existing file at ``path`` is replaced only by
+/// the complete new one, even if the process is killed part-way. With ``durable``
+/// (the default) the file is ``fsync``-ed before the rename and its directory
+/// after, so it survives a power loss; ``durable=False`` skips both, for scratch
+/// files. The GIL is released while writing.
 ///
 /// Raises:
 ///     TypeError: ``path`` is not a str/path, ``tensors`` not a dict, a non-str key.
@@ -92,12 +96,13 @@ fn kv_value(v: &Bound<'_, PyAny>) -> PyResult<KvValue> {
 ///     hurray.FileError: empty/duplicate/over-long names, a bad ``kv``, I/O errors.
 ///     hurray.InvalidDescriptorError: a descriptor cannot be encoded.
 #[pyfunction]
-#[pyo3(signature = (path, tensors, *, kv=None))]
+#[pyo3(signature = (path, tensors, *, kv=None, durable=true))]
 pub fn save(
     py: Python<'_>,
     path: PathBuf,
     tensors: &Bound<'_, PyDict>,
     kv: Option<&Bound<'_, PyDict>>,
+    durable: bool,
 ) -> PyResult<()> {
     let mut items = Vec::with_capacity(tensors.len());
     for (k, v) in tensors.iter() {
@@ -127,7 +132,7 @@ pub fn save(
         }
     }
     let opts = WriteOptions {
-        durable: false,
+        durable,
         ..WriteOptions::default()
     };
     py.detach(move || -> hurray_io::Result<()> {

@@ -84,6 +84,25 @@ def test_save_errors(tmp_path):
     assert not os.path.exists(p), "a failed save left a file behind"
 
 
+def test_save_durable_and_scratch_write_the_same_file_atomically(tmp_path):
+    a, b = tmp_path / "a.hrry", tmp_path / "b.hrry"
+    a.write_bytes(b"an older file")
+    hurray.save(a, sample(), kv={"k": 1})  # durable by default: fsync, rename, fsync dir
+    hurray.save(b, sample(), kv={"k": 1}, durable=False)
+    assert a.read_bytes() == b.read_bytes()
+    assert sorted(os.listdir(tmp_path)) == ["a.hrry", "b.hrry"], "no temporary file is left"
+    with pytest.raises(TypeError):
+        hurray.save(a, sample(), None, False)  # durable is keyword-only
+    # A save that fails at the rename (over a non-empty directory) leaves it as it was.
+    d = tmp_path / "dir.hrry"
+    d.mkdir()
+    (d / "inside").write_bytes(b"keep")
+    with pytest.raises(hurray.FileError):
+        hurray.save(d, sample())
+    assert (d / "inside").read_bytes() == b"keep"
+    assert sorted(os.listdir(tmp_path)) == ["a.hrry", "b.hrry", "dir.hrry"]
+
+
 def test_load_bad_files(tmp_path):
     p = tmp_path / "ok.hrry"
     hurray.save(str(p), {"a": hurray.arange(100)})

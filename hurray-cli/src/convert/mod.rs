@@ -70,11 +70,13 @@ pub fn open_source(input: &Path, from: Format) -> Result<Box<dyn Source>> {
 }
 
 /// Converts `input` to `output`; `to` overrides the output format the extension
-/// names.
+/// names. When `durable`, the output is `fsync`ed before it is renamed into place
+/// and its directory after (off for scratch outputs: `--no-sync`).
 ///
 /// Errors: any error of the source (named with the input path) or of writing (named
-/// with the output path). On error no output file exists.
-pub fn convert(input: &Path, output: &Path, to: Option<Format>) -> Result<Summary> {
+/// with the output path). On error no output file exists (an existing one is left as
+/// it was).
+pub fn convert(input: &Path, output: &Path, to: Option<Format>, durable: bool) -> Result<Summary> {
     let from = detect::detect(input)?;
     let to = detect::output_format(output, to)?;
     let label = format!("{} -> {}", from, to);
@@ -87,7 +89,7 @@ pub fn convert(input: &Path, output: &Path, to: Option<Format>) -> Result<Summar
         }
         let src = from_hurray::HrryFileSource::open(input).map_err(|e| e.at_path(input))?;
         let (tensors, bytes) =
-            to_st::convert(&src, output, &label).map_err(|e| e.at_path(output))?;
+            to_st::convert(&src, output, durable, &label).map_err(|e| e.at_path(output))?;
         return Ok(Summary {
             from,
             to,
@@ -98,7 +100,7 @@ pub fn convert(input: &Path, output: &Path, to: Option<Format>) -> Result<Summar
     }
     let mut source = open_source(input, from).map_err(|e| e.at_path(input))?;
     let progress = Progress::for_bytes(source.data_bytes(), &label);
-    let out = Output::create(output, progress)?;
+    let out = Output::create(output, durable, progress)?;
     let mut sink: Box<dyn Sink> = match to {
         Format::Stream => Box::new(StreamSink::new(out)),
         _ => Box::new(FileSink::new(out)?),

@@ -60,11 +60,17 @@ fn refusal(d: &TensorDescriptor) -> Option<String> {
     None
 }
 
-/// Converts the HRRYFILE `src` into a safetensors file at `dest`.
+/// Converts the HRRYFILE `src` into a safetensors file at `dest`, synced when
+/// `durable` (see [`Output::create`]).
 ///
 /// Errors: `Unsupported` naming the first tensor or KV entry safetensors cannot hold;
 /// `Safetensors` when the crate's validation refuses the header; I/O errors.
-pub fn convert(src: &HrryFileSource, dest: &Path, label: &str) -> Result<(usize, u64)> {
+pub fn convert(
+    src: &HrryFileSource,
+    dest: &Path,
+    durable: bool,
+    label: &str,
+) -> Result<(usize, u64)> {
     let reader = src.reader();
     let catalog = reader.catalog();
     let mut metadata = BTreeMap::new();
@@ -130,7 +136,7 @@ pub fn convert(src: &HrryFileSource, dest: &Path, label: &str) -> Result<(usize,
         });
     }
     let p = plan(&outs, &metadata)?;
-    let mut out = Output::create(dest, Progress::for_bytes(p.data_len, label))?;
+    let mut out = Output::create(dest, durable, Progress::for_bytes(p.data_len, label))?;
     out.write_bytes(&p.prefix)?;
     for &i in &p.order {
         let c = &copies[i];

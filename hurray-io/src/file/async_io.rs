@@ -4,15 +4,16 @@
 //! and validates it with the random-access core.
 
 use super::catalog::ReadOptions;
+use super::commit::PendingFile;
 use super::encoder::{collect, member_names, FileEncoder, Piece, WriteOptions};
 use super::kv::KvValue;
 use super::reader::{window_for, FileReader};
-use super::writer::{install, poisoned, temp_path_for};
+use super::writer::poisoned;
 use super::HEADER_LEN;
 use crate::error::Result;
 use crate::tensor::{Composite, Tensor};
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
 
@@ -132,21 +133,6 @@ impl<W: AsyncWrite + Unpin> AsyncFileWriterTo<W> {
     }
 }
 
-/// Removes the temporary file on drop unless disarmed (blocking `remove_file`; it is
-/// a single metadata operation).
-struct TempGuard {
-    path: PathBuf,
-    armed: bool,
-}
-
-impl Drop for TempGuard {
-    fn drop(&mut self) {
-        if self.armed {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
-}
-
 /// The async twin of [`FileWriter`](super::FileWriter): writes to a temporary file
 /// beside the destination and renames it on [`finish`](Self::finish); dropping it
 /// unfinished, or any error, removes the temporary file.
@@ -155,8 +141,7 @@ impl Drop for TempGuard {
 /// [`AsyncFileWriterTo`]): `finish` then fails and nothing is renamed into place.
 pub struct AsyncFileWriter {
     inner: AsyncFileWriterTo<BufWriter<tokio::fs::File>>,
-    temp: TempGuard,
-    dest: PathBuf,
+    pending: PendingFile,
 }
 
 impl AsyncFileWriter {
@@ -166,31 +151,17 @@ impl AsyncFileWriter {
     pub async fn create(path: impl AsRef<Path>, opts: WriteOptions) -> Result<Self> {
         let dest = path.as_ref().to_path_buf();
         let enc = FileEncoder::new(opts)?;
-        let mut attempt = 0;
-        let (file, tmp) = loop {
-            let tmp = temp_path_for(&dest, attempt)?;
-            match tokio::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&tmp)
-                .await
-            {
-                Ok(f) => break (f, tmp),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
-                Err(e) => return Err(e.into()),
-            }
-        };
+        // Creating a file is one blocking metadata operation, as in tokio::fs.
+        let (pending, file) = tokio::task::spawn_blocking(move || PendingFile::create(dest))
+            .await
+            .map_err(io::Error::other)??;
         Ok(AsyncFileWriter {
             inner: AsyncFileWriterTo {
                 enc,
-                sink: BufWriter::with_capacity(1 << 20, file),
+                sink: BufWriter::with_capacity(1 << 20, tokio::fs::File::from_std(file)),
                 failed: false,
             },
-            temp: TempGuard {
-                path: tmp,
-                armed: true,
-            },
-            dest,
+            pending,
         })
     }
 
@@ -214,30 +185,29 @@ impl AsyncFileWriter {
         self.inner.add_kv(key, value)
     }
 
-    /// Writes the end of the file, syncs when `durable`, renames into place.
+    /// Writes the end of the file and commits it like
+    /// [`FileWriter::finish`](super::FileWriter::finish) (with `durable`: `fsync`,
+    /// rename, directory `fsync`; see [`commit`](super::commit)).
     ///
     /// Errors: as [`FileWriter::finish`](super::FileWriter::finish).
     ///
-    /// Cancellation: dropping the future before the rename starts removes the
-    /// temporary file and leaves the destination as it was. The rename (and, when
-    /// `durable`, the directory sync after it) run together on a blocking thread
-    /// that completes even if the future is dropped meanwhile: then the destination
-    /// holds the complete new file. Either way it is never half-written.
-    pub async fn finish(mut self) -> Result<()> {
+    /// Cancellation: dropping the future before the commit starts (while the end of
+    /// the file is written and flushed) removes the temporary file and leaves the
+    /// destination as it was. The commit runs on a blocking thread that completes
+    /// even if the future is dropped meanwhile: then the destination holds the
+    /// complete new file, or, if the commit failed before its rename, is as it was.
+    /// Either way it is never half-written.
+    pub async fn finish(self) -> Result<()> {
         let durable = self.inner.enc.options().durable;
         let sink = self.inner.finish().await?;
-        let file = sink.into_inner();
-        if durable {
-            file.sync_all().await?;
-        }
-        drop(file);
-        // From here the blocking task owns the temporary file: it renames it, or
-        // removes it when the rename fails.
-        let (temp, dest) = (self.temp.path.clone(), self.dest.clone());
-        self.temp.armed = false;
-        tokio::task::spawn_blocking(move || install(&temp, &dest, durable))
+        let file = sink.into_inner().into_std().await;
+        // From here the blocking task owns the temporary file: it commits it, or
+        // removes it when the commit fails before the rename.
+        let pending = self.pending;
+        tokio::task::spawn_blocking(move || pending.commit(file, durable))
             .await
-            .map_err(io::Error::other)?
+            .map_err(io::Error::other)??;
+        Ok(())
     }
 }
 

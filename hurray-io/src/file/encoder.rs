@@ -42,8 +42,11 @@ pub struct WriteOptions {
     /// values above [`COMPOSITE_DEPTH_CEILING`](crate::limits::COMPOSITE_DEPTH_CEILING),
     /// 64, act as 64).
     pub max_composite_depth: u32,
-    /// Path writers only: `fsync` the file (and, on Unix, its directory) when
-    /// finishing, so the renamed file survives a crash. Default `true`.
+    /// Path writers only: `fsync` the file before renaming it into place and (on
+    /// Unix) its directory after, so the new file survives an OS crash or a power
+    /// loss. Default `true`; turn it off for scratch files. Either way a killed
+    /// process never leaves a partial destination (see
+    /// [`commit`](super::commit)).
     pub durable: bool,
 }
 

@@ -12,6 +12,8 @@
 //!   one byte slice and records where every tensor lies;
 //! - [`writer`]: blocking writers ([`FileWriter`] to a path, atomically; [`FileWriterTo`]
 //!   over any `std::io::Write`);
+//! - [`commit`]: [`PendingFile`], how every path writer puts its finished file in
+//!   place (temporary file, `fsync`, rename, directory `fsync`);
 //! - [`reader`]: [`FileReader`], random access over an in-memory file or a private
 //!   memory map, handing out zero-copy [`Tensor`](crate::Tensor) views;
 //! - [`sequential`]: [`SequentialReader`], the optional non-seeking mode of §12 over
@@ -54,6 +56,7 @@
 //!   or sections overlapping.
 
 pub mod catalog;
+pub mod commit;
 mod cursor;
 pub mod encoder;
 pub mod header;
@@ -70,6 +73,7 @@ pub mod writer;
 pub mod async_io;
 
 pub use catalog::{Catalog, CrcStatus, FileInfo, ReadOptions};
+pub use commit::PendingFile;
 pub use encoder::{FileEncoder, Piece, WriteOptions};
 pub use header::FileHeader;
 pub use index::IndexEntry;

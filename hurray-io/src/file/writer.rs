@@ -1,15 +1,16 @@
 //! Blocking file writers over the [`FileEncoder`] core: [`FileWriter`] writes to a
-//! path atomically (a temporary file beside the destination, renamed on `finish`),
+//! path atomically and, by default, durably (a temporary file beside the
+//! destination, committed by [`commit`](super::commit) on `finish`),
 //! [`FileWriterTo`] writes to any `std::io::Write`.
 
+use super::commit::PendingFile;
 use super::encoder::{collect, member_names, FileEncoder, Piece, WriteOptions};
 use super::kv::KvValue;
 use crate::error::{Error, Result};
 use crate::tensor::{Composite, Tensor};
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 const ZEROS: [u8; 8192] = [0; 8192];
 
@@ -153,55 +154,16 @@ impl<W: Write> FileWriterTo<W> {
     }
 }
 
-/// A temporary file that is removed when dropped, unless it was renamed.
-struct TempFile {
-    path: PathBuf,
-    armed: bool,
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if self.armed {
-            let _ = fs::remove_file(&self.path);
-        }
-    }
-}
-
-/// Creates `.<name>.<pid>-<n>.hrry-tmp` beside `dest`, exclusively.
-pub(crate) fn temp_path_for(dest: &Path, attempt: u64) -> io::Result<PathBuf> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let name = dest.file_name().ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} does not name a file", dest.display()),
-        )
-    })?;
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let mut tmp = std::ffi::OsString::from(".");
-    tmp.push(name);
-    tmp.push(format!(".{}-{n}-{attempt}.hrry-tmp", std::process::id()));
-    Ok(dest.with_file_name(tmp))
-}
-
-/// Syncs the directory holding `path` so a rename in it is durable (Unix only).
-pub(crate) fn sync_parent(path: &Path) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        File::open(dir)?.sync_all()?;
-    }
-    #[cfg(not(unix))]
-    let _ = path;
-    Ok(())
-}
-
 /// Writes a file at a path, atomically: bytes go to a temporary file in the same
 /// directory, which [`finish`](Self::finish) renames over the destination. Dropping
 /// the writer without finishing, or any failure, removes the temporary file and
-/// leaves the destination untouched (no file, or the previous one).
+/// leaves the destination untouched (no file, or the previous one). A process
+/// killed while writing leaves the destination untouched too, and its temporary
+/// file behind (see [`commit`](super::commit) for its name).
+///
+/// With [`WriteOptions::durable`] (the default) `finish` also `fsync`s the file
+/// before the rename and the directory after it, so the new file survives a power
+/// loss; turn it off for scratch files.
 ///
 /// ```
 /// use hurray_io::file::{FileReader, FileWriter, KvValue, WriteOptions};
@@ -218,8 +180,7 @@ pub(crate) fn sync_parent(path: &Path) -> io::Result<()> {
 /// ```
 pub struct FileWriter {
     inner: FileWriterTo<BufWriter<File>>,
-    temp: TempFile,
-    dest: PathBuf,
+    pending: PendingFile,
 }
 
 impl FileWriter {
@@ -228,35 +189,21 @@ impl FileWriter {
     /// Errors: `DataAlignment` for an illegal alignment option; [`Error::Io`] when
     /// the temporary file cannot be created (for example, the directory is missing).
     pub fn create(path: impl AsRef<Path>, opts: WriteOptions) -> Result<FileWriter> {
-        let dest = path.as_ref().to_path_buf();
         let enc = FileEncoder::new(opts)?;
-        let mut attempt = 0;
-        let (file, tmp) = loop {
-            let tmp = temp_path_for(&dest, attempt)?;
-            match OpenOptions::new().write(true).create_new(true).open(&tmp) {
-                Ok(f) => break (f, tmp),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
-                Err(e) => return Err(e.into()),
-            }
-        };
-        let temp = TempFile {
-            path: tmp,
-            armed: true,
-        };
+        let (pending, file) = PendingFile::create(path)?;
         Ok(FileWriter {
             inner: FileWriterTo {
                 enc,
                 sink: BufWriter::with_capacity(1 << 20, file),
                 failed: false,
             },
-            temp,
-            dest,
+            pending,
         })
     }
 
     /// The path the file will have once finished.
     pub fn path(&self) -> &Path {
-        &self.dest
+        self.pending.dest()
     }
 
     /// Bytes written so far.
@@ -284,47 +231,19 @@ impl FileWriter {
         self.inner.add_kv(key, value)
     }
 
-    /// Writes KV, index and trailer, flushes, syncs (when `durable`), and renames the
-    /// temporary file to the destination, replacing any file there.
+    /// Writes KV, index and trailer, flushes, and commits the temporary file to the
+    /// destination, replacing any file there: with `durable` (the default), the file
+    /// is `fsync`ed before the rename and its directory after it (see
+    /// [`commit`](super::commit)).
     ///
     /// Errors: see [`FileEncoder::finish`]; [`Error::Io`]. On error the temporary
     /// file is removed and the destination is left as it was, with one exception:
     /// when `durable` and syncing the directory after the rename fails, the new file
     /// is already in place, and the error says so.
-    pub fn finish(mut self) -> Result<()> {
+    pub fn finish(self) -> Result<()> {
         let durable = self.inner.enc.options().durable;
         let sink = self.inner.finish()?;
         let file = sink.into_inner().map_err(|e| e.into_error())?;
-        if durable {
-            file.sync_all()?;
-        }
-        drop(file);
-        self.temp.armed = false;
-        install(&self.temp.path, &self.dest, durable)
+        Ok(self.pending.commit(file, durable)?)
     }
-}
-
-/// Renames the finished temporary file `temp` over `dest` (removing `temp` when the
-/// rename fails), then, when `durable`, syncs `dest`'s directory.
-///
-/// Errors: [`Error::Io`]; a failed directory sync says that the file is already in
-/// place (only its durability is in doubt).
-pub(crate) fn install(temp: &Path, dest: &Path, durable: bool) -> Result<()> {
-    if let Err(e) = fs::rename(temp, dest) {
-        let _ = fs::remove_file(temp);
-        return Err(e.into());
-    }
-    if durable {
-        sync_parent(dest).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!(
-                    "{} was renamed into place, but syncing its directory failed, so the \
-                     rename may not survive a crash: {e}",
-                    dest.display()
-                ),
-            )
-        })?;
-    }
-    Ok(())
 }
