@@ -60,6 +60,8 @@ impl HurrayTensor {
 
     /// [`new`](Self::new) after the checks: `content_validated` says whether the
     /// contents are known good.
+    // The buffers stay boxed: the list keeps each handle at a stable address.
+    #[allow(clippy::vec_box)]
     fn assemble(
         descriptor: HurrayDescriptor,
         buffers: Vec<Box<HurrayBuffer>>,

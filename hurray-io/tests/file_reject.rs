@@ -1014,7 +1014,10 @@ fn a_buffer_declaring_more_alignment_than_the_file_is_refused() {
     let b = w.finish().unwrap();
     let r = FileReader::from_bytes(&b).unwrap();
     assert_eq!(
-        r.tensor("t").unwrap().unwrap().buffers()[0].as_slice().as_ptr() as usize % 8192,
+        r.tensor("t").unwrap().unwrap().buffers()[0]
+            .as_slice()
+            .as_ptr() as usize
+            % 8192,
         0
     );
     let s = SequentialReader::new(&b[..]).unwrap().read_all().unwrap();

@@ -42,7 +42,10 @@ fn cells_of(consumer: &str, cmd: &mut Command, cases: &[String]) -> Vec<Cell> {
                 )
             }),
         ),
-        Err(e) => (String::new(), Some(format!("could not start `{shown}`: {e}"))),
+        Err(e) => (
+            String::new(),
+            Some(format!("could not start `{shown}`: {e}")),
+        ),
     };
     let (mut cells, _) = parse_results(consumer, &stdout);
     for case in cases {
@@ -81,7 +84,13 @@ fn cells_of(consumer: &str, cmd: &mut Command, cases: &[String]) -> Vec<Cell> {
 
 /// `hurray validate` over every file and stream: must exit 1 and name the rule.
 fn cli_cells(dir: &Path, cases: &[String]) -> Result<Vec<Cell>> {
-    exec(&mut cargo(["build", "--quiet", "-p", "hurray-cli", "--release"]))?;
+    exec(&mut cargo([
+        "build",
+        "--quiet",
+        "-p",
+        "hurray-cli",
+        "--release",
+    ]))?;
     let cli = crate::util::workspace_root().join("target/release/hurray");
     let manifest = std::fs::read_to_string(dir.join("manifest.tsv"))?;
     let mut cells = Vec::new();
@@ -201,7 +210,9 @@ pub fn run(langs: &[Lang], out: &Path) -> Result<Vec<String>> {
                 consumers.push(name);
             }
         }
-        None => println!("note: valgrind not found; the memcheck runs of the C and Python consumers are skipped"),
+        None => println!(
+            "note: valgrind not found; the memcheck runs of the C and Python consumers are skipped"
+        ),
     }
     for c in &consumers {
         println!("{}", summary(c, &cells, cases.len()));

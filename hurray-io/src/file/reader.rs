@@ -13,8 +13,8 @@ use crate::error::{Error, FormatRule, Result};
 use crate::mmap::MappedFile;
 use crate::tensor::{Item, Tensor};
 use hurray_core::TensorDescriptor;
-use std::io::Read;
 use std::collections::HashSet;
+use std::io::Read;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 

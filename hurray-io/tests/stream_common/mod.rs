@@ -62,11 +62,9 @@ fn put_u64s(b: &mut [u8], v: impl Iterator<Item = u64>) {
 /// `children` nodes spread over `parents` as evenly as possible: the pointer array
 /// (`parents + 1` entries) and each node's coordinate (0, 1, ... inside its parent).
 fn spread(parents: u64, children: u64) -> (Vec<u64>, Vec<u64>) {
-    let (each, extra) = if parents == 0 {
-        (0, 0)
-    } else {
-        (children / parents, children % parents)
-    };
+    let (each, extra) = children
+        .checked_div(parents)
+        .map_or((0, 0), |each| (each, children % parents));
     let mut ptr = vec![0];
     let mut crd = Vec::new();
     for k in 0..parents {
@@ -96,7 +94,11 @@ pub fn make_content_valid(d: &TensorDescriptor, bufs: &mut [Vec<u8>]) {
             put_u64s(&mut bufs[1], idx.into_iter());
         }
         Layout::Csr { nnz } | Layout::Csc { nnz } => {
-            let major = if matches!(d.layout, Layout::Csr { .. }) { d.shape[0] } else { d.shape[1] };
+            let major = if matches!(d.layout, Layout::Csr { .. }) {
+                d.shape[0]
+            } else {
+                d.shape[1]
+            };
             let (ptr, crd) = spread(major, *nnz);
             put_u64s(&mut bufs[1], crd.into_iter());
             put_u64s(&mut bufs[2], ptr.into_iter());
@@ -127,8 +129,18 @@ pub fn make_content_valid(d: &TensorDescriptor, bufs: &mut [Vec<u8>]) {
     }
     if let Some(q) = &d.quantization {
         let (scale, zp, one): (u32, Option<u32>, &[u8]) = match &q.scheme {
-            Scheme::PerChannel { scale_buffer_index, zero_point_buffer_index, scale_type, .. }
-            | Scheme::PerBlock { scale_buffer_index, zero_point_buffer_index, scale_type, .. } => (
+            Scheme::PerChannel {
+                scale_buffer_index,
+                zero_point_buffer_index,
+                scale_type,
+                ..
+            }
+            | Scheme::PerBlock {
+                scale_buffer_index,
+                zero_point_buffer_index,
+                scale_type,
+                ..
+            } => (
                 *scale_buffer_index,
                 *zero_point_buffer_index,
                 match scale_type {
@@ -137,14 +149,22 @@ pub fn make_content_valid(d: &TensorDescriptor, bufs: &mut [Vec<u8>]) {
                     ScaleType::F32 => &[0, 0, 0x80, 0x3F],
                 },
             ),
-            Scheme::Nf4 { scale_buffer_index, .. } => (*scale_buffer_index, None, &[0, 0, 0x80, 0x3F]),
-            Scheme::Mxfp { scale_buffer_index, .. } => (*scale_buffer_index, None, &[0x7F]),
+            Scheme::Nf4 {
+                scale_buffer_index, ..
+            } => (*scale_buffer_index, None, &[0, 0, 0x80, 0x3F]),
+            Scheme::Mxfp {
+                scale_buffer_index, ..
+            } => (*scale_buffer_index, None, &[0x7F]),
             _ => return,
         };
         // Scales of 1.0 and zero points of 0 (valid for every storage type).
         let shared = zp == Some(scale);
         let s = &mut bufs[scale as usize];
-        let n = if shared { s.len() / (one.len() + 4) } else { s.len() / one.len() };
+        let n = if shared {
+            s.len() / (one.len() + 4)
+        } else {
+            s.len() / one.len()
+        };
         s.fill(0);
         for c in s[..n * one.len()].chunks_exact_mut(one.len()) {
             c.copy_from_slice(one);

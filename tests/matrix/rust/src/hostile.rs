@@ -132,18 +132,57 @@ pub fn cases() -> Vec<HostileCase> {
             Float32,
             &[4, 5],
             Layout::Csr { nnz: 5 },
-            vec![values.clone(), le64(&[0, 3, 2, 1, 4]), le64(&[0, 2, 3, 5, 5])],
+            vec![
+                values.clone(),
+                le64(&[0, 3, 2, 1, 4]),
+                le64(&[0, 2, 3, 5, 5]),
+            ],
             vec![values, le64(col), le64(ptr)],
         )
     };
     let good_col: &[u64] = &[0, 3, 2, 1, 4];
-    v.push(csr("csr_row_ptr_start", PointerStart, good_col, &[1, 2, 3, 5, 5]));
-    v.push(csr("csr_row_ptr_decreasing", PointerOrder, good_col, &[0, 3, 2, 5, 5]));
-    v.push(csr("csr_row_ptr_past_nnz", PointerOrder, good_col, &[0, 2, 1 << 40, 5, 5]));
-    v.push(csr("csr_row_ptr_end", PointerEnd, good_col, &[0, 2, 3, 4, 4]));
-    v.push(csr("csr_col_out_of_range", IndexRange, &[0, 3, 2, 1, 1 << 33], &[0, 2, 3, 5, 5]));
-    v.push(csr("csr_col_unsorted", IndexOrder, &[3, 0, 2, 1, 4], &[0, 2, 3, 5, 5]));
-    v.push(csr("csr_col_duplicate", IndexOrder, &[3, 3, 2, 1, 4], &[0, 2, 3, 5, 5]));
+    v.push(csr(
+        "csr_row_ptr_start",
+        PointerStart,
+        good_col,
+        &[1, 2, 3, 5, 5],
+    ));
+    v.push(csr(
+        "csr_row_ptr_decreasing",
+        PointerOrder,
+        good_col,
+        &[0, 3, 2, 5, 5],
+    ));
+    v.push(csr(
+        "csr_row_ptr_past_nnz",
+        PointerOrder,
+        good_col,
+        &[0, 2, 1 << 40, 5, 5],
+    ));
+    v.push(csr(
+        "csr_row_ptr_end",
+        PointerEnd,
+        good_col,
+        &[0, 2, 3, 4, 4],
+    ));
+    v.push(csr(
+        "csr_col_out_of_range",
+        IndexRange,
+        &[0, 3, 2, 1, 1 << 33],
+        &[0, 2, 3, 5, 5],
+    ));
+    v.push(csr(
+        "csr_col_unsorted",
+        IndexOrder,
+        &[3, 0, 2, 1, 4],
+        &[0, 2, 3, 5, 5],
+    ));
+    v.push(csr(
+        "csr_col_duplicate",
+        IndexOrder,
+        &[3, 3, 2, 1, 4],
+        &[0, 2, 3, 5, 5],
+    ));
 
     // CSC of the same matrix: row_indices [0,2,1,0,2], col_ptr [0,1,2,3,4,5].
     let csc = |name, rule, rows: &[u64], ptr: &[u64]| {
@@ -154,12 +193,26 @@ pub fn cases() -> Vec<HostileCase> {
             Float32,
             &[4, 5],
             Layout::Csc { nnz: 5 },
-            vec![values.clone(), le64(&[0, 2, 1, 0, 2]), le64(&[0, 1, 2, 3, 4, 5])],
+            vec![
+                values.clone(),
+                le64(&[0, 2, 1, 0, 2]),
+                le64(&[0, 1, 2, 3, 4, 5]),
+            ],
             vec![values, le64(rows), le64(ptr)],
         )
     };
-    v.push(csc("csc_row_out_of_range", IndexRange, &[0, 2, 4, 0, 2], &[0, 1, 2, 3, 4, 5]));
-    v.push(csc("csc_col_ptr_decreasing", PointerOrder, &[0, 2, 1, 0, 2], &[0, 1, 3, 2, 4, 5]));
+    v.push(csc(
+        "csc_row_out_of_range",
+        IndexRange,
+        &[0, 2, 4, 0, 2],
+        &[0, 1, 2, 3, 4, 5],
+    ));
+    v.push(csc(
+        "csc_col_ptr_decreasing",
+        PointerOrder,
+        &[0, 2, 1, 0, 2],
+        &[0, 1, 3, 2, 4, 5],
+    ));
 
     // COO [4, 4] (§2.6 example): [0,1], [2,0], [3,3].
     let coo = |name, rule, sorted, idx: &[u64]| {
@@ -177,9 +230,24 @@ pub fn cases() -> Vec<HostileCase> {
             vec![values, le64(idx)],
         )
     };
-    v.push(coo("coo_index_out_of_range", IndexRange, false, &[0, 1, 2, 7, 3, 3]));
-    v.push(coo("coo_duplicate", DuplicateCoordinate, false, &[2, 0, 0, 1, 2, 0]));
-    v.push(coo("coo_sorted_flag_false", SortOrder, true, &[2, 0, 0, 1, 3, 3]));
+    v.push(coo(
+        "coo_index_out_of_range",
+        IndexRange,
+        false,
+        &[0, 1, 2, 7, 3, 3],
+    ));
+    v.push(coo(
+        "coo_duplicate",
+        DuplicateCoordinate,
+        false,
+        &[2, 0, 0, 1, 2, 0],
+    ));
+    v.push(coo(
+        "coo_sorted_flag_false",
+        SortOrder,
+        true,
+        &[2, 0, 0, 1, 3, 3],
+    ));
 
     // CSF [2, 3, 4] (§2.9 example).
     let csf = |name, rule, levels: [(&[u64], &[u64]); 3]| {
@@ -200,32 +268,60 @@ pub fn cases() -> Vec<HostileCase> {
             nnz: 4,
             mode_order: vec![0, 1, 2],
         };
-        case(name, rule, Float32, &[2, 3, 4], layout, bufs(good), bufs(levels))
+        case(
+            name,
+            rule,
+            Float32,
+            &[2, 3, 4],
+            layout,
+            bufs(good),
+            bufs(levels),
+        )
     };
     v.push(csf(
         "csf_pos_start",
         PointerStart,
-        [(&[1, 2], &[0, 1]), (&[0, 2, 3], &[0, 2, 1]), (&[0, 1, 2, 4], &[1, 3, 0, 2])],
+        [
+            (&[1, 2], &[0, 1]),
+            (&[0, 2, 3], &[0, 2, 1]),
+            (&[0, 1, 2, 4], &[1, 3, 0, 2]),
+        ],
     ));
     v.push(csf(
         "csf_pos_decreasing",
         PointerOrder,
-        [(&[0, 2], &[0, 1]), (&[0, 3, 2], &[0, 2, 1]), (&[0, 1, 2, 4], &[1, 3, 0, 2])],
+        [
+            (&[0, 2], &[0, 1]),
+            (&[0, 3, 2], &[0, 2, 1]),
+            (&[0, 1, 2, 4], &[1, 3, 0, 2]),
+        ],
     ));
     v.push(csf(
         "csf_crd_out_of_range",
         IndexRange,
-        [(&[0, 2], &[0, 1]), (&[0, 2, 3], &[0, 2, 1]), (&[0, 1, 2, 4], &[1, 3, 0, 9])],
+        [
+            (&[0, 2], &[0, 1]),
+            (&[0, 2, 3], &[0, 2, 1]),
+            (&[0, 1, 2, 4], &[1, 3, 0, 9]),
+        ],
     ));
     v.push(csf(
         "csf_crd_repeat",
         IndexOrder,
-        [(&[0, 2], &[0, 1]), (&[0, 2, 3], &[0, 0, 1]), (&[0, 1, 2, 4], &[1, 3, 0, 2])],
+        [
+            (&[0, 2], &[0, 1]),
+            (&[0, 2, 3], &[0, 0, 1]),
+            (&[0, 1, 2, 4], &[1, 3, 0, 2]),
+        ],
     ));
     v.push(csf(
         "csf_level_size",
         ContentSize,
-        [(&[0, 2], &[0, 1]), (&[0, 2, 3], &[0, 2, 1]), (&[0, 1, 2, 7], &[1, 3, 0, 2])],
+        [
+            (&[0, 2], &[0, 1]),
+            (&[0, 2, 3], &[0, 2, 1]),
+            (&[0, 1, 2, 7], &[1, 3, 0, 2]),
+        ],
     ));
 
     // Block-paged (§2.10 example): 2 sequences of 6 and 3 tokens, page size 4, 5 pages.
@@ -250,11 +346,36 @@ pub fn cases() -> Vec<HostileCase> {
             vec![pool, le32(table), le32(seq_ptr)],
         )
     };
-    v.push(paged("paged_block_table_out_of_range", PageIndex, &[4, 5, 2], &[0, 2, 3]));
-    v.push(paged("paged_block_table_huge", PageIndex, &[4, 1, u32::MAX], &[0, 2, 3]));
-    v.push(paged("paged_seq_ptr_decreasing", PointerOrder, &[4, 1, 2], &[0, 3, 2]));
-    v.push(paged("paged_seq_ptr_start", PointerStart, &[4, 1, 2], &[1, 2, 3]));
-    v.push(paged("paged_seq_ptr_past_table", ContentSize, &[4, 1, 2], &[0, 2, 9]));
+    v.push(paged(
+        "paged_block_table_out_of_range",
+        PageIndex,
+        &[4, 5, 2],
+        &[0, 2, 3],
+    ));
+    v.push(paged(
+        "paged_block_table_huge",
+        PageIndex,
+        &[4, 1, u32::MAX],
+        &[0, 2, 3],
+    ));
+    v.push(paged(
+        "paged_seq_ptr_decreasing",
+        PointerOrder,
+        &[4, 1, 2],
+        &[0, 3, 2],
+    ));
+    v.push(paged(
+        "paged_seq_ptr_start",
+        PointerStart,
+        &[4, 1, 2],
+        &[1, 2, 3],
+    ));
+    v.push(paged(
+        "paged_seq_ptr_past_table",
+        ContentSize,
+        &[4, 1, 2],
+        &[0, 2, 9],
+    ));
 
     // Per-channel int8 [2, 4] (quantization.md §8.2): scales [0.5, 0.25], zp [-1, 3].
     let per_channel = |name, rule, scales: &[f32], zps: &[i32]| {
@@ -275,9 +396,24 @@ pub fn cases() -> Vec<HostileCase> {
             vec![f32s(scales), zp(zps)],
         )
     };
-    v.push(per_channel("per_channel_scale_zero", ScaleValue, &[0.5, 0.0], &[-1, 3]));
-    v.push(per_channel("per_channel_scale_inf", ScaleValue, &[f32::INFINITY, 0.25], &[-1, 3]));
-    v.push(per_channel("per_channel_zero_point_range", ZeroPointRange, &[0.5, 0.25], &[-1, 300]));
+    v.push(per_channel(
+        "per_channel_scale_zero",
+        ScaleValue,
+        &[0.5, 0.0],
+        &[-1, 3],
+    ));
+    v.push(per_channel(
+        "per_channel_scale_inf",
+        ScaleValue,
+        &[f32::INFINITY, 0.25],
+        &[-1, 3],
+    ));
+    v.push(per_channel(
+        "per_channel_zero_point_range",
+        ZeroPointRange,
+        &[0.5, 0.25],
+        &[-1, 300],
+    ));
 
     // Per-block uint4 [6] (§8.3 example B), f16 scales [0.5, 2.0].
     let f16 = |b: &[u16]| b.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
@@ -315,7 +451,10 @@ pub fn cases() -> Vec<HostileCase> {
     ));
 
     // MXFP4 [64], block 32 (§8.5 example): e8m0 scales [0x7F, 0x82].
-    for (name, bad) in [("mxfp_scale_00", [0x7F, 0x00]), ("mxfp_scale_ff", [0xFF, 0x82])] {
+    for (name, bad) in [
+        ("mxfp_scale_00", [0x7F, 0x00]),
+        ("mxfp_scale_ff", [0xFF, 0x82]),
+    ] {
         let scheme = Scheme::Mxfp {
             axis: 0,
             block_size: 32,
@@ -346,14 +485,18 @@ pub fn cases() -> Vec<HostileCase> {
 }
 
 fn tensor(d: &TensorDescriptor, bufs: &[Vec<u8>]) -> Result<Tensor, String> {
-    Tensor::new(d.clone(), bufs.iter().map(|b| Buffer::copy_from(b)).collect())
-        .map_err(|e| e.to_string())
+    Tensor::new(
+        d.clone(),
+        bufs.iter().map(|b| Buffer::copy_from(b)).collect(),
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// The case as an HRRYFILE: written valid, then its buffers overwritten in place.
 pub fn hostile_file(c: &HostileCase) -> Result<Vec<u8>, String> {
     let t = tensor(&c.descriptor, &c.good)?;
-    let mut w = FileWriterTo::new(Vec::new(), WriteOptions::default()).map_err(|e| e.to_string())?;
+    let mut w =
+        FileWriterTo::new(Vec::new(), WriteOptions::default()).map_err(|e| e.to_string())?;
     w.write_tensor("t", &t).map_err(|e| e.to_string())?;
     let mut bytes = w.finish().map_err(|e| e.to_string())?;
     let ranges = FileReader::from_bytes(&bytes)
@@ -391,8 +534,14 @@ pub fn write_corpus(dir: &Path) -> Result<(), String> {
             let p = dir.join(format!("{}.{ext}", c.name));
             std::fs::write(&p, bytes).map_err(|e| format!("{}: {e}", p.display()))
         };
-        write("hrry", hostile_file(&c).map_err(|e| format!("{}: {e}", c.name))?)?;
-        write("hrrys", hostile_stream(&c).map_err(|e| format!("{}: {e}", c.name))?)?;
+        write(
+            "hrry",
+            hostile_file(&c).map_err(|e| format!("{}: {e}", c.name))?,
+        )?;
+        write(
+            "hrrys",
+            hostile_stream(&c).map_err(|e| format!("{}: {e}", c.name))?,
+        )?;
         manifest.push_str(&format!(
             "{}\t{:?}\t{}\n",
             c.name,
@@ -467,7 +616,10 @@ pub fn judge(rule: &str, outcome: Result<(), String>) -> (&'static str, String) 
         Err(e) if e.contains(rule) => ("pass", e.replace(['\t', '\n'], " ")),
         Err(e) => (
             "fail",
-            format!("error does not name {rule}: {}", e.replace(['\t', '\n'], " ")),
+            format!(
+                "error does not name {rule}: {}",
+                e.replace(['\t', '\n'], " ")
+            ),
         ),
     }
 }

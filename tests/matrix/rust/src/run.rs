@@ -236,7 +236,10 @@ pub fn views(path: &Path) -> Result<(), String> {
     let r = FileReader::open(path).map_err(|e| format!("open: {e}"))?;
     let tensors: Vec<(String, hurray_io::Tensor)> = r
         .tensors()
-        .map(|(n, t)| t.map(|t| (n.to_string(), t)).map_err(|e| format!("{n}: {e}")))
+        .map(|(n, t)| {
+            t.map(|t| (n.to_string(), t))
+                .map_err(|e| format!("{n}: {e}"))
+        })
         .collect::<Result<_, _>>()?;
     let views: Vec<(&str, Vec<&[u8]>)> = tensors
         .iter()
