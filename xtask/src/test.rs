@@ -31,9 +31,10 @@ pub struct TestArgs {
     #[arg(long)]
     pub bench_build: bool,
     /// Run only the stages whose name contains this text (e.g. `--only python:`);
-    /// text that matches no stage is an error listing the stage names.
+    /// repeat it to select more (`--only java --only node:`). Text that matches no
+    /// stage is an error listing the stage names.
     #[arg(long)]
-    pub only: Option<String>,
+    pub only: Vec<String>,
     /// Stop at the first failed stage (the rest are listed as not run) instead of
     /// running every stage.
     #[arg(long)]
@@ -98,19 +99,21 @@ impl Stage {
 fn conformance_stage() -> Stage {
     Stage::new(
         "conformance: ../shared/conformance/manifest.json is present (the golden vectors the tests read)",
-        || {
-            let dir = workspace_root().join("../shared/conformance");
-            if dir.join("manifest.json").is_file() {
-                Ok(Outcome::Passed)
-            } else {
-                Ok(Outcome::Skipped(format!(
-                    "{} not found; the conformance tests of every language skip themselves \
-                     (put the shared folder beside the repository)",
-                    dir.display()
-                )))
-            }
-        },
+        || Ok(conformance_outcome(&workspace_root().join("../shared/conformance"))),
     )
+}
+
+/// Passed when `dir/manifest.json` exists, else skipped naming `dir`.
+fn conformance_outcome(dir: &std::path::Path) -> Outcome {
+    if dir.join("manifest.json").is_file() {
+        Outcome::Passed
+    } else {
+        Outcome::Skipped(format!(
+            "{} not found; the conformance tests of every language skip themselves \
+             (put the shared folder beside the repository)",
+            dir.display()
+        ))
+    }
 }
 
 /// The stages of `cargo xtask test`, in the order they run.
@@ -168,27 +171,29 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
     stages
 }
 
-/// The stages `--only` selects (all of them without it).
+/// The stages `--only` selects: those whose name contains any of the `only` texts
+/// (all of them when `only` is empty), in run order.
 ///
-/// Errors: `--only` matches no stage name; the message lists the names, so a typo
+/// Errors: a text matches no stage name; the message lists the names, so a typo
 /// cannot pass as a green run of nothing.
-pub fn select(stages: Vec<Stage>, only: Option<&str>) -> Result<Vec<Stage>> {
-    let Some(only) = only else {
+pub fn select(stages: Vec<Stage>, only: &[String]) -> Result<Vec<Stage>> {
+    if only.is_empty() {
         return Ok(stages);
-    };
-    let names: Vec<String> = stages.iter().map(|s| s.name.clone()).collect();
-    let selected: Vec<Stage> = stages
-        .into_iter()
-        .filter(|s| s.name.contains(only))
-        .collect();
-    if selected.is_empty() {
-        let list: String = names.iter().map(|n| format!("\n  {n}")).collect();
+    }
+    if let Some(unmatched) = only
+        .iter()
+        .find(|o| !stages.iter().any(|s| s.name.contains(o.as_str())))
+    {
+        let list: String = stages.iter().map(|s| format!("\n  {}", s.name)).collect();
         return Err(format!(
-            "error: [xtask] --only {only:?} matches no stage; the stages are:{list}"
+            "error: [xtask] --only {unmatched:?} matches no stage; the stages are:{list}"
         )
         .into());
     }
-    Ok(selected)
+    Ok(stages
+        .into_iter()
+        .filter(|s| only.iter().any(|o| s.name.contains(o.as_str())))
+        .collect())
 }
 
 /// Runs a stage; a panic inside it is that stage's failure, not the end of the run.
@@ -234,7 +239,7 @@ pub fn execute(stages: Vec<Stage>, strict: bool, fail_fast: bool) -> Report {
 /// Errors: `--only` matches no stage (before anything runs); any stage failed (the
 /// error is the count line, so `main` prints it last, on stderr).
 pub fn run(args: &TestArgs) -> Result {
-    let selected = select(stages(args), args.only.as_deref())?;
+    let selected = select(stages(args), &args.only)?;
     let strict = strict();
     if strict {
         println!(
@@ -265,7 +270,7 @@ mod tests {
         stages(&TestArgs {
             quick,
             bench_build,
-            only: None,
+            only: Vec::new(),
             fail_fast: false,
         })
         .into_iter()
@@ -278,17 +283,25 @@ mod tests {
         let args = TestArgs {
             quick: false,
             bench_build: false,
-            only: None,
+            only: Vec::new(),
             fail_fast: false,
         };
-        let picked = |only: Option<&str>| {
-            select(stages(&args), only).map(|v| v.into_iter().map(|s| s.name).collect::<Vec<_>>())
+        let picked = |only: &[&str]| {
+            let only: Vec<String> = only.iter().map(|o| o.to_string()).collect();
+            select(stages(&args), &only).map(|v| v.into_iter().map(|s| s.name).collect::<Vec<_>>())
         };
-        assert_eq!(picked(None).unwrap().len(), stages(&args).len());
-        let clippy = picked(Some("cargo clippy")).unwrap();
+        assert_eq!(picked(&[]).unwrap().len(), stages(&args).len());
+        let clippy = picked(&["cargo clippy"]).unwrap();
         assert_eq!(clippy.len(), 1);
         assert!(clippy[0].starts_with("cargo clippy"));
-        let err = picked(Some("no such stage")).unwrap_err().to_string();
+        // Several texts: the union, in run order.
+        let two = picked(&["node: build", "conformance:"]).unwrap();
+        assert_eq!(two.len(), 2, "{two:?}");
+        assert!(two[0].starts_with("conformance:") && two[1].starts_with("node: build"));
+        // One text that matches nothing fails the whole selection.
+        let err = picked(&["cargo clippy", "no such stage"])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("\"no such stage\" matches no stage"), "{err}");
         for name in names(false, false) {
             assert!(
@@ -363,6 +376,20 @@ mod tests {
             counts(&local),
             "cargo xtask test: 0 stages passed, 1 skipped, 0 failed (0.0s)"
         );
+    }
+
+    #[test]
+    fn a_missing_conformance_folder_is_a_skip_naming_it() {
+        let dir = workspace_root().join("target/xtask/conformance-check");
+        let _ = std::fs::remove_dir_all(&dir);
+        let Outcome::Skipped(why) = conformance_outcome(&dir) else {
+            panic!("no folder must be a skip");
+        };
+        assert!(why.contains("conformance-check not found"), "{why}");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("manifest.json"), "{}").unwrap();
+        assert_eq!(conformance_outcome(&dir), Outcome::Passed);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
