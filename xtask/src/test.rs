@@ -9,7 +9,7 @@
 //! A stage whose tool is missing returns [`Outcome::Skipped`]; what that means is
 //! decided in one place ([`crate::outcome`]): a note locally, a failure naming the
 //! stage when `CI` is set. To add a check, push a [`Stage`] (built with
-//! [`Stage::new`], optionally [`Stage::requires`]) in [`stages`]; nothing else needs
+//! [`Stage::task`], optionally [`Stage::requires`]) in [`stages`]; nothing else needs
 //! to change.
 
 use std::time::Instant;
@@ -50,14 +50,6 @@ pub struct Stage {
 }
 
 impl Stage {
-    /// A stage named `name` that runs `run` (in-process, from the workspace root).
-    pub fn new(name: impl Into<String>, run: impl Fn() -> Result<Outcome> + 'static) -> Stage {
-        Stage {
-            name: name.into(),
-            run: Box::new(run),
-        }
-    }
-
     /// A stage that runs `cargo <args>` (split on whitespace) with extra environment
     /// variables, named after that command line.
     fn cargo(args: &'static str, env: &'static [(&'static str, &'static str)]) -> Stage {
@@ -66,16 +58,24 @@ impl Stage {
             cmd.envs(env.iter().copied());
             cmd
         };
-        Stage::new(display(&make()), move || {
+        Stage::task(&display(&make()), move || {
             exec(&mut make()).map(|()| Outcome::Passed)
         })
+    }
+
+    /// A stage that runs in-process (from the workspace root), named `name`.
+    pub fn task(name: &str, run: impl Fn() -> Result<Outcome> + 'static) -> Stage {
+        Stage {
+            name: name.to_string(),
+            run: Box::new(run),
+        }
     }
 
     /// This stage, skipped when `missing` returns why it cannot run here (what is
     /// missing and how to install it); `missing` is asked when the stage starts.
     pub fn requires(self, missing: impl Fn() -> Option<String> + 'static) -> Stage {
         let Stage { name, run } = self;
-        Stage::new(name, move || match missing() {
+        Stage::task(&name, move || match missing() {
             Some(why) => Ok(Outcome::Skipped(why)),
             None => run(),
         })
@@ -97,7 +97,7 @@ impl Stage {
 /// and Python tests read `../shared/conformance` and skip those tests when it is
 /// absent, so its absence is a skip here (a failure under CI, where it must exist).
 fn conformance_stage() -> Stage {
-    Stage::new(
+    Stage::task(
         "conformance: ../shared/conformance/manifest.json is present (the golden vectors the tests read)",
         || Ok(conformance_outcome(&workspace_root().join("../shared/conformance"))),
     )
@@ -130,10 +130,10 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
             &[],
         )
         .requires_cargo_tool("clippy", "clippy"),
-        Stage::new("cargo xtask header --check", || {
+        Stage::task("cargo xtask header --check", || {
             header::check().map(|()| Outcome::Passed)
         }),
-        Stage::new(
+        Stage::task(
             "include/hurray.h compiles as C11 and C++11, included twice",
             header::compile_check,
         ),
@@ -152,18 +152,18 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
     // Language binding stages (Go, Python, Java, Node) go here, each returning
     // `Outcome::Skipped` when its toolchain is missing.
     stages.extend(crate::go::stages());
-    stages.push(Stage::new(
+    stages.push(Stage::task(
         "python: maturin develop into target/py-venv, pytest bindings/python/tests",
         crate::python::test_stage,
     ));
-    stages.push(Stage::new(
+    stages.push(Stage::task(
         "python: wheel from `cargo xtask dist` installs and imports in a fresh venv",
         crate::python::wheel_stage,
     ));
     stages.extend(crate::java::stages());
     stages.extend(crate::node::stages());
     // Every language writes and reads every case of tests/cases (tests/matrix).
-    stages.push(Stage::new(
+    stages.push(Stage::task(
         "matrix: every language's producer x every language's consumer over tests/cases \
          (file + stream), byte identity, flipped-byte self-test",
         crate::matrix::stage,
@@ -314,11 +314,11 @@ mod tests {
     /// Fake stages: one of each outcome, a panic, an error.
     fn fakes() -> Vec<Stage> {
         vec![
-            Stage::new("a", || Ok(Outcome::Passed)),
-            Stage::new("b", || Ok(Outcome::Passed)).requires(|| Some("`b-tool` not found".into())),
-            Stage::new("c", || panic!("c broke")),
-            Stage::new("d", || Err("exit status: 1".into())),
-            Stage::new("e", || Ok(Outcome::Passed)).requires(|| None),
+            Stage::task("a", || Ok(Outcome::Passed)),
+            Stage::task("b", || Ok(Outcome::Passed)).requires(|| Some("`b-tool` not found".into())),
+            Stage::task("c", || panic!("c broke")),
+            Stage::task("d", || Err("exit status: 1".into())),
+            Stage::task("e", || Ok(Outcome::Passed)).requires(|| None),
         ]
     }
 
@@ -355,8 +355,8 @@ mod tests {
     #[test]
     fn under_ci_a_missing_tool_fails_its_stage() {
         let stages = vec![
-            Stage::new("a", || Ok(Outcome::Passed)),
-            Stage::new("b", || Ok(Outcome::Passed)).requires(|| Some("`b-tool` not found".into())),
+            Stage::task("a", || Ok(Outcome::Passed)),
+            Stage::task("b", || Ok(Outcome::Passed)).requires(|| Some("`b-tool` not found".into())),
         ];
         let report = execute(stages, true, false);
         assert!(report.failed());
@@ -367,7 +367,7 @@ mod tests {
             "{lines:?}"
         );
         let local = execute(
-            vec![Stage::new("b", || Ok(Outcome::Passed)).requires(|| Some("x".into()))],
+            vec![Stage::task("b", || Ok(Outcome::Passed)).requires(|| Some("x".into()))],
             false,
             false,
         );
