@@ -1,27 +1,24 @@
 #!/usr/bin/env bash
-# Make sure a C compiler and valgrind are present for the C stages of
-# `cargo xtask test` (tests/c, the docs/c-abi.md examples, the two-copies test, and
-# the same programs under valgrind memcheck). Called by .ci/run. Installs with
-# apt-get, non-interactively; a failure is only a warning (the stages then skip
-# themselves with a note).
+# Make sure a C compiler, a C++ compiler and valgrind are present for the C stages of
+# `cargo xtask test` (tests/c, the docs/c-abi.md examples, the two-copies test, the
+# same programs under valgrind memcheck, and include/hurray.h compiled as C11 and
+# C++11). Called by .ci/run. Installs with apt-get when something is missing; what
+# is still missing then fails under CI and is a warning otherwise (ci/lib.sh).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 need=()
 command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+command -v c++ >/dev/null 2>&1 || need+=(g++)
 command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
 
 if [ ${#need[@]} -gt 0 ]; then
-    echo "ci/c.sh: installing ${need[*]} with apt-get"
-    if command -v apt-get >/dev/null 2>&1; then
-        sudo=""
-        if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then sudo="sudo"; fi
-        { $sudo apt-get update -qq &&
-            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null; } ||
-            echo "ci/c.sh: warning: could not install ${need[*]}; those C stages will be skipped" >&2
-    else
-        echo "ci/c.sh: warning: no apt-get; missing ${need[*]}: those C stages will be skipped" >&2
-    fi
+    ci_apt_install "${need[@]}" || true
+    command -v cc >/dev/null 2>&1 || ci_missing "no C compiler (cc); the C stages cannot run"
+    command -v c++ >/dev/null 2>&1 || ci_missing "no C++ compiler (c++); the header is checked as C only"
+    command -v valgrind >/dev/null 2>&1 || ci_missing "no valgrind; the memcheck stage cannot run"
 fi
 
 echo "ci/c.sh: $(cc --version 2>/dev/null | head -n1 || echo 'cc: not installed')"
+echo "ci/c.sh: $(c++ --version 2>/dev/null | head -n1 || echo 'c++: not installed')"
 echo "ci/c.sh: $(valgrind --version 2>/dev/null || echo 'valgrind: not installed')"

@@ -3,9 +3,9 @@
 # the Go binding stages of `cargo xtask test` (bindings/go: gofmt, go vet,
 # go test -race, go test -tags hurray_debug, and the module archive checked through
 # a file GOPROXY). Called by .ci/run. Tries apt-get when go is missing or too old;
-# a failure is only a warning (the stages then skip themselves, or fail naming the
-# old version).
+# what is still missing then fails under CI and is a warning otherwise (ci/lib.sh).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 go_ok() {
     command -v go >/dev/null 2>&1 || return 1
@@ -18,18 +18,11 @@ go_ok() {
 }
 
 if ! go_ok; then
-    echo "ci/go.sh: Go >= 1.24 not found; trying apt-get (golang-go)"
-    if command -v apt-get >/dev/null 2>&1; then
-        sudo=""
-        if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then sudo="sudo"; fi
-        { $sudo apt-get update -qq &&
-            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq golang-go >/dev/null; } ||
-            echo "ci/go.sh: warning: could not install golang-go" >&2
-    fi
-    go_ok || echo "ci/go.sh: warning: no Go >= 1.24; the Go stages will skip (or report the version)" >&2
+    echo "ci/go.sh: Go >= 1.24 not found"
+    ci_apt_install golang-go || true
+    go_ok || ci_missing "no Go >= 1.24 ($(go version 2>/dev/null || echo 'go: not installed')); the Go stages cannot run"
 fi
-if ! command -v cc >/dev/null 2>&1; then
-    echo "ci/go.sh: warning: no C compiler; cgo cannot build bindings/go (ci/c.sh installs one)" >&2
-fi
+command -v cc >/dev/null 2>&1 ||
+    ci_missing "no C compiler; cgo cannot build bindings/go (ci/c.sh installs one)"
 
 echo "ci/go.sh: $(go version 2>/dev/null || echo 'go: not installed')"

@@ -2,8 +2,11 @@
 # Make sure a CPython >= 3.10 with venv and pip (and a C compiler, for the native
 # protocol's C-consumer test) is present for the Python binding stages of
 # `cargo xtask test`. Called by .ci/run. The stages build their own venv under
-# target/py-venv (numpy, pytest, maturin, scipy from PyPI).
+# target/py-venv (numpy, pytest, maturin, scipy from PyPI). Tries apt-get when
+# something is missing; what is still missing then fails under CI and is a warning
+# otherwise (ci/lib.sh).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 have_python() {
     command -v python3 >/dev/null 2>&1 &&
@@ -11,17 +14,13 @@ have_python() {
 }
 
 if ! have_python; then
-    echo "ci/python.sh: python3 >= 3.10 with venv not found; installing it with apt-get"
-    if command -v apt-get >/dev/null 2>&1; then
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-dev >/dev/null
-    else
-        echo "ci/python.sh: warning: no apt-get; the Python stages will skip themselves" >&2
-    fi
+    echo "ci/python.sh: python3 >= 3.10 with venv not found"
+    ci_apt_install python3 python3-venv python3-dev || true
+    have_python || ci_missing "no python3 >= 3.10 with venv; the Python stages cannot run"
 fi
-if ! command -v cc >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null ||
-        echo "ci/python.sh: warning: no C compiler; the C-consumer test will skip" >&2
+if ! command -v cc >/dev/null 2>&1; then
+    ci_apt_install gcc libc6-dev || true
+    command -v cc >/dev/null 2>&1 || ci_missing "no C compiler; the C-consumer test cannot run"
 fi
 
 echo "ci/python.sh: $(python3 --version 2>&1 || echo 'python3: not installed')"

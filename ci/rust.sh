@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Make sure a Rust toolchain with rustfmt and clippy is present, then print versions.
 # Called by .ci/run. Installs rustup (minimal profile) only when cargo is missing.
+# Missing rustfmt or clippy fails under CI and is a warning otherwise (ci/lib.sh).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 cargo_bin="${CARGO_HOME:-$HOME/.cargo}/bin"
 export PATH="$cargo_bin:$PATH"
@@ -17,11 +19,13 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 if command -v rustup >/dev/null 2>&1; then
-    rustup component add rustfmt clippy \
-        || echo "ci/rust.sh: warning: could not add rustfmt/clippy; those stages will be skipped" >&2
+    rustup component add rustfmt clippy ||
+        echo "ci/rust.sh: rustup could not add rustfmt/clippy" >&2
 else
-    echo "ci/rust.sh: warning: rustup not found; using the cargo on PATH as it is" >&2
+    echo "ci/rust.sh: rustup not found; using the cargo on PATH as it is" >&2
 fi
+cargo fmt --version >/dev/null 2>&1 || ci_missing "no rustfmt (cargo fmt); the fmt stage cannot run"
+cargo clippy --version >/dev/null 2>&1 || ci_missing "no clippy (cargo clippy); the clippy stage cannot run"
 
 echo "ci/rust.sh: tool versions"
 rustc --version

@@ -341,7 +341,7 @@ pub fn run_suite(profile: Profile, valgrind: bool) -> Result<Outcome> {
     }
     if valgrind && !has_program("valgrind") {
         return Ok(Outcome::Skipped(
-            "valgrind not found; install it (CI does: ci/valgrind.sh) to run the suite under memcheck"
+            "valgrind not found; install it (CI does: ci/c.sh) to run the suite under memcheck"
                 .into(),
         ));
     }

@@ -13,6 +13,7 @@ mod hostile;
 mod java;
 mod matrix;
 mod node;
+mod outcome;
 mod python;
 mod test;
 mod util;
@@ -32,7 +33,8 @@ struct Cli {
 /// The subcommands of `cargo xtask`.
 #[derive(Debug, Subcommand)]
 enum Task {
-    /// Run every check that exists (fmt, clippy, tests, docs), failing fast.
+    /// Run every check that exists (fmt, clippy, tests, docs, every language), then
+    /// count the stages passed, skipped and failed; with `CI` set a skip fails.
     Test(test::TestArgs),
     /// Every language's benchmarks (Rust criterion, C, Python, Go), then one table of
     /// figures and ratios; arguments after `--` go to `cargo bench` verbatim.

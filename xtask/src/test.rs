@@ -1,39 +1,44 @@
 //! `cargo xtask test`: every check the project has, as an ordered list of stages.
 //!
-//! A stage is a name plus a closure. Stages run in order and the first failure stops
-//! the run, naming the stage. A stage whose tool is missing reports itself skipped
-//! instead of failing. To add a check (Go, Python, Java, Node ...),
-//! push a [`Stage`] in [`stages`]; nothing else needs to change.
+//! A stage is a name plus a closure returning an [`Outcome`]. Stages run in order;
+//! by default every stage runs even after one fails (`--fail-fast` stops at the
+//! first failure), and the run ends with the summary of [`Report`]: the skipped and
+//! failed stages by name, then one line counting the stages passed, skipped and
+//! failed. The exit status is non-zero exactly when a stage failed.
+//!
+//! A stage whose tool is missing returns [`Outcome::Skipped`]; what that means is
+//! decided in one place ([`crate::outcome`]): a note locally, a failure naming the
+//! stage when `CI` is set. To add a check, push a [`Stage`] (built with
+//! [`Stage::task`], optionally [`Stage::requires`]) in [`stages`]; nothing else needs
+//! to change.
 
 use std::time::Instant;
 
 use clap::Args;
 
 use crate::header;
+pub use crate::outcome::Outcome;
+use crate::outcome::{strict, Report, CI_VAR};
 use crate::util::{cargo, display, exec, has_cargo_tool, workspace_root, Result};
 
 /// Arguments of `cargo xtask test`.
 #[derive(Debug, Args)]
 pub struct TestArgs {
-    /// Run only `cargo test` (no fmt, clippy or docs).
+    /// Run only `cargo test` (and the check that ../shared/conformance is present).
     #[arg(long)]
     pub quick: bool,
     /// Also check that the benchmarks compile (`cargo bench --no-run`).
     #[arg(long)]
     pub bench_build: bool,
     /// Run only the stages whose name contains this text (e.g. `--only python:`);
-    /// text that matches no stage is an error listing the stage names.
+    /// repeat it to select more (`--only java --only node:`). Text that matches no
+    /// stage is an error listing the stage names.
     #[arg(long)]
-    pub only: Option<String>,
-}
-
-/// What a stage did when it did not fail.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// The stage ran and passed.
-    Passed,
-    /// The stage could not run here (a tool is missing); the reason is shown.
-    Skipped(String),
+    pub only: Vec<String>,
+    /// Stop at the first failed stage (the rest are listed as not run) instead of
+    /// running every stage.
+    #[arg(long)]
+    pub fail_fast: bool,
 }
 
 /// One step of `cargo xtask test`.
@@ -53,35 +58,61 @@ impl Stage {
             cmd.envs(env.iter().copied());
             cmd
         };
-        Stage {
-            name: display(&make()),
-            run: Box::new(move || exec(&mut make()).map(|()| Outcome::Passed)),
-        }
+        Stage::task(&display(&make()), move || {
+            exec(&mut make()).map(|()| Outcome::Passed)
+        })
     }
 
-    /// A stage that runs in-process.
-    fn task(name: &str, run: impl Fn() -> Result<Outcome> + 'static) -> Stage {
+    /// A stage that runs in-process (from the workspace root), named `name`.
+    pub fn task(name: &str, run: impl Fn() -> Result<Outcome> + 'static) -> Stage {
         Stage {
             name: name.to_string(),
             run: Box::new(run),
         }
     }
 
-    /// This stage, skipped with a note unless `cargo <tool>` is installed.
-    fn requires_cargo_tool(self, tool: &'static str, component: &'static str) -> Stage {
+    /// This stage, skipped when `missing` returns why it cannot run here (what is
+    /// missing and how to install it); `missing` is asked when the stage starts.
+    pub fn requires(self, missing: impl Fn() -> Option<String> + 'static) -> Stage {
         let Stage { name, run } = self;
-        Stage {
-            name,
-            run: Box::new(move || {
-                if has_cargo_tool(tool) {
-                    run()
-                } else {
-                    Ok(Outcome::Skipped(format!(
-                        "`cargo {tool}` not found; install it with `rustup component add {component}`"
-                    )))
-                }
-            }),
-        }
+        Stage::task(&name, move || match missing() {
+            Some(why) => Ok(Outcome::Skipped(why)),
+            None => run(),
+        })
+    }
+
+    /// This stage, skipped unless `cargo <tool>` is installed.
+    fn requires_cargo_tool(self, tool: &'static str, component: &'static str) -> Stage {
+        self.requires(move || {
+            (!has_cargo_tool(tool)).then(|| {
+                format!(
+                    "`cargo {tool}` not found; install it with `rustup component add {component}`"
+                )
+            })
+        })
+    }
+}
+
+/// The stage that checks the golden vectors are there: the Rust, C, Go, Java, Node
+/// and Python tests read `../shared/conformance` and skip those tests when it is
+/// absent, so its absence is a skip here (a failure under CI, where it must exist).
+fn conformance_stage() -> Stage {
+    Stage::task(
+        "conformance: ../shared/conformance/manifest.json is present (the golden vectors the tests read)",
+        || Ok(conformance_outcome(&workspace_root().join("../shared/conformance"))),
+    )
+}
+
+/// Passed when `dir/manifest.json` exists, else skipped naming `dir`.
+fn conformance_outcome(dir: &std::path::Path) -> Outcome {
+    if dir.join("manifest.json").is_file() {
+        Outcome::Passed
+    } else {
+        Outcome::Skipped(format!(
+            "{} not found; the conformance tests of every language skip themselves \
+             (put the shared folder beside the repository)",
+            dir.display()
+        ))
     }
 }
 
@@ -89,9 +120,10 @@ impl Stage {
 pub fn stages(args: &TestArgs) -> Vec<Stage> {
     let test = Stage::cargo("test --workspace --all-features", &[]);
     if args.quick {
-        return vec![test];
+        return vec![conformance_stage(), test];
     }
     let mut stages = vec![
+        conformance_stage(),
         Stage::cargo("fmt --all -- --check", &[]).requires_cargo_tool("fmt", "rustfmt"),
         Stage::cargo(
             "clippy --workspace --all-targets --all-features -- -D warnings",
@@ -117,8 +149,8 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
     if args.bench_build {
         stages.push(Stage::cargo("bench --workspace --no-run", &[]));
     }
-    // Language binding stages (Go, Python, Java, Node) go here, each skipping
-    // itself with a note when its toolchain is missing.
+    // Language binding stages (Go, Python, Java, Node) go here, each returning
+    // `Outcome::Skipped` when its toolchain is missing.
     stages.extend(crate::go::stages());
     stages.push(Stage::task(
         "python: maturin develop into target/py-venv, pytest bindings/python/tests",
@@ -139,56 +171,95 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
     stages
 }
 
-/// The stages `--only` selects (all of them without it).
+/// The stages `--only` selects: those whose name contains any of the `only` texts
+/// (all of them when `only` is empty), in run order.
 ///
-/// Errors: `--only` matches no stage name; the message lists the names, so a typo
+/// Errors: a text matches no stage name; the message lists the names, so a typo
 /// cannot pass as a green run of nothing.
-pub fn select(stages: Vec<Stage>, only: Option<&str>) -> Result<Vec<Stage>> {
-    let Some(only) = only else {
+pub fn select(stages: Vec<Stage>, only: &[String]) -> Result<Vec<Stage>> {
+    if only.is_empty() {
         return Ok(stages);
-    };
-    let names: Vec<String> = stages.iter().map(|s| s.name.clone()).collect();
-    let selected: Vec<Stage> = stages
-        .into_iter()
-        .filter(|s| s.name.contains(only))
-        .collect();
-    if selected.is_empty() {
-        let list: String = names.iter().map(|n| format!("\n  {n}")).collect();
+    }
+    if let Some(unmatched) = only
+        .iter()
+        .find(|o| !stages.iter().any(|s| s.name.contains(o.as_str())))
+    {
+        let list: String = stages.iter().map(|s| format!("\n  {}", s.name)).collect();
         return Err(format!(
-            "error: [xtask] --only {only:?} matches no stage; the stages are:{list}"
+            "error: [xtask] --only {unmatched:?} matches no stage; the stages are:{list}"
         )
         .into());
     }
-    Ok(selected)
+    Ok(stages
+        .into_iter()
+        .filter(|s| only.iter().any(|o| s.name.contains(o.as_str())))
+        .collect())
 }
 
-/// Runs every stage in order, stopping at the first failure.
-pub fn run(args: &TestArgs) -> Result {
-    let conformance = workspace_root().join("../shared/conformance");
-    if !conformance.is_dir() {
-        println!(
-            "note: [xtask] {} not found; conformance tests will skip themselves",
-            conformance.display()
-        );
-    }
-    let selected = select(stages(args), args.only.as_deref())?;
-    let all = Instant::now();
-    for stage in selected {
+/// Runs a stage; a panic inside it is that stage's failure, not the end of the run.
+fn run_stage(stage: &Stage) -> Result<Outcome> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (stage.run)())).unwrap_or_else(
+        |panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into());
+            Err(format!("panicked: {what}").into())
+        },
+    )
+}
+
+/// Runs `stages` in order, printing each one's header and end line, and records
+/// their verdicts (`strict`: skips fail); with `fail_fast`, stops at the first
+/// failure and records the rest as not run.
+pub fn execute(stages: Vec<Stage>, strict: bool, fail_fast: bool) -> Report {
+    let mut report = Report::new(strict);
+    let mut stages = stages.into_iter();
+    for stage in stages.by_ref() {
         println!("==> [xtask] {}", stage.name);
         let started = Instant::now();
-        let outcome = (stage.run)()
-            .map_err(|err| format!("error: [xtask] stage `{}` failed: {err}", stage.name))?;
-        let secs = started.elapsed().as_secs_f64();
-        match outcome {
-            Outcome::Passed => println!("==> [xtask] {}: ok ({secs:.1}s)", stage.name),
-            Outcome::Skipped(why) => println!("==> [xtask] {}: skipped: {why}", stage.name),
+        let result = run_stage(&stage);
+        let verdict = report.record(&stage.name, result);
+        println!("{}", verdict.line(&stage.name, started.elapsed()));
+        if fail_fast && verdict.is_failure() {
+            break;
         }
     }
-    println!(
-        "==> [xtask] all stages passed ({:.1}s)",
-        all.elapsed().as_secs_f64()
-    );
-    Ok(())
+    for stage in stages {
+        report.not_run(&stage.name);
+    }
+    report
+}
+
+/// Runs the selected stages in order (all of them, or up to the first failure with
+/// `--fail-fast`), then prints the summary of [`Report`], whose count line is the
+/// last line of the run.
+///
+/// Errors: `--only` matches no stage (before anything runs); any stage failed (the
+/// error is the count line, so `main` prints it last, on stderr).
+pub fn run(args: &TestArgs) -> Result {
+    let selected = select(stages(args), &args.only)?;
+    let strict = strict();
+    if strict {
+        println!(
+            "note: [xtask] `{CI_VAR}` is set: a stage that cannot run here (missing tool, \
+             missing ../shared) fails the run"
+        );
+    }
+    let all = Instant::now();
+    let report = execute(selected, strict, args.fail_fast);
+    let mut lines = report.summary(all.elapsed());
+    let counts = lines.pop().expect("the summary ends with the count line");
+    for line in lines {
+        println!("{line}");
+    }
+    if report.failed() {
+        Err(counts.into())
+    } else {
+        println!("{counts}");
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -199,7 +270,8 @@ mod tests {
         stages(&TestArgs {
             quick,
             bench_build,
-            only: None,
+            only: Vec::new(),
+            fail_fast: false,
         })
         .into_iter()
         .map(|s| s.name)
@@ -211,16 +283,25 @@ mod tests {
         let args = TestArgs {
             quick: false,
             bench_build: false,
-            only: None,
+            only: Vec::new(),
+            fail_fast: false,
         };
-        let picked = |only: Option<&str>| {
-            select(stages(&args), only).map(|v| v.into_iter().map(|s| s.name).collect::<Vec<_>>())
+        let picked = |only: &[&str]| {
+            let only: Vec<String> = only.iter().map(|o| o.to_string()).collect();
+            select(stages(&args), &only).map(|v| v.into_iter().map(|s| s.name).collect::<Vec<_>>())
         };
-        assert_eq!(picked(None).unwrap().len(), stages(&args).len());
-        let clippy = picked(Some("cargo clippy")).unwrap();
+        assert_eq!(picked(&[]).unwrap().len(), stages(&args).len());
+        let clippy = picked(&["cargo clippy"]).unwrap();
         assert_eq!(clippy.len(), 1);
         assert!(clippy[0].starts_with("cargo clippy"));
-        let err = picked(Some("no such stage")).unwrap_err().to_string();
+        // Several texts: the union, in run order.
+        let two = picked(&["node: build", "conformance:"]).unwrap();
+        assert_eq!(two.len(), 2, "{two:?}");
+        assert!(two[0].starts_with("conformance:") && two[1].starts_with("node: build"));
+        // One text that matches nothing fails the whole selection.
+        let err = picked(&["cargo clippy", "no such stage"])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("\"no such stage\" matches no stage"), "{err}");
         for name in names(false, false) {
             assert!(
@@ -230,15 +311,100 @@ mod tests {
         }
     }
 
+    /// Fake stages: one of each outcome, a panic, an error.
+    fn fakes() -> Vec<Stage> {
+        vec![
+            Stage::task("a", || Ok(Outcome::Passed)),
+            Stage::task("b", || Ok(Outcome::Passed)).requires(|| Some("`b-tool` not found".into())),
+            Stage::task("c", || panic!("c broke")),
+            Stage::task("d", || Err("exit status: 1".into())),
+            Stage::task("e", || Ok(Outcome::Passed)).requires(|| None),
+        ]
+    }
+
+    fn counts(report: &Report) -> String {
+        let lines = report.summary(std::time::Duration::ZERO);
+        lines.last().unwrap().clone()
+    }
+
+    #[test]
+    fn every_stage_runs_after_a_failure_and_panics_are_failures() {
+        let report = execute(fakes(), false, false);
+        assert!(report.failed());
+        let lines = report.summary(std::time::Duration::ZERO);
+        assert_eq!(
+            lines,
+            [
+                "==> [xtask] skipped: b: `b-tool` not found",
+                "==> [xtask] FAILED: c: panicked: c broke",
+                "==> [xtask] FAILED: d: exit status: 1",
+                "cargo xtask test: 2 stages passed, 1 skipped, 2 failed (0.0s)",
+            ]
+        );
+    }
+
+    #[test]
+    fn fail_fast_stops_at_the_first_failure() {
+        let report = execute(fakes(), false, true);
+        assert_eq!(
+            counts(&report),
+            "cargo xtask test: 1 stage passed, 1 skipped, 1 failed, 2 not run (0.0s)"
+        );
+    }
+
+    #[test]
+    fn under_ci_a_missing_tool_fails_its_stage() {
+        let stages = vec![
+            Stage::task("a", || Ok(Outcome::Passed)),
+            Stage::task("b", || Ok(Outcome::Passed)).requires(|| Some("`b-tool` not found".into())),
+        ];
+        let report = execute(stages, true, false);
+        assert!(report.failed());
+        let lines = report.summary(std::time::Duration::ZERO);
+        assert!(
+            lines[0].starts_with("==> [xtask] FAILED: b: could not run")
+                && lines[0].ends_with("`b-tool` not found"),
+            "{lines:?}"
+        );
+        let local = execute(
+            vec![Stage::task("b", || Ok(Outcome::Passed)).requires(|| Some("x".into()))],
+            false,
+            false,
+        );
+        assert!(!local.failed());
+        assert_eq!(
+            counts(&local),
+            "cargo xtask test: 0 stages passed, 1 skipped, 0 failed (0.0s)"
+        );
+    }
+
+    #[test]
+    fn a_missing_conformance_folder_is_a_skip_naming_it() {
+        let dir = workspace_root().join("target/xtask/conformance-check");
+        let _ = std::fs::remove_dir_all(&dir);
+        let Outcome::Skipped(why) = conformance_outcome(&dir) else {
+            panic!("no folder must be a skip");
+        };
+        assert!(why.contains("conformance-check not found"), "{why}");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("manifest.json"), "{}").unwrap();
+        assert_eq!(conformance_outcome(&dir), Outcome::Passed);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn quick_runs_only_cargo_test() {
-        assert_eq!(names(true, true), ["cargo test --workspace --all-features"]);
+        let names = names(true, true);
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(names[0].starts_with("conformance: "), "{names:?}");
+        assert_eq!(names[1], "cargo test --workspace --all-features");
     }
 
     #[test]
     fn full_run_order() {
         let names = names(false, true);
         let order = [
+            "conformance: ../shared/conformance",
             "cargo fmt",
             "cargo clippy",
             "cargo xtask header --check",
