@@ -10,6 +10,7 @@ use crate::container::each_stream_item;
 use crate::data_rules;
 use crate::detect::{self, Format};
 use crate::error::{Error, Result};
+use hurray_io::file::data_crc::{self, DataCrc};
 use hurray_io::file::{CrcStatus, FileReader};
 use std::path::Path;
 
@@ -42,8 +43,18 @@ pub fn validate(path: &Path) -> Result<String> {
                     CrcStatus::Verified(v) => format!("index CRC-32C verified ({v:#010x})"),
                     CrcStatus::Absent => "no index CRC".to_owned(),
                 };
+                let data = match data_crc::verify(&r)? {
+                    DataCrc::Verified(n) => format!(
+                        "data CRC-32C verified for {}",
+                        plural(n, "tensor", "tensors")
+                    ),
+                    DataCrc::Absent => format!(
+                        "data not checked ({:?} KV entry absent)",
+                        data_crc::DATA_CRC32C_KEY
+                    ),
+                };
                 Ok(format!(
-                    "HRRYFILE {major}.{minor}, {}, {}, {crc}",
+                    "HRRYFILE {major}.{minor}, {}, {}, {crc}, {data}",
                     plural(r.len(), "tensor", "tensors"),
                     plural(r.kv().len(), "KV entry", "KV entries")
                 ))

@@ -64,6 +64,10 @@ pub enum FormatRule {
     /// `HAS_KV_METADATA` and the trailer's KV fields disagree, or exactly one of
     /// `kv_offset` / `kv_length` is zero (`file-format.md` §14 item 29, A2).
     KvPresence,
+    /// A tensor's data does not match the CRC-32C recorded for it in the
+    /// `hurray.data_crc32c` KV entry, or that entry is malformed
+    /// ([`file::data_crc`](crate::file::data_crc)).
+    DataCrcMismatch,
     /// A file's `tensor_count_hint` disagrees with the tensors actually present
     /// (sequential reading, `file-format.md` §14 item 30; or a writer told a count).
     TensorCountHint,

@@ -12,6 +12,7 @@
 //!   one byte slice and records where every tensor lies;
 //! - [`writer`]: blocking writers ([`FileWriter`] to a path, atomically; [`FileWriterTo`]
 //!   over any `std::io::Write`);
+//! - [`data_crc`]: the optional per-tensor data CRC-32C (a reserved KV entry);
 //! - [`commit`]: [`PendingFile`], how every path writer puts its finished file in
 //!   place (temporary file, `fsync`, rename, directory `fsync`);
 //! - [`reader`]: [`FileReader`], random access over an in-memory file or a private
@@ -58,6 +59,7 @@
 pub mod catalog;
 pub mod commit;
 mod cursor;
+pub mod data_crc;
 pub mod encoder;
 pub mod header;
 pub mod index;

@@ -58,6 +58,8 @@ pub struct FileWriterTo<W: Write> {
     enc: FileEncoder,
     sink: W,
     failed: bool,
+    /// Per-tensor data CRC-32C values in file order, when recording them.
+    data_crcs: Option<Vec<u64>>,
 }
 
 impl<W: Write> FileWriterTo<W> {
@@ -70,7 +72,28 @@ impl<W: Write> FileWriterTo<W> {
             enc: FileEncoder::new(opts)?,
             sink,
             failed: false,
+            data_crcs: None,
         })
+    }
+
+    /// Records a CRC-32C of every tensor's data in the reserved KV entry
+    /// `hurray.data_crc32c` at [`finish`](Self::finish) (see
+    /// [`data_crc`](super::data_crc)), so `hurray validate` and
+    /// [`data_crc::verify`](super::data_crc::verify) can name a tensor whose bytes
+    /// changed. Call before writing the first tensor; off by default.
+    pub fn with_data_crc32c(mut self) -> Self {
+        self.data_crcs = Some(Vec::new());
+        self
+    }
+
+    fn record_crcs(&mut self, tensors: &[&Tensor]) {
+        if let Some(crcs) = &mut self.data_crcs {
+            crcs.extend(tensors.iter().map(|t| {
+                u64::from(super::data_crc::tensor_crc32c(
+                    t.buffers().iter().map(|b| b.as_slice()),
+                ))
+            }));
+        }
     }
 
     /// Bytes written so far (as planned by the core).
@@ -100,7 +123,9 @@ impl<W: Write> FileWriterTo<W> {
         }
         tensor.validate_content()?;
         let pieces = self.enc.tensor(name, tensor.descriptor());
-        self.run(pieces, &[tensor])
+        self.run(pieces, &[tensor])?;
+        self.record_crcs(&[tensor]);
+        Ok(())
     }
 
     /// Writes a composite whose head is named `name` and whose members get the
@@ -127,7 +152,9 @@ impl<W: Write> FileWriterTo<W> {
         collect(c, &mut tensors);
         tensors.iter().try_for_each(|t| t.validate_content())?;
         let pieces = self.enc.composite(names, c);
-        self.run(pieces, &tensors)
+        self.run(pieces, &tensors)?;
+        self.record_crcs(&tensors);
+        Ok(())
     }
 
     /// Adds a KV entry (written after the tensors, in the order added).
@@ -146,6 +173,12 @@ impl<W: Write> FileWriterTo<W> {
     pub fn finish(mut self) -> Result<W> {
         if self.failed {
             return Err(poisoned());
+        }
+        if let Some(crcs) = self.data_crcs.take() {
+            self.enc.add_kv(
+                super::data_crc::DATA_CRC32C_KEY,
+                KvValue::Array(super::kv::KvArray::UInt64(crcs)),
+            )?;
         }
         let pieces = self.enc.finish();
         self.run(pieces, &[])?;
@@ -196,9 +229,16 @@ impl FileWriter {
                 enc,
                 sink: BufWriter::with_capacity(1 << 20, file),
                 failed: false,
+                data_crcs: None,
             },
             pending,
         })
+    }
+
+    /// See [`FileWriterTo::with_data_crc32c`].
+    pub fn with_data_crc32c(mut self) -> Self {
+        self.inner = self.inner.with_data_crc32c();
+        self
     }
 
     /// The path the file will have once finished.
