@@ -300,7 +300,7 @@ pub fn compare(paths: &[PathBuf]) -> Result<Comparison> {
         let kv: Vec<String> = reference
             .kv
             .iter()
-            .map(|(k, v)| format!("{k} = {v}"))
+            .map(|(k, v)| crate::inspect::table::printable(&format!("{k} = {v}")))
             .collect();
         let _ = writeln!(out, "\nKV metadata of the reference: {}", kv.join(", "));
     }

@@ -130,7 +130,8 @@ pub fn render(name: &str, t: &Tensor, limit: u64) -> Result<String> {
     let shown = if limit == 0 { n } else { n.min(limit) };
     let shape: Vec<String> = d.shape.iter().map(u64::to_string).collect();
     let mut out = format!(
-        "{name}: {} [{}] {}, {n} values",
+        "{}: {} [{}] {}, {n} values",
+        crate::inspect::table::printable(name),
         d.element_type,
         shape.join(", "),
         d.layout.name()

@@ -25,6 +25,13 @@ pub fn human(bytes: u64) -> String {
 
 /// Renders rows as columns separated by two spaces, each line indented by two.
 pub fn columns(header: &[&str], rows: &[Vec<String>], right: &[usize]) -> String {
+    // Cells come from the file (names, keys, string values): control characters are
+    // escaped so a file cannot move the cursor, recolour the terminal or forge lines.
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| printable(c)).collect())
+        .collect();
+    let rows = rows.as_slice();
     let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (w, cell) in width.iter_mut().zip(r) {
@@ -59,6 +66,24 @@ fn shape(s: &[Option<u64>]) -> String {
         .map(|d| d.map_or_else(|| "?".to_owned(), |n| n.to_string()))
         .collect();
     format!("[{}]", dims.join(", "))
+}
+
+/// `s` with every control character (C0, DEL, C1: ANSI escapes, carriage returns,
+/// newlines, ...) written as a Rust-style escape (`\u{1b}`, `\n`), and backslashes
+/// doubled so an escape cannot be forged; other text is unchanged.
+pub fn printable(s: &str) -> String {
+    if !s.chars().any(|c| c.is_control() || c == '\\') {
+        return s.to_owned();
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() || c == '\\' {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn cut(s: String) -> String {
@@ -168,6 +193,15 @@ mod tests {
     fn human_sizes() {
         assert_eq!(human(512), "512 B");
         assert_eq!(human(90_868_376), "86.7 MiB");
+    }
+
+    #[test]
+    fn file_text_is_escaped() {
+        assert_eq!(printable("w\u{1b}[2Jx\ny\r"), "w\\u{1b}[2Jx\\ny\\r");
+        assert_eq!(printable("a\\n"), "a\\\\n");
+        assert_eq!(printable("plain — ünïcode"), "plain — ünïcode");
+        let t = columns(&["NAME"], &[vec!["evil\n  forged line".into()]], &[]);
+        assert_eq!(t.lines().count(), 2, "{t}");
     }
 
     #[test]

@@ -25,9 +25,7 @@ pub const DATA_CRC32C_KEY: &str = "hurray.data_crc32c";
 
 /// CRC-32C of `buffers` concatenated (the value recorded per tensor).
 pub fn tensor_crc32c<'a>(buffers: impl IntoIterator<Item = &'a [u8]>) -> u32 {
-    buffers
-        .into_iter()
-        .fold(0, crc32c::crc32c_append)
+    buffers.into_iter().fold(0, crc32c::crc32c_append)
 }
 
 /// What [`verify`] found.
