@@ -91,7 +91,17 @@ pub struct FfiError {
     pub message: String,
 }
 
+/// How every buffer-content error's message starts (`HURRAY_ERR_FORMAT`, from
+/// `hurray_core::content`), so a binding can tell it from container framing errors.
+pub const CONTENT_ERROR_PREFIX: &str = "buffer content";
+
 impl FfiError {
+    /// True for a buffer-content rule violation (a sparse index, a block table, a
+    /// scale: `HURRAY_ERR_FORMAT` with a message starting [`CONTENT_ERROR_PREFIX`]).
+    pub fn is_content(&self) -> bool {
+        self.status == HURRAY_ERR_FORMAT && self.message.starts_with(CONTENT_ERROR_PREFIX)
+    }
+
     /// An error with this status and message.
     pub fn new(status: HurrayStatus, message: impl Into<String>) -> FfiError {
         FfiError {

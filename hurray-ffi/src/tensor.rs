@@ -218,7 +218,7 @@ fn host_slices<'a>(bufs: &[&'a HurrayBuffer]) -> Option<Vec<&'a [u8]>> {
 /// The content check as an FFI result (`HURRAY_ERR_FORMAT` naming the rule).
 fn content_result(d: &TensorDescriptor, slices: &[&[u8]]) -> FfiResult<()> {
     hurray_core::content::check_content(d, slices)
-        .map_err(|e| FfiError::new(HURRAY_ERR_FORMAT, format!("buffer content: {e}")))
+        .map_err(|e| FfiError::new(HURRAY_ERR_FORMAT, format!("{CONTENT_ERROR_PREFIX}: {e}")))
 }
 
 /// Checks host buffers' contents; `Ok(false)` when some buffer is device memory.

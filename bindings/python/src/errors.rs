@@ -63,6 +63,10 @@ pub fn descriptor(e: &DecodeError) -> PyErr {
 /// An error of the handle layer (hurray-ffi).
 pub fn ffi(e: FfiError) -> PyErr {
     let msg = e.to_string();
+    if e.is_content() {
+        // A layout or quantization rule broken by buffer bytes.
+        return InvalidDescriptorError::new_err(msg);
+    }
     match e.status {
         HURRAY_ERR_DESCRIPTOR => InvalidDescriptorError::new_err(msg),
         HURRAY_ERR_BUFFER_MISMATCH => InvalidDescriptorError::new_err(msg),

@@ -575,9 +575,7 @@ impl Tensor {
         let h = &self.h;
         match py.detach(|| h.get().check_content()) {
             Ok(()) => Ok(()),
-            Err(e) if e.status == hurray_ffi::HURRAY_ERR_FORMAT => {
-                Err(errors::InvalidDescriptorError::new_err(e.message))
-            }
+            Err(e) if e.is_content() => Err(errors::InvalidDescriptorError::new_err(e.message)),
             Err(e) => Err(errors::UnsupportedError::new_err(e.message)),
         }
     }

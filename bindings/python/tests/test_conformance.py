@@ -1,6 +1,7 @@
 """The shared golden vectors (../shared/conformance): the file loads as the manifest
-says, in index order; every non-composite descriptor vector, followed by zeroed
-buffers of the sizes it declares, reads back from a stream as the manifest says."""
+says, in index order; every non-composite descriptor vector, followed by buffers of
+the sizes it declares (zeroed, or holding valid index and scale contents where the
+layout or scheme has content rules), reads back from a stream as the manifest says."""
 
 import json
 
@@ -27,12 +28,24 @@ def test_golden_files(entry):
         assert x.buffer(0).shape == (t["data_bytes"],)
 
 
+def valid_buffers(name, sizes):
+    """Zeroed buffers of `sizes`, except that the vectors with content rules get valid
+    contents (readers refuse a CSR whose row_ptr does not end at nnz, or a zero scale)."""
+    bufs = [bytes(n) for n in sizes]
+    if name.endswith("csr_f32_3x3.bin"):  # nnz 2 over 3 rows: cols [0, 1], row_ptr [0, 1, 2, 2]
+        u64 = lambda v: b"".join(x.to_bytes(8, "little") for x in v)
+        bufs[1], bufs[2] = u64([0, 1]), u64([0, 1, 2, 2])
+    if name.endswith("quant_per_block_int4_128x128.bin"):  # f16 scales of 1.0
+        bufs[1] = b"\x00\x3c" * (sizes[1] // 2)
+    return bufs
+
+
 @pytest.mark.parametrize("entry", [d for d in manifest()["descriptors"] if d["expect"].get("layout_tag") != 0x0B],
                          ids=lambda e: e["file"])
 def test_golden_descriptors_through_a_stream(entry):
     exp = entry["expect"]
     raw = (CONF / entry["file"]).read_bytes()
-    stream = raw + b"".join(bytes(n) for n in exp["buffer_byte_sizes"])
+    stream = raw + b"".join(valid_buffers(entry["file"], exp["buffer_byte_sizes"]))
     (t,) = list(hurray.StreamReader(stream))
     assert [None if d is None else d for d in t.shape] == exp["shape"]
     assert t.dtype.name == exp["element_type"] and t.layout.tag == exp["layout_tag"]

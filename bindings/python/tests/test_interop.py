@@ -71,7 +71,7 @@ def test_array_protocol_options():
 
 
 def test_array_and_dlpack_rejections():
-    coo = hurray.sparse_coo(np.ones(2, np.float32), np.zeros((2, 2), np.uint64), [3, 3])
+    coo = hurray.sparse_coo(np.ones(2, np.float32), np.array([[0, 0], [1, 2]], np.uint64), [3, 3])
     with pytest.raises(hurray.UnsupportedError, match="coo"):
         np.asarray(coo)
     with pytest.raises(BufferError, match="coo"):

@@ -83,7 +83,7 @@ def test_release_from_a_native_thread_via_saved_stream():
 
 
 def test_views_keep_parents_and_count_returns_to_zero():
-    t = hurray.sparse_coo(np.ones(3, np.float32), np.zeros((3, 2), np.uint64), [4, 4])
+    t = hurray.sparse_coo(np.ones(3, np.float32), np.array([[0, 0], [1, 1], [2, 3]], np.uint64), [4, 4])
     parts = [t.values, t.indices, t.buffer(0), t.__hurray__(), hurray.from_hurray(t)]
     del t
     gc.collect()
@@ -99,7 +99,7 @@ keep = []
 a = np.arange(100, dtype=np.float32)
 t = hurray.from_numpy(a)
 keep += [t, np.asarray(t), t.__hurray__(), t.__dlpack__(max_version=(1, 0)), t.__dlpack__()]
-keep += [hurray.sparse_coo(np.ones(2, np.float32), np.zeros((2, 2), np.uint64), [3, 3]).__hurray__()]
+keep += [hurray.sparse_coo(np.ones(2, np.float32), np.array([[0, 0], [1, 2]], np.uint64), [3, 3]).__hurray__()]
 c = t.__hurray__(); keep.append(hurray.from_hurray(t))
 # a daemon thread still holding tensors when the interpreter exits
 def hold():
