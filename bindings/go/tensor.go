@@ -422,6 +422,9 @@ func viewOf[T Element](op string, t *Tensor, i int) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := t.interpretable(op); err != nil {
+		return nil, err
+	}
 	var z T
 	size := int(unsafe.Sizeof(z))
 	if len(b)%size != 0 {
@@ -434,6 +437,19 @@ func viewOf[T Element](op string, t *Tensor, i int) ([]T, error) {
 		return nil, invalidArg(op, "buffer %d is not aligned for %T", i, z)
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size), nil
+}
+
+// interpretable refuses typed views of a tensor whose layout this build keeps
+// opaque: a private extension layout (0xF0..0xFE) or an unknown tag kept by a
+// permissive open. Its buffers have no meaning here (layouts.md §3: a permissive
+// reader never interprets them); Bytes still gives the raw bytes to pass on.
+func (t *Tensor) interpretable(op string) error {
+	l := t.Layout()
+	if _, known := layoutNames[l]; known {
+		return nil
+	}
+	return &Error{Status: StatusNotApplicable, Op: op,
+		Message: fmt.Sprintf("layout %s is opaque to this library: its buffers cannot be viewed as values (use Bytes for the raw bytes)", l)}
 }
 
 // Values returns the tensor's values (buffer 0, which holds the elements in every
