@@ -628,7 +628,8 @@ impl Tensor {
     ///
     /// Raises:
     ///     hurray.UnsupportedError: non-dense or tiled/Morton/Hilbert layout, non-CPU
-    ///         device, dtype without a NumPy equivalent (incl. bfloat16).
+    ///         device, dtype without a NumPy equivalent (incl. bfloat16), or a shape
+    ///         NumPy cannot represent (even an empty one, e.g. ``[0, 2**62]``).
     ///     BufferError: (builtin) for ``bool``, which is bit-packed.
     fn _check_array(&self) -> PyResult<()> {
         let d = self.model();
@@ -655,6 +656,24 @@ impl Tensor {
             return Err(pyo3::exceptions::PyBufferError::new_err(
                 "hurray bool is bit-packed (8 per byte) and has no zero-copy NumPy or DLPack form",
             ));
+        }
+        // NumPy refuses a shape whose non-zero dimensions times the item size exceed
+        // its index type, even for an empty array (one with a 0 dimension): say so
+        // here, with the library's error, instead of NumPy's ValueError.
+        let item = d.storage().map_or(1, |s| u64::from(s.bits().div_ceil(8)));
+        let fits = d
+            .shape
+            .iter()
+            .filter(|&&n| n != 0)
+            .try_fold(item, |acc, &n| acc.checked_mul(n))
+            .is_some_and(|bytes| bytes <= isize::MAX as u64);
+        if !fits {
+            return Err(UnsupportedError::new_err(format!(
+                "NumPy cannot represent shape {:?} of {}: its non-zero dimensions times the item size exceed {} bytes",
+                d.shape,
+                dtype_name(t),
+                isize::MAX
+            )));
         }
         Ok(())
     }

@@ -198,3 +198,12 @@ def test_torch_interop_or_import_error():
     assert t._buffer_address(0) == x.data_ptr()
     y = t.to_torch()
     assert y.data_ptr() == x.data_ptr()
+
+
+@pytest.mark.parametrize("shape", [[0, 2**62], [0, 2**40, 2**40], [2**63 - 1, 0]])
+def test_empty_tensor_numpy_cannot_represent_raises_the_library_error(shape):
+    t = hurray.zeros(shape, dtype=hurray.float32)
+    assert t.size == 0
+    for convert in (np.asarray, lambda x: np.array(x, copy=True)):
+        with pytest.raises(hurray.UnsupportedError, match="NumPy cannot represent shape"):
+            convert(t)

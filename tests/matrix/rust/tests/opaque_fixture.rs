@@ -32,5 +32,9 @@ fn opaque_layout_fixture_is_current() {
         std::fs::write(&path, &bytes).unwrap();
     }
     let committed = std::fs::read(&path).expect("run with HURRAY_BLESS=1 to create it");
-    assert!(committed == bytes, "{} is stale: rerun with HURRAY_BLESS=1", path.display());
+    assert!(
+        committed == bytes,
+        "{} is stale: rerun with HURRAY_BLESS=1",
+        path.display()
+    );
 }
