@@ -3,7 +3,10 @@ package hurray
 // #include "hurray.h"
 import "C"
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // Descriptor is a tensor descriptor as a plain Go value: element type, shape,
 // layout and its fields, buffer table and optional sections. It is what
@@ -424,8 +427,37 @@ func cbool(b bool) C.uint8_t {
 
 // readDescriptor converts a live C descriptor into a Descriptor.
 func readDescriptor(p *C.HurrayDescriptor) Descriptor {
-	var h C.HurrayDescriptorHeader
-	must("hurray_descriptor_header", C.hurray_descriptor_header(p, &h))
+	var v *C.HurrayDescriptorView
+	if C.hurray_descriptor_view(p, &v) != C.HURRAY_OK {
+		// A descriptor made by another copy of the library: decode its frozen
+		// encoded bytes into one of this copy, and read that.
+		b := encodeDescriptor(p)
+		var own *C.HurrayDescriptor
+		must("hurray_descriptor_decode", C.hurray_descriptor_decode(bytesPtr(b), C.uint64_t(len(b)), &own))
+		defer C.hurray_descriptor_destroy(&own)
+		return readDescriptor(own)
+	}
+	return fromView(v)
+}
+
+// cSlice copies n values at p (a C array whose element has G's layout) into a new
+// []G (nil when n is 0).
+func cSlice[G any, T any](p *T, n int) []G {
+	if n == 0 || p == nil {
+		return nil
+	}
+	src := unsafe.Slice(p, n)
+	out := make([]G, n)
+	for i := range src {
+		out[i] = *(*G)(unsafe.Pointer(&src[i]))
+	}
+	return out
+}
+
+// fromView converts a borrowed HurrayDescriptorView (one C call gave all of it)
+// into a Descriptor that owns its slices.
+func fromView(v *C.HurrayDescriptorView) Descriptor {
+	h := v.header
 	rank := int(h.rank)
 	d := Descriptor{
 		DType:        DType(h.type_tag),
@@ -434,13 +466,10 @@ func readDescriptor(p *C.HurrayDescriptor) Descriptor {
 		VersionMinor: uint8(h.version_minor),
 		Shape:        make([]uint64, rank),
 	}
-	var n C.uint64_t
-	must("hurray_descriptor_shape", C.hurray_descriptor_shape(p, u64Ptr(d.Shape), C.uint64_t(rank), &n))
-	if h.buffer_count > 0 {
-		d.Buffers = make([]BufferEntry, int(h.buffer_count))
-		for i := range d.Buffers {
-			var e C.HurrayBufferEntry
-			must("hurray_descriptor_buffer", C.hurray_descriptor_buffer(p, C.uint32_t(i), &e))
+	copy(d.Shape, cSlice[uint64](v.shape, rank))
+	if n := int(h.buffer_count); n > 0 {
+		d.Buffers = make([]BufferEntry, n)
+		for i, e := range unsafe.Slice(v.buffers, n) {
 			d.Buffers[i] = BufferEntry{Size: uint64(e.byte_size), Alignment: uint32(e.alignment),
 				Device: Device(e.device_tag), Sync: SyncMode(e.sync_mode), Memory: MemoryClass(e.memory_class)}
 		}
@@ -448,106 +477,73 @@ func readDescriptor(p *C.HurrayDescriptor) Descriptor {
 	switch d.Layout {
 	case Strided:
 		d.Strides = make([]int64, rank)
-		must("hurray_descriptor_strides", C.hurray_descriptor_strides(p, i64Ptr(d.Strides), C.uint64_t(rank), &n))
+		copy(d.Strides, cSlice[int64](v.strides, rank))
 	case Tiled:
-		var depth C.uint32_t
-		must("hurray_descriptor_tiling_depth", C.hurray_descriptor_tiling_depth(p, &depth))
-		for lvl := C.uint32_t(0); lvl < depth; lvl++ {
-			var outer, inner C.uint8_t
-			must("hurray_descriptor_tiling_level", C.hurray_descriptor_tiling_level(p, lvl, &outer, &inner))
-			t := TileLevel{Shape: make([]uint64, rank), OuterOrder: TileOrder(outer), InnerOrder: TileOrder(inner)}
-			must("hurray_descriptor_tile_shape", C.hurray_descriptor_tile_shape(p, lvl, u64Ptr(t.Shape), C.uint64_t(rank), &n))
+		for _, l := range unsafe.Slice(v.tiling, int(v.tiling_depth)) {
+			t := TileLevel{Shape: make([]uint64, rank), OuterOrder: TileOrder(l.outer_order), InnerOrder: TileOrder(l.inner_order)}
+			copy(t.Shape, cSlice[uint64](l.tile_shape, rank))
 			if t.OuterOrder == TileStrided {
 				t.OuterStrides = make([]int64, rank)
-				must("hurray_descriptor_tile_outer_strides", C.hurray_descriptor_tile_outer_strides(p, lvl, i64Ptr(t.OuterStrides), C.uint64_t(rank), &n))
+				copy(t.OuterStrides, cSlice[int64](l.outer_strides, rank))
 			}
 			if t.InnerOrder == TileStrided {
 				t.InnerStrides = make([]int64, rank)
-				must("hurray_descriptor_tile_inner_strides", C.hurray_descriptor_tile_inner_strides(p, lvl, i64Ptr(t.InnerStrides), C.uint64_t(rank), &n))
+				copy(t.InnerStrides, cSlice[int64](l.inner_strides, rank))
 			}
 			d.Tiling = append(d.Tiling, t)
 		}
 	case Morton:
 		d.MortonBits = make([]uint32, rank)
-		must("hurray_descriptor_morton_bits", C.hurray_descriptor_morton_bits(p, u32Ptr(d.MortonBits), C.uint64_t(rank), &n))
+		copy(d.MortonBits, cSlice[uint32](v.morton_bits, rank))
 	case COO, CSR, CSC, CSF:
-		var nnz C.uint64_t
-		must("hurray_descriptor_nnz", C.hurray_descriptor_nnz(p, &nnz))
-		d.NNZ = uint64(nnz)
-		if d.Layout == COO {
-			var sorted C.uint8_t
-			must("hurray_descriptor_coo_is_sorted", C.hurray_descriptor_coo_is_sorted(p, &sorted))
-			d.COOSorted = sorted != 0
-		}
+		d.NNZ = uint64(v.nnz)
+		d.COOSorted = d.Layout == COO && v.coo_is_sorted != 0
 		if d.Layout == CSF {
 			d.CSFModeOrder = make([]uint32, rank)
-			must("hurray_descriptor_csf_mode_order", C.hurray_descriptor_csf_mode_order(p, u32Ptr(d.CSFModeOrder), C.uint64_t(rank), &n))
+			copy(d.CSFModeOrder, cSlice[uint32](v.csf_mode_order, rank))
 		}
 	case BlockPaged:
-		var f C.HurrayBlockPaged
-		must("hurray_descriptor_block_paged", C.hurray_descriptor_block_paged(p, &f))
+		f := v.block_paged
 		d.BlockPaged = &BlockPagedFields{NumPages: uint64(f.num_pages), PageSize: uint32(f.page_size),
 			PagedAxis: uint32(f.paged_axis), NumSeqs: uint32(f.num_seqs), LayerIndex: uint32(f.layer_index),
 			KVRole: KVRole(f.kv_role), Index64: f.block_table_index_type == C.HURRAY_INDEX_TYPE_U64}
 	case CompositeHead:
-		var f C.HurrayCompositeHead
-		must("hurray_descriptor_composite_head", C.hurray_descriptor_composite_head(p, &f))
+		f := v.composite_head
 		d.Composite = &CompositeFields{MemberCount: uint32(f.member_count), Rule: CompositionRule(f.composition_rule), Combine: CombineOp(f.combine_op)}
 	case Hilbert:
-		var order, r C.uint32_t
-		must("hurray_descriptor_hilbert", C.hurray_descriptor_hilbert(p, &order, &r))
-		d.Hilbert = &HilbertFields{Order: uint32(order), Rank: uint32(r)}
+		d.Hilbert = &HilbertFields{Order: uint32(v.hilbert_order), Rank: uint32(v.hilbert_rank)}
 	}
 	if d.Layout.IsExtension() {
-		var id, size C.uint64_t
-		must("hurray_descriptor_extension_layout", C.hurray_descriptor_extension_layout(p, &id, nil, 0, &size))
-		e := &ExtensionLayout{ID: uint64(id), Data: make([]byte, int(size))}
-		must("hurray_descriptor_extension_layout", C.hurray_descriptor_extension_layout(p, &id, bytesPtr(e.Data), size, &size))
-		d.Extension = e
+		d.Extension = &ExtensionLayout{ID: uint64(v.extension_layout_id),
+			Data: append([]byte{}, cSlice[byte](v.extension_layout_data, int(v.extension_layout_data_len))...)}
 	}
-	flags := uint32(h.flags)
-	if flags&C.HURRAY_FLAG_HAS_QUANTIZATION != 0 {
-		var q C.HurrayQuantization
-		must("hurray_descriptor_quantization", C.hurray_descriptor_quantization(p, &q))
-		gq := &Quantization{Scheme: Scheme(q.scheme_tag), Version: uint8(q.scheme_version), Flags: uint16(q.flags),
+	if q := v.quantization; q != nil {
+		d.Quantization = &Quantization{Scheme: Scheme(q.scheme_tag), Version: uint8(q.scheme_version), Flags: uint16(q.flags),
 			Scale: float32(q.scale), ZeroPoint: int32(q.zero_point), Axis: uint32(q.axis), BlockSize: uint32(q.block_size),
 			ScaleBuffer: uint32(q.scale_buffer_index), ZeroPointBuffer: uint32(q.zero_point_buffer_index),
-			ScaleType: ScaleType(q.scale_type_tag)}
-		var size C.uint64_t
-		must("hurray_descriptor_quantization_trailing", C.hurray_descriptor_quantization_trailing(p, nil, 0, &size))
-		if size > 0 {
-			gq.Trailing = make([]byte, int(size))
-			must("hurray_descriptor_quantization_trailing", C.hurray_descriptor_quantization_trailing(p, bytesPtr(gq.Trailing), size, &size))
-		}
-		d.Quantization = gq
+			ScaleType: ScaleType(q.scale_type_tag),
+			Trailing:  cSlice[byte](v.quantization_trailing, int(v.quantization_trailing_len))}
 	}
-	if flags&C.HURRAY_FLAG_HAS_SHARD != 0 {
+	if uint32(h.flags)&C.HURRAY_FLAG_HAS_SHARD != 0 {
 		s := &Shard{ParentShape: make([]uint64, rank), Offset: make([]uint64, rank)}
-		if rank > 0 {
-			must("hurray_descriptor_shard", C.hurray_descriptor_shard(p, u64Ptr(s.ParentShape), u64Ptr(s.Offset), C.uint64_t(rank), &n))
-		}
+		copy(s.ParentShape, cSlice[uint64](v.shard_parent_shape, rank))
+		copy(s.Offset, cSlice[uint64](v.shard_offset, rank))
 		d.Shard = s
 	}
-	if flags&C.HURRAY_FLAG_HAS_STATISTICS != 0 {
-		var s C.HurrayStatistics
-		must("hurray_descriptor_statistics", C.hurray_descriptor_statistics(p, &s))
+	if s := v.statistics; s != nil {
 		d.Statistics = &Statistics{Mask: StatMask(s.computed_mask), NNZ: uint64(s.nnz), Sparsity: float64(s.sparsity_ratio),
 			Min: float64(s.value_min), Max: float64(s.value_max), AbsMax: float64(s.value_abs_max),
 			Mean: float64(s.value_mean), Stddev: float64(s.value_stddev), NMN: uint8(s.nm_n), NMM: uint8(s.nm_m),
 			HasNaN: s.has_nan != 0, HasInf: s.has_inf != 0}
 	}
-	if flags&C.HURRAY_FLAG_HAS_EXTENSION_TYPE != 0 {
-		var e C.HurrayExtensionType
-		must("hurray_descriptor_extension_type", C.hurray_descriptor_extension_type(p, &e))
+	if e := v.extension_type; e != nil {
 		d.ExtensionType = &ExtensionType{BitWidth: uint32(e.bit_width), ExponentBias: uint32(e.exponent_bias),
 			PackingFactor: uint8(e.packing_factor), IsFloat: e.is_float != 0, IsSigned: e.is_signed != 0,
 			SignBits: uint8(e.sign_bits), ExponentBits: uint8(e.exponent_bits), MantissaBits: uint8(e.mantissa_bits),
 			HasNaN: e.has_nan != 0, HasInf: e.has_inf != 0}
 	}
-	if flags&C.HURRAY_FLAG_HAS_COMPOSITE_MEMBER != 0 {
-		var role C.uint8_t
-		must("hurray_descriptor_member_role", C.hurray_descriptor_member_role(p, &role))
-		d.MemberRole = MemberRole(role) + 1
+	if v.has_member_role != 0 {
+		d.MemberRole = MemberRole(v.member_role) + 1
 	}
 	return d
 }

@@ -6,11 +6,12 @@
 //! the field accessors are in [`crate::descriptor_access`], the builder in
 //! [`crate::builder`].
 
+use crate::descriptor_view::{HurrayDescriptorView, ViewStore};
 use crate::handle::{self, kind, Handle, Header};
 use crate::status::*;
 use hurray_core::TensorDescriptor;
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A decoded descriptor. Frozen public fields: `encoded`/`encoded_len`.
 #[repr(C)]
@@ -22,6 +23,8 @@ pub struct HurrayDescriptor {
     pub encoded_len: u64,
     model: Arc<TensorDescriptor>,
     bytes: Vec<u8>,
+    /// The data-shaped view (`hurray_descriptor_view`), built on first request.
+    view: OnceLock<Box<ViewStore>>,
 }
 
 // SAFETY: repr(C) with Header first.
@@ -58,7 +61,19 @@ impl HurrayDescriptor {
             encoded_len: bytes.len() as u64,
             model,
             bytes,
+            view: OnceLock::new(),
         }
+    }
+
+    /// The whole descriptor as one borrowed [`HurrayDescriptorView`] (built once,
+    /// valid while this descriptor lives).
+    pub fn view(&self) -> &HurrayDescriptorView {
+        self.view
+            .get_or_init(|| {
+                let header = crate::descriptor_access::header_of(&self.model, self.bytes.len());
+                Box::new(ViewStore::new(&self.model, header))
+            })
+            .view()
     }
 
     /// The model (own-build descriptors).

@@ -398,6 +398,21 @@ impl From<&Quantization> for HurrayQuantization {
 }
 
 /// The bytes of a quantization payload that [`HurrayQuantization`] does not carry.
+/// The header struct of `m`, whose encoding is `encoded_len` bytes.
+pub(crate) fn header_of(m: &TensorDescriptor, encoded_len: usize) -> HurrayDescriptorHeader {
+    HurrayDescriptorHeader {
+        version_major: hurray_core::VERSION_MAJOR,
+        version_minor: m.version_minor,
+        type_tag: m.element_type.tag(),
+        layout_tag: m.layout.tag(),
+        flags: m.flags(),
+        descriptor_length: encoded_len as u32,
+        rank: m.rank() as u32,
+        buffer_count: m.buffers.len() as u32,
+        byte_offset: m.byte_offset,
+    }
+}
+
 pub(crate) fn quantization_trailing(q: &Quantization) -> Vec<u8> {
     match &q.scheme {
         Scheme::Opaque { payload, .. } => [payload.as_slice(), &q.trailing].concat(),
@@ -637,21 +652,7 @@ pub unsafe extern "C" fn hurray_descriptor_header(
         // SAFETY: forwarded.
         let encoded_len = unsafe { encoded_of(descriptor, "descriptor")? }.len();
         // SAFETY: forwarded.
-        let h = unsafe {
-            read(descriptor, |m| {
-                Ok(HurrayDescriptorHeader {
-                    version_major: hurray_core::VERSION_MAJOR,
-                    version_minor: m.version_minor,
-                    type_tag: m.element_type.tag(),
-                    layout_tag: m.layout.tag(),
-                    flags: m.flags(),
-                    descriptor_length: encoded_len as u32,
-                    rank: m.rank() as u32,
-                    buffer_count: m.buffers.len() as u32,
-                    byte_offset: m.byte_offset,
-                })
-            })?
-        };
+        let h = unsafe { read(descriptor, |m| Ok(header_of(m, encoded_len)))? };
         // SAFETY: checked non-null.
         unsafe { put(out, "out", h) }
     })

@@ -23,6 +23,7 @@ pub mod buffer;
 pub mod builder;
 pub mod descriptor;
 pub mod descriptor_access;
+pub mod descriptor_view;
 pub mod handle;
 pub mod item;
 pub mod pool;

@@ -595,6 +595,81 @@ typedef struct HurrayDescriptorHeader {
     uint64_t byte_offset;
 } HurrayDescriptorHeader;
 
+// One level of a tiled layout (`layouts.md` §2.4), outermost first.
+typedef struct HurrayTileLevelView {
+    // Elements per tile along each dimension (`rank` values).
+    const uint64_t *tile_shape;
+    // Strides of the tile grid, in tiles (`rank` values) when `outer_order` is
+    // `HURRAY_TILE_ORDER_STRIDED`, else NULL.
+    const int64_t *outer_strides;
+    // Strides inside a tile, in elements (`rank` values) when `inner_order` is
+    // `HURRAY_TILE_ORDER_STRIDED`, else NULL.
+    const int64_t *inner_strides;
+    // `HURRAY_TILE_ORDER_*` of the tile grid.
+    uint8_t outer_order;
+    // `HURRAY_TILE_ORDER_*` inside a tile (`HURRAY_TILE_ORDER_TILED`: the next level follows).
+    uint8_t inner_order;
+} HurrayTileLevelView;
+
+// A whole descriptor, borrowed: every pointer is NULL or points into the
+// descriptor, valid until it is destroyed. Enumerated fields are wire bytes.
+typedef struct HurrayDescriptorView {
+    // The fixed header: tags, flags, rank, buffer count, byte offset.
+    struct HurrayDescriptorHeader header;
+    // `rank` dimensions in elements (`HURRAY_DYN` for a dynamic one); NULL when rank is 0.
+    const uint64_t *shape;
+    // `buffer_count` buffer-table entries; NULL when there are none.
+    const struct HurrayBufferEntry *buffers;
+    // Strided: `rank` strides in elements; else NULL.
+    const int64_t *strides;
+    // Tiled: the number of levels in `tiling`; else 0.
+    uint32_t tiling_depth;
+    // Tiled: `tiling_depth` levels, outermost first; else NULL.
+    const struct HurrayTileLevelView *tiling;
+    // Morton: `rank` bit counts; else NULL.
+    const uint32_t *morton_bits;
+    // COO, CSR, CSC, CSF: stored elements; else 0.
+    uint64_t nnz;
+    // COO: 1 when the tuples are sorted; else 0.
+    uint8_t coo_is_sorted;
+    // CSF: `rank` level dimensions (a permutation); else NULL.
+    const uint32_t *csf_mode_order;
+    // Block-paged: its fields; else NULL.
+    const struct HurrayBlockPaged *block_paged;
+    // Composite head: its fields; else NULL.
+    const struct HurrayCompositeHead *composite_head;
+    // Hilbert: the curve order; else 0.
+    uint32_t hilbert_order;
+    // Hilbert: the curve rank; else 0.
+    uint32_t hilbert_rank;
+    // Private extension layout: its identifier; else 0.
+    uint64_t extension_layout_id;
+    // Private extension layout: its opaque data; else NULL.
+    const uint8_t *extension_layout_data;
+    // Bytes at `extension_layout_data`.
+    uint64_t extension_layout_data_len;
+    // The quantization section, or NULL.
+    const struct HurrayQuantization *quantization;
+    // Quantization bytes past the scheme's fixed fields (a private scheme's whole
+    // payload), or NULL.
+    const uint8_t *quantization_trailing;
+    // Bytes at `quantization_trailing`.
+    uint64_t quantization_trailing_len;
+    // Shard: `rank` extents of the parent tensor; NULL without a shard section.
+    const uint64_t *shard_parent_shape;
+    // Shard: `rank` offsets of this box in the parent; NULL without a shard section.
+    const uint64_t *shard_offset;
+    // The statistics section, or NULL.
+    const struct HurrayStatistics *statistics;
+    // The extension-type section, or NULL.
+    const struct HurrayExtensionType *extension_type;
+    // 1 when the composite-member section is present (then `member_role` holds
+    // `HURRAY_MEMBER_ROLE_*`); else 0.
+    uint8_t has_member_role;
+    // `HURRAY_MEMBER_ROLE_*` when `has_member_role`.
+    uint8_t member_role;
+} HurrayDescriptorView;
+
 // Counters of a buffer pool, written by value.
 typedef struct HurrayBufferPoolStats {
     // Requests served by an idle allocation.
@@ -1722,6 +1797,23 @@ HurrayStatus hurray_descriptor_extension_type(const HurrayDescriptor *descriptor
 // # Safety
 // `descriptor` NULL or live; `out` NULL or writable.
 HurrayStatus hurray_descriptor_member_role(const HurrayDescriptor *descriptor, uint8_t *out);
+
+// Borrows the whole descriptor as one [`HurrayDescriptorView`]: header, shape,
+// buffer table, the layout's fields and every optional section, with arrays as
+// pointers into the descriptor (see the struct for which fields apply). One call
+// replaces the per-field `hurray_descriptor_*` accessors for readers of this build.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor, or one made by another copy of
+// the library: decode its `encoded` bytes with `hurray_descriptor_decode` to get one
+// of this copy).
+//
+// Ownership: `*out` borrowed, valid (and unchanged) until the descriptor is destroyed.
+//
+// # Safety
+// `descriptor` NULL or a live descriptor; `out` NULL or writable.
+HurrayStatus hurray_descriptor_view(const HurrayDescriptor *descriptor,
+                                    const struct HurrayDescriptorView **out);
 
 // Makes an item of one tensor (not a composite head), moving the tensor in.
 //
