@@ -71,7 +71,7 @@ pub fn export(t: &Bound<'_, Tensor>) -> PyResult<Py<PyAny>> {
     let owner = PyRef::new(t.as_any());
     let guard = ReleaseGuard::from_fn(move || drop(owner));
     let desc = HurrayDescriptor::new(Arc::new(model)).map_err(crate::errors::ffi)?;
-    let handle = HurrayTensor::new(desc, hb, Some(guard)).map_err(crate::errors::ffi)?;
+    let handle = HurrayTensor::new(desc, hb, Some(guard)).map_err(crate::errors::tensor_new)?;
     let raw = handle.into_raw();
     // SAFETY: raw is a live handle; the capsule destructor destroys it unless consumed.
     let cap = unsafe { ffi::PyCapsule_New(raw.cast(), NAME.as_ptr(), Some(destructor)) };

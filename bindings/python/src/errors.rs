@@ -74,6 +74,18 @@ pub fn ffi(e: FfiError) -> PyErr {
     }
 }
 
+/// An error of making a tensor handle (`HurrayTensor::new`): there
+/// `HURRAY_ERR_FORMAT` only means buffer contents that break a content rule (sparse
+/// indices, block tables, scales), a rule violation like any other descriptor rule:
+/// `hurray.InvalidDescriptorError`, as `Tensor.validate_content` raises. The rest
+/// as [`ffi`].
+pub fn tensor_new(e: FfiError) -> PyErr {
+    if e.status == HURRAY_ERR_FORMAT {
+        return InvalidDescriptorError::new_err(e.to_string());
+    }
+    ffi(e)
+}
+
 /// An error of a container (`kind` is "stream" or "file"): descriptor problems are
 /// `InvalidDescriptorError`, I/O is `FileError`, framing is `StreamError` for
 /// streams and `FileError` for files.
