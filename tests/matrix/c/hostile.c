@@ -66,6 +66,9 @@ static int view_item(const HurrayItem *it, Outcome *o) {
         for (uint64_t k = 0; k < size; k++) x ^= ((const uint8_t *)data)[k];
         sink ^= x;
     }
+    uint8_t composite = 0;
+    TRY(o, hurray_item_is_composite(it, &composite));
+    if (!composite) return 0;
     TRY(o, hurray_item_member_count(it, &members));
     for (uint64_t m = 0; m < members; m++) {
         const HurrayItem *sub = NULL;
