@@ -243,8 +243,12 @@ pub fn run(langs: &[Lang], out: &Path) -> Result<Vec<String>> {
     let dir = out.join("hostile");
     let cases = write_corpus(rust, &dir)?;
     println!(
-        "\n==> [matrix] hostile corpus: {} cases (one per content rule and layout) x {{file, stream}}; every reader must refuse each, naming the rule",
-        cases.len()
+        "\n==> [matrix] hostile corpus: {} cases (one per content rule and layout) x {{file, stream}}; every reader must refuse each, naming the rule (Python also on its SciPy path for the {} CSR/CSC cases)",
+        cases.len(),
+        cases
+            .iter()
+            .filter(|c| required("python", c).len() > 2)
+            .count()
     );
     let mut cells = Vec::new();
     // Each consumer and the seconds its run took.
