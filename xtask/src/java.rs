@@ -164,9 +164,9 @@ fn jar() -> Result<PathBuf> {
         .ok_or_else(|| format!("no hurray-*.jar in {}", target.display()).into())
 }
 
-/// The matrix program `tests/matrix/java/Matrix.java`, compiled against the jar
-/// (`mvn package -DskipTests`) into `target/matrix/java`; `Err(note)` inside when the
-/// JDK or Maven is missing.
+/// The matrix program `tests/matrix/java/Matrix.java` and `Hostile.java`, compiled
+/// against the jar (`mvn package -DskipTests`) into `target/matrix/java`; `Err(note)`
+/// inside when the JDK or Maven is missing.
 pub fn build_matrix() -> Result<std::result::Result<Lang, String>> {
     if let Some(why) = missing_toolchain() {
         return Ok(Err(why));
@@ -183,9 +183,10 @@ pub fn build_matrix() -> Result<std::result::Result<Lang, String>> {
             .arg(&jar)
             .arg("-d")
             .arg(&classes)
-            .arg(workspace_root().join("tests/matrix/java/Matrix.java")),
+            .arg(workspace_root().join("tests/matrix/java/Matrix.java"))
+            .arg(workspace_root().join("tests/matrix/java/Hostile.java")),
     )
-    .map_err(|e| format!("`javac tests/matrix/java/Matrix.java`: {e}"))?;
+    .map_err(|e| format!("`javac tests/matrix/java/Matrix.java Hostile.java`: {e}"))?;
     let sep = if cfg!(windows) { ";" } else { ":" };
     let cp = format!("{}{sep}{}", jar.display(), classes.display());
     Ok(Ok(Lang {

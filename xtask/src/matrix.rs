@@ -127,8 +127,8 @@ pub fn build_rust() -> Result<Lang> {
     })
 }
 
-/// The C program: `tests/matrix/c/matrix.c` against the committed header and the
-/// release staticlib; `Err(note)` inside when no compiler is found.
+/// The C program: `tests/matrix/c/matrix.c` and `hostile.c` against the committed
+/// header and the release staticlib; `Err(note)` inside when no compiler is found.
 pub fn build_c() -> Result<std::result::Result<Lang, String>> {
     let cc = std::env::var("CC")
         .ok()
@@ -154,6 +154,7 @@ pub fn build_c() -> Result<std::result::Result<Lang, String>> {
             .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-I"])
             .arg(root.join("include"))
             .arg(root.join("tests/matrix/c/matrix.c"))
+            .arg(root.join("tests/matrix/c/hostile.c"))
             .arg(target_dir().join("release/libhurray_ffi.a"))
             .args(["-lpthread", "-ldl", "-lm", "-o"])
             .arg(&out),

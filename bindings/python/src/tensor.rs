@@ -52,7 +52,8 @@ impl Handle {
 ///     hurray.BufferError: ``buffer`` or an aux buffer is not ``bytes``, or too small
 ///         for the layout (the message names the buffer's role).
 ///     hurray.InvalidDescriptorError: negative dimension, rank > 64, too few buffers,
-///         a bad quantization/statistics/shard, or any other descriptor rule.
+///         a bad quantization/statistics/shard, any other descriptor rule, or buffer
+///         contents that break a content rule (see :meth:`validate_content`).
 ///     hurray.UnsupportedError: a :class:`CompositeLayout` (it owns no buffers).
 ///     TypeError: ``layout`` is not a :class:`hurray.Layout`; wrong argument types.
 #[pyclass(module = "hurray", frozen)]

@@ -71,7 +71,7 @@ def test_array_protocol_options():
 
 
 def test_array_and_dlpack_rejections():
-    coo = hurray.sparse_coo(np.ones(2, np.float32), np.array([[0, 0], [1, 2]], np.uint64), [3, 3])
+    coo = hurray.sparse_coo(np.ones(2, np.float32), np.array([[0, 0], [1, 1]], np.uint64), [3, 3])
     with pytest.raises(hurray.UnsupportedError, match="coo"):
         np.asarray(coo)
     with pytest.raises(BufferError, match="coo"):
@@ -182,6 +182,28 @@ def test_scipy_round_trip():
         hurray.sparse_coo(np.ones(1, np.float32), np.zeros((1, 2), np.uint64), [2, 2]).to_scipy()
     with pytest.raises(hurray.UnsupportedError):
         hurray.zeros([2]).to_scipy()
+
+
+def test_bad_csr_index_arrays_never_reach_scipy():
+    """Constructors and to_scipy raise InvalidDescriptorError naming the content rule."""
+    sparse = pytest.importorskip("scipy.sparse")
+    m = sparse.csr_matrix(np.array([[1.0, 0, 2], [0, 0, 3]]))
+    # Assigned after construction: SciPy does not check them (check_format is not rerun).
+    m.indices = np.array([0, 2, 2], np.uint64)
+    m.indptr = np.array([0, 2, 1], np.uint64)
+    with pytest.raises(hurray.InvalidDescriptorError, match="PointerOrder"):
+        hurray.from_scipy(m)
+    values = np.ones(3, np.float32).tobytes()
+    with pytest.raises(hurray.InvalidDescriptorError, match="IndexRange"):
+        hurray.Tensor(values, hurray.float32, [2, 3], layout=hurray.CsrLayout(3),
+                      aux_buffers=[np.array([0, 2, 3], np.uint64).tobytes(),
+                                   np.array([0, 2, 3], np.uint64).tobytes()])
+    m.indices = np.array([0, 2, 2], np.uint64)
+    m.indptr = np.array([0, 2, 3], np.uint64)
+    t = hurray.from_scipy(m)
+    np.asarray(t.col_indices)[1] = 7  # the views are writable
+    with pytest.raises(hurray.InvalidDescriptorError, match="IndexRange"):
+        t.to_scipy()
 
 
 def test_torch_interop_or_import_error():

@@ -3,6 +3,7 @@
  *   matrix produce CASES OUT_DIR    write CASE.hrry / CASE.hrrys for every case
  *   matrix consume CASES DIR...     check every producer directory (result lines)
  *   matrix views FILE               the demo: open, view and checksum every tensor
+ *   matrix hostile DIR              every hostile file and stream must be refused (hostile.c)
  *
  * The producer builds every descriptor with the descriptor builder, wraps its own
  * aligned memory in buffers (hurray_buffer_new, released by free), writes files with
@@ -21,6 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "hostile.h"
 #include "hurray.h"
 
 #define MAXR 16     /* ranks in the cases are small */
@@ -1387,6 +1389,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc == 3 && !strcmp(argv[1], "views")) return views(argv[2]);
-    fprintf(stderr, "usage: matrix produce CASES OUT | consume CASES DIR... | views FILE\n");
+    if (argc == 3 && !strcmp(argv[1], "hostile")) return hostile(argv[2]);
+    fprintf(stderr, "usage: matrix produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR\n");
     return 2;
 }

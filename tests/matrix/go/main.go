@@ -3,6 +3,7 @@
 //	go-matrix produce CASES OUT_DIR   write CASE.hrry / CASE.hrrys for every case
 //	go-matrix consume CASES DIR...    check every producer directory (result lines)
 //	go-matrix views FILE              the demo: open, view and checksum every tensor
+//	go-matrix hostile DIR             every hostile file and stream must be refused (hostile.go)
 //
 // The producer wraps its own Go memory (pinned, released by the library) with
 // hurray.NewTensor, builds composites with hurray.NewComposite, writes files with
@@ -438,8 +439,12 @@ func main() {
 		if err := views(args[1]); err != nil {
 			fail(err)
 		}
+	case len(args) == 2 && args[0] == "hostile":
+		if err := hostile(args[1]); err != nil {
+			fail(err)
+		}
 	default:
-		fmt.Fprintln(os.Stderr, "usage: go-matrix produce CASES OUT | consume CASES DIR... | views FILE")
+		fmt.Fprintln(os.Stderr, "usage: go-matrix produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR")
 		os.Exit(2)
 	}
 }

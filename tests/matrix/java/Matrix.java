@@ -3,6 +3,7 @@
 //   java -cp hurray.jar:. Matrix produce CASES OUT_DIR   write CASE.hrry / CASE.hrrys
 //   java -cp hurray.jar:. Matrix consume CASES DIR...    check every producer directory
 //   java -cp hurray.jar:. Matrix views FILE              open, view and checksum every tensor
+//   java -cp hurray.jar:. Matrix hostile DIR             every hostile file and stream must be refused (Hostile.java)
 //
 // Uses the public dev.hurray API only: Descriptor.builder for the expected descriptor,
 // Tensor.wrap over the program's own direct buffers, Item.of / Item.composite,
@@ -877,8 +878,10 @@ public final class Matrix {
             consume(cases, dirs);
         } else if (args.length == 2 && args[0].equals("views")) {
             views(Path.of(args[1]));
+        } else if (args.length == 2 && args[0].equals("hostile")) {
+            Hostile.run(Path.of(args[1]));
         } else {
-            System.err.println("usage: Matrix produce CASES OUT_DIR | consume CASES DIR... | views FILE");
+            System.err.println("usage: Matrix produce CASES OUT_DIR | consume CASES DIR... | views FILE | hostile DIR");
             System.exit(2);
         }
     }

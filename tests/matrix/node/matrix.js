@@ -4,6 +4,7 @@
 //   node matrix.js produce CASES OUT_DIR   write CASE.hrry / CASE.hrrys for every case
 //   node matrix.js consume CASES DIR...    check every producer directory (result lines)
 //   node matrix.js views FILE              the demo: open, view and checksum every tensor
+//   node matrix.js hostile DIR             every hostile file and stream must be refused (hostile.js)
 //
 // It uses the public `hurray` package only: Descriptor.build for every descriptor,
 // Tensor.fromBuffers over hurray.alloc memory, Item.of / Item.composite,
@@ -15,6 +16,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const zlib = require('node:zlib');
+const { hostile } = require('./hostile');
 
 const hurray = require(process.env.HURRAY_NODE_PACKAGE || path.join(__dirname, '..', '..', '..', 'bindings', 'node'));
 
@@ -573,8 +575,10 @@ async function main() {
     await consume(parseCases(args[0]), args.slice(1));
   } else if (cmd === 'views' && args.length === 1) {
     views(args[0]);
+  } else if (cmd === 'hostile' && args.length === 1) {
+    await hostile(hurray, args[0]);
   } else {
-    process.stderr.write('usage: node matrix.js produce CASES OUT | consume CASES DIR... | views FILE\n');
+    process.stderr.write('usage: node matrix.js produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR\n');
     process.exitCode = 2;
   }
 }

@@ -3,6 +3,8 @@
     python matrix.py produce CASES OUT_DIR   write CASE.hrry / CASE.hrrys for every case
     python matrix.py consume CASES DIR...    check every producer directory (result lines)
     python matrix.py views FILE              the demo: open, view and checksum every tensor
+    python matrix.py hostile DIR             every hostile file and stream must be refused
+                                             (hostile.py; also the SciPy path)
 
 Only the public ``hurray`` API is used. What that API cannot express is reported, not
 hidden: a case the producer cannot write gets a ``CASE.EXT.na`` file saying why, a
@@ -23,6 +25,7 @@ import zlib
 import numpy as np
 
 import hurray
+from hostile import hostile
 
 # ---------------------------------------------------------------- cases
 
@@ -643,6 +646,8 @@ def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "views":
         views(argv[1])
         return 0
+    if len(argv) == 2 and argv[0] == "hostile":
+        return hostile(argv[1])
     print(__doc__, file=sys.stderr)
     return 2
 

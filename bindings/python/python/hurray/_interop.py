@@ -94,7 +94,10 @@ def from_scipy(matrix: Any) -> "_native.Tensor":
         AttributeError: ``matrix`` has no ``.format``.
         hurray.UnsupportedError: a format other than csr/csc (repack COO with
             :func:`hurray.sparse_coo`), non-uint64 indices, an unmapped values dtype.
-        hurray.InvalidDescriptorError: the shape is not rank 2.
+        hurray.InvalidDescriptorError: the shape is not rank 2, or the arrays break
+            a CSR/CSC content rule (a pointer not starting at 0, decreasing or not
+            ending at nnz; an index out of range or not increasing in its row or
+            column), which SciPy does not check after construction.
     """
     import_optional("scipy.sparse", "scipy")
     fmt = matrix.format

@@ -7,8 +7,15 @@
 //! PROGRAM hostile DIR                    every language: each file and stream must be refused
 //! ```
 //!
-//! `manifest.tsv` has one line per case: `CASE<TAB>RULE<TAB>LAYOUT`, where `RULE` is
-//! the [`ContentRule`] name that every reader's error message must contain. A
+//! `manifest.tsv` has one line per case:
+//! `CASE<TAB>RULE<TAB>LAYOUT<TAB>DTYPE<TAB>SHAPE<TAB>BUFFER_BYTES`, where `RULE` is
+//! the [`ContentRule`] name that every reader's error message must contain,
+//! `LAYOUT` and `DTYPE` the layout and element type names (`csr`, `float32`),
+//! `SHAPE` the comma-separated dimensions and `BUFFER_BYTES` the comma-separated
+//! byte sizes of the buffers in buffer-table order. A stream ends with exactly those
+//! buffers back to back, so a consumer can take the hostile bytes from its last
+//! `sum(BUFFER_BYTES)` bytes without decoding it (the Python program feeds them to
+//! its SciPy path). A
 //! consumer opens each `CASE.hrry`, reads every tensor and views every buffer, and
 //! reads `CASE.hrrys` to its end; it prints
 //! `result<TAB>hostile<TAB>file|stream<TAB>CASE<TAB>pass|fail<TAB>DETAIL`, `pass`
@@ -542,11 +549,15 @@ pub fn write_corpus(dir: &Path) -> Result<(), String> {
             "hrrys",
             hostile_stream(&c).map_err(|e| format!("{}: {e}", c.name))?,
         )?;
+        let list = |v: Vec<String>| v.join(",");
         manifest.push_str(&format!(
-            "{}\t{:?}\t{}\n",
+            "{}\t{:?}\t{}\t{}\t{}\t{}\n",
             c.name,
             c.rule,
-            c.descriptor.layout.name()
+            c.descriptor.layout.name(),
+            c.descriptor.element_type.name(),
+            list(c.descriptor.shape.iter().map(u64::to_string).collect()),
+            list(c.bad.iter().map(|b| b.len().to_string()).collect()),
         ));
     }
     let p = dir.join("manifest.tsv");
