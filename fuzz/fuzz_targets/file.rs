@@ -1,0 +1,107 @@
+//! The HRRYFILE readers (`file-format.md`): the random-access [`FileReader`] over
+//! the input bytes (header, tensor region, KV, index, trailer and CRC), every name,
+//! KV entry, descriptor, tensor and item it offers, with every buffer read; the
+//! non-seeking [`SequentialReader`] over the same bytes arriving a few at a time.
+//! Checks: when both readers accept a file they agree on its items and KV; a file
+//! accepted strictly is accepted permissively with the same items; an accepted file
+//! rewritten with [`FileWriterTo`] reads back with the same items and KV.
+#![no_main]
+
+use hurray_core::DecodeOptions;
+use hurray_fuzz::{same_items, same_kv, touch, Trickle};
+use hurray_io::file::{FileReader, FileWriterTo, ReadOptions, SequentialReader, WriteOptions};
+use hurray_io::Item;
+use libfuzzer_sys::fuzz_target;
+
+fn read_everything(r: &FileReader) -> Vec<(String, Item)> {
+    let names: Vec<String> = r.names().map(str::to_owned).collect();
+    assert_eq!(names.len(), r.len());
+    assert_eq!(r.entries().len(), r.len());
+    for e in r.kv() {
+        assert!(r.kv_get(&e.key).is_some(), "kv_get finds every key");
+    }
+    for name in &names {
+        assert!(
+            r.descriptor(name).is_some(),
+            "every indexed name has a descriptor"
+        );
+        let t = r.tensor(name).expect("every indexed name has a tensor");
+        touch(&Item::Tensor(t));
+        let item = r.item(name).expect("every indexed name has an item");
+        touch(&item);
+    }
+    for (_, t) in r.tensors() {
+        touch(&Item::Tensor(t));
+    }
+    let items = r.items();
+    for (_, item) in &items {
+        touch(item);
+    }
+    items
+}
+
+/// The same content written again: top-level items named by position, KV as read.
+fn rewrite(r: &FileReader, items: &[(String, Item)]) -> Vec<u8> {
+    let opts = WriteOptions {
+        data_buffer_alignment: r.info().header.data_buffer_alignment,
+        ..WriteOptions::default()
+    };
+    let mut w = FileWriterTo::new(Vec::new(), opts).expect("the file's own alignment is legal");
+    for e in r.kv() {
+        w.add_kv(e.key.clone(), e.value.clone())
+            .expect("KV a reader accepted is written");
+    }
+    for (i, (_, item)) in items.iter().enumerate() {
+        let name = i.to_string();
+        match item {
+            Item::Tensor(t) => w.write_tensor(&name, t),
+            Item::Composite(c) => w.write_composite(&name, c),
+        }
+        .expect("an item a reader accepted is written");
+    }
+    w.finish().expect("the rewritten file finishes")
+}
+
+fuzz_target!(|data: &[u8]| {
+    let random = FileReader::from_bytes(data);
+    let sequential = SequentialReader::new(Trickle::new(data)).and_then(SequentialReader::read_all);
+    if let Ok(s) = &sequential {
+        for (_, item) in &s.items {
+            touch(item);
+        }
+    }
+    let Ok(r) = random else { return };
+    let items = read_everything(&r);
+    if let Ok(s) = &sequential {
+        assert_eq!(
+            s.items.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            items.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            "the two readers disagree on the names"
+        );
+        assert!(
+            same_items(s.items.iter().map(|(_, i)| i), items.iter().map(|(_, i)| i)),
+            "the two readers disagree on the items"
+        );
+        assert!(same_kv(&s.kv, r.kv()), "the two readers disagree on the KV");
+    }
+    let permissive = ReadOptions {
+        decode: DecodeOptions::permissive(),
+        ..ReadOptions::default()
+    };
+    let p = FileReader::from_bytes_with(data, &permissive)
+        .expect("permissive reading accepts what strict reading accepts");
+    let p = p.items();
+    assert!(
+        same_items(p.iter().map(|(_, i)| i), items.iter().map(|(_, i)| i)),
+        "permissive reading differs"
+    );
+
+    let bytes = rewrite(&r, &items);
+    let again = FileReader::from_bytes(&bytes).expect("the rewritten file reads");
+    let back = again.items();
+    assert!(
+        same_items(back.iter().map(|(_, i)| i), items.iter().map(|(_, i)| i)),
+        "rewriting changed the items"
+    );
+    assert!(same_kv(again.kv(), r.kv()), "rewriting changed the KV");
+});
