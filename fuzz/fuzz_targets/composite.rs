@@ -27,10 +27,13 @@ fn tensors(mut data: &[u8]) -> Vec<Tensor> {
     let mut budget = BUDGET;
     while let Ok((d, used)) = TensorDescriptor::decode_prefix(data, &DecodeOptions::strict()) {
         data = &data[used..];
-        let need: u64 = d.buffers.iter().map(|b| b.byte_size).sum();
-        if need > budget {
+        let need = d
+            .buffers
+            .iter()
+            .try_fold(0u64, |a, b| a.checked_add(b.byte_size));
+        let Some(need) = need.filter(|&n| n <= budget) else {
             break;
-        }
+        };
         budget -= need;
         let bufs = d
             .buffers
