@@ -308,22 +308,22 @@ fn verdict(reports: &[Report]) -> Result {
 pub fn parse(target: &str, log: &str) -> Report {
     let stat = |key: &str| {
         log.lines()
+            .rev()
             .filter_map(|l| l.trim().strip_prefix(key))
-            .filter_map(|rest| rest.trim().parse::<u64>().ok())
-            .last()
+            .find_map(|rest| rest.trim().parse::<u64>().ok())
     };
     // `Done 207427 runs in 11 second(s)`: printed when the time is up.
     let done = log
         .lines()
+        .rev()
         .filter_map(|l| l.strip_prefix("Done "))
-        .filter_map(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
-        .last();
+        .find_map(|rest| rest.split_whitespace().next()?.parse::<u64>().ok());
     let executions = stat("stat::number_of_executed_units:").or(done);
     let artifact = log
         .lines()
-        .filter_map(|l| l.split_once("Test unit written to "))
-        .map(|(_, path)| path.trim().to_string())
-        .last();
+        .rev()
+        .find_map(|l| l.split_once("Test unit written to "))
+        .map(|(_, path)| path.trim().to_string());
     let kind = artifact.as_deref().map(|a| {
         let file = Path::new(a)
             .file_name()
