@@ -1,14 +1,16 @@
 //! The HRRYFILE readers (`file-format.md`): the random-access [`FileReader`] over
-//! the input bytes (header, tensor region, KV, index, trailer and CRC), every name,
-//! KV entry, descriptor, tensor and item it offers, with every buffer read; the
-//! non-seeking [`SequentialReader`] over the same bytes arriving a few at a time.
-//! Checks: when both readers accept a file they agree on its items and KV; a file
+//! the input bytes, in memory and memory-mapped from a scratch file (header, tensor
+//! region, KV, index, trailer and CRC), with every name, KV entry, descriptor, tensor
+//! and item it offers and every buffer read; the non-seeking [`SequentialReader`]
+//! over the same bytes arriving a few at a time. Checks: the mapped and in-memory
+//! readers agree (same items, or the same error); when the random-access and
+//! sequential readers both accept a file they agree on its items and KV; a file
 //! accepted strictly is accepted permissively with the same items; an accepted file
 //! rewritten with [`FileWriterTo`] reads back with the same items and KV.
 #![no_main]
 
 use hurray_core::DecodeOptions;
-use hurray_fuzz::{same_items, same_kv, touch, Trickle};
+use hurray_fuzz::{same_items, same_kv, scratch_dir, touch, Trickle};
 use hurray_io::file::{FileReader, FileWriterTo, ReadOptions, SequentialReader, WriteOptions};
 use hurray_io::Item;
 use libfuzzer_sys::fuzz_target;
@@ -70,6 +72,26 @@ fuzz_target!(|data: &[u8]| {
             touch(item);
         }
     }
+    // The same bytes through the memory-mapped reader (the `unsafe` mapping code).
+    let path = scratch_dir().join("in.hrry");
+    std::fs::write(&path, data).expect("write the scratch file");
+    let mapped = FileReader::open(&path);
+    match (&random, &mapped) {
+        (Ok(a), Ok(b)) => {
+            let (a, b) = (a.items(), b.items());
+            assert!(
+                same_items(a.iter().map(|(_, i)| i), b.iter().map(|(_, i)| i)),
+                "mapped and in-memory readers disagree"
+            );
+        }
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "different errors"),
+        (a, b) => panic!(
+            "in-memory reader: {:?}; mapped reader: {:?}",
+            a.as_ref().err(),
+            b.as_ref().err()
+        ),
+    }
+    drop(mapped);
     let Ok(r) = random else { return };
     let items = read_everything(&r);
     if let Ok(s) = &sequential {

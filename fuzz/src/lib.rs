@@ -9,9 +9,11 @@
 use hurray_core::{DecodeOptions, TensorDescriptor};
 use hurray_io::file::KvEntry;
 use hurray_io::stream::StreamEncoder;
-use hurray_io::{Item, Limits, StreamDecoder, Tensor};
+use hurray_io::{BufferPool, Item, Limits, StreamDecoder, StreamReader, Tensor};
 use std::hint::black_box;
 use std::io::Read;
+use std::path::Path;
+use std::sync::OnceLock;
 
 /// Reads every byte of every buffer of every tensor of `item` (heads and members),
 /// so that buffer-content checks and any bad buffer view are reached; returns a
@@ -101,6 +103,11 @@ pub struct Feeding {
     pub small_eager: bool,
     /// Decode descriptors permissively.
     pub permissive: bool,
+    /// Take buffers from a pool shared by every run of the process, so allocations
+    /// come back holding the bytes of earlier inputs.
+    pub pooled: bool,
+    /// Read through the blocking [`StreamReader`] over a [`Trickle`] instead.
+    pub blocking: bool,
 }
 
 impl Feeding {
@@ -110,15 +117,20 @@ impl Feeding {
         use_feed: false,
         small_eager: false,
         permissive: false,
+        pooled: false,
+        blocking: false,
     };
 
-    /// The feeding a control prefix selects: byte 0 holds flags, bytes 1–3 chunk sizes.
+    /// The feeding a control prefix selects: byte 0 holds flags (bit 0 `use_feed`,
+    /// 1 `small_eager`, 2 `pooled`, 3 `blocking`), bytes 1–3 chunk sizes.
     pub fn from_control(ctl: [u8; 4]) -> Feeding {
         Feeding {
             chunks: [ctl[1], ctl[2], ctl[3]],
             use_feed: ctl[0] & 1 != 0,
             small_eager: ctl[0] & 2 != 0,
             permissive: false,
+            pooled: ctl[0] & 4 != 0,
+            blocking: ctl[0] & 8 != 0,
         }
     }
 }
@@ -148,6 +160,21 @@ pub fn decode_stream(body: &[u8], how: Feeding) -> Decoded {
     }
     if how.permissive {
         dec = dec.with_decode_options(DecodeOptions::permissive());
+    }
+    if how.pooled {
+        static POOL: OnceLock<BufferPool> = OnceLock::new();
+        dec = dec.with_pool(POOL.get_or_init(|| BufferPool::new(8 << 20)).clone());
+    }
+    if how.blocking {
+        let mut items = Vec::new();
+        let mut end = Ok(());
+        for r in StreamReader::with_decoder(Trickle::new(body), dec) {
+            match r {
+                Ok(item) => items.push(item),
+                Err(e) => end = Err(e.to_string()),
+            }
+        }
+        return Decoded { items, end };
     }
     let mut items = Vec::new();
     let mut err = None;
@@ -248,22 +275,12 @@ impl Read for Trickle<'_> {
     }
 }
 
-/// What a CLI conversion of fuzz input produced.
-pub struct Converted {
-    /// The conversion's summary, or its error text.
-    pub result: Result<hurray_cli::convert::Summary, String>,
-}
-
-/// Writes `data` to a file named `input_name` in a scratch directory (under
-/// `/dev/shm` when it exists, so no disk is touched), runs `hurray convert` on it
-/// into an HRRYFILE, and when that succeeds checks the output: it opens with
-/// [`hurray_io::FileReader`], holds the number of tensors the summary reports, and
-/// every buffer reads.
-pub fn convert_and_check(data: &[u8], input_name: &str) -> Converted {
-    use std::sync::OnceLock;
+/// A scratch directory for the whole process, under `/dev/shm` when it exists (so
+/// no disk is touched), removed at exit only if the process ends normally.
+pub fn scratch_dir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let shm = std::path::Path::new("/dev/shm");
+    DIR.get_or_init(|| {
+        let shm = Path::new("/dev/shm");
         let made = if shm.is_dir() {
             tempfile::Builder::new()
                 .prefix("hurray-fuzz-")
@@ -272,28 +289,70 @@ pub fn convert_and_check(data: &[u8], input_name: &str) -> Converted {
             tempfile::Builder::new().prefix("hurray-fuzz-").tempdir()
         };
         made.expect("a scratch directory")
-    });
-    let input = dir.path().join(input_name);
-    let output = dir.path().join("out.hrry");
+    })
+    .path()
+}
+
+/// Writes `data` to a file named `input_name` in the [`scratch_dir`], runs `hurray
+/// convert` on it into an HRRYFILE and checks the outcome. A failed conversion
+/// leaves no output. A successful one: opens with [`hurray_io::FileReader`], holds
+/// the number of tensors the summary reports (known up front for every input but a
+/// stream), every buffer reads, `hurray validate` accepts it, and it converts on to
+/// safetensors, which converts back to an HRRYFILE with the same tensors.
+pub fn convert_and_check(data: &[u8], input_name: &str) {
+    use hurray_cli::convert::convert;
+    let dir = scratch_dir();
+    let input = dir.join(input_name);
+    let output = dir.join("out.hrry");
     std::fs::write(&input, data).expect("write the input");
     let _ = std::fs::remove_file(&output);
-    let result = hurray_cli::convert::convert(&input, &output, None).map_err(|e| e.to_string());
-    match &result {
-        Ok(summary) => {
-            let r = hurray_io::FileReader::open(&output).expect("a converted file opens");
-            // A stream input's tensor count is not known up front (the summary says 0).
-            if summary.from != hurray_cli::detect::Format::Stream {
-                assert_eq!(
-                    r.len(),
-                    summary.tensors,
-                    "summary counts the tensors written"
-                );
-            }
-            for (_, item) in r.items() {
-                touch(&item);
-            }
+    let summary = match convert(&input, &output, None) {
+        Ok(s) => s,
+        Err(_) => {
+            assert!(!output.exists(), "a failed convert leaves no output");
+            return;
         }
-        Err(_) => assert!(!output.exists(), "a failed convert leaves no output"),
+    };
+    let r = hurray_io::FileReader::open(&output).expect("a converted file opens");
+    if summary.from != hurray_cli::detect::Format::Stream {
+        assert_eq!(
+            r.len(),
+            summary.tensors,
+            "summary counts the tensors written"
+        );
     }
-    Converted { result }
+    let items = r.items();
+    for (_, item) in &items {
+        touch(item);
+    }
+    if let Err(e) = hurray_cli::validate::validate(&output) {
+        panic!("hurray validate refuses what hurray convert wrote: {e}");
+    }
+    // On to safetensors (which holds plain tensors only), and back.
+    let st = dir.join("out.safetensors");
+    let back = dir.join("back.hrry");
+    let _ = std::fs::remove_file(&st);
+    if convert(&output, &st, None).is_ok() {
+        convert(&st, &back, None).expect("a written safetensors file converts back");
+        let b = hurray_io::FileReader::open(&back).expect("the round trip opens");
+        let before: Vec<&str> = r.names().collect();
+        let after: Vec<&str> = b.names().collect();
+        assert_eq!(
+            before.len(),
+            after.len(),
+            "safetensors round trip changed the count"
+        );
+        for name in after {
+            let (x, y) = (r.tensor(name), b.tensor(name));
+            let (Some(x), Some(y)) = (x, y) else {
+                panic!("tensor {name:?} lost in the safetensors round trip");
+            };
+            assert!(
+                x.buffers() == y.buffers(),
+                "tensor {name:?} changed in the safetensors round trip"
+            );
+        }
+    } else {
+        assert!(!st.exists(), "a failed convert leaves no output");
+    }
 }

@@ -45,9 +45,10 @@ impl Corpus {
     }
 }
 
-/// The control prefixes stream seeds are written with: whole, odd small chunks, and
-/// the `feed` path with small eager allocation.
-const CONTROLS: [[u8; 4]; 3] = [[0, 0, 0, 0], [0, 1, 7, 200], [3, 64, 3, 0]];
+/// The control prefixes stream seeds are written with (see the `stream` target):
+/// whole; odd small chunks; the `feed` path with small eager allocation; a pool and
+/// the blocking reader.
+const CONTROLS: [[u8; 4]; 4] = [[0, 0, 0, 0], [0, 1, 7, 200], [3, 64, 3, 0], [12, 5, 0, 9]];
 
 fn stream_of(items: &[Item]) -> Result<Vec<u8>> {
     let mut w = StreamWriter::new(Vec::new());
