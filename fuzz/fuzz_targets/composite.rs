@@ -3,16 +3,17 @@
 //! theirs). Each gets zero-filled buffers of its declared sizes; heads are bound to
 //! the members that follow them, into a `hurray_io::Composite` and through the C
 //! ABI's Rust face (`HurrayItem::composite` + `push`). Checks: the FFI item converts
-//! back to the same item; the stream encoder and the file writer refuse exactly the
-//! composites `composite::validate` refuses; what they accept reads back unchanged
-//! through the stream decoder and the file reader.
+//! back to the same item; the stream encoder and the file writer refuse every
+//! composite `composite::validate` refuses, and write every one it accepts unless a
+//! writer `Limit` applies; what they write reads back unchanged through the stream
+//! decoder and the file reader.
 #![no_main]
 
 use hurray_core::{DecodeOptions, DeviceTag, Layout, TensorDescriptor};
 use hurray_ffi::item::HurrayItem;
 use hurray_fuzz::{decode_stream, encode_item, same_item, touch, Feeding};
 use hurray_io::file::{FileReader, FileWriterTo, WriteOptions};
-use hurray_io::{composite, Buffer, Composite, Item, Limits, Tensor};
+use hurray_io::{composite, Buffer, Composite, FormatRule, Item, Limits, Tensor};
 use libfuzzer_sys::fuzz_target;
 
 /// Zero-filled buffers of at most this many bytes in total per input.
@@ -95,6 +96,13 @@ fn check(item: &Item) {
         Item::Tensor(_) => Ok(()),
     };
     let stream = encode_item(item);
+    // And they write every valid item, unless a writer limit stands in the way
+    // (e.g. a buffer alignment a stream reader cannot honour).
+    if let (Ok(()), Err(e)) = (&valid, &stream) {
+        if e.rule() != Some(FormatRule::Limit) {
+            panic!("the stream encoder refuses a valid item: {e}");
+        }
+    }
     if let (Err(e), Ok(_)) = (&valid, &stream) {
         panic!("the stream encoder wrote a composite validate refuses: {e}");
     }
@@ -114,6 +122,11 @@ fn check(item: &Item) {
     };
     if let (Err(e), Ok(())) = (&valid, &written) {
         panic!("the file writer wrote a composite validate refuses: {e}");
+    }
+    if let (Ok(()), Err(e)) = (&valid, &written) {
+        if e.rule() != Some(FormatRule::Limit) {
+            panic!("the file writer refuses a valid item: {e}");
+        }
     }
     if written.is_ok() {
         let bytes = w.finish().expect("a file with one written item finishes");
