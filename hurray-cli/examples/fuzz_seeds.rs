@@ -7,7 +7,8 @@
 //! ```
 //!
 //! Writes `OUT_DIR/<target>/<name>` for the targets `descriptor`, `stream`, `file`,
-//! `composite`, `cli_safetensors` and `cli_numpy`, replacing what was there. The
+//! `composite`, `cli_safetensors`, `cli_numpy` and `cli_validate`, replacing what was
+//! there. The
 //! conformance directory is only read. Stream seeds start with the 4 control bytes
 //! the `stream` target reads (flags, three chunk sizes).
 
@@ -180,6 +181,8 @@ fn hurray_seeds(out: &Path, conf: Option<&Path>) -> Result<Vec<(&'static str, us
         }
     }
 
+    // `cli_validate` gets every stream (without control bytes) and every file.
+    let mut cli = Corpus::new(out, "cli_validate")?;
     let mut stream = Corpus::new(out, "stream")?;
     let mut add_stream = |name: &str, body: &[u8], ctls: &[[u8; 4]]| -> Result {
         for (k, ctl) in ctls.iter().enumerate() {
@@ -187,7 +190,7 @@ fn hurray_seeds(out: &Path, conf: Option<&Path>) -> Result<Vec<(&'static str, us
             b.extend_from_slice(body);
             stream.add(&format!("{name}-c{k}"), &b)?;
         }
-        Ok(())
+        cli.add(&format!("stream-{name}"), body)
     };
     add_stream("empty", &[], &CONTROLS[..1])?;
     add_stream("small-mix", &stream_of(&small)?, &CONTROLS)?;
@@ -241,15 +244,19 @@ fn hurray_seeds(out: &Path, conf: Option<&Path>) -> Result<Vec<(&'static str, us
     let stream_count = stream.count;
 
     let mut file = Corpus::new(out, "file")?;
+    let mut add_file = |name: &str, bytes: &[u8]| -> Result {
+        file.add(name, bytes)?;
+        cli.add(&format!("file-{name}"), bytes)
+    };
     if let Some(c) = conf {
-        file.add(
+        add_file(
             "conformance-basic.hrry",
             &std::fs::read(c.join("files/basic.hrry"))?,
         )?;
     }
-    file.add("empty", &file_of(&[], false, WriteOptions::default())?)?;
-    file.add("kv-only", &file_of(&[], true, WriteOptions::default())?)?;
-    file.add(
+    add_file("empty", &file_of(&[], false, WriteOptions::default())?)?;
+    add_file("kv-only", &file_of(&[], true, WriteOptions::default())?)?;
+    add_file(
         "small-mix-kv",
         &file_of(&small[..3], true, WriteOptions::default())?,
     )?;
@@ -259,12 +266,12 @@ fn hurray_seeds(out: &Path, conf: Option<&Path>) -> Result<Vec<(&'static str, us
         tensor_count_hint: Some(small[3..].iter().map(Item::tensor_count).sum::<usize>() as u64),
         ..WriteOptions::default()
     };
-    file.add("small-mix-sorted", &file_of(&small[3..], false, sorted)?)?;
+    add_file("small-mix-sorted", &file_of(&small[3..], false, sorted)?)?;
     let compat = WriteOptions {
         reference_compat: true,
         ..WriteOptions::default()
     };
-    file.add("reference-compat", &file_of(&small[..2], true, compat)?)?;
+    add_file("reference-compat", &file_of(&small[..2], true, compat)?)?;
     // Every other item, a few per file (files stay small: each buffer sits at 4096).
     let rest: Vec<Item> = all
         .iter()
@@ -272,17 +279,19 @@ fn hurray_seeds(out: &Path, conf: Option<&Path>) -> Result<Vec<(&'static str, us
         .cloned()
         .collect();
     for (k, chunk) in rest.chunks(3).enumerate() {
-        file.add(
+        add_file(
             &format!("items-{k}"),
             &file_of(chunk, k == 0, WriteOptions::default())?,
         )?;
     }
 
+    let file_count = file.count;
     Ok(vec![
         ("descriptor", desc.count),
         ("stream", stream_count),
         ("composite", composite.count),
-        ("file", file.count),
+        ("file", file_count),
+        ("cli_validate", cli.count),
     ])
 }
 

@@ -38,6 +38,7 @@ pub const TARGETS: &[&str] = &[
     "composite",
     "cli_safetensors",
     "cli_numpy",
+    "cli_validate",
 ];
 
 /// Seconds per target for `cargo xtask fuzz` without `--seconds`.
@@ -50,7 +51,7 @@ pub const STAGE_SECONDS: u64 = 10;
 #[derive(Debug, Args)]
 pub struct FuzzArgs {
     /// Fuzz only this target (one of descriptor, stream, file, composite,
-    /// cli_safetensors, cli_numpy).
+    /// cli_safetensors, cli_numpy, cli_validate).
     #[arg(long)]
     pub target: Option<String>,
     /// Seconds of fuzzing per target.
