@@ -12,7 +12,7 @@ use hurray_io::stream::StreamEncoder;
 use hurray_io::{BufferPool, Item, Limits, StreamDecoder, StreamReader, Tensor};
 use std::hint::black_box;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// Reads every byte of every buffer of every tensor of `item` (heads and members),
@@ -275,22 +275,37 @@ impl Read for Trickle<'_> {
     }
 }
 
-/// A scratch directory for the whole process, under `/dev/shm` when it exists (so
-/// no disk is touched), removed at exit only if the process ends normally.
+/// A scratch directory for the whole process: `hurray-fuzz-<pid>` under `/dev/shm`
+/// when it exists (so no disk is touched), else under the temporary directory.
+/// libFuzzer ends the process with `exit`, which runs no destructors, so instead
+/// each process first removes the directories of processes that no longer run
+/// (on Linux, where `/proc/<pid>` tells).
 pub fn scratch_dir() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let shm = Path::new("/dev/shm");
-        let made = if shm.is_dir() {
-            tempfile::Builder::new()
-                .prefix("hurray-fuzz-")
-                .tempdir_in(shm)
+        let base = if shm.is_dir() {
+            shm.to_path_buf()
         } else {
-            tempfile::Builder::new().prefix("hurray-fuzz-").tempdir()
+            std::env::temp_dir()
         };
-        made.expect("a scratch directory")
+        let proc = Path::new("/proc/self").exists();
+        if let Ok(entries) = std::fs::read_dir(&base) {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let pid = name.to_str().and_then(|n| n.strip_prefix("hurray-fuzz-"));
+                if let Some(pid) = pid.filter(|p| p.bytes().all(|b| b.is_ascii_digit())) {
+                    if proc && !Path::new("/proc").join(pid).exists() {
+                        let _ = std::fs::remove_dir_all(e.path());
+                    }
+                }
+            }
+        }
+        let dir = base.join(format!("hurray-fuzz-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        dir
     })
-    .path()
 }
 
 /// Writes `data` to a file named `input_name` in the [`scratch_dir`], runs `hurray
