@@ -7,6 +7,7 @@ mod bench;
 mod c_tests;
 mod demo;
 mod dist;
+mod fuzz;
 mod go;
 mod header;
 mod hostile;
@@ -43,6 +44,10 @@ enum Task {
     CTests(c_tests::CTestsArgs),
     /// C ABI benchmark: tests/c/bench_abi.c, then `cargo bench -p hurray-ffi --bench abi`.
     BenchC(c_tests::BenchCArgs),
+    /// Coverage-guided fuzzing: every target of fuzz/ (or `--target NAME`) for
+    /// `--seconds N` (default 60) each, seeded with the conformance vectors; prints the
+    /// executions and findings of each (docs/fuzzing.md).
+    Fuzz(fuzz::FuzzArgs),
     /// Build the release artifacts (the Python wheel) into target/dist.
     Dist,
     /// Build the Go binding's native parts: `cargo xtask go build`.
@@ -69,6 +74,7 @@ fn main() -> ExitCode {
         Task::Bench(args) => bench::run(&args),
         Task::CTests(args) => c_tests::run(&args),
         Task::BenchC(args) => c_tests::bench(&args),
+        Task::Fuzz(args) => fuzz::run(&args),
         Task::Dist => dist::run(),
         Task::Go(args) => go::run(&args),
         Task::Node(args) => node::run(&args),
