@@ -86,8 +86,8 @@ fn non_zero_head_padding_reads_at_random_but_not_sequentially() {
     let (clean, pad) = padded_heads();
     let mut dirty = clean.clone();
     dirty[pad..pad + 8].fill(0xFF);
-    let a = FileReader::from_bytes(&clean).unwrap().items();
-    let b = FileReader::from_bytes(&dirty).unwrap().items();
+    let a = FileReader::from_bytes(&clean).unwrap().items().unwrap();
+    let b = FileReader::from_bytes(&dirty).unwrap().items().unwrap();
     assert!(a == b, "the padding bytes change nothing at random access");
     assert!(matches!(&b[0].1, Item::Composite(c) if c.members.len() == 2));
     SequentialReader::new(&clean[..])
