@@ -1,7 +1,7 @@
 //! The KV metadata section (`file-format.md` §7): model-level key/value pairs with
 //! typed values, their encoder and their strict parser.
 
-use super::kv_table::KvTable;
+use super::kv_table::{KvTable, KvValueRef};
 use super::MAX_NAME_LEN;
 use crate::error::{Error, FormatRule, Result};
 use crate::limits::Limits;
@@ -101,6 +101,19 @@ impl KvValue {
         }
     }
 
+    /// A scalar as a borrowed value; `None` for an array (see [`KvArray::iter`]).
+    pub fn scalar(&self) -> Option<KvValueRef<'_>> {
+        Some(match self {
+            KvValue::String(s) => KvValueRef::String(s),
+            KvValue::Int64(v) => KvValueRef::Int64(*v),
+            KvValue::UInt64(v) => KvValueRef::UInt64(*v),
+            KvValue::Float64(v) => KvValueRef::Float64(*v),
+            KvValue::Bool(v) => KvValueRef::Bool(*v),
+            KvValue::Bytes(b) => KvValueRef::Bytes(b),
+            KvValue::Array(_) => return None,
+        })
+    }
+
     /// Encoded payload size in bytes (after the tag), or `None` when a length does
     /// not fit its u32 prefix.
     fn payload_len(&self) -> Option<u64> {
@@ -155,6 +168,24 @@ impl KvArray {
     /// True when the array has no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Element `k` as a borrowed value (never an `Array`), `None` past the end.
+    pub fn get(&self, k: usize) -> Option<KvValueRef<'_>> {
+        Some(match self {
+            KvArray::String(v) => KvValueRef::String(v.get(k)?),
+            KvArray::Int64(v) => KvValueRef::Int64(*v.get(k)?),
+            KvArray::UInt64(v) => KvValueRef::UInt64(*v.get(k)?),
+            KvArray::Float64(v) => KvValueRef::Float64(*v.get(k)?),
+            KvArray::Bool(v) => KvValueRef::Bool(*v.get(k)?),
+            KvArray::Bytes(v) => KvValueRef::Bytes(v.get(k)?),
+        })
+    }
+
+    /// The elements as borrowed values, in order (the same items as
+    /// [`KvArrayRef::iter`](super::KvArrayRef::iter) yields for a file's array).
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = KvValueRef<'_>> + '_ {
+        (0..self.len()).map(move |k| self.get(k).expect("k < len"))
     }
 
     /// Size of the elements in bytes (without the element tag and count).
