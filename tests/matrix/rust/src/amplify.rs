@@ -15,9 +15,9 @@
 //! FILE`): open the file, read every KV value in full and every tensor name, and
 //! print what was read, so that the caller can measure the process's peak memory.
 
-use hurray_core::{CombineOp, CompositeHead, CompositionRule, ElementType, Layout};
 use hurray_core::TensorDescriptor;
-use hurray_io::file::{KvArray, KvValue, WriteOptions};
+use hurray_core::{CombineOp, CompositeHead, CompositionRule, ElementType, Layout};
+use hurray_io::file::{KvArray, KvValue, KvValueRef, WriteOptions};
 use hurray_io::{Composite, FileReader, FileWriter, Tensor};
 use std::path::Path;
 
@@ -87,8 +87,8 @@ pub fn write_files(dir: &Path) -> Result<(), String> {
         head: Tensor::new(head, Vec::new()).map_err(|e| e.to_string())?,
         members: Vec::new(),
     };
-    let mut w =
-        FileWriter::create(dir.join("heads.hrry"), options()).map_err(|e| format!("create: {e}"))?;
+    let mut w = FileWriter::create(dir.join("heads.hrry"), options())
+        .map_err(|e| format!("create: {e}"))?;
     for i in 0..HEADS {
         w.write_composite_named(&[&format!("head{i:07}")], &head)
             .map_err(|e| format!("head {i}: {e}"))?;
@@ -96,19 +96,28 @@ pub fn write_files(dir: &Path) -> Result<(), String> {
     w.finish().map_err(|e| e.to_string())
 }
 
-/// Opens `path` (memory-mapped, validated), reads every KV value in full and every
-/// tensor name, and prints `kv_entries`, `kv_elements` (scalars count 1, arrays their
-/// elements), `kv_value_bytes` (string and byte payloads), `tensors` and
-/// `name_bytes`, one tab-separated line each.
+/// Opens `path` (memory-mapped, validated), reads every KV value in full (every
+/// element of every array decoded) and every tensor name, and prints `kv_entries`,
+/// `kv_elements` (scalars count 1, arrays their elements), `kv_value_bytes` (string
+/// and byte payloads), `tensors` and `name_bytes`, one tab-separated line each.
 ///
 /// Errors: the file does not open.
 pub fn metadata(path: &Path) -> Result<(), String> {
     let r = FileReader::open(path).map_err(|e| format!("open: {e}"))?;
     let (mut elements, mut bytes) = (0u64, 0u64);
     for e in r.kv() {
-        let (n, b) = measure(&e.value);
-        elements += n;
-        bytes += b;
+        match e.value {
+            KvValueRef::Array(a) => {
+                for x in a.iter() {
+                    elements += 1;
+                    bytes += payload(x);
+                }
+            }
+            v => {
+                elements += 1;
+                bytes += payload(v);
+            }
+        }
     }
     let names: u64 = r.names().map(|n| n.len() as u64).sum();
     println!("kv_entries\t{}", r.kv().len());
@@ -119,18 +128,11 @@ pub fn metadata(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Elements and payload bytes of one value.
-fn measure(v: &KvValue) -> (u64, u64) {
+/// Payload bytes of a string or byte value, else 0.
+fn payload(v: KvValueRef<'_>) -> u64 {
     match v {
-        KvValue::String(s) => (1, s.len() as u64),
-        KvValue::Bytes(b) => (1, b.len() as u64),
-        KvValue::Array(KvArray::String(a)) => {
-            (a.len() as u64, a.iter().map(|s| s.len() as u64).sum())
-        }
-        KvValue::Array(KvArray::Bytes(a)) => {
-            (a.len() as u64, a.iter().map(|s| s.len() as u64).sum())
-        }
-        KvValue::Array(a) => (a.len() as u64, 0),
-        _ => (1, 0),
+        KvValueRef::String(s) => s.len() as u64,
+        KvValueRef::Bytes(b) => b.len() as u64,
+        _ => 0,
     }
 }

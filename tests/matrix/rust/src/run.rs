@@ -74,7 +74,7 @@ pub fn check_file(case: &Case, path: &Path) -> Result<(), String> {
         }
         check::item(spec, got)?;
     }
-    check::kv(&case.kv, r.kv())
+    check::kv(&case.kv, &r.kv().to_vec())
 }
 
 /// Checks the stream `path` against `case`.
