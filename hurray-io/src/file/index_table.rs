@@ -1,6 +1,7 @@
 //! The index section as a reader keeps it (`file-format.md` §8): validated in full
 //! once, then held as the offset of each entry in the section (4 bytes) and, unless
-//! `SORTED_INDEX` already orders the entries by name, their name order (4 bytes).
+//! the entries are in name order already (`SORTED_INDEX`, or names that happen to
+//! ascend), their name order (4 bytes).
 //! Entries are read from the section's bytes when asked for ([`Index`],
 //! [`IndexEntryRef`]). The smallest entry is 35 bytes, so the table costs at most
 //! 8 / 35 of the section.
@@ -22,6 +23,7 @@ pub struct IndexTable {
     /// Entry positions in ascending name-byte order; empty when `sorted` (the
     /// index order is the name order).
     by_name: Vec<u32>,
+    /// The names ascend in index order (`SORTED_INDEX` set, or found so).
     sorted: bool,
 }
 
@@ -93,7 +95,9 @@ impl IndexTable {
                 }
             }
         }
-        if !sorted {
+        let ascending = (1..t.entries.len())
+            .all(|i| name_bytes(bytes, t.entries[i - 1]) < name_bytes(bytes, t.entries[i]));
+        if !sorted && !ascending {
             // Duplicates, found by sorting: the entry reported is the one at which a
             // front-to-back reader would first have seen a name again.
             t.by_name = (0..t.entries.len() as u32).collect();
@@ -117,6 +121,8 @@ impl IndexTable {
             return Err(e);
         }
         c.finish()?;
+        // Strictly ascending names need no name order of their own.
+        t.sorted = sorted || ascending;
         Ok(t)
     }
 
@@ -423,17 +429,21 @@ mod tests {
         }
         assert_eq!(ix.position("c"), None);
         assert_eq!(t.heap_bytes(), 40);
+        assert!(!t.sorted);
 
         let mut sorted = want.clone();
         sorted.sort_by(|a, b| a.name.cmp(&b.name));
         let b = encode_index(&sorted).unwrap();
-        let t = IndexTable::parse(&b, 0, true, &Limits::default()).unwrap();
-        assert!(t.by_name.is_empty());
-        let ix = t.view(&b, 0);
-        for (i, w) in sorted.iter().enumerate() {
-            assert_eq!(ix.position(&w.name), Some(i));
+        // Ascending names need no name order, flagged or not.
+        for flag in [true, false] {
+            let t = IndexTable::parse(&b, 0, flag, &Limits::default()).unwrap();
+            assert!(t.by_name.is_empty() && t.sorted);
+            let ix = t.view(&b, 0);
+            for (i, w) in sorted.iter().enumerate() {
+                assert_eq!(ix.position(&w.name), Some(i));
+            }
+            assert_eq!(ix.position("aa"), None);
         }
-        assert_eq!(ix.position("aa"), None);
     }
 
     #[test]
