@@ -3,6 +3,7 @@
 //   java -cp hurray.jar:. Matrix produce CASES OUT_DIR   write CASE.hrry / CASE.hrrys
 //   java -cp hurray.jar:. Matrix consume CASES DIR...    check every producer directory
 //   java -cp hurray.jar:. Matrix views FILE              open, view and checksum every tensor
+//   java -cp hurray.jar:. Matrix metadata FILE [ranged]  open, read every KV value and name
 //
 // Uses the public dev.hurray API only: Descriptor.builder for the expected descriptor,
 // Tensor.wrap over the program's own direct buffers, Item.of / Item.composite,
@@ -853,6 +854,80 @@ public final class Matrix {
         tensors.forEach(Tensor::close);
     }
 
+    // ---------------------------------------------------------------- metadata
+
+    /** Elements and string/byte payload bytes of one KV value (or window). */
+    static long[] measure(Object v) {
+        long elements = 0, bytes = 0;
+        if (v instanceof String s) {
+            return new long[] {1, s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length};
+        } else if (v instanceof byte[] b) {
+            return new long[] {1, b.length};
+        } else if (v instanceof String[] a) {
+            for (String s : a) {
+                elements++;
+                bytes += s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            }
+        } else if (v instanceof byte[][] a) {
+            for (byte[] b : a) {
+                elements++;
+                bytes += b.length;
+            }
+        } else if (v != null && v.getClass().isArray()) {
+            elements = java.lang.reflect.Array.getLength(v);
+        } else {
+            elements = 1;
+        }
+        return new long[] {elements, bytes};
+    }
+
+    /**
+     * Opens FILE, reads every tensor name and every KV value in full (with
+     * {@code metadata()}, or, ranged, key by key in windows of 65536 elements), and
+     * prints what it read, like every language's metadata command.
+     */
+    static void metadata(Path path, boolean ranged) {
+        long elements = 0, bytes = 0, nameBytes = 0;
+        List<String> keys;
+        Map<String, Object> held = null;
+        List<String> names;
+        try (TensorFile f = TensorFile.open(path)) {
+            names = f.names();
+            for (String n : names) {
+                nameBytes += n.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            }
+            keys = f.metadataKeys();
+            if (ranged) {
+                for (String k : keys) {
+                    try {
+                        f.metadataRange(k, 0, 0);
+                    } catch (dev.hurray.HurrayException e) {
+                        long[] m = measure(f.metadata(k));
+                        elements += m[0];
+                        bytes += m[1];
+                        continue;
+                    }
+                    long n = f.metadataLength(k);
+                    for (long at = 0; at < n; at += 1 << 16) {
+                        long[] m = measure(f.metadataRange(k, at, (int) Math.min(1 << 16, n - at)));
+                        elements += m[0];
+                        bytes += m[1];
+                    }
+                }
+            } else {
+                held = f.metadata();
+                for (Object v : held.values()) {
+                    long[] m = measure(v);
+                    elements += m[0];
+                    bytes += m[1];
+                }
+            }
+        }
+        System.out.printf("kv_entries\t%d%nkv_elements\t%d%nkv_value_bytes\t%d%n", keys.size(), elements, bytes);
+        System.out.printf("tensors\t%d%nname_bytes\t%d%n", names.size(), nameBytes);
+        java.lang.ref.Reference.reachabilityFence(held);
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length == 3 && args[0].equals("produce")) {
             List<Case> cases = parseCases(Path.of(args[1]));
@@ -877,8 +952,11 @@ public final class Matrix {
             consume(cases, dirs);
         } else if (args.length == 2 && args[0].equals("views")) {
             views(Path.of(args[1]));
+        } else if ((args.length == 2 || args.length == 3 && args[2].equals("ranged"))
+                && args[0].equals("metadata")) {
+            metadata(Path.of(args[1]), args.length == 3);
         } else {
-            System.err.println("usage: Matrix produce CASES OUT_DIR | consume CASES DIR... | views FILE");
+            System.err.println("usage: Matrix produce CASES OUT_DIR | consume CASES DIR... | views FILE | metadata FILE [ranged]");
             System.exit(2);
         }
     }

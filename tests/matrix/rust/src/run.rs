@@ -171,7 +171,7 @@ pub fn locate_in_file(bytes: &[u8], offset: u64) -> String {
         if (d..d + u64::from(e.descriptor_length)).contains(&offset) {
             return format!("descriptor of tensor {:?}, byte {}", e.name, offset - d);
         }
-        if let Some(desc) = r.descriptor(&e.name) {
+        if let Some(desc) = r.descriptor(e.name) {
             let align = u64::from(info.data_buffer_alignment());
             let mut at = e.data_offset;
             for (i, b) in desc.buffers.iter().enumerate() {
