@@ -343,9 +343,7 @@ func (f *File) ValueLen(key string) (int, error) {
 // a huge array a window at a time: Value and Metadata build the whole slice, and
 // a []string or [][]byte costs 24 bytes or more per element (a string header, a
 // slice header), several times what the file holds for short strings (4 bytes of
-// length prefix). A window of strings or byte sequences costs only its elements;
-// a window of a numeric or bool array copies the whole array once (its size in
-// the file) and keeps only the window. A missing key gives ErrNotFound, a value
+// length prefix). A window costs only its elements. A missing key gives ErrNotFound, a value
 // that is not an array ErrNotApplicable, a window past the end ErrOutOfRange.
 func (f *File) ValueRange(key string, start, count int) (any, error) {
 	if start < 0 || count < 0 {
@@ -386,13 +384,14 @@ func (f *File) onValue(method, key string, fn func(op string, p *C.HurrayFileRea
 	return err
 }
 
-// window is elements [start, start+count) of s in a slice of their own (so the
-// rest of s can be collected), or s itself when that is all of it.
-func window[T any](s []T, start, count int) []T {
-	if start == 0 && count == len(s) {
-		return s
+// kvWindow copies elements [from, from+count) of the numeric or bool KV array i
+// (size bytes each) into the memory at out, which holds count of them.
+func kvWindow(p *C.HurrayFileReader, i C.uint64_t, from int, out unsafe.Pointer, count, size int) {
+	if count == 0 {
+		out = nil
 	}
-	return append(make([]T, 0, count), s[start:start+count]...)
+	must("hurray_file_reader_kv_array_window", C.hurray_file_reader_kv_array_window(
+		p, i, C.uint64_t(from), C.uint64_t(count), out, C.uint64_t(count*size)))
 }
 
 // kvValue reads KV entry i as a Go value. For an array, only its elements
@@ -450,7 +449,6 @@ func kvValue(op string, p *C.HurrayFileReader, i C.uint64_t, from, want int) (an
 		must("hurray_file_reader_kv_bytes", C.hurray_file_reader_kv_bytes(p, i, &b, &l))
 		return bytes(b, l), nil
 	case C.HURRAY_KV_TYPE_ARRAY:
-		n := int(count)
 		var l C.uint64_t
 		switch elem {
 		case C.HURRAY_KV_TYPE_STRING:
@@ -471,31 +469,23 @@ func kvValue(op string, p *C.HurrayFileReader, i C.uint64_t, from, want int) (an
 			}
 			return out, nil
 		case C.HURRAY_KV_TYPE_INT64:
-			out := make([]int64, n)
-			must("hurray_file_reader_kv_array_int64", C.hurray_file_reader_kv_array_int64(p, i, i64Ptr(out), count, &l))
-			return window(out, from, want), nil
+			out := make([]int64, want)
+			kvWindow(p, i, from, unsafe.Pointer(unsafe.SliceData(out)), want, 8)
+			return out, nil
 		case C.HURRAY_KV_TYPE_UINT64:
-			out := make([]uint64, n)
-			must("hurray_file_reader_kv_array_uint64", C.hurray_file_reader_kv_array_uint64(p, i, u64Ptr(out), count, &l))
-			return window(out, from, want), nil
+			out := make([]uint64, want)
+			kvWindow(p, i, from, unsafe.Pointer(unsafe.SliceData(out)), want, 8)
+			return out, nil
 		case C.HURRAY_KV_TYPE_FLOAT64:
-			out := make([]float64, n)
-			var ptr *C.double
-			if n > 0 {
-				ptr = (*C.double)(unsafe.Pointer(&out[0]))
-			}
-			must("hurray_file_reader_kv_array_float64", C.hurray_file_reader_kv_array_float64(p, i, ptr, count, &l))
-			return window(out, from, want), nil
+			out := make([]float64, want)
+			kvWindow(p, i, from, unsafe.Pointer(unsafe.SliceData(out)), want, 8)
+			return out, nil
 		case C.HURRAY_KV_TYPE_BOOL:
 			// The library writes bytes 0 and 1, which is how Go stores a bool: the
-			// elements go straight into the []bool, with no second copy.
-			out := make([]bool, n)
-			var ptr *C.uint8_t
-			if n > 0 {
-				ptr = (*C.uint8_t)(unsafe.Pointer(&out[0]))
-			}
-			must("hurray_file_reader_kv_array_bool", C.hurray_file_reader_kv_array_bool(p, i, ptr, count, &l))
-			return window(out, from, want), nil
+			// elements go straight into the []bool.
+			out := make([]bool, want)
+			kvWindow(p, i, from, unsafe.Pointer(unsafe.SliceData(out)), want, 1)
+			return out, nil
 		}
 	}
 	return nil, &Error{Status: StatusFormat, Op: op, Message: fmt.Sprintf("KV entry %d has an unknown type %d/%d", i, typ, elem)}

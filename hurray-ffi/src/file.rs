@@ -1045,6 +1045,91 @@ pub unsafe extern "C" fn hurray_file_reader_kv_array_bool(
     }
 }
 
+/// Elements `[first, first + count)` of the int64, uint64, float64 or bool array of
+/// KV entry `index`, copied into `out` in their C form: 8 bytes each (`int64_t`,
+/// `uint64_t`, `double`), or 1 byte each for bool (0 or 1). This reads a window of a
+/// huge array without a buffer for all of it; the element type and count come from
+/// `hurray_file_reader_kv_type`. `out` may be NULL when `count` is 0.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`; `out` with `count > 0`);
+/// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`
+/// (`index`, or a window past the array's end); `HURRAY_ERR_NOT_APPLICABLE` (not an
+/// array of those types: string and byte elements have their own getters);
+/// `HURRAY_ERR_BUFFER_TOO_SMALL` (`out_size` is less than `count` times the
+/// element size; nothing is copied).
+///
+/// Ownership: values copied into the caller's memory; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or valid for `out_size` bytes of writes.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_array_window(
+    reader: *const HurrayFileReader,
+    index: u64,
+    first: u64,
+    count: u64,
+    out: *mut std::ffi::c_void,
+    out_size: u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        let v = r.kv_value(index)?;
+        let a = v
+            .as_array()
+            .filter(|a| {
+                matches!(
+                    a.element_tag(),
+                    tag::INT64 | tag::UINT64 | tag::FLOAT64 | tag::BOOL
+                )
+            })
+            .ok_or_else(|| kv_wrong_type(&v, "numeric or bool array"))?;
+        let n = a.len() as u64;
+        if first.checked_add(count).is_none_or(|end| end > n) {
+            return Err(FfiError::new(
+                HURRAY_ERR_OUT_OF_RANGE,
+                format!("the window [{first}, +{count}) is past the array's {n} elements"),
+            ));
+        }
+        let size: u64 = if a.element_tag() == tag::BOOL { 1 } else { 8 };
+        let bytes = count * size;
+        if out_size < bytes {
+            return Err(FfiError::new(
+                HURRAY_ERR_BUFFER_TOO_SMALL,
+                format!("the window needs {bytes} bytes, the output holds {out_size}"),
+            ));
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        need(out, "out")?;
+        let out = out.cast::<u8>();
+        for k in 0..count {
+            // `first + k < n`: every element exists.
+            let x = a
+                .get((first + k) as usize)
+                .unwrap_or(KvValueRef::Bool(false));
+            let bytes: [u8; 8] = match x {
+                KvValueRef::Int64(x) => x.to_ne_bytes(),
+                KvValueRef::UInt64(x) => x.to_ne_bytes(),
+                KvValueRef::Float64(x) => x.to_ne_bytes(),
+                KvValueRef::Bool(b) => [u8::from(b), 0, 0, 0, 0, 0, 0, 0],
+                _ => [0; 8],
+            };
+            // SAFETY: `out` is valid for `out_size >= count * size` bytes (the
+            // caller's contract) and `k * size + size <= count * size`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    out.add((k * size) as usize),
+                    size as usize,
+                )
+            };
+        }
+        Ok(())
+    })
+}
+
 /// Element `element` of the string array of KV entry `index`: NUL-terminated UTF-8,
 /// `*out_len` bytes without the NUL. The element count comes from
 /// `hurray_file_reader_kv_type`.

@@ -175,4 +175,3 @@ pub fn run(args: &AmplificationArgs) -> Result {
     }
     Ok(())
 }
-

@@ -304,8 +304,7 @@ impl FileReader {
     /// `metadata()`). This reads a huge array a window at a time: a whole JS array
     /// costs a pointer-size slot per element, up to 8 times what the file holds for
     /// a bool and twice its 4-byte prefix of an empty string, and a window of
-    /// `count` elements only that many. A window of a numeric or bool array copies
-    /// the whole array once (its size in the file) to take the window from it.
+    /// `count` elements only that many.
     ///
     /// Throws: `HURRAY_ERR_NOT_FOUND`; `HURRAY_ERR_NOT_APPLICABLE` (not an array);
     /// `HURRAY_ERR_OUT_OF_RANGE` (the window passes the end, or is negative).

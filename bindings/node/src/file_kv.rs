@@ -2,7 +2,9 @@
 //! numbers for float64, booleans, `Buffer` for bytes (copies), and arrays of those,
 //! whole or a window of `[offset, offset + count)` elements.
 //!
-//! Arrays are built element by element straight into the JS array, each run of
+//! Numeric and bool elements are copied from the mapping into a buffer of the
+//! window's size (`hurray_file_reader_kv_array_window`); arrays are built element by
+//! element straight into the JS array, each run of
 //! [`SCOPE`] elements inside a handle scope of its own, so what a whole array costs
 //! is what V8 needs for it: a pointer-size slot per element (the same `""` for every
 //! empty string, the same `true`/`false`), plus a string, `bigint` or `Buffer`
@@ -86,7 +88,10 @@ fn js_array<'e>(
 }
 
 /// Makes one JS value with a napi constructor writing to `out`.
-fn make(f: impl FnOnce(*mut sys::napi_value) -> sys::napi_status, what: &str) -> Result<sys::napi_value> {
+fn make(
+    f: impl FnOnce(*mut sys::napi_value) -> sys::napi_status,
+    what: &str,
+) -> Result<sys::napi_value> {
     let mut v = ptr::null_mut();
     napi_check(f(&mut v), what)?;
     Ok(v)
@@ -98,7 +103,11 @@ fn make(f: impl FnOnce(*mut sys::napi_value) -> sys::napi_status, what: &str) ->
 /// `p` valid for `len` reads (or `len` 0).
 unsafe fn buffer_copy(env: sys::napi_env, p: *const u8, len: u64) -> Result<sys::napi_value> {
     let mut data = ptr::null_mut();
-    let src: *const std::ffi::c_void = if len == 0 { [0u8].as_ptr().cast() } else { p.cast() };
+    let src: *const std::ffi::c_void = if len == 0 {
+        [0u8].as_ptr().cast()
+    } else {
+        p.cast()
+    };
     make(
         // SAFETY: `src` valid for `len` reads (the caller's contract).
         |out| unsafe { sys::napi_create_buffer_copy(env, len as usize, src, &mut data, out) },
@@ -106,18 +115,27 @@ unsafe fn buffer_copy(env: sys::napi_env, p: *const u8, len: u64) -> Result<sys:
     )
 }
 
-/// Elements `[from, from + count)` of an `n`-element array of a fixed-size type,
-/// copied whole by `copy` (a `hurray_file_reader_kv_array_*` function) first.
-fn fixed<'e, T: Copy + Default>(
+/// Elements `[from, from + count)` of the numeric or bool KV array `index`, copied
+/// by the library into a buffer of `count` elements, then made JS values by `to_js`.
+///
+/// # Safety
+/// `r` is a live reader and `index` one of its KV entries.
+unsafe fn fixed<'e, T: Copy + Default>(
     env: &'e Env,
-    (n, from, count): (u64, u64, u64),
-    copy: impl FnOnce(*mut T, u64, &mut u64) -> i32,
+    (r, index): (*const HurrayFileReader, u64),
+    (from, count): (u64, u64),
     to_js: impl Fn(sys::napi_env, T) -> Result<sys::napi_value>,
 ) -> Result<Unknown<'e>> {
-    let mut v = vec![T::default(); n as usize];
-    let mut got = 0u64;
-    check(copy(v.as_mut_ptr(), n, &mut got))?;
-    js_array(env, count, |raw, k| to_js(raw, v[(from + k) as usize]))
+    let mut v = vec![T::default(); count as usize];
+    let size = std::mem::size_of::<T>() as u64;
+    let out = if count == 0 {
+        ptr::null_mut()
+    } else {
+        v.as_mut_ptr().cast()
+    };
+    // SAFETY: `r` live (the caller's contract); `v` holds `count` writable `T`.
+    check(unsafe { hurray_file_reader_kv_array_window(r, index, from, count, out, count * size) })?;
+    js_array(env, count, |raw, k| to_js(raw, v[k as usize]))
 }
 
 /// KV entry `index` as a JS value; for an array, only elements `[from, from +
@@ -146,7 +164,7 @@ pub(crate) unsafe fn kv_value<'env>(
             format!("the window [{from}, +{count}) is past the array's {n} elements"),
         ));
     }
-    let w = (n, from, count);
+    let (src, w) = ((r, index), (from, count));
     // SAFETY (each arm): `r` live, `index` valid, outs locals; borrowed strings and
     // bytes are copied into JS values before the next call.
     unsafe {
@@ -188,50 +206,30 @@ pub(crate) unsafe fn kv_value<'env>(
                 Ok(Unknown::from_raw_unchecked(raw, buffer_copy(raw, p, len)?))
             }
             HURRAY_KV_TYPE_ARRAY => match et {
-                HURRAY_KV_TYPE_INT64 => fixed(
-                    env,
-                    w,
-                    |p, cap, got| hurray_file_reader_kv_array_int64(r, index, p, cap, got),
-                    |raw, x: i64| {
-                        make(
-                            |out| sys::napi_create_bigint_int64(raw, x, out),
-                            "napi_create_bigint_int64",
-                        )
-                    },
-                ),
-                HURRAY_KV_TYPE_UINT64 => fixed(
-                    env,
-                    w,
-                    |p, cap, got| hurray_file_reader_kv_array_uint64(r, index, p, cap, got),
-                    |raw, x: u64| {
-                        make(
-                            |out| sys::napi_create_bigint_uint64(raw, x, out),
-                            "napi_create_bigint_uint64",
-                        )
-                    },
-                ),
-                HURRAY_KV_TYPE_FLOAT64 => fixed(
-                    env,
-                    w,
-                    |p, cap, got| hurray_file_reader_kv_array_float64(r, index, p, cap, got),
-                    |raw, x: f64| {
-                        make(
-                            |out| sys::napi_create_double(raw, x, out),
-                            "napi_create_double",
-                        )
-                    },
-                ),
-                HURRAY_KV_TYPE_BOOL => fixed(
-                    env,
-                    w,
-                    |p, cap, got| hurray_file_reader_kv_array_bool(r, index, p, cap, got),
-                    |raw, x: u8| {
-                        make(
-                            |out| sys::napi_get_boolean(raw, x != 0, out),
-                            "napi_get_boolean",
-                        )
-                    },
-                ),
+                HURRAY_KV_TYPE_INT64 => fixed(env, src, w, |raw, x: i64| {
+                    make(
+                        |out| sys::napi_create_bigint_int64(raw, x, out),
+                        "napi_create_bigint_int64",
+                    )
+                }),
+                HURRAY_KV_TYPE_UINT64 => fixed(env, src, w, |raw, x: u64| {
+                    make(
+                        |out| sys::napi_create_bigint_uint64(raw, x, out),
+                        "napi_create_bigint_uint64",
+                    )
+                }),
+                HURRAY_KV_TYPE_FLOAT64 => fixed(env, src, w, |raw, x: f64| {
+                    make(
+                        |out| sys::napi_create_double(raw, x, out),
+                        "napi_create_double",
+                    )
+                }),
+                HURRAY_KV_TYPE_BOOL => fixed(env, src, w, |raw, x: u8| {
+                    make(
+                        |out| sys::napi_get_boolean(raw, x != 0, out),
+                        "napi_get_boolean",
+                    )
+                }),
                 HURRAY_KV_TYPE_STRING => js_array(env, count, |raw, k| {
                     let (mut p, mut len) = (ptr::null::<c_char>(), 0u64);
                     check(hurray_file_reader_kv_array_string(

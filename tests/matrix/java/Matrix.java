@@ -856,17 +856,36 @@ public final class Matrix {
 
     // ---------------------------------------------------------------- metadata
 
+    /** UTF-8 length of {@code s}, without encoding it (no garbage per string). */
+    static long utf8Length(String s) {
+        long n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                n += 1;
+            } else if (c < 0x800) {
+                n += 2;
+            } else if (Character.isHighSurrogate(c)) {
+                n += 4;
+                i++;
+            } else {
+                n += 3;
+            }
+        }
+        return n;
+    }
+
     /** Elements and string/byte payload bytes of one KV value (or window). */
     static long[] measure(Object v) {
         long elements = 0, bytes = 0;
         if (v instanceof String s) {
-            return new long[] {1, s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length};
+            return new long[] {1, utf8Length(s)};
         } else if (v instanceof byte[] b) {
             return new long[] {1, b.length};
         } else if (v instanceof String[] a) {
             for (String s : a) {
                 elements++;
-                bytes += s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+                bytes += utf8Length(s);
             }
         } else if (v instanceof byte[][] a) {
             for (byte[] b : a) {
@@ -894,7 +913,7 @@ public final class Matrix {
         try (TensorFile f = TensorFile.open(path)) {
             names = f.names();
             for (String n : names) {
-                nameBytes += n.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+                nameBytes += utf8Length(n);
             }
             keys = f.metadataKeys();
             if (ranged) {

@@ -2,9 +2,9 @@
 //! an array's elements (`fileKvRange`), which is how a huge array is read with
 //! bounded memory.
 //!
-//! What a value costs on the Java heap: numeric and bool arrays are copied by the
-//! library straight into the new Java array (8 or 1 bytes per element, their size in
-//! the file); a `String[]` is one reference per element (4 bytes with compressed
+//! What a value costs on the Java heap: numeric and bool arrays (or windows) are
+//! copied by the library straight into the new Java array (8 or 1 bytes per element,
+//! their size in the file); a `String[]` is one reference per element (4 bytes with compressed
 //! oops), every empty element the same `""`, and a `String` of its own (about 40
 //! bytes and more) per non-empty one; a `byte[][]` a `byte[]` per element.
 
@@ -12,12 +12,10 @@ use std::ffi::c_char;
 use std::ptr;
 
 use hurray_ffi::file::{
-    hurray_file_reader_kv_array_bool, hurray_file_reader_kv_array_bytes,
-    hurray_file_reader_kv_array_float64, hurray_file_reader_kv_array_int64,
-    hurray_file_reader_kv_array_string, hurray_file_reader_kv_array_uint64,
-    hurray_file_reader_kv_bool, hurray_file_reader_kv_bytes, hurray_file_reader_kv_find,
-    hurray_file_reader_kv_float64, hurray_file_reader_kv_int64, hurray_file_reader_kv_string,
-    hurray_file_reader_kv_type, hurray_file_reader_kv_uint64,
+    hurray_file_reader_kv_array_bytes, hurray_file_reader_kv_array_string,
+    hurray_file_reader_kv_array_window, hurray_file_reader_kv_bool, hurray_file_reader_kv_bytes,
+    hurray_file_reader_kv_find, hurray_file_reader_kv_float64, hurray_file_reader_kv_int64,
+    hurray_file_reader_kv_string, hurray_file_reader_kv_type, hurray_file_reader_kv_uint64,
 };
 use hurray_ffi::HurrayFileReader;
 use jni::objects::{JClass, JObject, JPrimitiveArray, JString, JValue, ReleaseMode};
@@ -123,7 +121,7 @@ pub extern "system" fn Java_dev_hurray_Native_fileKv<'l>(
                 // SAFETY: borrowed bytes of len bytes.
                 unsafe { borrowed_bytes(env, p, len)? }
             }
-            7 => kv_array(env, r, i, et, n, 0, n)?,
+            7 => kv_array(env, r, i, et, 0, n)?,
             _ => {
                 return Err(Fail::Status(
                     hurray_ffi::HURRAY_ERR_NOT_APPLICABLE,
@@ -198,67 +196,65 @@ pub extern "system" fn Java_dev_hurray_Native_fileKvRange<'l>(
                 format!("the window [{from}, +{count}) is past the array's {n} elements"),
             ));
         }
-        Ok(kv_array(env, r, i, et, n, from, count)?.into_raw())
+        Ok(kv_array(env, r, i, et, from, count)?.into_raw())
     })
 }
 
-/// Fills the new Java array `a` (`count` elements) with elements
-/// `[from, from + count)` of an `n`-element KV array, which `copy` (one of the
-/// `hurray_file_reader_kv_array_*` functions) copies whole. The whole array goes
-/// straight into the Java array's memory; a window is copied into a buffer first
-/// and `set` writes the window.
-fn fill<'l, T: jni::objects::TypeArray + Default>(
+/// Fills the new Java array `a` (`count` elements of `size` bytes) with elements
+/// `[from, from + count)` of the numeric or bool KV array `i`, copied by the library
+/// straight into the Java array's memory.
+fn fill<'l, T: jni::objects::TypeArray>(
     env: &mut JNIEnv<'l>,
     a: JPrimitiveArray<'l, T>,
-    (n, from, count): (u64, u64, u64),
-    copy: &dyn Fn(*mut T, u64, &mut u64) -> hurray_ffi::HurrayStatus,
-    set: &dyn Fn(&JNIEnv<'l>, &JPrimitiveArray<'l, T>, &[T]) -> jni::errors::Result<()>,
+    (r, i): (*const HurrayFileReader, u64),
+    (from, count): (u64, u64),
 ) -> R<JObject<'l>> {
-    let mut got = 0u64;
-    if from == 0 && count == n {
-        // SAFETY: no JNI call is made while the elements are held, and they are
-        // `n` writable elements of T.
+    if count > 0 {
+        let size = std::mem::size_of::<T>() as u64;
+        // SAFETY: no JNI call is made while the elements are held.
         let e = unsafe { env.get_array_elements_critical(&a, ReleaseMode::CopyBack)? };
-        let st = copy(e.as_ptr(), n, &mut got);
+        // SAFETY: r live; `e` holds `count` writable elements of `size` bytes.
+        let st = unsafe {
+            hurray_file_reader_kv_array_window(r, i, from, count, e.as_ptr().cast(), count * size)
+        };
         drop(e);
         ck(st)?;
-    } else {
-        let mut v: Vec<T> = std::iter::repeat_with(T::default).take(n as usize).collect();
-        ck(copy(v.as_mut_ptr(), n, &mut got))?;
-        set(env, &a, &v[from as usize..(from + count) as usize])?;
     }
     Ok(a.into())
 }
 
-/// Elements `[from, from + count)` of the `n`-element KV array `i` (element type
-/// `et`) as a Java array.
+/// Elements `[from, from + count)` of the KV array `i` (element type `et`; the
+/// window checked by the caller) as a Java array.
 fn kv_array<'l>(
     env: &mut JNIEnv<'l>,
     r: *const HurrayFileReader,
     i: u64,
     et: u8,
-    n: u64,
     from: u64,
     count: u64,
 ) -> R<JObject<'l>> {
     let len = i32::try_from(count).map_err(|_| Fail::Arg("KV array too long for Java".into()))?;
-    let w = (n, from, count);
+    let (src, w) = ((r, i), (from, count));
     Ok(match et {
         2 => {
             let a = env.new_long_array(len)?;
-            // SAFETY (the closure): r live; `p` holds `cap` writable values.
-            let copy = |p: *mut i64, cap, got: &mut u64| unsafe {
-                hurray_file_reader_kv_array_int64(r, i, p, cap, got)
-            };
-            fill(env, a, w, &copy, &|e, a, v| e.set_long_array_region(a, 0, v))?
+            fill(env, a, src, w)?
         }
         3 => {
-            let mut v = vec![0u64; n as usize];
-            let mut got = 0u64;
-            // SAFETY: v holds n writable values.
-            ck(unsafe { hurray_file_reader_kv_array_uint64(r, i, v.as_mut_ptr(), n, &mut got) })?;
+            let mut v = vec![0u64; count as usize];
+            // SAFETY: r live; v holds `count` writable u64.
+            ck(unsafe {
+                hurray_file_reader_kv_array_window(
+                    r,
+                    i,
+                    from,
+                    count,
+                    v.as_mut_ptr().cast(),
+                    count * 8,
+                )
+            })?;
             let a = env.new_object_array(len, "java/math/BigInteger", JObject::null())?;
-            for (k, &x) in v[from as usize..(from + count) as usize].iter().enumerate() {
+            for (k, &x) in v.iter().enumerate() {
                 let b = big_integer(env, x)?;
                 env.set_object_array_element(&a, k as i32, &b)?;
                 env.delete_local_ref(b)?;
@@ -267,20 +263,12 @@ fn kv_array<'l>(
         }
         4 => {
             let a = env.new_double_array(len)?;
-            // SAFETY (the closure): r live; `p` holds `cap` writable values.
-            let copy = |p: *mut f64, cap, got: &mut u64| unsafe {
-                hurray_file_reader_kv_array_float64(r, i, p, cap, got)
-            };
-            fill(env, a, w, &copy, &|e, a, v| e.set_double_array_region(a, 0, v))?
+            fill(env, a, src, w)?
         }
         5 => {
             // The library writes bytes 0 and 1, which is what a jboolean holds.
             let a = env.new_boolean_array(len)?;
-            // SAFETY (the closure): r live; `p` holds `cap` writable values.
-            let copy = |p: *mut u8, cap, got: &mut u64| unsafe {
-                hurray_file_reader_kv_array_bool(r, i, p, cap, got)
-            };
-            fill(env, a, w, &copy, &|e, a, v| e.set_boolean_array_region(a, 0, v))?
+            fill(env, a, src, w)?
         }
         1 => {
             let a = env.new_object_array(len, "java/lang/String", JObject::null())?;

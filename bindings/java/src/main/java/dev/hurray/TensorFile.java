@@ -159,9 +159,8 @@ public final class TensorFile implements AutoCloseable {
      * {@code boolean[]}, ...). This reads a huge array a window at a time: a whole
      * {@code String[]} costs a reference per element, and a {@code String} of its
      * own (some 40 bytes) per non-empty element, several times the 4-byte length
-     * prefix plus the bytes the file holds for a short string. A window of numeric or
-     * bool elements copies the whole array once (its size in the file) to take the
-     * window from it.
+     * prefix plus the bytes the file holds for a short string; a window costs only
+     * its elements.
      *
      * @param key the key
      * @param offset first element
