@@ -224,8 +224,8 @@ export declare class FileReader {
   static open(path: string): FileReader
   /** File-level facts. */
   get info(): FileInfo
-  /** Tensor names, in index order. */
-  get names(): Array<string>
+  /** Tensor names, in index order (made straight into the JS array). */
+  get names(): string[]
   /**
    * The tensor named `name`: zero-copy over the mapping; outlives the reader.
    *

@@ -134,6 +134,17 @@ fn check_reader(r: &FileReader, want: &[(String, Item)], kv: &[KvEntry]) {
             assert_eq!((b.as_slice().as_ptr() as usize - base) % a, 0, "{name}");
         }
     }
+    // The top-level walk names the same items, without building them.
+    let c = r.catalog();
+    let top: Vec<(String, bool)> = c
+        .top_level()
+        .map(|(i, composite)| (c.entry(i).unwrap().name.to_owned(), composite))
+        .collect();
+    let want_top: Vec<(String, bool)> = want
+        .iter()
+        .map(|(n, i)| (n.clone(), matches!(i, Item::Composite(_))))
+        .collect();
+    assert_eq!(top, want_top);
     // Names cover every tensor, heads and members included.
     let count: usize = want.iter().map(|(_, i)| i.tensor_count()).sum();
     assert_eq!(r.len(), count);

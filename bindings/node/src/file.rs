@@ -171,22 +171,15 @@ impl FileReader {
         })
     }
 
-    /// Tensor names, in index order.
-    #[napi(getter)]
-    pub fn names(&self) -> Result<Vec<String>> {
+    /// Tensor names, in index order (made straight into the JS array).
+    #[napi(getter, ts_return_type = "string[]")]
+    pub fn names<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         let r = self.live()?;
         let mut n = 0u64;
         // SAFETY: `r` live.
         check(unsafe { hurray_file_reader_tensor_count(r, &mut n) })?;
-        (0..n)
-            .map(|i| {
-                let (mut p, mut len) = (ptr::null(), 0u64);
-                // SAFETY: `r` live, `i` < count; the name is copied at once.
-                check(unsafe { hurray_file_reader_tensor_name(r, i, &mut p, &mut len) })?;
-                // SAFETY: borrowed from the live reader, `len` bytes.
-                Ok(unsafe { str_of(p, len) })
-            })
-            .collect()
+        // SAFETY: `r` live.
+        unsafe { crate::file_kv::names(env, r, n) }
     }
 
     /// The tensor named `name`: zero-copy over the mapping; outlives the reader.

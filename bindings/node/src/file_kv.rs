@@ -87,6 +87,27 @@ fn js_array<'e>(
     Ok(unsafe { Unknown::from_raw_unchecked(raw, arr) })
 }
 
+/// The `n` tensor names of reader `r` as a JS array of strings.
+///
+/// # Safety
+/// `r` is a live reader with `n` tensors.
+pub(crate) unsafe fn names<'e>(
+    env: &'e Env,
+    r: *const HurrayFileReader,
+    n: u64,
+) -> Result<Unknown<'e>> {
+    js_array(env, n, |raw, i| {
+        let (mut p, mut len) = (ptr::null::<c_char>(), 0u64);
+        // SAFETY: `r` live, `i` < its count; the name is copied into the JS string.
+        check(unsafe { hurray_file_reader_tensor_name(r, i, &mut p, &mut len) })?;
+        make(
+            // SAFETY: `p` is `len` bytes borrowed from the live reader.
+            |out| unsafe { sys::napi_create_string_utf8(raw, p, len as isize, out) },
+            "napi_create_string_utf8",
+        )
+    })
+}
+
 /// Makes one JS value with a napi constructor writing to `out`.
 fn make(
     f: impl FnOnce(*mut sys::napi_value) -> sys::napi_status,

@@ -478,6 +478,29 @@ impl Catalog {
         (0..self.len()).map(|p| self.order_at(p))
     }
 
+    /// The top-level entries in file order, as `(index position, is a composite
+    /// head)`: plain tensors and composite heads, without the members of composites
+    /// (§6.4), which it skips. Each entry's descriptor is decoded as it is passed
+    /// (to find heads and their member counts) and not kept, so walking a file costs
+    /// no memory per entry, unlike [`build_items`](Self::build_items).
+    pub fn top_level(&self) -> impl Iterator<Item = (usize, bool)> + '_ {
+        // Members of the current top-level composite still to skip (nested heads
+        // add theirs).
+        let mut skip = 0u64;
+        self.file_order().filter_map(move |i| {
+            let members = self.descriptor_at(i).and_then(|d| match &d.layout {
+                Layout::CompositeHead(h) => Some(u64::from(h.member_count)),
+                _ => None,
+            });
+            if skip > 0 {
+                skip = skip - 1 + members.unwrap_or(0);
+                return None;
+            }
+            skip = members.unwrap_or(0);
+            Some((i, members.is_some()))
+        })
+    }
+
     /// The index position at file-order position `p`.
     fn order_at(&self, p: usize) -> usize {
         self.order.as_ref().map_or(p, |o| o[p] as usize)
