@@ -15,7 +15,8 @@
 //!   4-byte length prefix in the file and a 1-byte NUL here).
 //!
 //! So the names copy is smaller than the index section, and the KV text smaller than
-//! the KV section, plus 4 bytes per KV entry.
+//! the KV section, plus 4 bytes per KV entry. An empty string is handed out as one
+//! static `""`, so reading only empty strings makes no KV text at all.
 
 use hurray_io::file::index::ENTRY_FIXED_LEN;
 use hurray_io::file::KvValueRef;
@@ -24,6 +25,9 @@ use std::sync::OnceLock;
 
 /// Bytes before the first index entry (`index_entry_count`).
 const INDEX_COUNT_LEN: u64 = 8;
+
+/// Every empty string handed out: its NUL.
+static EMPTY: [u8; 1] = [0];
 
 /// The lazily made copies of one reader.
 #[derive(Debug, Default)]
@@ -93,6 +97,9 @@ impl FileText {
     pub(crate) fn string<'a>(&'a self, r: &FileReader, i: usize) -> Option<&'a [u8]> {
         let e = r.kv().get(i)?;
         let s = e.value.as_str()?;
+        if s.is_empty() {
+            return Some(&EMPTY);
+        }
         let t = self.kv(r);
         let at = *t.base.get(i)? as usize + e.key.len() + 1;
         t.bytes.get(at..at + s.len() + 1)
@@ -103,6 +110,9 @@ impl FileText {
         let e = r.kv().get(i)?;
         let a = e.value.as_array()?;
         let s = a.get(k)?.as_str()?;
+        if s.is_empty() {
+            return Some(&EMPTY);
+        }
         let t = self.kv(r);
         let at = *t.base.get(i)? as usize + e.key.len() + 1 + a.offset_of(k)? - 3 * k;
         t.bytes.get(at..at + s.len() + 1)
@@ -152,5 +162,25 @@ mod tests {
             assert_eq!(text.element(&r, 2, k).unwrap(), z(s));
         }
         assert_eq!(text.element(&r, 2, strings.len()), None);
+    }
+
+    #[test]
+    fn empty_strings_make_no_copy() {
+        let mut w = FileWriterTo::new(Vec::new(), WriteOptions::default()).unwrap();
+        w.add_kv(
+            "a",
+            KvValue::Array(KvArray::String(vec![String::new(); 100])),
+        )
+        .unwrap();
+        w.add_kv("e", KvValue::String(String::new())).unwrap();
+        let r = FileReader::from_bytes(&w.finish().unwrap()).unwrap();
+        let text = FileText::default();
+        for k in 0..100 {
+            assert_eq!(text.element(&r, 0, k).unwrap(), b"\0");
+        }
+        assert_eq!(text.string(&r, 1).unwrap(), b"\0");
+        assert!(text.kv.get().is_none(), "no KV text was made");
+        assert_eq!(text.key(&r, 1).unwrap(), b"e\0");
+        assert!(text.kv.get().is_some());
     }
 }
