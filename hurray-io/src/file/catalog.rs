@@ -280,11 +280,11 @@ fn section(
 /// whose owner it keeps (one reference).
 ///
 /// What it holds besides: the index as 4 bytes per entry (plus 4 for the name order
-/// unless `SORTED_INDEX` is set, plus 4 for the file order unless the index is in
+/// unless the names already ascend, plus 4 for the file order unless the index is in
 /// ascending `descriptor_offset` order), and the KV section as a [`KvTable`] (8 bytes
 /// per entry, a step table for long string arrays). Names, KV values and
-/// descriptors are read from the file's bytes when asked for; [`heap_bytes`]
-/// (Self::heap_bytes) says what the tables cost.
+/// descriptors are read from the file's bytes when asked for;
+/// [`heap_bytes`](Self::heap_bytes) says what the tables cost.
 #[derive(Clone)]
 pub struct Catalog {
     file: Arc<dyn BufferOwner>,
