@@ -3,6 +3,7 @@
 //! Invoked through the alias in `.cargo/config.toml`. Every subcommand lives in its
 //! own module; this file only parses the command line and dispatches.
 
+mod amplification;
 mod bench;
 mod c_tests;
 mod demo;
@@ -62,6 +63,9 @@ enum Task {
     /// language reads every output; prints the producer x consumer tables, the
     /// byte-identity check and a self-test with flipped bytes.
     Matrix(matrix::MatrixArgs),
+    /// Peak memory of every reader (each language, the CLI) opening files whose KV
+    /// section or index is huge, against those sections' bytes; prints a table.
+    Amplification(amplification::AmplificationArgs),
     /// The main job, end to end: fetch a real model, convert it to .hrry and back,
     /// verify every tensor, benchmark against cp.
     Demo(demo::DemoArgs),
@@ -82,6 +86,7 @@ fn main() -> ExitCode {
         Task::Java(args) => java::run(&args),
         Task::Matrix(args) => matrix::run(&args),
         Task::Demo(args) => demo::run(&args),
+        Task::Amplification(args) => amplification::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
