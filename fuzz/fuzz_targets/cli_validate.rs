@@ -25,7 +25,9 @@ fuzz_target!(|data: &[u8]| {
     }
     let Ok(c) = opened else { return };
     let report = inspect::report(&c, data.len() as u64);
-    std::hint::black_box(inspect::table::render(&report, name));
+    let mut out = Vec::new();
+    inspect::table::render(&report, name, &mut out).expect("rendering into memory cannot fail");
+    std::hint::black_box(out);
     let names: Vec<String> = match &c {
         Container::File(r) => r.names().take(4).map(str::to_owned).collect(),
         Container::Stream { tensors, .. } => {

@@ -69,10 +69,10 @@ fn padded_heads() -> (Vec<u8>, usize) {
     w.write_composite("n", &stream_common::nested()).unwrap();
     let bytes = w.finish().unwrap();
     let r = FileReader::from_bytes(&bytes).unwrap();
-    let head = &r.entries()[0];
+    let head = r.catalog().entry(0).unwrap();
     assert_eq!(head.name, "n");
     let end = (head.descriptor_offset + u64::from(head.descriptor_length)).next_multiple_of(8);
-    let next = r.entries()[1].descriptor_offset;
+    let next = r.catalog().entry(1).unwrap().descriptor_offset;
     assert!(next >= end + 8, "the head is padded ({end}..{next})");
     (bytes, end as usize)
 }
