@@ -458,6 +458,12 @@ impl Catalog {
     /// (validated at parse time to lie inside the file).
     pub fn buffer_ranges(&self, i: usize) -> Option<Vec<Range<u64>>> {
         let d = self.descriptor_at(i)?;
+        self.buffer_ranges_for(i, &d)
+    }
+
+    /// [`buffer_ranges`](Self::buffer_ranges) of entry `i` given its descriptor `d`
+    /// (already decoded by the caller, so it is not decoded again).
+    pub fn buffer_ranges_for(&self, i: usize, d: &TensorDescriptor) -> Option<Vec<Range<u64>>> {
         let e = self.entry(i)?;
         let sizes = d.buffers.iter().map(|b| b.byte_size);
         let (rel, _) =

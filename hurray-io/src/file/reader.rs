@@ -288,7 +288,10 @@ impl FileReader {
         if t.content_validated() || self.validated_set().contains(&i) {
             return Ok(());
         }
-        let ranges = self.catalog.buffer_ranges(i).unwrap_or_default();
+        let ranges = self
+            .catalog
+            .buffer_ranges_for(i, t.descriptor())
+            .unwrap_or_default();
         t.check_content_at(&|b| ranges.get(b).map_or(0, |r| r.start))?;
         self.validated_set().insert(i);
         Ok(())
@@ -326,7 +329,7 @@ impl FileReader {
             .clone();
         let buffers = self
             .catalog
-            .buffer_ranges(i)
+            .buffer_ranges_for(i, &d)
             .unwrap_or_default()
             .into_iter()
             .zip(&d.buffers)
