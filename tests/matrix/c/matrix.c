@@ -1324,7 +1324,7 @@ static double now(void) {
 
 /* How many more times `views` opens and views the file after the first pass; the
  * best of them is the `warm` figure. */
-#define WARM_RUNS 20
+#define WARM_RUNS 200
 
 /* One open + view pass: the reader, every tensor and a view (pointer + size) of
  * every buffer, in index order. */

@@ -372,7 +372,7 @@ func consume(cases []*Case, dirs []string) {
 
 // warmRuns is how many more times views opens and views the file after the first
 // pass; the best of them is the "warm" figure.
-const warmRuns = 20
+const warmRuns = 200
 
 // viewSet is one open + view pass: the file, its tensors and a zero-copy view
 // ([]byte over the mapping) of every buffer, in index order.

@@ -824,7 +824,7 @@ public final class Matrix {
     // ---------------------------------------------------------------- views
 
     /** How many more times {@code views} opens and views the file after the first pass. */
-    static final int WARM_RUNS = 20;
+    static final int WARM_RUNS = 200;
 
     /** One open + view pass: names, tensors and a view of every buffer, in index order. */
     record ViewSet(TensorFile file, List<String> names, List<Tensor> tensors,

@@ -613,7 +613,7 @@ def consume(cases: list[dict], dirs: list[str]) -> None:
 
 #: How many more times ``views`` opens and views the file after the first pass; the
 #: best of them is the ``warm`` figure.
-WARM_RUNS = 20
+WARM_RUNS = 200
 
 
 def open_and_view(path: str) -> tuple[dict, dict]:

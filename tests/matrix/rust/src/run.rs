@@ -230,7 +230,7 @@ pub fn locate_in_stream(bytes: &[u8], offset: u64) -> String {
 
 /// How many more times the demo's `views` programs open and view the file in the
 /// same process, after the first (timed) pass; the best of them is the `warm` figure.
-pub const WARM_RUNS: usize = 20;
+pub const WARM_RUNS: usize = 200;
 
 /// Opens `path` (memory-mapped) and takes every tensor, in index order.
 fn open_all(path: &Path) -> Result<(FileReader, Vec<(String, hurray_io::Tensor)>), String> {
