@@ -8,9 +8,9 @@
 //! decoded stream bytes (charged by their tensor or item), or a caller's own
 //! `ArrayBuffer` (counted by V8 already). Left alone, taking views of every tensor of
 //! an 87 MiB model makes V8 collect while the views are being made, when nothing is
-//! garbage, and a multi-GiB model once per 64 MiB viewed. So a
-//! view takes its length back from the count when it is made, and gives it back
-//! when its finalizer runs: over the view's life the net report is zero, the
+//! garbage, and one view of more than about 64 MiB makes it collect at once. So a
+//! view takes its length back from the count just before it is made, and gives it
+//! back when its finalizer runs: over the view's life the net report is zero, the
 //! memory is reported once, by whoever owns it, and a collection is prompted by
 //! views that died rather than by views being made.
 
@@ -35,17 +35,19 @@ pub(crate) unsafe fn uncounted<'env, T: 'env>(
 ) -> Result<ArrayBuffer<'env>> {
     // A length over i64::MAX cannot exist in this address space; saturate anyway.
     let bytes = i64::try_from(len).unwrap_or(i64::MAX);
+    // Taken back first: V8 adds `len` while it makes the buffer and may start a
+    // collection right there (at once, for a buffer of more than about 64 MiB).
+    adjust_external(env.raw(), -bytes);
     // SAFETY: the caller's contract; the finalizer, on the JS thread of `env`, gives
     // the count back and then drops `hold` (which may free the memory).
-    let ab = unsafe {
+    let made = unsafe {
         ArrayBuffer::from_external(env, data, len, hold, move |env, hold| {
             adjust_external(env.raw(), bytes);
             drop(hold);
         })
+    };
+    if made.is_err() {
+        adjust_external(env.raw(), bytes);
     }
-    .map_err(napi_err)?;
-    // V8 counted `len` when the buffer was made (and takes it off when it sweeps
-    // the buffer, before the finalizer above adds it back).
-    adjust_external(env.raw(), -bytes);
-    Ok(ab)
+    made.map_err(napi_err)
 }
