@@ -287,7 +287,7 @@ func (f *File) Metadata() ([]KV, error) {
 		var s *C.char
 		var l C.uint64_t
 		must("hurray_file_reader_kv_key", C.hurray_file_reader_kv_key(p, i, &s, &l))
-		v, err := kvValue(op, p, i)
+		v, err := kvValue(op, p, i, 0, -1)
 		if err != nil {
 			return nil, err
 		}
@@ -296,30 +296,108 @@ func (f *File) Metadata() ([]KV, error) {
 	return out, nil
 }
 
+// Keys returns the KV keys in file order, without reading any value.
+func (f *File) Keys() ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ptr == nil {
+		return nil, errClosed("File.Keys", "the File is closed")
+	}
+	p := f.handle()
+	defer runtime.KeepAlive(f)
+	var n C.uint64_t
+	must("hurray_file_reader_kv_count", C.hurray_file_reader_kv_count(p, &n))
+	keys := make([]string, int(n))
+	for i := range keys {
+		var s *C.char
+		var l C.uint64_t
+		must("hurray_file_reader_kv_key", C.hurray_file_reader_kv_key(p, C.uint64_t(i), &s, &l))
+		keys[i] = C.GoStringN(s, C.int(l))
+	}
+	return keys, nil
+}
+
 // Value returns the value of the KV entry key (see KV.Value for the Go types). A
 // missing key gives ErrNotFound.
 func (f *File) Value(key string) (any, error) {
+	return f.value("File.Value", key, 0, -1)
+}
+
+// ValueLen returns the length of the KV value under key: the number of elements
+// of an array, the number of bytes of a string or []byte, 1 for other scalars. A
+// missing key gives ErrNotFound.
+func (f *File) ValueLen(key string) (int, error) {
+	var n int
+	err := f.onValue("File.ValueLen", key, func(op string, p *C.HurrayFileReader, i C.uint64_t) error {
+		var typ, elem C.uint8_t
+		var count C.uint64_t
+		must("hurray_file_reader_kv_type", C.hurray_file_reader_kv_type(p, i, &typ, &elem, &count))
+		n = int(count)
+		return nil
+	})
+	return n, err
+}
+
+// ValueRange returns elements [start, start+count) of the KV array under key, as
+// a slice of the type Value gives ([]string, []int64, ...). It is the way to read
+// a huge array a window at a time: Value and Metadata build the whole slice, and
+// a []string or [][]byte costs 24 bytes or more per element (a string header, a
+// slice header), several times what the file holds for short strings (4 bytes of
+// length prefix). A window costs only its elements. A missing key gives ErrNotFound, a value
+// that is not an array ErrNotApplicable, a window past the end ErrOutOfRange.
+func (f *File) ValueRange(key string, start, count int) (any, error) {
+	if start < 0 || count < 0 {
+		return nil, &Error{Status: StatusOutOfRange, Op: fmt.Sprintf("File.ValueRange %q", key),
+			Message: fmt.Sprintf("the window start %d, count %d is negative", start, count)}
+	}
+	return f.value("File.ValueRange", key, start, count)
+}
+
+// value reads the KV value under key; see kvValue for start and count.
+func (f *File) value(method, key string, start, count int) (any, error) {
+	var v any
+	err := f.onValue(method, key, func(op string, p *C.HurrayFileReader, i C.uint64_t) error {
+		var err error
+		v, err = kvValue(op, p, i, start, count)
+		return err
+	})
+	return v, err
+}
+
+// onValue runs fn on the live reader with the index of the KV entry key.
+func (f *File) onValue(method, key string, fn func(op string, p *C.HurrayFileReader, i C.uint64_t) error) error {
 	var idx C.uint64_t
-	const method = "File.Value"
 	err := f.withName(method, key, func(p *C.HurrayFileReader, ckey *C.char) C.HurrayStatus {
 		return C.hurray_file_reader_kv_find(p, ckey, &idx)
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	op := fmt.Sprintf("%s %q", method, key)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ptr == nil {
-		return nil, errClosed(op, "the File is closed")
+		return errClosed(op, "the File is closed")
 	}
-	v, err := kvValue(op, f.handle(), idx)
+	err = fn(op, f.handle(), idx)
 	runtime.KeepAlive(f)
-	return v, err
+	return err
 }
 
-// kvValue reads KV entry i as a Go value.
-func kvValue(op string, p *C.HurrayFileReader, i C.uint64_t) (any, error) {
+// kvWindow copies elements [from, from+count) of the numeric or bool KV array i
+// (size bytes each) into the memory at out, which holds count of them.
+func kvWindow(p *C.HurrayFileReader, i C.uint64_t, from int, out unsafe.Pointer, count, size int) {
+	if count == 0 {
+		out = nil
+	}
+	must("hurray_file_reader_kv_array_window", C.hurray_file_reader_kv_array_window(
+		p, i, C.uint64_t(from), C.uint64_t(count), out, C.uint64_t(count*size)))
+}
+
+// kvValue reads KV entry i as a Go value. For an array, only its elements
+// [from, from+want) are read (want < 0: all of them); a window (want >= 0) is
+// refused for a scalar, and past the end.
+func kvValue(op string, p *C.HurrayFileReader, i C.uint64_t, from, want int) (any, error) {
 	var typ, elem C.uint8_t
 	var count C.uint64_t
 	must("hurray_file_reader_kv_type", C.hurray_file_reader_kv_type(p, i, &typ, &elem, &count))
@@ -332,6 +410,16 @@ func kvValue(op string, p *C.HurrayFileReader, i C.uint64_t) (any, error) {
 	}
 	if count > math.MaxInt32 {
 		return nil, &Error{Status: StatusLimit, Op: op, Message: "a KV value too large for this package"}
+	}
+	if want >= 0 && typ != C.HURRAY_KV_TYPE_ARRAY {
+		return nil, &Error{Status: StatusNotApplicable, Op: op, Message: "the KV value is not an array"}
+	}
+	if want < 0 {
+		from, want = 0, int(count)
+	}
+	if uint64(from)+uint64(want) > uint64(count) {
+		return nil, &Error{Status: StatusOutOfRange, Op: op,
+			Message: fmt.Sprintf("the window [%d, %d) is past the array's %d elements", from, from+want, count)}
 	}
 	switch typ {
 	case C.HURRAY_KV_TYPE_STRING:
@@ -361,48 +449,42 @@ func kvValue(op string, p *C.HurrayFileReader, i C.uint64_t) (any, error) {
 		must("hurray_file_reader_kv_bytes", C.hurray_file_reader_kv_bytes(p, i, &b, &l))
 		return bytes(b, l), nil
 	case C.HURRAY_KV_TYPE_ARRAY:
-		n := int(count)
 		var l C.uint64_t
 		switch elem {
 		case C.HURRAY_KV_TYPE_STRING:
-			out := make([]string, n)
+			// An empty element is "", which allocates nothing.
+			out := make([]string, want)
 			for k := range out {
 				var s *C.char
-				must("hurray_file_reader_kv_array_string", C.hurray_file_reader_kv_array_string(p, i, C.uint64_t(k), &s, &l))
+				must("hurray_file_reader_kv_array_string", C.hurray_file_reader_kv_array_string(p, i, C.uint64_t(from+k), &s, &l))
 				out[k] = str(s, l)
 			}
 			return out, nil
 		case C.HURRAY_KV_TYPE_BYTES:
-			out := make([][]byte, n)
+			out := make([][]byte, want)
 			for k := range out {
 				var b *C.uint8_t
-				must("hurray_file_reader_kv_array_bytes", C.hurray_file_reader_kv_array_bytes(p, i, C.uint64_t(k), &b, &l))
+				must("hurray_file_reader_kv_array_bytes", C.hurray_file_reader_kv_array_bytes(p, i, C.uint64_t(from+k), &b, &l))
 				out[k] = bytes(b, l)
 			}
 			return out, nil
 		case C.HURRAY_KV_TYPE_INT64:
-			out := make([]int64, n)
-			must("hurray_file_reader_kv_array_int64", C.hurray_file_reader_kv_array_int64(p, i, i64Ptr(out), count, &l))
+			out := make([]int64, want)
+			kvWindow(p, i, from, unsafe.Pointer(unsafe.SliceData(out)), want, 8)
 			return out, nil
 		case C.HURRAY_KV_TYPE_UINT64:
-			out := make([]uint64, n)
-			must("hurray_file_reader_kv_array_uint64", C.hurray_file_reader_kv_array_uint64(p, i, u64Ptr(out), count, &l))
+			out := make([]uint64, want)
+			kvWindow(p, i, from, unsafe.Pointer(unsafe.SliceData(out)), want, 8)
 			return out, nil
 		case C.HURRAY_KV_TYPE_FLOAT64:
-			out := make([]float64, n)
-			var ptr *C.double
-			if n > 0 {
-				ptr = (*C.double)(unsafe.Pointer(&out[0]))
-			}
-			must("hurray_file_reader_kv_array_float64", C.hurray_file_reader_kv_array_float64(p, i, ptr, count, &l))
+			out := make([]float64, want)
+			kvWindow(p, i, from, unsafe.Pointer(unsafe.SliceData(out)), want, 8)
 			return out, nil
 		case C.HURRAY_KV_TYPE_BOOL:
-			raw := make([]byte, n)
-			must("hurray_file_reader_kv_array_bool", C.hurray_file_reader_kv_array_bool(p, i, bytesPtr(raw), count, &l))
-			out := make([]bool, n)
-			for k, b := range raw {
-				out[k] = b != 0
-			}
+			// The library writes bytes 0 and 1, which is how Go stores a bool: the
+			// elements go straight into the []bool.
+			out := make([]bool, want)
+			kvWindow(p, i, from, unsafe.Pointer(unsafe.SliceData(out)), want, 1)
 			return out, nil
 		}
 	}

@@ -295,6 +295,7 @@ func TestFileRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(meta, kvCases) {
 		t.Errorf("metadata\n got %#v\nwant %#v", meta, kvCases)
 	}
+	checkKVWindows(t, path)
 	// Member names are head/0, head/1, ...
 	f2, err := OpenFile(path)
 	if err != nil {
@@ -314,6 +315,66 @@ func TestFileRoundTrip(t *testing.T) {
 	plain.Close()
 	gotPlain.Close()
 	requireNoLeaks(t)
+}
+
+// checkKVWindows checks Keys, ValueLen and ValueRange against kvCases.
+func checkKVWindows(t *testing.T, path string) {
+	t.Helper()
+	f, err := OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	keys, err := f.Keys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, kv := range kvCases {
+		if i >= len(keys) || keys[i] != kv.Key {
+			t.Fatalf("Keys() = %q, want the keys of kvCases in order", keys)
+		}
+		n, err := f.ValueLen(kv.Key)
+		want := reflect.ValueOf(kv.Value)
+		switch {
+		case err != nil:
+			t.Fatalf("ValueLen(%q): %v", kv.Key, err)
+		case want.Kind() == reflect.Slice || want.Kind() == reflect.String:
+			if n != want.Len() {
+				t.Errorf("ValueLen(%q) = %d, want %d", kv.Key, n, want.Len())
+			}
+		case n != 1:
+			t.Errorf("ValueLen(%q) = %d, want 1", kv.Key, n)
+		}
+		_, isBytes := kv.Value.([]byte)
+		if want.Kind() != reflect.Slice || isBytes {
+			if _, err := f.ValueRange(kv.Key, 0, 0); !errors.Is(err, ErrNotApplicable) {
+				t.Errorf("ValueRange(%q) of a scalar: %v, want ErrNotApplicable", kv.Key, err)
+			}
+			continue
+		}
+		// Every window of every length gives those elements.
+		for start := 0; start <= n; start++ {
+			for count := 0; start+count <= n; count++ {
+				got, err := f.ValueRange(kv.Key, start, count)
+				if err != nil {
+					t.Fatalf("ValueRange(%q, %d, %d): %v", kv.Key, start, count, err)
+				}
+				w := want.Slice(start, start+count).Interface()
+				if !reflect.DeepEqual(got, w) {
+					t.Errorf("ValueRange(%q, %d, %d) = %#v, want %#v", kv.Key, start, count, got, w)
+				}
+			}
+		}
+		if _, err := f.ValueRange(kv.Key, n, 1); !errors.Is(err, ErrOutOfRange) {
+			t.Errorf("ValueRange(%q) past the end: %v, want ErrOutOfRange", kv.Key, err)
+		}
+		if _, err := f.ValueRange(kv.Key, -1, 1); !errors.Is(err, ErrOutOfRange) {
+			t.Errorf("ValueRange(%q) from -1: %v, want ErrOutOfRange", kv.Key, err)
+		}
+	}
+	if _, err := f.ValueLen("no such key"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("ValueLen(missing): %v, want ErrNotFound", err)
+	}
 }
 
 // writeAll writes every item to w, then closes w (when it is a Closer), and

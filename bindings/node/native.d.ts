@@ -224,8 +224,8 @@ export declare class FileReader {
   static open(path: string): FileReader
   /** File-level facts. */
   get info(): FileInfo
-  /** Tensor names, in index order. */
-  get names(): Array<string>
+  /** Tensor names, in index order (made straight into the JS array). */
+  get names(): string[]
   /**
    * The tensor named `name`: zero-copy over the mapping; outlives the reader.
    *
@@ -271,6 +271,24 @@ export declare class FileReader {
    * Throws: `HURRAY_ERR_NOT_FOUND`.
    */
   value(key: string): unknown
+  /**
+   * The length of the KV value under `key`: the number of elements of an array,
+   * of bytes of a string (UTF-8) or `Buffer`, 1 for other scalars.
+   *
+   * Throws: `HURRAY_ERR_NOT_FOUND`.
+   */
+  metadataLength(key: string): number
+  /**
+   * Elements `[offset, offset + count)` of the KV array under `key` (types as
+   * `metadata()`). This reads a huge array a window at a time: a whole JS array
+   * costs a pointer-size slot per element, up to 8 times what the file holds for
+   * a bool and twice its 4-byte prefix of an empty string, and a window of
+   * `count` elements only that many.
+   *
+   * Throws: `HURRAY_ERR_NOT_FOUND`; `HURRAY_ERR_NOT_APPLICABLE` (not an array);
+   * `HURRAY_ERR_OUT_OF_RANGE` (the window passes the end, or is negative).
+   */
+  metadataRange(key: string, offset: number, count: number): unknown[]
   /**
    * Closes the reader (idempotent). Tensors taken from it stay valid. Close
    * readers when done: an unclosed reader holds its mapping until the garbage

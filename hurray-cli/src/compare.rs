@@ -74,9 +74,7 @@ fn digest_of(name: &str, d: &TensorDescriptor, bytes: u64, crc: u32) -> Digest {
 
 impl Sink for DigestSink {
     fn add_kv(&mut self, entry: KvEntry) -> Result<()> {
-        let text = crate::inspect::kv_row(&entry.key, &entry.value)
-            .value
-            .to_string();
+        let text = crate::inspect::kv_json(&entry.value);
         self.kv.push((entry.key, text));
         Ok(())
     }

@@ -46,14 +46,23 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<bool> {
                 .map_err(|e| error::Error::from(e).at_path(&a.file))?
                 .len();
             let r = inspect::report(&c, size);
+            // Rows are written as they are made: nothing the size of the file's
+            // metadata is held, whatever it holds.
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
             if a.json {
-                let text = serde_json::to_string_pretty(&r)
-                    .map_err(|e| error::Error::usage(format_args!("JSON: {e}")))?;
-                writeln!(out, "{text}")?;
+                serde_json::to_writer_pretty(&mut w, &r).map_err(|e| {
+                    if e.is_io() {
+                        error::Error::from(std::io::Error::from(e))
+                    } else {
+                        error::Error::usage(format_args!("JSON: {e}"))
+                    }
+                })?;
+                writeln!(w)?;
             } else {
                 let name = a.file.display().to_string();
-                write!(out, "{}", inspect::table::render(&r, &name))?;
+                inspect::table::render(&r, &name, &mut w)?;
             }
+            w.flush()?;
             Ok(true)
         }
         Command::Validate(a) => {

@@ -28,14 +28,14 @@ pub fn validate(path: &Path) -> Result<String> {
             Format::HrryFile => {
                 let r = FileReader::open(path)?;
                 let c = r.catalog();
-                for (i, e) in r.entries().iter().enumerate() {
+                for (i, e) in r.entries().enumerate() {
                     let in_tensor = |err: Error| err.context(format_args!("tensor {:?}", e.name));
-                    let t = r.tensor(&e.name).map_err(|err| in_tensor(err.into()))?;
+                    let t = r.tensor(e.name).map_err(|err| in_tensor(err.into()))?;
                     let (Some(d), Some(t)) = (c.descriptor_at(i), t) else {
                         continue;
                     };
                     if let Some(b) = t.buffers().first() {
-                        data_rules::check(d, b.as_slice(), e.data_offset).map_err(in_tensor)?;
+                        data_rules::check(&d, b.as_slice(), e.data_offset).map_err(in_tensor)?;
                     }
                 }
                 let (major, minor) = r.info().version();

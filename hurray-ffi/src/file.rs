@@ -7,18 +7,21 @@
 //! Tensors from a reader are zero-copy views into the mapping; each holds a reference
 //! to it, so the reader may be destroyed first and the mapping goes away with the last
 //! tensor. Strings handed out (names, keys, string values) are borrowed from the
-//! reader, NUL-terminated, and come with their length in bytes.
+//! reader, NUL-terminated, and come with their length in bytes; the reader makes
+//! their NUL-terminated copies on the first request (one contiguous copy for the
+//! names, one for the KV text, each smaller than its section: `file_text`). KV values
+//! are read from the mapping when asked for; nothing else is copied at open.
 
 use crate::descriptor::HurrayDescriptor;
+use crate::file_text::FileText;
 use crate::handle::{self, kind, Handle, Header};
 use crate::item::HurrayItem;
 use crate::status::*;
 use crate::tensor::HurrayTensor;
-use hurray_io::file::{CrcStatus, KvArray, KvValue};
+use hurray_io::file::{kv::tag, CrcStatus, KvArray, KvArrayRef, KvValue, KvValueRef};
 use hurray_io::{FileReader, FileWriter, WriteOptions};
 use std::ffi::{c_char, CStr};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 // ---- KV value types (`file-format.md` §7.3)
 /// KV value type: UTF-8 string.
@@ -208,14 +211,6 @@ pub(crate) unsafe fn path_in(p: *const c_char, arg: &str) -> FfiResult<PathBuf> 
     }
 }
 
-/// `s` as NUL-terminated bytes (an interior NUL stays; the length says where it ends).
-fn nul_terminated(s: &str) -> Box<[u8]> {
-    let mut v = Vec::with_capacity(s.len() + 1);
-    v.extend_from_slice(s.as_bytes());
-    v.push(0);
-    v.into_boxed_slice()
-}
-
 /// Writes a borrowed NUL-terminated string and its length (without the NUL).
 ///
 /// # Safety
@@ -256,12 +251,8 @@ fn out_of_range(what: &str, i: u64, n: usize) -> FfiError {
 pub struct HurrayFileReader {
     header: Header,
     reader: FileReader,
-    /// Tensor names in index order, NUL-terminated.
-    names: Vec<Box<[u8]>>,
-    /// KV keys in file order, NUL-terminated.
-    keys: Vec<Box<[u8]>>,
-    /// Per KV entry: its string value, or its string array's elements, NUL-terminated.
-    kv_text: Vec<Vec<Box<[u8]>>>,
+    /// NUL-terminated copies of names, keys and strings, made on first request.
+    text: FileText,
 }
 
 // SAFETY: repr(C) with Header first.
@@ -276,23 +267,10 @@ unsafe impl Handle for HurrayFileReader {
 impl HurrayFileReader {
     /// Wraps an open file.
     pub fn new(reader: FileReader) -> HurrayFileReader {
-        let names = reader.names().map(nul_terminated).collect();
-        let keys = reader.kv().iter().map(|e| nul_terminated(&e.key)).collect();
-        let kv_text = reader
-            .kv()
-            .iter()
-            .map(|e| match &e.value {
-                KvValue::String(s) => vec![nul_terminated(s)],
-                KvValue::Array(KvArray::String(v)) => v.iter().map(|s| nul_terminated(s)).collect(),
-                _ => Vec::new(),
-            })
-            .collect();
         HurrayFileReader {
             header: Header::new(kind::FILE_READER, handle::destroy_own::<HurrayFileReader>),
             reader,
-            names,
-            keys,
-            kv_text,
+            text: FileText::default(),
         }
     }
 
@@ -301,12 +279,12 @@ impl HurrayFileReader {
         &self.reader
     }
 
-    fn kv_value(&self, index: u64) -> FfiResult<&KvValue> {
+    fn kv_value(&self, index: u64) -> FfiResult<KvValueRef<'_>> {
         let kv = self.reader.kv();
         usize::try_from(index)
             .ok()
             .and_then(|i| kv.get(i))
-            .map(|e| &e.value)
+            .map(|e| e.value)
             .ok_or_else(|| out_of_range("KV entry", index, kv.len()))
     }
 
@@ -338,21 +316,21 @@ impl HurrayFileReader {
 }
 
 /// Wrong KV type for the getter called.
-fn kv_wrong_type(v: &KvValue, want: &str) -> FfiError {
+fn kv_wrong_type(v: &KvValueRef<'_>, want: &str) -> FfiError {
     let have = match v {
-        KvValue::String(_) => "string",
-        KvValue::Int64(_) => "int64",
-        KvValue::UInt64(_) => "uint64",
-        KvValue::Float64(_) => "float64",
-        KvValue::Bool(_) => "bool",
-        KvValue::Bytes(_) => "bytes",
-        KvValue::Array(a) => match a {
-            KvArray::String(_) => "string array",
-            KvArray::Int64(_) => "int64 array",
-            KvArray::UInt64(_) => "uint64 array",
-            KvArray::Float64(_) => "float64 array",
-            KvArray::Bool(_) => "bool array",
-            KvArray::Bytes(_) => "bytes array",
+        KvValueRef::String(_) => "string",
+        KvValueRef::Int64(_) => "int64",
+        KvValueRef::UInt64(_) => "uint64",
+        KvValueRef::Float64(_) => "float64",
+        KvValueRef::Bool(_) => "bool",
+        KvValueRef::Bytes(_) => "bytes",
+        KvValueRef::Array(a) => match a.element_tag() {
+            tag::STRING => "string array",
+            tag::INT64 => "int64 array",
+            tag::UINT64 => "uint64 array",
+            tag::FLOAT64 => "float64 array",
+            tag::BOOL => "bool array",
+            _ => "bytes array",
         },
     };
     not_applicable(format!("the KV value is a {have}, not a {want}"))
@@ -425,7 +403,7 @@ pub unsafe extern "C" fn hurray_file_reader_tensor_count(
         // SAFETY: forwarded.
         let r = unsafe { handle::own(reader, "reader")? };
         // SAFETY: NULL reported, else writable.
-        unsafe { put(out, "out", r.names.len() as u64) }
+        unsafe { put(out, "out", r.reader.len() as u64) }
     })
 }
 
@@ -451,8 +429,8 @@ pub unsafe extern "C" fn hurray_file_reader_tensor_name(
         let r = unsafe { handle::own(reader, "reader")? };
         let s = usize::try_from(index)
             .ok()
-            .and_then(|i| r.names.get(i))
-            .ok_or_else(|| out_of_range("tensor", index, r.names.len()))?;
+            .and_then(|i| r.text.name(&r.reader, i))
+            .ok_or_else(|| out_of_range("tensor", index, r.reader.len()))?;
         // SAFETY: forwarded.
         unsafe { put_str(s, out_name, out_len, "out_name") }
     })
@@ -485,7 +463,7 @@ pub unsafe extern "C" fn hurray_file_reader_descriptor(
             .position(name)
             .and_then(|i| cat.descriptor_at(i))
             .ok_or_else(|| not_found("tensor", name))?;
-        let d = HurrayDescriptor::new(Arc::clone(d))?;
+        let d = HurrayDescriptor::new(d)?;
         // SAFETY: checked non-null.
         unsafe { put(out, "out", handle::into_raw(d)) }
     })
@@ -575,7 +553,7 @@ pub unsafe extern "C" fn hurray_file_reader_kv_count(
         // SAFETY: forwarded.
         let r = unsafe { handle::own(reader, "reader")? };
         // SAFETY: NULL reported, else writable.
-        unsafe { put(out, "out", r.keys.len() as u64) }
+        unsafe { put(out, "out", r.reader.kv().len() as u64) }
     })
 }
 
@@ -601,8 +579,8 @@ pub unsafe extern "C" fn hurray_file_reader_kv_key(
         let r = unsafe { handle::own(reader, "reader")? };
         let s = usize::try_from(index)
             .ok()
-            .and_then(|i| r.keys.get(i))
-            .ok_or_else(|| out_of_range("KV entry", index, r.keys.len()))?;
+            .and_then(|i| r.text.key(&r.reader, i))
+            .ok_or_else(|| out_of_range("KV entry", index, r.reader.kv().len()))?;
         // SAFETY: forwarded.
         unsafe { put_str(s, out_key, out_len, "out_key") }
     })
@@ -632,8 +610,7 @@ pub unsafe extern "C" fn hurray_file_reader_kv_find(
         let i = r
             .reader
             .kv()
-            .iter()
-            .position(|e| e.key == key)
+            .position(key)
             .ok_or_else(|| not_found("KV key", key))?;
         // SAFETY: checked non-null.
         unsafe { put(out_index, "out_index", i as u64) }
@@ -668,9 +645,9 @@ pub unsafe extern "C" fn hurray_file_reader_kv_type(
         need(out_count, "out_count")?;
         let v = r.kv_value(index)?;
         let (elem, count) = match v {
-            KvValue::String(s) => (0, s.len() as u64),
-            KvValue::Bytes(b) => (0, b.len() as u64),
-            KvValue::Array(a) => (a.element_tag(), a.len() as u64),
+            KvValueRef::String(s) => (0, s.len() as u64),
+            KvValueRef::Bytes(b) => (0, b.len() as u64),
+            KvValueRef::Array(a) => (a.element_tag(), a.len() as u64),
             _ => (0, 1),
         };
         // SAFETY: all checked non-null.
@@ -704,10 +681,13 @@ pub unsafe extern "C" fn hurray_file_reader_kv_string(
         // SAFETY: forwarded.
         let r = unsafe { handle::own(reader, "reader")? };
         let v = r.kv_value(index)?;
-        if !matches!(v, KvValue::String(_)) {
-            return Err(kv_wrong_type(v, "string"));
+        if !matches!(v, KvValueRef::String(_)) {
+            return Err(kv_wrong_type(&v, "string"));
         }
-        let s = &r.kv_text[index as usize][0];
+        let s = r
+            .text
+            .string(&r.reader, index as usize)
+            .ok_or_else(|| kv_wrong_type(&v, "string"))?;
         // SAFETY: forwarded.
         unsafe { put_str(s, out_value, out_len, "out_value") }
     })
@@ -723,14 +703,14 @@ unsafe fn kv_scalar<T>(
     index: u64,
     out: *mut T,
     want: &str,
-    get: impl FnOnce(&KvValue) -> Option<T>,
+    get: impl FnOnce(&KvValueRef<'_>) -> Option<T>,
 ) -> HurrayStatus {
     boundary(|| {
         // SAFETY: forwarded.
         let r = unsafe { handle::own(reader, "reader")? };
         need(out, "out")?;
         let v = r.kv_value(index)?;
-        let x = get(v).ok_or_else(|| kv_wrong_type(v, want))?;
+        let x = get(&v).ok_or_else(|| kv_wrong_type(&v, want))?;
         // SAFETY: checked non-null.
         unsafe { put(out, "out", x) }
     })
@@ -755,7 +735,7 @@ pub unsafe extern "C" fn hurray_file_reader_kv_int64(
     // SAFETY: forwarded.
     unsafe {
         kv_scalar(reader, index, out, "int64", |v| match v {
-            KvValue::Int64(x) => Some(*x),
+            KvValueRef::Int64(x) => Some(*x),
             _ => None,
         })
     }
@@ -780,7 +760,7 @@ pub unsafe extern "C" fn hurray_file_reader_kv_uint64(
     // SAFETY: forwarded.
     unsafe {
         kv_scalar(reader, index, out, "uint64", |v| match v {
-            KvValue::UInt64(x) => Some(*x),
+            KvValueRef::UInt64(x) => Some(*x),
             _ => None,
         })
     }
@@ -805,7 +785,7 @@ pub unsafe extern "C" fn hurray_file_reader_kv_float64(
     // SAFETY: forwarded.
     unsafe {
         kv_scalar(reader, index, out, "float64", |v| match v {
-            KvValue::Float64(x) => Some(*x),
+            KvValueRef::Float64(x) => Some(*x),
             _ => None,
         })
     }
@@ -830,7 +810,7 @@ pub unsafe extern "C" fn hurray_file_reader_kv_bool(
     // SAFETY: forwarded.
     unsafe {
         kv_scalar(reader, index, out, "bool", |v| match v {
-            KvValue::Bool(x) => Some(u8::from(*x)),
+            KvValueRef::Bool(x) => Some(u8::from(*x)),
             _ => None,
         })
     }
@@ -859,8 +839,8 @@ pub unsafe extern "C" fn hurray_file_reader_kv_bytes(
         need(out_value, "out_value")?;
         need(out_len, "out_len")?;
         let v = r.kv_value(index)?;
-        let KvValue::Bytes(b) = v else {
-            return Err(kv_wrong_type(v, "bytes"));
+        let KvValueRef::Bytes(b) = v else {
+            return Err(kv_wrong_type(&v, "bytes"));
         };
         let p = if b.is_empty() {
             std::ptr::null()
@@ -886,21 +866,35 @@ unsafe fn kv_array<T: Copy>(
     out: *mut T,
     capacity: u64,
     out_len: *mut u64,
-    want: &str,
-    get: impl FnOnce(&KvArray) -> Option<Vec<T>>,
+    want: u8,
+    get: impl Fn(KvValueRef<'_>) -> Option<T>,
 ) -> HurrayStatus {
     boundary(|| {
         // SAFETY: forwarded.
         let r = unsafe { handle::own(reader, "reader")? };
         let v = r.kv_value(index)?;
-        let items = match v {
-            KvValue::Array(a) => get(a),
-            _ => None,
-        }
-        .ok_or_else(|| kv_wrong_type(v, want))?;
+        let a: KvArrayRef<'_> = v
+            .as_array()
+            .filter(|a| a.element_tag() == want)
+            .ok_or_else(|| kv_wrong_type(&v, &format!("{} array", kv_type_name(want))))?;
+        // Elements go straight from the mapping into the caller's array.
+        let items = a
+            .iter()
+            .map(|x| get(x).expect("element of the array's type"));
         // SAFETY: forwarded.
-        unsafe { copy_out(&items, out, capacity, out_len, "the KV array") }
+        unsafe { copy_out_iter(a.len(), items, out, capacity, out_len, "the KV array") }
     })
+}
+
+fn kv_type_name(t: u8) -> &'static str {
+    match t {
+        tag::STRING => "string",
+        tag::INT64 => "int64",
+        tag::UINT64 => "uint64",
+        tag::FLOAT64 => "float64",
+        tag::BOOL => "bool",
+        _ => "bytes",
+    }
 }
 
 /// The int64 array of KV entry `index`. Copies the elements into `out` (`capacity` elements) and writes their
@@ -931,9 +925,9 @@ pub unsafe extern "C" fn hurray_file_reader_kv_array_int64(
             out,
             capacity,
             out_len,
-            "int64 array",
-            |a| match a {
-                KvArray::Int64(a) => Some(a.clone()),
+            tag::INT64,
+            |v| match v {
+                KvValueRef::Int64(x) => Some(x),
                 _ => None,
             },
         )
@@ -968,9 +962,9 @@ pub unsafe extern "C" fn hurray_file_reader_kv_array_uint64(
             out,
             capacity,
             out_len,
-            "uint64 array",
-            |a| match a {
-                KvArray::UInt64(a) => Some(a.clone()),
+            tag::UINT64,
+            |v| match v {
+                KvValueRef::UInt64(x) => Some(x),
                 _ => None,
             },
         )
@@ -1005,9 +999,9 @@ pub unsafe extern "C" fn hurray_file_reader_kv_array_float64(
             out,
             capacity,
             out_len,
-            "float64 array",
-            |a| match a {
-                KvArray::Float64(a) => Some(a.clone()),
+            tag::FLOAT64,
+            |v| match v {
+                KvValueRef::Float64(x) => Some(x),
                 _ => None,
             },
         )
@@ -1042,13 +1036,98 @@ pub unsafe extern "C" fn hurray_file_reader_kv_array_bool(
             out,
             capacity,
             out_len,
-            "bool array",
-            |a| match a {
-                KvArray::Bool(a) => Some(a.iter().map(|&b| u8::from(b)).collect()),
+            tag::BOOL,
+            |v| match v {
+                KvValueRef::Bool(x) => Some(u8::from(x)),
                 _ => None,
             },
         )
     }
+}
+
+/// Elements `[first, first + count)` of the int64, uint64, float64 or bool array of
+/// KV entry `index`, copied into `out` in their C form: 8 bytes each (`int64_t`,
+/// `uint64_t`, `double`), or 1 byte each for bool (0 or 1). This reads a window of a
+/// huge array without a buffer for all of it; the element type and count come from
+/// `hurray_file_reader_kv_type`. `out` may be NULL when `count` is 0.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`; `out` with `count > 0`);
+/// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`
+/// (`index`, or a window past the array's end); `HURRAY_ERR_NOT_APPLICABLE` (not an
+/// array of those types: string and byte elements have their own getters);
+/// `HURRAY_ERR_BUFFER_TOO_SMALL` (`out_size` is less than `count` times the
+/// element size; nothing is copied).
+///
+/// Ownership: values copied into the caller's memory; nothing to free.
+///
+/// # Safety
+/// `reader` NULL or live; `out` NULL or valid for `out_size` bytes of writes.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_array_window(
+    reader: *const HurrayFileReader,
+    index: u64,
+    first: u64,
+    count: u64,
+    out: *mut std::ffi::c_void,
+    out_size: u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        let v = r.kv_value(index)?;
+        let a = v
+            .as_array()
+            .filter(|a| {
+                matches!(
+                    a.element_tag(),
+                    tag::INT64 | tag::UINT64 | tag::FLOAT64 | tag::BOOL
+                )
+            })
+            .ok_or_else(|| kv_wrong_type(&v, "numeric or bool array"))?;
+        let n = a.len() as u64;
+        if first.checked_add(count).is_none_or(|end| end > n) {
+            return Err(FfiError::new(
+                HURRAY_ERR_OUT_OF_RANGE,
+                format!("the window [{first}, +{count}) is past the array's {n} elements"),
+            ));
+        }
+        let size: u64 = if a.element_tag() == tag::BOOL { 1 } else { 8 };
+        let bytes = count * size;
+        if out_size < bytes {
+            return Err(FfiError::new(
+                HURRAY_ERR_BUFFER_TOO_SMALL,
+                format!("the window needs {bytes} bytes, the output holds {out_size}"),
+            ));
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        need(out, "out")?;
+        let out = out.cast::<u8>();
+        for k in 0..count {
+            // `first + k < n`: every element exists.
+            let x = a
+                .get((first + k) as usize)
+                .unwrap_or(KvValueRef::Bool(false));
+            let bytes: [u8; 8] = match x {
+                KvValueRef::Int64(x) => x.to_ne_bytes(),
+                KvValueRef::UInt64(x) => x.to_ne_bytes(),
+                KvValueRef::Float64(x) => x.to_ne_bytes(),
+                KvValueRef::Bool(b) => [u8::from(b), 0, 0, 0, 0, 0, 0, 0],
+                _ => [0; 8],
+            };
+            // SAFETY: `out` is valid for `out_size >= count * size` bytes (the
+            // caller's contract) and `k * size + size <= count * size`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    out.add((k * size) as usize),
+                    size as usize,
+                )
+            };
+        }
+        Ok(())
+    })
 }
 
 /// Element `element` of the string array of KV entry `index`: NUL-terminated UTF-8,
@@ -1075,12 +1154,12 @@ pub unsafe extern "C" fn hurray_file_reader_kv_array_string(
         // SAFETY: forwarded.
         let r = unsafe { handle::own(reader, "reader")? };
         let v = r.kv_value(index)?;
-        let KvValue::Array(KvArray::String(a)) = v else {
-            return Err(kv_wrong_type(v, "string array"));
+        let Some(a) = v.as_array().filter(|a| a.element_tag() == tag::STRING) else {
+            return Err(kv_wrong_type(&v, "string array"));
         };
         let s = usize::try_from(element)
             .ok()
-            .and_then(|e| r.kv_text[index as usize].get(e))
+            .and_then(|e| r.text.element(&r.reader, index as usize, e))
             .ok_or_else(|| out_of_range("array element", element, a.len()))?;
         // SAFETY: forwarded.
         unsafe { put_str(s, out_value, out_len, "out_value") }
@@ -1112,13 +1191,13 @@ pub unsafe extern "C" fn hurray_file_reader_kv_array_bytes(
         need(out_value, "out_value")?;
         need(out_len, "out_len")?;
         let v = r.kv_value(index)?;
-        let KvValue::Array(KvArray::Bytes(a)) = v else {
-            return Err(kv_wrong_type(v, "bytes array"));
+        let Some(a) = v.as_array().filter(|a| a.element_tag() == tag::BYTES) else {
+            return Err(kv_wrong_type(&v, "bytes array"));
         };
-        let b = usize::try_from(element)
-            .ok()
-            .and_then(|e| a.get(e))
-            .ok_or_else(|| out_of_range("array element", element, a.len()))?;
+        let Some(KvValueRef::Bytes(b)) = usize::try_from(element).ok().and_then(|e| a.get(e))
+        else {
+            return Err(out_of_range("array element", element, a.len()));
+        };
         let p = if b.is_empty() {
             std::ptr::null()
         } else {

@@ -49,6 +49,7 @@ pub use tensor::HurrayTensor;
 
 // I/O across the ABI: stream decoder/encoder and file reader/writer.
 pub mod file;
+mod file_text;
 mod foreign;
 pub mod read_options;
 pub mod stream;

@@ -457,6 +457,61 @@ fn file_round_trip_with_kv_of_every_type() {
             &mut len,
         ));
         assert_eq!(ab, [0, 1]);
+        // Windows of numeric and bool arrays.
+        let mut w1 = [0i64; 1];
+        ok(hurray_file_reader_kv_array_window(
+            r,
+            find("ai"),
+            1,
+            1,
+            w1.as_mut_ptr().cast(),
+            8,
+        ));
+        assert_eq!(w1, [2]);
+        let mut wb = [9u8; 2];
+        ok(hurray_file_reader_kv_array_window(
+            r,
+            find("ab"),
+            0,
+            2,
+            wb.as_mut_ptr().cast(),
+            2,
+        ));
+        assert_eq!(wb, [0, 1]);
+        let mut wf = [0f64; 1];
+        ok(hurray_file_reader_kv_array_window(
+            r,
+            find("af"),
+            0,
+            1,
+            wf.as_mut_ptr().cast(),
+            8,
+        ));
+        assert_eq!(wf, [1.5]);
+        ok(hurray_file_reader_kv_array_window(
+            r,
+            find("ai"),
+            2,
+            0,
+            null_mut(),
+            0,
+        ));
+        err(
+            hurray_file_reader_kv_array_window(r, find("ai"), 1, 2, w1.as_mut_ptr().cast(), 16),
+            HURRAY_ERR_OUT_OF_RANGE,
+            "past the array's 2 elements",
+        );
+        err(
+            hurray_file_reader_kv_array_window(r, find("ai"), 0, 2, w1.as_mut_ptr().cast(), 8),
+            HURRAY_ERR_BUFFER_TOO_SMALL,
+            "needs 16 bytes",
+        );
+        err(
+            hurray_file_reader_kv_array_window(r, find("as"), 0, 1, w1.as_mut_ptr().cast(), 8),
+            HURRAY_ERR_NOT_APPLICABLE,
+            "string array",
+        );
+        assert_eq!(w1, [2], "nothing written on an error");
         ok(hurray_file_reader_kv_array_string(
             r,
             find("as"),

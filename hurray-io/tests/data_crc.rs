@@ -21,12 +21,13 @@ fn file(with_crc: bool) -> Vec<u8> {
 #[test]
 fn recorded_values_are_the_crc32c_of_each_tensor_in_file_order() {
     let r = FileReader::from_bytes(&file(true)).unwrap();
-    let Some(KvValue::Array(KvArray::UInt64(v))) = r.kv_get(DATA_CRC32C_KEY) else {
+    let Some(KvValue::Array(KvArray::UInt64(v))) = r.kv_get(DATA_CRC32C_KEY).map(|v| v.to_owned())
+    else {
         panic!("no CRC entry");
     };
     assert_eq!(
         v,
-        &vec![
+        vec![
             u64::from(crc32c::crc32c(&[1, 2, 3, 4, 5])),
             u64::from(crc32c::crc32c(&[0, 0, 128, 63, 0, 0, 0, 64]))
         ]

@@ -97,12 +97,12 @@ fn check_reader(r: &FileReader, m: &Value) {
         let name = t["name"].as_str().unwrap();
         check_tensor(&r.tensor(name).unwrap().unwrap(), t);
         assert_eq!(
-            r.descriptor(name).unwrap(),
+            r.descriptor(name).unwrap().as_ref(),
             r.tensor(name).unwrap().unwrap().descriptor()
         );
     }
-    check_kv(r.kv(), m);
-    assert_eq!(r.kv_get("tensor_count"), Some(&KvValue::Int64(2)));
+    check_kv(&r.kv().to_vec(), m);
+    assert_eq!(r.kv_get("tensor_count").unwrap(), KvValue::Int64(2));
     let info = r.info();
     assert_eq!(info.version(), (1, 0));
     assert_eq!(info.flags(), flags::HAS_INDEX_CRC32C);
@@ -263,7 +263,7 @@ fn default_writer_differs_only_in_the_kv_flag_when_kv_comes_first() {
 }
 
 fn check_reader_flags_aside(r: &FileReader, m: &Value) {
-    check_kv(r.kv(), m);
+    check_kv(&r.kv().to_vec(), m);
     for t in m["tensors"].as_array().unwrap() {
         check_tensor(&r.tensor(t["name"].as_str().unwrap()).unwrap().unwrap(), t);
     }

@@ -3,10 +3,12 @@
 //! Invoked through the alias in `.cargo/config.toml`. Every subcommand lives in its
 //! own module; this file only parses the command line and dispatches.
 
+mod amplification;
 mod bench;
 mod c_tests;
 mod demo;
 mod dist;
+mod fuzz;
 mod go;
 mod header;
 mod hostile;
@@ -43,6 +45,10 @@ enum Task {
     CTests(c_tests::CTestsArgs),
     /// C ABI benchmark: tests/c/bench_abi.c, then `cargo bench -p hurray-ffi --bench abi`.
     BenchC(c_tests::BenchCArgs),
+    /// Coverage-guided fuzzing: every target of fuzz/ (or `--target NAME`) for
+    /// `--seconds N` (default 60) each, seeded with the conformance vectors; prints the
+    /// executions and findings of each (docs/fuzzing.md).
+    Fuzz(fuzz::FuzzArgs),
     /// Build the release artifacts (the Python wheel) into target/dist.
     Dist,
     /// Build the Go binding's native parts: `cargo xtask go build`.
@@ -57,6 +63,9 @@ enum Task {
     /// language reads every output; prints the producer x consumer tables, the
     /// byte-identity check and a self-test with flipped bytes.
     Matrix(matrix::MatrixArgs),
+    /// Peak memory of every reader (each language, the CLI) opening files whose KV
+    /// section or index is huge, against those sections' bytes; prints a table.
+    Amplification(amplification::AmplificationArgs),
     /// The main job, end to end: fetch a real model, convert it to .hrry and back,
     /// verify every tensor, benchmark against cp.
     Demo(demo::DemoArgs),
@@ -69,6 +78,7 @@ fn main() -> ExitCode {
         Task::Bench(args) => bench::run(&args),
         Task::CTests(args) => c_tests::run(&args),
         Task::BenchC(args) => c_tests::bench(&args),
+        Task::Fuzz(args) => fuzz::run(&args),
         Task::Dist => dist::run(),
         Task::Go(args) => go::run(&args),
         Task::Node(args) => node::run(&args),
@@ -76,6 +86,7 @@ fn main() -> ExitCode {
         Task::Java(args) => java::run(&args),
         Task::Matrix(args) => matrix::run(&args),
         Task::Demo(args) => demo::run(&args),
+        Task::Amplification(args) => amplification::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -146,6 +146,8 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
     ];
     // The C suite (tests/c, docs/c-abi.md examples, two copies), then under valgrind.
     stages.extend(crate::c_tests::stages());
+    // Every fuzz target briefly (fuzz/, docs/fuzzing.md).
+    stages.push(crate::fuzz::stage());
     if args.bench_build {
         stages.push(Stage::cargo("bench --workspace --no-run", &[]));
     }
@@ -413,6 +415,7 @@ mod tests {
             "RUSTDOCFLAGS",
             "c: tests/c suite",
             "c: the same programs under valgrind",
+            "fuzz: every target",
             "cargo bench",
             "go: bindings/go/include/hurray.h",
             "go: `cargo xtask go dist`",

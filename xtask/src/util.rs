@@ -73,3 +73,9 @@ pub fn display(cmd: &Command) -> String {
         .chain(cmd.get_args().map(|arg| arg.to_string_lossy().into_owned()));
     envs.chain(words).collect::<Vec<_>>().join(" ")
 }
+
+/// Whether this runs under CI (`$CI` set, and not empty, `0` or `false`), where a
+/// stage that cannot run fails instead of skipping (ARCHITECTURE.md, decision 8).
+pub fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
+}

@@ -2411,6 +2411,30 @@ HurrayStatus hurray_file_reader_kv_array_bool(const HurrayFileReader *reader,
                                               uint64_t capacity,
                                               uint64_t *out_len);
 
+// Elements `[first, first + count)` of the int64, uint64, float64 or bool array of
+// KV entry `index`, copied into `out` in their C form: 8 bytes each (`int64_t`,
+// `uint64_t`, `double`), or 1 byte each for bool (0 or 1). This reads a window of a
+// huge array without a buffer for all of it; the element type and count come from
+// `hurray_file_reader_kv_type`. `out` may be NULL when `count` is 0.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`; `out` with `count > 0`);
+// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`
+// (`index`, or a window past the array's end); `HURRAY_ERR_NOT_APPLICABLE` (not an
+// array of those types: string and byte elements have their own getters);
+// `HURRAY_ERR_BUFFER_TOO_SMALL` (`out_size` is less than `count` times the
+// element size; nothing is copied).
+//
+// Ownership: values copied into the caller's memory; nothing to free.
+//
+// # Safety
+// `reader` NULL or live; `out` NULL or valid for `out_size` bytes of writes.
+HurrayStatus hurray_file_reader_kv_array_window(const HurrayFileReader *reader,
+                                                uint64_t index,
+                                                uint64_t first,
+                                                uint64_t count,
+                                                void *out,
+                                                uint64_t out_size);
+
 // Element `element` of the string array of KV entry `index`: NUL-terminated UTF-8,
 // `*out_len` bytes without the NUL. The element count comes from
 // `hurray_file_reader_kv_type`.

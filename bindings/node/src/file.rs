@@ -114,132 +114,16 @@ impl FileReader {
         Ok(i)
     }
 
-    /// KV entry `index` as a JS value.
-    fn kv_value<'env>(&self, env: &'env Env, index: u64) -> Result<Unknown<'env>> {
+    /// KV entry `index` as a JS value (a window of an array: see `file_kv`).
+    fn kv_value<'env>(
+        &self,
+        env: &'env Env,
+        index: u64,
+        window: Option<(u64, u64)>,
+    ) -> Result<Unknown<'env>> {
         let r = self.live()?;
-        let (mut ty, mut et, mut n) = (0u8, 0u8, 0u64);
-        // SAFETY: `r` live; outs are locals.
-        check(unsafe { hurray_file_reader_kv_type(r, index, &mut ty, &mut et, &mut n) })?;
-        fn js<'e, T: ToNapiValue>(env: &'e Env, v: T) -> Result<Unknown<'e>> {
-            // SAFETY: `env` is the current call's environment.
-            unsafe {
-                let raw = T::to_napi_value(env.raw(), v).map_err(napi_err)?;
-                Ok(Unknown::from_raw_unchecked(env.raw(), raw))
-            }
-        }
-        // Copies `n` values of a fixed-size array kind.
-        macro_rules! array {
-            ($f:ident, $t:ty) => {{
-                let mut v: Vec<$t> = vec![Default::default(); n as usize];
-                let mut len = 0u64;
-                // (inside the caller's unsafe block) `v` holds `n` writable values.
-                check($f(r, index, v.as_mut_ptr(), n, &mut len))?;
-                v.truncate(len as usize);
-                v
-            }};
-        }
-        // SAFETY (each arm): `r` live, `index` valid (kv_type succeeded), outs locals;
-        // borrowed strings and bytes are copied before returning.
-        unsafe {
-            match ty {
-                HURRAY_KV_TYPE_STRING => {
-                    let (mut p, mut len) = (ptr::null(), 0u64);
-                    check(hurray_file_reader_kv_string(r, index, &mut p, &mut len))?;
-                    js(env, str_of(p, len))
-                }
-                HURRAY_KV_TYPE_INT64 => {
-                    let mut v = 0i64;
-                    check(hurray_file_reader_kv_int64(r, index, &mut v))?;
-                    js(env, BigInt::from(v))
-                }
-                HURRAY_KV_TYPE_UINT64 => {
-                    let mut v = 0u64;
-                    check(hurray_file_reader_kv_uint64(r, index, &mut v))?;
-                    js(env, BigInt::from(v))
-                }
-                HURRAY_KV_TYPE_FLOAT64 => {
-                    let mut v = 0f64;
-                    check(hurray_file_reader_kv_float64(r, index, &mut v))?;
-                    js(env, v)
-                }
-                HURRAY_KV_TYPE_BOOL => {
-                    let mut v = 0u8;
-                    check(hurray_file_reader_kv_bool(r, index, &mut v))?;
-                    js(env, v != 0)
-                }
-                HURRAY_KV_TYPE_BYTES => {
-                    let (mut p, mut len) = (ptr::null(), 0u64);
-                    check(hurray_file_reader_kv_bytes(r, index, &mut p, &mut len))?;
-                    let b = if len == 0 {
-                        Vec::new()
-                    } else {
-                        std::slice::from_raw_parts(p, len as usize).to_vec()
-                    };
-                    js(env, Buffer::from(b))
-                }
-                HURRAY_KV_TYPE_ARRAY => match et {
-                    HURRAY_KV_TYPE_INT64 => js(
-                        env,
-                        array!(hurray_file_reader_kv_array_int64, i64)
-                            .into_iter()
-                            .map(BigInt::from)
-                            .collect::<Vec<_>>(),
-                    ),
-                    HURRAY_KV_TYPE_UINT64 => js(
-                        env,
-                        array!(hurray_file_reader_kv_array_uint64, u64)
-                            .into_iter()
-                            .map(BigInt::from)
-                            .collect::<Vec<_>>(),
-                    ),
-                    HURRAY_KV_TYPE_FLOAT64 => {
-                        js(env, array!(hurray_file_reader_kv_array_float64, f64))
-                    }
-                    HURRAY_KV_TYPE_BOOL => js(
-                        env,
-                        array!(hurray_file_reader_kv_array_bool, u8)
-                            .into_iter()
-                            .map(|b| b != 0)
-                            .collect::<Vec<_>>(),
-                    ),
-                    HURRAY_KV_TYPE_STRING => {
-                        let mut out = Vec::with_capacity(n as usize);
-                        for e in 0..n {
-                            let (mut p, mut len) = (ptr::null(), 0u64);
-                            check(hurray_file_reader_kv_array_string(
-                                r, index, e, &mut p, &mut len,
-                            ))?;
-                            out.push(str_of(p, len));
-                        }
-                        js(env, out)
-                    }
-                    HURRAY_KV_TYPE_BYTES => {
-                        let mut out = Vec::with_capacity(n as usize);
-                        for e in 0..n {
-                            let (mut p, mut len) = (ptr::null(), 0u64);
-                            check(hurray_file_reader_kv_array_bytes(
-                                r, index, e, &mut p, &mut len,
-                            ))?;
-                            let b = if len == 0 {
-                                Vec::new()
-                            } else {
-                                std::slice::from_raw_parts(p, len as usize).to_vec()
-                            };
-                            out.push(Buffer::from(b));
-                        }
-                        js(env, out)
-                    }
-                    other => Err(err(
-                        "HURRAY_ERR_NOT_APPLICABLE",
-                        format!("KV array of element type {other} is not supported"),
-                    )),
-                },
-                other => Err(err(
-                    "HURRAY_ERR_NOT_APPLICABLE",
-                    format!("KV type {other} is not supported"),
-                )),
-            }
-        }
+        // SAFETY: `r` live; `index` comes from kv_find or is below kv_count.
+        unsafe { crate::file_kv::kv_value(env, r, index, window) }
     }
 }
 
@@ -287,22 +171,15 @@ impl FileReader {
         })
     }
 
-    /// Tensor names, in index order.
-    #[napi(getter)]
-    pub fn names(&self) -> Result<Vec<String>> {
+    /// Tensor names, in index order (made straight into the JS array).
+    #[napi(getter, ts_return_type = "string[]")]
+    pub fn names<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         let r = self.live()?;
         let mut n = 0u64;
         // SAFETY: `r` live.
         check(unsafe { hurray_file_reader_tensor_count(r, &mut n) })?;
-        (0..n)
-            .map(|i| {
-                let (mut p, mut len) = (ptr::null(), 0u64);
-                // SAFETY: `r` live, `i` < count; the name is copied at once.
-                check(unsafe { hurray_file_reader_tensor_name(r, i, &mut p, &mut len) })?;
-                // SAFETY: borrowed from the live reader, `len` bytes.
-                Ok(unsafe { str_of(p, len) })
-            })
-            .collect()
+        // SAFETY: `r` live.
+        unsafe { crate::file_kv::names(env, r, n) }
     }
 
     /// The tensor named `name`: zero-copy over the mapping; outlives the reader.
@@ -397,7 +274,7 @@ impl FileReader {
             check(unsafe { hurray_file_reader_kv_key(r, i, &mut p, &mut len) })?;
             // SAFETY: borrowed from the reader, copied.
             let key = unsafe { str_of(p, len) };
-            let v = self.kv_value(env, i)?;
+            let v = self.kv_value(env, i, None)?;
             obj.set_named_property(&key, v).map_err(napi_err)?;
         }
         Ok(obj)
@@ -430,7 +307,46 @@ impl FileReader {
     #[napi(ts_return_type = "unknown")]
     pub fn value<'env>(&self, env: &'env Env, key: String) -> Result<Unknown<'env>> {
         let i = self.kv_index(&key)?;
-        self.kv_value(env, i)
+        self.kv_value(env, i, None)
+    }
+
+    /// The length of the KV value under `key`: the number of elements of an array,
+    /// of bytes of a string (UTF-8) or `Buffer`, 1 for other scalars.
+    ///
+    /// Throws: `HURRAY_ERR_NOT_FOUND`.
+    #[napi]
+    pub fn metadata_length(&self, key: String) -> Result<f64> {
+        let i = self.kv_index(&key)?;
+        // SAFETY: `live` checked by kv_index; `i` from kv_find.
+        let (_, _, n) = unsafe { crate::file_kv::kv_type(self.live()?, i)? };
+        Ok(n as f64)
+    }
+
+    /// Elements `[offset, offset + count)` of the KV array under `key` (types as
+    /// `metadata()`). This reads a huge array a window at a time: a whole JS array
+    /// costs a pointer-size slot per element, up to 8 times what the file holds for
+    /// a bool and twice its 4-byte prefix of an empty string, and a window of
+    /// `count` elements only that many.
+    ///
+    /// Throws: `HURRAY_ERR_NOT_FOUND`; `HURRAY_ERR_NOT_APPLICABLE` (not an array);
+    /// `HURRAY_ERR_OUT_OF_RANGE` (the window passes the end, or is negative).
+    #[napi(ts_return_type = "unknown[]")]
+    pub fn metadata_range<'env>(
+        &self,
+        env: &'env Env,
+        key: String,
+        offset: f64,
+        count: f64,
+    ) -> Result<Unknown<'env>> {
+        let whole = |x: f64| x >= 0.0 && x.fract() == 0.0 && x <= u32::MAX as f64;
+        if !whole(offset) || !whole(count) {
+            return Err(crate::error::err(
+                "HURRAY_ERR_OUT_OF_RANGE",
+                format!("the window offset {offset}, count {count} is not two whole numbers >= 0"),
+            ));
+        }
+        let i = self.kv_index(&key)?;
+        self.kv_value(env, i, Some((offset as u64, count as u64)))
     }
 
     /// Closes the reader (idempotent). Tensors taken from it stay valid. Close

@@ -22,6 +22,7 @@
 mod budget;
 mod error;
 pub mod file;
+mod file_kv;
 pub mod item;
 pub mod release;
 pub mod stream;

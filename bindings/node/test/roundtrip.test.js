@@ -109,6 +109,19 @@ test('file round trip with KV of every common type; tensors outlive the reader',
     scales: [0.5, 1.5],
     tags: ['a', 'b c'],
   });
+  // Lengths and windows of arrays.
+  assert.equal(r.metadataLength('dims'), 3);
+  assert.equal(r.metadataLength('producer'), Buffer.byteLength('node héllo'));
+  assert.equal(r.metadataLength('ok'), 1);
+  assert.deepEqual(r.metadataRange('dims', 1, 2), [-2n, 3n]);
+  assert.deepEqual(r.metadataRange('dims', 0, 3), [1n, -2n, 3n]);
+  assert.deepEqual(r.metadataRange('scales', 1, 1), [1.5]);
+  assert.deepEqual(r.metadataRange('tags', 1, 1), ['b c']);
+  assert.deepEqual(r.metadataRange('tags', 2, 0), []);
+  assert.throws(() => r.metadataRange('dims', 2, 2), { code: 'HURRAY_ERR_OUT_OF_RANGE' });
+  assert.throws(() => r.metadataRange('dims', -1, 1), { code: 'HURRAY_ERR_OUT_OF_RANGE' });
+  assert.throws(() => r.metadataRange('ok', 0, 1), { code: 'HURRAY_ERR_NOT_APPLICABLE' });
+  assert.throws(() => r.metadataLength('missing'), { code: 'HURRAY_ERR_NOT_FOUND' });
   const x = r.tensor('x');
   const ids = r.tensor('ids');
   const e = r.tensor('empty');

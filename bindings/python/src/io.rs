@@ -248,8 +248,18 @@ pub fn load<'py>(
             }
         }
         None => {
-            for (name, item) in reader.items().map_err(|e| errors::io(e, true))? {
-                if let Item::Tensor(t) = item {
+            // Top-level items in file order, one at a time: a composite is assembled
+            // (its contents checked, as for any item) and dropped, since Python has
+            // no composite type, so no more than one item is held at a time.
+            let c = reader.catalog();
+            for (i, composite) in c.top_level() {
+                let name = c.entry(i).map_or("", |e| e.name);
+                if composite {
+                    reader.item(name).map_err(|e| errors::io(e, true))?;
+                    continue;
+                }
+                let t = reader.tensor(name).map_err(|e| errors::io(e, true))?;
+                if let Some(t) = t {
                     out.set_item(name, from_io(py, t)?)?;
                 }
             }

@@ -13,7 +13,7 @@ use super::Source;
 use crate::dtype::Carry;
 use crate::error::{Error, Result};
 use crate::output::Data;
-use hurray_io::file::{FileReader, KvEntry};
+use hurray_io::file::FileReader;
 use hurray_io::stream::StreamReader;
 use hurray_io::Item;
 use std::fs::File;
@@ -50,9 +50,9 @@ impl HrryFileSource {
 impl Source for HrryFileSource {
     fn data_bytes(&self) -> u64 {
         let c = self.reader.catalog();
-        (0..c.entries().len())
+        (0..c.len())
             .filter_map(|i| c.descriptor_at(i))
-            .flat_map(|d| d.buffers.iter().map(|b| b.byte_size))
+            .map(|d| d.buffers.iter().map(|b| b.byte_size).sum::<u64>())
             .sum()
     }
 
@@ -66,21 +66,17 @@ impl Source for HrryFileSource {
 
     fn feed(&mut self, sink: &mut dyn Sink) -> Result<()> {
         for e in self.reader.kv() {
-            sink.add_kv(KvEntry {
-                key: e.key.clone(),
-                value: e.value.clone(),
-            })?;
+            sink.add_kv(e.to_owned())?;
         }
         let c = self.reader.catalog();
-        let order = c.file_order();
-        let mut pos = 0;
+        let mut order = c.file_order();
         for (name, item) in self.reader.items()? {
             let n = item.tensor_count();
-            let names: Vec<&str> = order[pos..pos + n]
-                .iter()
-                .map(|&j| c.entries()[j].name.as_str())
+            let names: Vec<&str> = order
+                .by_ref()
+                .take(n)
+                .filter_map(|j| c.entry(j).map(|e| e.name))
                 .collect();
-            pos += n;
             let ranges = c.position(&name).and_then(|i| c.buffer_ranges(i));
             match (&item, ranges.as_deref()) {
                 (Item::Tensor(t), Some([r])) => {

@@ -8,11 +8,12 @@
 use super::from_hurray::HrryFileSource;
 use crate::dtype::{self, Carry};
 use crate::error::{Error, Result};
+use crate::inspect::value::type_name;
 use crate::output::{Data, Output};
 use crate::progress::Progress;
 use crate::st::write::{plan, StOut};
 use hurray_core::{DeviceTag, Layout, TensorDescriptor};
-use hurray_io::file::KvValue;
+use hurray_io::file::KvValueRef;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::Path;
@@ -75,27 +76,27 @@ pub fn convert(
     let catalog = reader.catalog();
     let mut metadata = BTreeMap::new();
     for e in reader.kv() {
-        match &e.value {
-            KvValue::String(s) => {
-                metadata.insert(e.key.clone(), s.clone());
+        match e.value {
+            KvValueRef::String(s) => {
+                metadata.insert(e.key.to_owned(), s.to_owned());
             }
             other => {
                 return Err(Error::unsupported(format_args!(
                     "KV entry {:?} holds a {} value; safetensors metadata holds strings only",
                     e.key,
-                    kv_type_name(other)
+                    type_name(other.tag())
                 )))
             }
         }
     }
     let mut outs = Vec::with_capacity(reader.len());
     let mut copies = Vec::with_capacity(reader.len());
-    for (i, e) in reader.entries().iter().enumerate() {
+    for (i, e) in reader.entries().enumerate() {
         let ctx = |m: String| Error::unsupported(m).context(format_args!("tensor {:?}", e.name));
         let d = catalog
             .descriptor_at(i)
             .ok_or_else(|| ctx("it has no descriptor".into()))?;
-        if let Some(why) = refusal(d) {
+        if let Some(why) = refusal(&d) {
             return Err(ctx(why));
         }
         let st = dtype::to_safetensors(d.element_type).map_err(ctx)?;
@@ -124,7 +125,7 @@ pub fn convert(
             .collect::<Result<Vec<_>, _>>()
             .map_err(|_| ctx("its shape does not fit this platform's usize".into()))?;
         outs.push(StOut {
-            name: e.name.clone(),
+            name: e.name.to_owned(),
             dtype: st,
             shape,
             len: out_len,
@@ -155,17 +156,4 @@ pub fn convert(
     }
     let bytes = out.finish()?;
     Ok((outs.len(), bytes))
-}
-
-/// A KV value's type name as `inspect` shows it.
-pub fn kv_type_name(v: &KvValue) -> &'static str {
-    match v {
-        KvValue::String(_) => "string",
-        KvValue::Int64(_) => "int64",
-        KvValue::UInt64(_) => "uint64",
-        KvValue::Float64(_) => "float64",
-        KvValue::Bool(_) => "bool",
-        KvValue::Bytes(_) => "bytes",
-        KvValue::Array(_) => "array",
-    }
 }

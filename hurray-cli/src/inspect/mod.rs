@@ -1,23 +1,30 @@
 //! `hurray inspect FILE [--json]`: what a Hurray container holds. The facts are
-//! gathered once into a [`Report`], which renders as a table for people
-//! ([`table`]) or as JSON for programs (the `Serialize` form of [`Report`], whose
-//! field names and order are the stable JSON schema, documented in `docs/cli.md`).
+//! gathered into a [`Report`], which renders as a table for people ([`table`]) or as
+//! JSON for programs (the `Serialize` form of [`Report`], whose field names and order
+//! are the stable JSON schema, documented in `docs/cli.md`).
+//!
+//! A report does not hold its rows: KV rows and tensor rows are made one at a time
+//! from the open container while they are written, and KV values are written
+//! element by element ([`value`]), so inspecting a file costs about what opening it
+//! does, however many tensors or KV elements it holds.
 
 pub mod table;
+pub mod value;
 
-use crate::container::Container;
-use crate::convert::to_st::kv_type_name;
+use crate::container::{Container, StreamTensor};
 use hurray_core::{MemoryClass, TensorDescriptor, DYN};
-use hurray_io::file::{CrcStatus, KvArray, KvValue};
-use serde::Serialize;
-use serde_json::{json, Value};
+use hurray_io::file::{CrcStatus, KvValue};
+use hurray_io::FileReader;
+use serde::ser::SerializeSeq;
+use serde::{Serialize, Serializer};
+use value::Shown;
 
 /// Version of the JSON schema below; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// Everything `inspect` shows.
-#[derive(Debug, Serialize)]
-pub struct Report {
+/// Everything `inspect` shows, borrowed from the open container.
+#[derive(Serialize)]
+pub struct Report<'a> {
     /// JSON schema version ([`SCHEMA_VERSION`]).
     pub schema: u32,
     /// `"hrry"` or `"stream"`.
@@ -27,9 +34,9 @@ pub struct Report {
     /// File-level facts (HRRYFILE only).
     pub file: Option<FileFacts>,
     /// KV metadata, in file order (empty for a stream).
-    pub kv: Vec<KvRow>,
+    pub kv: KvRows<'a>,
     /// Tensors, in index order for a file, stream order for a stream.
-    pub tensors: Vec<TensorRow>,
+    pub tensors: TensorRows<'a>,
     /// Sum of every tensor's buffer sizes.
     pub data_bytes: u64,
 }
@@ -54,16 +61,51 @@ pub struct FileFacts {
 }
 
 /// One KV entry.
-#[derive(Debug, Serialize)]
-pub struct KvRow {
+#[derive(Serialize)]
+pub struct KvRow<'a> {
     /// The key.
-    pub key: String,
+    pub key: &'a str,
     /// Value type: `string`, `int64`, `uint64`, `float64`, `bool`, `bytes`,
     /// `array<T>`.
     #[serde(rename = "type")]
     pub ty: String,
-    /// The value (bytes as lower-case hex; non-finite floats as strings).
-    pub value: Value,
+    /// The value (bytes as lower-case hex; non-finite floats as strings), rendered
+    /// when written.
+    pub value: Shown<'a>,
+}
+
+/// The KV rows of a report, made from the container when asked for.
+#[derive(Clone, Copy)]
+pub struct KvRows<'a>(Option<&'a FileReader>);
+
+impl<'a> KvRows<'a> {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.0.map_or(0, |r| r.kv().len())
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The rows, in file order.
+    pub fn iter(&self) -> impl Iterator<Item = KvRow<'a>> + 'a {
+        self.0
+            .into_iter()
+            .flat_map(|r| r.kv().iter())
+            .map(|e| kv_row(e.key, Shown::File(e.value)))
+    }
+}
+
+impl Serialize for KvRows<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.len()))?;
+        for row in self.iter() {
+            seq.serialize_element(&row)?;
+        }
+        seq.end()
+    }
 }
 
 /// One tensor.
@@ -93,8 +135,61 @@ pub struct TensorRow {
     pub data_offset: Option<u64>,
 }
 
+/// The tensor rows of a report, made from the container when asked for (a file's
+/// descriptors are decoded one row at a time).
+#[derive(Clone, Copy)]
+pub enum TensorRows<'a> {
+    /// The entries of a file, in index order.
+    File(&'a FileReader),
+    /// The tensors of a stream, in stream order.
+    Stream(&'a [StreamTensor]),
+}
+
+impl<'a> TensorRows<'a> {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        match self {
+            TensorRows::File(r) => r.len(),
+            TensorRows::Stream(t) => t.len(),
+        }
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The rows.
+    pub fn iter(&self) -> Box<dyn Iterator<Item = TensorRow> + 'a> {
+        match *self {
+            TensorRows::File(r) => {
+                let c = r.catalog();
+                Box::new(r.entries().enumerate().filter_map(move |(i, e)| {
+                    let d = c.descriptor_at(i)?;
+                    let data = (!d.buffers.is_empty()).then_some(e.data_offset);
+                    Some(tensor_row(e.name, &d, Some(e.descriptor_offset), data))
+                }))
+            }
+            TensorRows::Stream(t) => Box::new(
+                t.iter()
+                    .map(|t| tensor_row(&t.name, &t.descriptor, t.offset, t.data_offset)),
+            ),
+        }
+    }
+}
+
+impl Serialize for TensorRows<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.len()))?;
+        for row in self.iter() {
+            seq.serialize_element(&row)?;
+        }
+        seq.end()
+    }
+}
+
 /// Builds the report for an opened container of `file_size` bytes.
-pub fn report(c: &Container, file_size: u64) -> Report {
+pub fn report(c: &Container, file_size: u64) -> Report<'_> {
     let (format, file, kv, tensors) = match c {
         Container::File(r) => {
             let info = r.info();
@@ -112,29 +207,14 @@ pub fn report(c: &Container, file_size: u64) -> Report {
                 index_crc32c: crc,
                 index_crc32c_value: value,
             };
-            let kv = r.kv().iter().map(|e| kv_row(&e.key, &e.value)).collect();
-            let catalog = r.catalog();
-            let tensors: Vec<TensorRow> = r
-                .entries()
-                .iter()
-                .enumerate()
-                .filter_map(|(i, e)| {
-                    let d = catalog.descriptor_at(i)?;
-                    let data = (!d.buffers.is_empty()).then_some(e.data_offset);
-                    Some(tensor_row(&e.name, d, Some(e.descriptor_offset), data))
-                })
-                .collect();
-            ("hrry", Some(facts), kv, tensors)
+            let r: &FileReader = r;
+            ("hrry", Some(facts), KvRows(Some(r)), TensorRows::File(r))
         }
         Container::Stream { tensors, .. } => {
-            let rows = tensors
-                .iter()
-                .map(|t| tensor_row(&t.name, &t.descriptor, t.offset, t.data_offset))
-                .collect();
-            ("stream", None, Vec::new(), rows)
+            ("stream", None, KvRows(None), TensorRows::Stream(tensors))
         }
     };
-    let data_bytes = tensors.iter().map(|t: &TensorRow| t.bytes).sum();
+    let data_bytes = tensors.iter().map(|t| t.bytes).sum();
     Report {
         schema: SCHEMA_VERSION,
         format,
@@ -183,43 +263,16 @@ fn memory_class_name(m: MemoryClass) -> String {
     }
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn float(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        json!(x.to_string())
-    }
-}
-
 /// The row `inspect` shows for one KV entry.
-pub fn kv_row(key: &str, v: &KvValue) -> KvRow {
-    let (ty, value) = match v {
-        KvValue::String(s) => ("string".to_owned(), json!(s)),
-        KvValue::Int64(x) => ("int64".to_owned(), json!(x)),
-        KvValue::UInt64(x) => ("uint64".to_owned(), json!(x)),
-        KvValue::Float64(x) => ("float64".to_owned(), float(*x)),
-        KvValue::Bool(x) => ("bool".to_owned(), json!(x)),
-        KvValue::Bytes(b) => ("bytes".to_owned(), json!(hex(b))),
-        KvValue::Array(a) => {
-            let (elem, items): (&str, Vec<Value>) = match a {
-                KvArray::String(v) => ("string", v.iter().map(|s| json!(s)).collect()),
-                KvArray::Int64(v) => ("int64", v.iter().map(|x| json!(x)).collect()),
-                KvArray::UInt64(v) => ("uint64", v.iter().map(|x| json!(x)).collect()),
-                KvArray::Float64(v) => ("float64", v.iter().map(|&x| float(x)).collect()),
-                KvArray::Bool(v) => ("bool", v.iter().map(|x| json!(x)).collect()),
-                KvArray::Bytes(v) => ("bytes", v.iter().map(|b| json!(hex(b))).collect()),
-            };
-            (format!("array<{elem}>"), Value::Array(items))
-        }
-    };
-    debug_assert!(ty.starts_with(kv_type_name(v)));
+pub fn kv_row<'a>(key: &'a str, v: Shown<'a>) -> KvRow<'a> {
     KvRow {
-        key: key.to_owned(),
-        ty,
-        value,
+        key,
+        ty: v.type_name(),
+        value: v,
     }
+}
+
+/// The compact JSON text of an owned KV value, as `inspect --json` writes it.
+pub fn kv_json(v: &KvValue) -> String {
+    Shown::Owned(v).json()
 }

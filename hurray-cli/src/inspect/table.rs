@@ -1,11 +1,12 @@
 //! The human-readable form of an inspect [`Report`]: a few summary lines, then a
-//! KV table and a tensor table with aligned columns.
+//! KV table and a tensor table with aligned columns. Rows are made twice, once to
+//! size the columns and once to write them, so no table is held in memory; a KV
+//! value shows as a preview of at most [`MAX_VALUE_CHARS`](super::value::MAX_VALUE_CHARS)
+//! characters, arrays with their element count.
 
 use super::Report;
 use std::fmt::Write;
-
-/// Longest KV value shown in the table before it is cut with `...`.
-const MAX_VALUE_CHARS: usize = 60;
+use std::io;
 
 /// `bytes` in binary units, e.g. `86.7 MiB`.
 pub fn human(bytes: u64) -> String {
@@ -25,21 +26,34 @@ pub fn human(bytes: u64) -> String {
 
 /// Renders rows as columns separated by two spaces, each line indented by two.
 pub fn columns(header: &[&str], rows: &[Vec<String>], right: &[usize]) -> String {
+    let mut out = Vec::new();
+    columns_to(&mut out, header, &|| Box::new(rows.iter().cloned()), right)
+        .expect("writing to memory");
+    String::from_utf8(out).expect("rows are UTF-8")
+}
+
+/// The rows of a table, made anew by each call.
+pub type RowSource<'a> = dyn Fn() -> Box<dyn Iterator<Item = Vec<String>> + 'a> + 'a;
+
+/// [`columns`] written to `out`, the rows made by `rows` twice (widths, then lines).
+///
+/// Errors: writing to `out`.
+pub fn columns_to(
+    out: &mut dyn io::Write,
+    header: &[&str],
+    rows: &RowSource<'_>,
+    right: &[usize],
+) -> io::Result<()> {
     // Cells come from the file (names, keys, string values): control characters are
     // escaped so a file cannot move the cursor, recolour the terminal or forge lines.
-    let rows: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| r.iter().map(|c| printable(c)).collect())
-        .collect();
-    let rows = rows.as_slice();
+    let rows = || rows().map(|r| r.iter().map(|c| printable(c)).collect::<Vec<_>>());
     let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (w, cell) in width.iter_mut().zip(r) {
+    for r in rows() {
+        for (w, cell) in width.iter_mut().zip(&r) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let mut out = String::new();
-    let line = |cells: Vec<&str>, out: &mut String| {
+    let line = |cells: &[&str], out: &mut dyn io::Write| {
         let mut l = String::from(" ");
         for (i, (c, w)) in cells.iter().zip(&width).enumerate() {
             l.push(' ');
@@ -50,22 +64,14 @@ pub fn columns(header: &[&str], rows: &[Vec<String>], right: &[usize]) -> String
             }
             l.push(' ');
         }
-        out.push_str(l.trim_end());
-        out.push('\n');
+        writeln!(out, "{}", l.trim_end())
     };
-    line(header.to_vec(), &mut out);
-    for r in rows {
-        line(r.iter().map(String::as_str).collect(), &mut out);
+    line(header, out)?;
+    for r in rows() {
+        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+        line(&cells, out)?;
     }
-    out
-}
-
-fn shape(s: &[Option<u64>]) -> String {
-    let dims: Vec<String> = s
-        .iter()
-        .map(|d| d.map_or_else(|| "?".to_owned(), |n| n.to_string()))
-        .collect();
-    format!("[{}]", dims.join(", "))
+    Ok(())
 }
 
 /// `s` with every control character (C0, DEL, C1: ANSI escapes, carriage returns,
@@ -86,29 +92,29 @@ pub fn printable(s: &str) -> String {
         .collect()
 }
 
-fn cut(s: String) -> String {
-    if s.chars().count() <= MAX_VALUE_CHARS {
-        s
-    } else {
-        let head: String = s.chars().take(MAX_VALUE_CHARS - 3).collect();
-        head + "..."
-    }
+fn shape(s: &[Option<u64>]) -> String {
+    let dims: Vec<String> = s
+        .iter()
+        .map(|d| d.map_or_else(|| "?".to_owned(), |n| n.to_string()))
+        .collect();
+    format!("[{}]", dims.join(", "))
 }
 
-/// Renders `r` (for the file named `name`) as text.
-pub fn render(r: &Report, name: &str) -> String {
-    let mut out = String::new();
+/// Writes `r` (for the file named `name`) as text to `out`.
+///
+/// Errors: writing to `out`.
+pub fn render(r: &Report<'_>, name: &str, out: &mut dyn io::Write) -> io::Result<()> {
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     match &r.file {
         Some(f) => {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "{name}: HRRYFILE {}, {} bytes ({})",
                 f.version,
                 r.file_size,
                 human(r.file_size)
-            );
+            )?;
             let crc = match &f.index_crc32c_value {
                 Some(v) => format!("index CRC-32C {} ({v})", f.index_crc32c),
                 None => format!("index CRC-32C {}", f.index_crc32c),
@@ -116,7 +122,7 @@ pub fn render(r: &Report, name: &str) -> String {
             let hint = f
                 .tensor_count_hint
                 .map_or_else(|| "unknown".to_owned(), |n| n.to_string());
-            let _ = writeln!(
+            writeln!(
                 out,
                 "  data alignment {} bytes, {crc}, index {}, tensor count hint {hint}",
                 f.data_buffer_alignment,
@@ -125,64 +131,73 @@ pub fn render(r: &Report, name: &str) -> String {
                 } else {
                     "in write order"
                 },
-            );
+            )?;
         }
         None => {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "{name}: Hurray stream, {} bytes ({})",
                 r.file_size,
                 human(r.file_size)
-            );
+            )?;
         }
     }
-    let _ = writeln!(
+    writeln!(
         out,
         "  {}, {} data bytes ({})",
         plural(r.tensors.len(), "tensor", "tensors"),
         r.data_bytes,
         human(r.data_bytes)
-    );
+    )?;
     if r.file.is_some() {
-        let _ = writeln!(
+        writeln!(
             out,
             "\nKV metadata: {}",
             plural(r.kv.len(), "entry", "entries")
-        );
+        )?;
         if !r.kv.is_empty() {
-            let rows: Vec<Vec<String>> =
-                r.kv.iter()
-                    .map(|k| vec![k.key.clone(), k.ty.clone(), cut(k.value.to_string())])
-                    .collect();
-            out += &columns(&["KEY", "TYPE", "VALUE"], &rows, &[]);
+            let kv = r.kv;
+            columns_to(
+                out,
+                &["KEY", "TYPE", "VALUE"],
+                &|| {
+                    Box::new(kv.iter().map(|k| {
+                        let ty = match k.value.array_len() {
+                            Some(n) => format!("{}[{n}]", k.ty),
+                            None => k.ty,
+                        };
+                        vec![k.key.to_owned(), ty, k.value.preview()]
+                    }))
+                },
+                &[],
+            )?;
         }
     }
-    let _ = writeln!(out, "\nTensors: {}", r.tensors.len());
+    writeln!(out, "\nTensors: {}", r.tensors.len())?;
     if !r.tensors.is_empty() {
-        let rows: Vec<Vec<String>> = r
-            .tensors
-            .iter()
-            .map(|t| {
-                vec![
-                    t.name.clone(),
-                    t.dtype.clone(),
-                    shape(&t.shape),
-                    t.layout.clone(),
-                    t.bytes.to_string(),
-                    t.quantization.clone().unwrap_or_else(|| "-".into()),
-                    t.device.clone(),
-                ]
-            })
-            .collect();
-        out += &columns(
+        let tensors = r.tensors;
+        columns_to(
+            out,
             &[
                 "NAME", "DTYPE", "SHAPE", "LAYOUT", "BYTES", "QUANT", "DEVICE",
             ],
-            &rows,
+            &|| {
+                Box::new(tensors.iter().map(|t| {
+                    vec![
+                        t.name,
+                        t.dtype,
+                        shape(&t.shape),
+                        t.layout,
+                        t.bytes.to_string(),
+                        t.quantization.unwrap_or_else(|| "-".into()),
+                        t.device,
+                    ]
+                }))
+            },
             &[4],
-        );
+        )?;
     }
-    out
+    Ok(())
 }
 
 #[cfg(test)]

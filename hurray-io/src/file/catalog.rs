@@ -5,17 +5,19 @@
 //! the file before checking it against the file size and the [`Limits`].
 
 use super::header::FileHeader;
-use super::index::{parse_located, IndexEntry};
-use super::kv::{parse_kv, KvEntry, KvValue};
+use super::index::IndexEntry;
+use super::index_table::{Index, IndexEntryRef, IndexIter, IndexTable};
+use super::kv::KvEntry;
+use super::kv_table::{Kv, KvTable, KvValueRef};
 use super::placement::relative_buffer_offsets;
 use super::trailer::{crc32c, Trailer};
 use super::{align_up, flags, MIN_FILE_LEN, TRAILER_LEN};
+use crate::buffer::BufferOwner;
 use crate::composite::CompositeChecker;
 use crate::error::{Error, FormatRule, Result};
 use crate::limits::Limits;
 use crate::tensor::{Composite, Item, Tensor};
 use hurray_core::{peek_descriptor_length, DecodeOptions, Layout, TensorDescriptor};
-use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -77,8 +79,8 @@ impl FileInfo {
     }
 }
 
-/// What the end of a file holds: trailer, index and KV, validated (shared by the
-/// random-access and the sequential reader).
+/// What the end of a file holds, validated, as owned values (the sequential reader's
+/// form; see [`parse_tail`]).
 pub(crate) struct Tail {
     pub(crate) info: FileInfo,
     pub(crate) entries: Vec<IndexEntry>,
@@ -86,9 +88,20 @@ pub(crate) struct Tail {
     pub(crate) kv: Vec<KvEntry>,
 }
 
-/// Parses the end of a file. `tail` holds the file's bytes from absolute offset
-/// `base` to the end; sections must lie at or after `lower` (the first descriptor
-/// offset, or where a sequential reader stopped reading tensors).
+/// What the end of a file holds, validated, as compact tables over its bytes (the
+/// random-access reader's form).
+pub(crate) struct TailTables {
+    pub(crate) info: FileInfo,
+    pub(crate) index: IndexTable,
+    /// The index section, relative to the bytes parsed.
+    pub(crate) index_range: Range<usize>,
+    pub(crate) kv: KvTable,
+    /// The KV section (empty when there is none), relative to the bytes parsed.
+    pub(crate) kv_range: Range<usize>,
+}
+
+/// Parses the end of a file into owned entries: [`parse_tail_tables`], then a copy
+/// of every index entry and KV value.
 pub(crate) fn parse_tail(
     tail: &[u8],
     base: u64,
@@ -96,6 +109,28 @@ pub(crate) fn parse_tail(
     header: &FileHeader,
     opts: &ReadOptions,
 ) -> Result<Tail> {
+    let t = parse_tail_tables(tail, base, lower, header, opts)?;
+    let index = t
+        .index
+        .view(&tail[t.index_range.clone()], t.info.trailer.index_offset);
+    Ok(Tail {
+        info: t.info,
+        entries: index.iter().map(|e| e.to_owned()).collect(),
+        entry_offsets: index.iter().map(|e| e.offset).collect(),
+        kv: t.kv.view(&tail[t.kv_range]).to_vec(),
+    })
+}
+
+/// Parses the end of a file. `tail` holds the file's bytes from absolute offset
+/// `base` to the end; sections must lie at or after `lower` (the first descriptor
+/// offset, or where a sequential reader stopped reading tensors).
+pub(crate) fn parse_tail_tables(
+    tail: &[u8],
+    base: u64,
+    lower: u64,
+    header: &FileHeader,
+    opts: &ReadOptions,
+) -> Result<TailTables> {
     let limits = &opts.limits;
     let file_len = base
         .checked_add(tail.len() as u64)
@@ -112,7 +147,7 @@ pub(crate) fn parse_tail(
     let trailer = Trailer::parse(&tail[t_rel..], t_at, header.flags)?;
 
     // The index (§11 steps 4–7).
-    let index = section(
+    let index_range = section(
         trailer.index_offset,
         trailer.index_length,
         limits.max_index_bytes,
@@ -122,7 +157,7 @@ pub(crate) fn parse_tail(
         base,
         lower,
     )?;
-    let index_bytes = &tail[index.clone()];
+    let index_bytes = &tail[index_range.clone()];
     let crc = if header.has(flags::HAS_INDEX_CRC32C) {
         let c = crc32c(index_bytes);
         if c != trailer.index_crc32c {
@@ -139,7 +174,7 @@ pub(crate) fn parse_tail(
     } else {
         CrcStatus::Absent
     };
-    let (entries, entry_offsets) = parse_located(
+    let index = IndexTable::parse(
         index_bytes,
         trailer.index_offset,
         header.has(flags::SORTED_INDEX),
@@ -147,8 +182,8 @@ pub(crate) fn parse_tail(
     )?;
 
     // The KV section (§11 step 8).
-    let kv = match trailer.kv() {
-        None => Vec::new(),
+    let (kv, kv_range) = match trailer.kv() {
+        None => (KvTable::default(), 0..0),
         Some((off, len)) => {
             let r = section(
                 off,
@@ -172,19 +207,20 @@ pub(crate) fn parse_tail(
                     format_args!("the KV section [{k0}, {k1}) overlaps the index [{i0}, {i1})"),
                 ));
             }
-            parse_kv(&tail[r], off, limits)?
+            (KvTable::parse(&tail[r.clone()], off, limits)?, r)
         }
     };
-    Ok(Tail {
+    Ok(TailTables {
         info: FileInfo {
             header: *header,
             trailer,
             file_len,
             crc,
         },
-        entries,
-        entry_offsets,
+        index,
+        index_range,
         kv,
+        kv_range,
     })
 }
 
@@ -239,34 +275,61 @@ fn section(
     Ok(start..start + length as usize)
 }
 
-/// A validated file: header, trailer, KV, index and every decoded descriptor, with
-/// the composite structure checked. Built by [`Catalog::parse`] from the whole file;
-/// holds no file bytes itself (tensor views are made by the caller from the ranges
-/// it reports).
-#[derive(Clone, Debug)]
+/// A validated file: header, trailer, KV, index and every descriptor checked, with
+/// the composite structure checked. Built by [`Catalog::parse`] from the whole file,
+/// whose owner it keeps (one reference).
+///
+/// What it holds besides: the index as 4 bytes per entry (plus 4 for the name order
+/// unless the names already ascend, plus 4 for the file order unless the index is in
+/// ascending `descriptor_offset` order), and the KV section as a [`KvTable`] (8 bytes
+/// per entry, a step table for long string arrays). Names, KV values and
+/// descriptors are read from the file's bytes when asked for;
+/// [`heap_bytes`](Self::heap_bytes) says what the tables cost.
+#[derive(Clone)]
 pub struct Catalog {
+    file: Arc<dyn BufferOwner>,
     info: FileInfo,
-    entries: Vec<IndexEntry>,
-    descriptors: Vec<Arc<TensorDescriptor>>,
-    by_name: HashMap<String, usize>,
-    kv: Vec<KvEntry>,
-    kv_by_key: HashMap<String, usize>,
-    /// Entry indices in ascending `descriptor_offset` (file) order.
-    order: Vec<usize>,
-    /// Position of each entry in `order`.
-    rank: Vec<usize>,
+    decode: DecodeOptions,
+    index: IndexTable,
+    index_range: Range<usize>,
+    kv: KvTable,
+    kv_range: Range<usize>,
+    /// Entry positions in ascending `descriptor_offset` (file) order; `None` when
+    /// that is the index order.
+    order: Option<Vec<u32>>,
 }
 
-/// An extent of the file that must not overlap another.
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog")
+            .field("info", &self.info)
+            .field("tensors", &self.len())
+            .field("kv_entries", &self.kv.len())
+            .finish()
+    }
+}
+
+/// An extent of the file that must not overlap another. `rank` is its place in the
+/// order extents are listed in: header, index, KV, then per index entry its
+/// descriptor and its data; extents sort by `(start, end, rank)`.
+#[derive(Clone, Copy)]
 struct Extent {
     start: u64,
     end: u64,
     field_at: u64,
     what: &'static str,
+    rank: u64,
+}
+
+impl Extent {
+    fn key(&self) -> (u64, u64, u64) {
+        (self.start, self.end, self.rank)
+    }
 }
 
 impl Catalog {
-    /// Validates the file `file` (all of its bytes) and records its contents.
+    /// Validates the file held by `file` (all of its bytes) and records where its
+    /// contents lie.
     ///
     /// Checks, in order: header (§3–§5), size ≥ 104, trailer (§9), index bounds, CRC
     /// and entries (§8), KV (§7), then per index entry: descriptor placement, bounds
@@ -276,78 +339,42 @@ impl Catalog {
     /// sections overlap, that the first descriptor sits at `first_descriptor_offset`,
     /// and the composite structure and rules (§6.4).
     ///
+    /// Memory: besides the tables it keeps (see [`Catalog`]), one bit per entry and
+    /// one descriptor at a time while it checks; strings and bools are checked in
+    /// place.
+    ///
     /// Errors: a [`FormatRule`] with the absolute offset of the offending field
     /// (index-entry problems point into the index entry), or
     /// [`Error::Descriptor`] with the descriptor's offset. Never panics on any input.
-    pub fn parse(file: &[u8], opts: &ReadOptions) -> Result<Catalog> {
-        let header = FileHeader::parse(file)?;
-        let tail = parse_tail(file, 0, header.first_descriptor_offset, &header, opts)?;
+    pub fn parse(file: Arc<dyn BufferOwner>, opts: &ReadOptions) -> Result<Catalog> {
+        let bytes = file.bytes();
+        let header = FileHeader::parse(bytes)?;
+        let tail = parse_tail_tables(bytes, 0, header.first_descriptor_offset, &header, opts)?;
         let limits = &opts.limits;
         let t_at = tail.info.file_len - TRAILER_LEN as u64;
         let a = u64::from(header.data_buffer_alignment);
-        let mut extents = vec![Extent {
-            start: 0,
-            end: header.first_descriptor_offset,
-            field_at: 20,
-            what: "header",
-        }];
-        let t = &tail.info.trailer;
-        extents.push(Extent {
-            start: t.index_offset,
-            end: t.index_offset + t.index_length,
-            field_at: t_at,
-            what: "index",
-        });
-        if let Some((o, l)) = t.kv() {
-            extents.push(Extent {
-                start: o,
-                end: o + u64::from(l),
-                field_at: t_at + 16,
-                what: "KV section",
-            });
-        }
-        let mut descriptors = Vec::with_capacity(tail.entries.len());
-        for (e, &at) in tail.entries.iter().zip(&tail.entry_offsets) {
-            let d = check_entry(file, e, at, &header, t_at, a, limits, &opts.decode)?;
-            let [d_at, _, data_at, _] = e.field_offsets(at);
-            extents.push(Extent {
-                start: e.descriptor_offset,
-                end: e.descriptor_offset + u64::from(e.descriptor_length),
-                field_at: d_at,
-                what: "descriptor",
-            });
-            if !d.buffers.is_empty() && e.data_length > 0 {
-                extents.push(Extent {
-                    start: e.data_offset,
-                    end: e.data_offset + e.data_length,
-                    field_at: data_at,
-                    what: "tensor data",
-                });
-            }
-            descriptors.push(Arc::new(d));
-        }
-        extents.sort_by_key(|x| (x.start, x.end));
-        for w in extents.windows(2) {
-            if w[1].start < w[0].end {
-                return Err(Error::format(
-                    FormatRule::Overlap,
-                    w[1].field_at,
-                    format_args!(
-                        "{} [{}, {}) overlaps {} [{}, {})",
-                        w[1].what, w[1].start, w[1].end, w[0].what, w[0].start, w[0].end
-                    ),
-                ));
-            }
-        }
+        let index = tail.index.view(
+            &bytes[tail.index_range.clone()],
+            tail.info.trailer.index_offset,
+        );
 
-        let mut order: Vec<usize> = (0..tail.entries.len()).collect();
-        order.sort_by_key(|&i| tail.entries[i].descriptor_offset);
-        if let Some(&first) = order.first() {
-            let e = &tail.entries[first];
+        // Every entry, in index order; only whether it is a composite head is kept.
+        let mut heads = vec![0u64; index.len().div_ceil(64)];
+        for (i, e) in index.iter().enumerate() {
+            let d = check_entry(bytes, &e, &header, t_at, a, limits, &opts.decode)?;
+            if matches!(d.layout, Layout::CompositeHead(_)) {
+                heads[i / 64] |= 1 << (i % 64);
+            }
+        }
+        let order = file_order(&index);
+        let at = |p: usize| order.as_ref().map_or(p, |o| o[p] as usize);
+        check_overlaps(&index, &at, &header, &tail.info, t_at)?;
+        if !index.is_empty() {
+            let e = index.get(at(0)).expect("position in range");
             if e.descriptor_offset != header.first_descriptor_offset {
                 return Err(Error::format(
                     FormatRule::Placement,
-                    e.field_offsets(tail.entry_offsets[first])[0],
+                    e.field_offsets()[0],
                     format_args!(
                         "the first descriptor is at {}, not at first_descriptor_offset {}",
                         e.descriptor_offset, header.first_descriptor_offset
@@ -355,33 +382,18 @@ impl Catalog {
                 ));
             }
         }
-        let mut rank = vec![0; order.len()];
-        for (p, &i) in order.iter().enumerate() {
-            rank[i] = p;
-        }
-        check_composites(&order, &tail.entries, &descriptors, limits)?;
-
-        let by_name = tail
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.name.clone(), i))
-            .collect();
-        let kv_by_key = tail
-            .kv
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.key.clone(), i))
-            .collect();
+        let is_head = |i: usize| heads[i / 64] & (1 << (i % 64)) != 0;
+        check_composites(bytes, &index, &at, &is_head, limits, &opts.decode)?;
+        drop(heads);
         Ok(Catalog {
             info: tail.info,
-            entries: tail.entries,
-            descriptors,
-            by_name,
+            decode: opts.decode,
+            index: tail.index,
+            index_range: tail.index_range,
             kv: tail.kv,
-            kv_by_key,
+            kv_range: tail.kv_range,
             order,
-            rank,
+            file,
         })
     }
 
@@ -390,36 +402,63 @@ impl Catalog {
         &self.info
     }
 
-    /// Index entries in index order.
-    pub fn entries(&self) -> &[IndexEntry] {
-        &self.entries
+    /// Number of index entries (tensors, composite heads and members included).
+    pub fn len(&self) -> usize {
+        self.index.len()
     }
 
-    /// KV entries in file order.
-    pub fn kv(&self) -> &[KvEntry] {
-        &self.kv
+    /// True when the file holds no tensors.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    fn index(&self) -> Index<'_> {
+        self.index.view(
+            &self.file.bytes()[self.index_range.clone()],
+            self.info.trailer.index_offset,
+        )
+    }
+
+    /// Index entries in index order, read from the file (borrowed).
+    pub fn entries(&self) -> IndexIter<'_> {
+        self.index().iter()
+    }
+
+    /// Index entry `i` (index order), `None` past the end.
+    pub fn entry(&self, i: usize) -> Option<IndexEntryRef<'_>> {
+        self.index().get(i)
+    }
+
+    /// KV entries in file order, each value decoded when read (borrowed).
+    pub fn kv(&self) -> Kv<'_> {
+        self.kv.view(&self.file.bytes()[self.kv_range.clone()])
     }
 
     /// The value stored under `key` (byte-exact match).
-    pub fn kv_get(&self, key: &str) -> Option<&KvValue> {
-        self.kv_by_key.get(key).map(|&i| &self.kv[i].value)
+    pub fn kv_get(&self, key: &str) -> Option<KvValueRef<'_>> {
+        self.kv().value(key)
     }
 
-    /// Index position of the tensor named `name`.
+    /// Index position of the tensor named `name` (binary search).
     pub fn position(&self, name: &str) -> Option<usize> {
-        self.by_name.get(name).copied()
+        self.index().position(name)
     }
 
-    /// The decoded descriptor of the entry at index position `i`.
-    pub fn descriptor_at(&self, i: usize) -> Option<&Arc<TensorDescriptor>> {
-        self.descriptors.get(i)
+    /// The descriptor of the entry at index position `i`, decoded from the file (it
+    /// was validated at open; each call decodes it again and returns a new value).
+    /// `None` past the end, or if the file's bytes changed since they were validated.
+    pub fn descriptor_at(&self, i: usize) -> Option<Arc<TensorDescriptor>> {
+        let e = self.entry(i)?;
+        decode_at(self.file.bytes(), &e, &self.decode)
+            .ok()
+            .map(Arc::new)
     }
 
     /// Absolute byte ranges of the buffers of entry `i`, in buffer-table order
     /// (validated at parse time to lie inside the file).
     pub fn buffer_ranges(&self, i: usize) -> Option<Vec<Range<u64>>> {
-        let d = self.descriptors.get(i)?;
-        let e = &self.entries[i];
+        let d = self.descriptor_at(i)?;
+        let e = self.entry(i)?;
         let sizes = d.buffers.iter().map(|b| b.byte_size);
         let (rel, _) =
             relative_buffer_offsets(sizes, u64::from(self.info.header.data_buffer_alignment))?;
@@ -435,15 +474,63 @@ impl Catalog {
     }
 
     /// Index positions in file (ascending `descriptor_offset`) order.
-    pub fn file_order(&self) -> &[usize] {
-        &self.order
+    pub fn file_order(&self) -> impl ExactSizeIterator<Item = usize> + '_ {
+        (0..self.len()).map(|p| self.order_at(p))
+    }
+
+    /// The top-level entries in file order, as `(index position, is a composite
+    /// head)`: plain tensors and composite heads, without the members of composites
+    /// (§6.4), which it skips. Each entry's descriptor is decoded as it is passed
+    /// (to find heads and their member counts) and not kept, so walking a file costs
+    /// no memory per entry, unlike [`build_items`](Self::build_items).
+    pub fn top_level(&self) -> impl Iterator<Item = (usize, bool)> + '_ {
+        // Members of the current top-level composite still to skip (nested heads
+        // add theirs).
+        let mut skip = 0u64;
+        self.file_order().filter_map(move |i| {
+            let members = self.descriptor_at(i).and_then(|d| match &d.layout {
+                Layout::CompositeHead(h) => Some(u64::from(h.member_count)),
+                _ => None,
+            });
+            if skip > 0 {
+                skip = skip - 1 + members.unwrap_or(0);
+                return None;
+            }
+            skip = members.unwrap_or(0);
+            Some((i, members.is_some()))
+        })
+    }
+
+    /// The index position at file-order position `p`.
+    fn order_at(&self, p: usize) -> usize {
+        self.order.as_ref().map_or(p, |o| o[p] as usize)
+    }
+
+    /// The file-order position of index position `i` (binary search: descriptor
+    /// offsets are distinct and ascending in file order).
+    fn rank(&self, i: usize) -> usize {
+        let Some(o) = &self.order else {
+            return i;
+        };
+        let index = self.index();
+        let key = |j: usize| index.get(j).map_or(0, |e| e.descriptor_offset);
+        let want = key(i);
+        o.partition_point(|&j| key(j as usize) < want)
+    }
+
+    /// Bytes of memory the catalog's tables hold (index, file order, KV), for
+    /// accounting; the file's bytes are not counted.
+    pub fn heap_bytes(&self) -> usize {
+        self.index.heap_bytes()
+            + self.kv.heap_bytes()
+            + self.order.as_ref().map_or(0, |o| 4 * o.capacity())
     }
 
     /// Builds the item that starts at entry `i`: the tensor itself, or for a composite
     /// head the composite with all its members (§6.4: the entries that follow it in
     /// file order). `tensor` makes the tensor of an entry.
     pub fn build_item(&self, i: usize, tensor: &mut dyn FnMut(usize) -> Tensor) -> Item {
-        let mut pos = self.rank[i];
+        let mut pos = self.rank(i);
         self.build_from(&mut pos, tensor)
     }
 
@@ -451,8 +538,8 @@ impl Catalog {
     pub fn build_items(&self, tensor: &mut dyn FnMut(usize) -> Tensor) -> Vec<(usize, Item)> {
         let mut out = Vec::new();
         let mut pos = 0;
-        while pos < self.order.len() {
-            let i = self.order[pos];
+        while pos < self.len() {
+            let i = self.order_at(pos);
             out.push((i, self.build_from(&mut pos, tensor)));
         }
         out
@@ -469,15 +556,16 @@ impl Catalog {
         }
         let mut stack: Vec<Open> = Vec::new();
         loop {
-            let i = self.order[*pos];
+            let i = self.order_at(*pos);
             *pos += 1;
             let t = tensor(i);
-            let mut done = match &self.descriptors[i].layout {
+            let mut done = match &t.descriptor().layout {
                 Layout::CompositeHead(h) => {
+                    let remaining = h.member_count;
                     stack.push(Open {
                         head: t,
                         members: Vec::new(),
-                        remaining: h.member_count,
+                        remaining,
                     });
                     None
                 }
@@ -504,7 +592,7 @@ impl Catalog {
                     _ => break,
                 }
             }
-            if *pos >= self.order.len() && !stack.is_empty() {
+            if *pos >= self.len() && !stack.is_empty() {
                 // Unreachable after `parse` validated the structure; return what
                 // exists rather than panic.
                 let top = stack.remove(0);
@@ -517,20 +605,199 @@ impl Catalog {
     }
 }
 
+/// Entry positions in ascending `(descriptor_offset, end of descriptor, position)`
+/// order, or `None` when the index order already has strictly ascending descriptor
+/// offsets (what writers produce).
+fn file_order(index: &Index<'_>) -> Option<Vec<u32>> {
+    let ascending = index
+        .iter()
+        .zip(index.iter().skip(1))
+        .all(|(a, b)| a.descriptor_offset < b.descriptor_offset);
+    if ascending {
+        return None;
+    }
+    let key = |i: u32| {
+        let e = index.get(i as usize).expect("position in range");
+        (
+            e.descriptor_offset,
+            e.descriptor_offset + u64::from(e.descriptor_length),
+            i,
+        )
+    };
+    let mut o: Vec<u32> = (0..index.len() as u32).collect();
+    o.sort_unstable_by_key(|&i| key(i));
+    Some(o)
+}
+
+/// Checks that no two of the header, the index, the KV section, the descriptors and
+/// the data ranges overlap (§14 item 27). The extents are visited in `(start, end,
+/// rank)` order by merging three sorted runs (sections; descriptors in file order;
+/// data ranges in file order), so nothing is allocated per entry; a file whose data
+/// ranges are not in the order of their descriptors (only possible in a file that
+/// fails this check) is checked by sorting every extent instead. Either way the
+/// overlap reported is the first adjacent pair in that order.
+fn check_overlaps(
+    index: &Index<'_>,
+    at: &dyn Fn(usize) -> usize,
+    header: &FileHeader,
+    info: &FileInfo,
+    t_at: u64,
+) -> Result<()> {
+    let t = &info.trailer;
+    let mut sections = vec![
+        Extent {
+            start: 0,
+            end: header.first_descriptor_offset,
+            field_at: 20,
+            what: "header",
+            rank: 0,
+        },
+        Extent {
+            start: t.index_offset,
+            end: t.index_offset + t.index_length,
+            field_at: t_at,
+            what: "index",
+            rank: 1,
+        },
+    ];
+    if let Some((o, l)) = t.kv() {
+        sections.push(Extent {
+            start: o,
+            end: o + u64::from(l),
+            field_at: t_at + 16,
+            what: "KV section",
+            rank: 2,
+        });
+    }
+    sections.sort_by_key(Extent::key);
+    let descriptor = |i: usize| {
+        let e = index.get(i).expect("position in range");
+        Extent {
+            start: e.descriptor_offset,
+            end: e.descriptor_offset + u64::from(e.descriptor_length),
+            field_at: e.field_offsets()[0],
+            what: "descriptor",
+            rank: 3 + 2 * i as u64,
+        }
+    };
+    let data = |i: usize| {
+        let e = index.get(i).expect("position in range");
+        (e.data_length > 0).then(|| Extent {
+            start: e.data_offset,
+            end: e.data_offset + e.data_length,
+            field_at: e.field_offsets()[2],
+            what: "tensor data",
+            rank: 4 + 2 * i as u64,
+        })
+    };
+    let n = index.len();
+    let descriptors = (0..n).map(|p| descriptor(at(p)));
+    let datas = (0..n).filter_map(|p| data(at(p)));
+    let in_order = datas
+        .clone()
+        .zip(datas.clone().skip(1))
+        .all(|(a, b)| a.key() <= b.key());
+    if !in_order {
+        let mut all = sections;
+        for i in 0..n {
+            all.push(descriptor(i));
+            all.extend(data(i));
+        }
+        all.sort_by_key(Extent::key);
+        return first_overlap(all.into_iter());
+    }
+    first_overlap(Merge {
+        runs: [run(sections.into_iter()), run(descriptors), run(datas)],
+    })
+}
+
+/// The first pair of extents, in the order given, where one starts before the one
+/// before it ends.
+fn first_overlap(mut extents: impl Iterator<Item = Extent>) -> Result<()> {
+    let Some(mut prev) = extents.next() else {
+        return Ok(());
+    };
+    for x in extents {
+        if x.start < prev.end {
+            return Err(Error::format(
+                FormatRule::Overlap,
+                x.field_at,
+                format_args!(
+                    "{} [{}, {}) overlaps {} [{}, {})",
+                    x.what, x.start, x.end, prev.what, prev.start, prev.end
+                ),
+            ));
+        }
+        prev = x;
+    }
+    Ok(())
+}
+
+type Run<'a> = std::iter::Peekable<Box<dyn Iterator<Item = Extent> + 'a>>;
+
+fn run<'a>(it: impl Iterator<Item = Extent> + 'a) -> Run<'a> {
+    let b: Box<dyn Iterator<Item = Extent> + 'a> = Box::new(it);
+    b.peekable()
+}
+
+/// Merges sorted runs of extents into one sorted sequence.
+struct Merge<'a> {
+    runs: [Run<'a>; 3],
+}
+
+impl Iterator for Merge<'_> {
+    type Item = Extent;
+    fn next(&mut self) -> Option<Extent> {
+        let mut best: Option<usize> = None;
+        for k in 0..self.runs.len() {
+            if let Some(x) = self.runs[k].peek() {
+                let better = match best {
+                    None => true,
+                    Some(b) => x.key() < self.runs[b].peek().expect("peeked").key(),
+                };
+                if better {
+                    best = Some(k);
+                }
+            }
+        }
+        self.runs[best?].next()
+    }
+}
+
+/// Decodes the descriptor of entry `e` (whose bounds were checked).
+fn decode_at(
+    file: &[u8],
+    e: &IndexEntryRef<'_>,
+    decode: &DecodeOptions,
+) -> Result<TensorDescriptor> {
+    let d0 = e.descriptor_offset;
+    let bytes = usize::try_from(d0)
+        .ok()
+        .and_then(|s| file.get(s..s.checked_add(e.descriptor_length as usize)?))
+        .ok_or_else(|| {
+            Error::format(
+                FormatRule::OutOfBounds,
+                e.field_offsets()[0],
+                "descriptor outside the file",
+            )
+        })?;
+    TensorDescriptor::decode_with(bytes, decode)
+        .map_err(|source| Error::Descriptor { at: d0, source })
+}
+
 /// Per-entry checks (§11 steps 9–10, §14 items 12, 16, 26–28); returns the decoded
 /// descriptor.
 #[allow(clippy::too_many_arguments)]
 fn check_entry(
     file: &[u8],
-    e: &IndexEntry,
-    at: u64,
+    e: &IndexEntryRef<'_>,
     header: &FileHeader,
     t_at: u64,
     a: u64,
     limits: &Limits,
     decode: &DecodeOptions,
 ) -> Result<TensorDescriptor> {
-    let [d_at, dl_at, data_at, len_at] = e.field_offsets(at);
+    let [d_at, dl_at, data_at, len_at] = e.field_offsets();
     let d0 = e.descriptor_offset;
     if d0 % 8 != 0 || d0 < header.first_descriptor_offset {
         return Err(Error::format(
@@ -659,11 +926,17 @@ fn check_entry(
 /// `limits.max_composite_depth` levels, each head declaring at most
 /// `limits.max_composite_members` members; per-member and close-time rules apply.
 /// Iterative, so hostile nesting cannot exhaust the stack.
+///
+/// `at(p)` is the index position at file-order position `p`; `is_head(i)` says
+/// whether entry `i` is a composite head. Only heads and the members of open
+/// composites are decoded (again: `parse` decoded every descriptor once to check it).
 fn check_composites(
-    order: &[usize],
-    entries: &[IndexEntry],
-    descriptors: &[Arc<TensorDescriptor>],
+    file: &[u8],
+    index: &Index<'_>,
+    at: &dyn Fn(usize) -> usize,
+    is_head: &dyn Fn(usize) -> bool,
     limits: &Limits,
+    decode: &DecodeOptions,
 ) -> Result<()> {
     struct Level {
         checker: CompositeChecker,
@@ -671,9 +944,15 @@ fn check_composites(
         at: u64,
     }
     let mut stack: Vec<Level> = Vec::new();
-    for &i in order {
-        let d = &descriptors[i];
-        let at = entries[i].descriptor_offset;
+    for p in 0..index.len() {
+        let i = at(p);
+        if stack.is_empty() && !is_head(i) {
+            continue;
+        }
+        let e = index.get(i).expect("position in range");
+        let d = decode_at(file, &e, decode)?;
+        let d = &d;
+        let at = e.descriptor_offset;
         if let Some(top) = stack.last_mut() {
             top.checker.member(d, at)?;
             top.remaining -= 1;

@@ -16,7 +16,7 @@
 //! [`verify`] recomputes them. Off by default: files written without it stay byte
 //! identical to the reference writer's (the golden files).
 
-use super::kv::{KvArray, KvValue};
+use super::kv_table::KvValueRef;
 use super::reader::FileReader;
 use crate::error::{Error, FormatRule, Result};
 
@@ -49,7 +49,10 @@ pub fn verify(r: &FileReader) -> Result<DataCrc> {
         return Ok(DataCrc::Absent);
     };
     let kv_at = r.info().trailer.kv_offset;
-    let KvValue::Array(KvArray::UInt64(recorded)) = value else {
+    let Some(recorded) = value
+        .as_array()
+        .filter(|a| a.element_tag() == crate::file::kv::tag::UINT64)
+    else {
         return Err(Error::format(
             FormatRule::DataCrcMismatch,
             kv_at,
@@ -58,19 +61,25 @@ pub fn verify(r: &FileReader) -> Result<DataCrc> {
     };
     let c = r.catalog();
     let order = c.file_order();
-    if recorded.len() != order.len() {
+    let tensors = order.len();
+    if recorded.len() != tensors {
         return Err(Error::format(
             FormatRule::DataCrcMismatch,
             kv_at,
             format_args!(
                 "KV entry {DATA_CRC32C_KEY:?} holds {} values for {} tensors",
                 recorded.len(),
-                order.len()
+                tensors
             ),
         ));
     }
     let bytes = r.bytes();
-    for (&i, &want) in order.iter().zip(recorded) {
+    // Every element of a uint64 array reads as UInt64.
+    let recorded = recorded.iter().map(|v| match v {
+        KvValueRef::UInt64(x) => Some(x),
+        _ => None,
+    });
+    for (i, want) in order.zip(recorded) {
         let ranges = c.buffer_ranges(i).unwrap_or_default();
         // Ranges were validated against the file at open.
         let got = tensor_crc32c(
@@ -78,17 +87,18 @@ pub fn verify(r: &FileReader) -> Result<DataCrc> {
                 .iter()
                 .map(|r| &bytes[r.start as usize..r.end as usize]),
         );
-        if u64::from(got) != want {
-            let e = &c.entries()[i];
+        if Some(u64::from(got)) != want {
+            let e = c.entry(i).expect("position in range");
             return Err(Error::format(
                 FormatRule::DataCrcMismatch,
                 ranges.first().map_or(e.data_offset, |r| r.start),
                 format_args!(
-                    "tensor {:?}: data CRC-32C is {got:#010x}, the file records {want:#010x}",
-                    e.name
+                    "tensor {:?}: data CRC-32C is {got:#010x}, the file records {:#010x}",
+                    e.name,
+                    want.unwrap_or_default()
                 ),
             ));
         }
     }
-    Ok(DataCrc::Verified(order.len()))
+    Ok(DataCrc::Verified(tensors))
 }

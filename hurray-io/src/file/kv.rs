@@ -1,7 +1,7 @@
 //! The KV metadata section (`file-format.md` §7): model-level key/value pairs with
 //! typed values, their encoder and their strict parser.
 
-use super::cursor::{name, Cursor};
+use super::kv_table::{KvTable, KvValueRef};
 use super::MAX_NAME_LEN;
 use crate::error::{Error, FormatRule, Result};
 use crate::limits::Limits;
@@ -101,6 +101,19 @@ impl KvValue {
         }
     }
 
+    /// A scalar as a borrowed value; `None` for an array (see [`KvArray::iter`]).
+    pub fn scalar(&self) -> Option<KvValueRef<'_>> {
+        Some(match self {
+            KvValue::String(s) => KvValueRef::String(s),
+            KvValue::Int64(v) => KvValueRef::Int64(*v),
+            KvValue::UInt64(v) => KvValueRef::UInt64(*v),
+            KvValue::Float64(v) => KvValueRef::Float64(*v),
+            KvValue::Bool(v) => KvValueRef::Bool(*v),
+            KvValue::Bytes(b) => KvValueRef::Bytes(b),
+            KvValue::Array(_) => return None,
+        })
+    }
+
     /// Encoded payload size in bytes (after the tag), or `None` when a length does
     /// not fit its u32 prefix.
     fn payload_len(&self) -> Option<u64> {
@@ -155,6 +168,24 @@ impl KvArray {
     /// True when the array has no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Element `k` as a borrowed value (never an `Array`), `None` past the end.
+    pub fn get(&self, k: usize) -> Option<KvValueRef<'_>> {
+        Some(match self {
+            KvArray::String(v) => KvValueRef::String(v.get(k)?),
+            KvArray::Int64(v) => KvValueRef::Int64(*v.get(k)?),
+            KvArray::UInt64(v) => KvValueRef::UInt64(*v.get(k)?),
+            KvArray::Float64(v) => KvValueRef::Float64(*v.get(k)?),
+            KvArray::Bool(v) => KvValueRef::Bool(*v.get(k)?),
+            KvArray::Bytes(v) => KvValueRef::Bytes(v.get(k)?),
+        })
+    }
+
+    /// The elements as borrowed values, in order (the same items as
+    /// [`KvArrayRef::iter`](super::KvArrayRef::iter) yields for a file's array).
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = KvValueRef<'_>> + '_ {
+        (0..self.len()).map(move |k| self.get(k).expect("k < len"))
     }
 
     /// Size of the elements in bytes (without the element tag and count).
@@ -270,168 +301,12 @@ pub fn encode_kv(entries: &[KvEntry]) -> Result<Vec<u8>> {
 }
 
 /// Parses a KV section (`bytes` = exactly `kv_length` bytes found at absolute offset
-/// `base`), rejecting everything §14 items 9–11, 20–22 and 25 name.
+/// `base`) into owned entries: [`KvTable::parse`], then a copy of every value. A
+/// file reader keeps the [`KvTable`] instead, which decodes values when read.
 ///
-/// Errors (absolute offsets): `Limit` (more than `limits.max_kv_entries`),
-/// `SectionLength` (an entry runs past the section, or bytes follow the last one),
-/// `Utf8` (empty or non-UTF-8 key, non-UTF-8 string), `KvValueTag` (reserved,
-/// private or invalid value tag; array element tag outside `0x01`–`0x06`), `KvBool`,
-/// `DuplicateKey` (at the second entry's first byte).
+/// Errors: those of [`KvTable::parse`].
 pub fn parse_kv(bytes: &[u8], base: u64, limits: &Limits) -> Result<Vec<KvEntry>> {
-    let mut c = Cursor::new(bytes, base, "KV");
-    let count_at = c.at();
-    let count = c.u32("kv_count")?;
-    if u64::from(count) > limits.max_kv_entries {
-        return Err(Error::format(
-            FormatRule::Limit,
-            count_at,
-            format_args!(
-                "kv_count {count} exceeds the limit of {}",
-                limits.max_kv_entries
-            ),
-        ));
-    }
-    // Checked before allocating. Smallest entry: key_length, the tag, a bool (an
-    // empty key is rejected later, with its own rule).
-    if u64::from(count) * 4 > c.remaining() as u64 {
-        return Err(Error::format(
-            FormatRule::SectionLength,
-            count_at,
-            format_args!(
-                "kv_count {count} entries cannot fit in {} bytes",
-                c.remaining()
-            ),
-        ));
-    }
-    let mut out = Vec::with_capacity(count as usize);
-    let mut keys = HashSet::with_capacity(count as usize);
-    for _ in 0..count {
-        let at = c.at();
-        let key = name(&mut c, "KV key")?;
-        if !keys.insert(key) {
-            return Err(Error::format(
-                FormatRule::DuplicateKey,
-                at,
-                format_args!("KV key {key:?} appears twice"),
-            ));
-        }
-        let tag_at = c.at();
-        let t = c.u8("value_tag")?;
-        let value = if t == tag::ARRAY {
-            KvValue::Array(read_array(&mut c)?)
-        } else {
-            read_scalar(&mut c, t, tag_at)?
-        };
-        out.push(KvEntry {
-            key: key.to_owned(),
-            value,
-        });
-    }
-    c.finish()?;
-    Ok(out)
-}
-
-fn bad_tag(at: u64, t: u8, what: &str) -> Error {
-    let kind = match t {
-        0x08..=0xEF | 0x00 => "reserved",
-        0xF0..=0xFE => "implementation-private without an agreement",
-        _ => "invalid",
-    };
-    Error::format(
-        FormatRule::KvValueTag,
-        at,
-        format_args!("{what} {t:#04x} is {kind}"),
-    )
-}
-
-fn read_str(c: &mut Cursor<'_>) -> Result<String> {
-    let len = c.u32("string length")? as usize;
-    let at = c.at();
-    let b = c.take(len, "string value")?;
-    match std::str::from_utf8(b) {
-        Ok(s) => Ok(s.to_owned()),
-        Err(e) => Err(Error::format(
-            FormatRule::Utf8,
-            at + e.valid_up_to() as u64,
-            "KV string value is not valid UTF-8",
-        )),
-    }
-}
-
-fn read_bytes(c: &mut Cursor<'_>) -> Result<Vec<u8>> {
-    let len = c.u32("byte sequence length")? as usize;
-    Ok(c.take(len, "byte sequence")?.to_vec())
-}
-
-fn read_bool(c: &mut Cursor<'_>) -> Result<bool> {
-    let at = c.at();
-    match c.u8("bool")? {
-        0 => Ok(false),
-        1 => Ok(true),
-        v => Err(Error::format(
-            FormatRule::KvBool,
-            at,
-            format_args!("KV bool is {v:#04x}, not 0 or 1"),
-        )),
-    }
-}
-
-fn read_scalar(c: &mut Cursor<'_>, t: u8, tag_at: u64) -> Result<KvValue> {
-    Ok(match t {
-        tag::STRING => KvValue::String(read_str(c)?),
-        tag::INT64 => KvValue::Int64(c.u64("int64")? as i64),
-        tag::UINT64 => KvValue::UInt64(c.u64("uint64")?),
-        tag::FLOAT64 => KvValue::Float64(f64::from_bits(c.u64("float64")?)),
-        tag::BOOL => KvValue::Bool(read_bool(c)?),
-        tag::BYTES => KvValue::Bytes(read_bytes(c)?),
-        _ => return Err(bad_tag(tag_at, t, "KV value tag")),
-    })
-}
-
-fn read_array(c: &mut Cursor<'_>) -> Result<KvArray> {
-    let tag_at = c.at();
-    let t = c.u8("array element tag")?;
-    let min = match t {
-        tag::STRING | tag::BYTES => 4,
-        tag::INT64 | tag::UINT64 | tag::FLOAT64 => 8,
-        tag::BOOL => 1,
-        tag::ARRAY => {
-            return Err(Error::format(
-                FormatRule::KvValueTag,
-                tag_at,
-                "KV arrays cannot nest (element tag 0x07)",
-            ))
-        }
-        _ => return Err(bad_tag(tag_at, t, "KV array element tag")),
-    };
-    let count_at = c.at();
-    let n = c.u32("array element count")? as usize;
-    // Checked before allocating: every element needs at least `min` bytes.
-    if n as u64 * min > c.remaining() as u64 {
-        return Err(Error::format(
-            FormatRule::SectionLength,
-            count_at,
-            format_args!(
-                "{n} array elements cannot fit in the {} bytes left",
-                c.remaining()
-            ),
-        ));
-    }
-    fn many<T>(n: usize, mut f: impl FnMut() -> Result<T>) -> Result<Vec<T>> {
-        let mut v = Vec::with_capacity(n);
-        for _ in 0..n {
-            v.push(f()?);
-        }
-        Ok(v)
-    }
-    Ok(match t {
-        tag::STRING => KvArray::String(many(n, || read_str(c))?),
-        tag::INT64 => KvArray::Int64(many(n, || Ok(c.u64("int64")? as i64))?),
-        tag::UINT64 => KvArray::UInt64(many(n, || c.u64("uint64"))?),
-        tag::FLOAT64 => KvArray::Float64(many(n, || Ok(f64::from_bits(c.u64("float64")?)))?),
-        tag::BOOL => KvArray::Bool(many(n, || read_bool(c))?),
-        _ => KvArray::Bytes(many(n, || read_bytes(c))?),
-    })
+    Ok(KvTable::parse(bytes, base, limits)?.view(bytes).to_vec())
 }
 
 #[cfg(test)]

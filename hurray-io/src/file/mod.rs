@@ -6,6 +6,9 @@
 //!
 //! - [`header`], [`trailer`], [`kv`], [`index`]: encoders and strict parsers of each
 //!   section over byte slices (sans-io);
+//! - [`kv_table`], [`index_table`]: the compact form a random-access reader keeps of
+//!   a validated KV section and index (a few bytes per entry), with borrowed views
+//!   that decode entries and values from the file's bytes when read;
 //! - [`placement`]: the §6.1 arithmetic that puts buffers at `data_buffer_alignment`;
 //! - [`encoder`]: the single-pass writer core, which yields the [`Piece`]s to write;
 //! - [`catalog`]: the random-access reader core, which validates a whole file held as
@@ -63,7 +66,9 @@ pub mod data_crc;
 pub mod encoder;
 pub mod header;
 pub mod index;
+pub mod index_table;
 pub mod kv;
+pub mod kv_table;
 pub mod placement;
 pub mod reader;
 pub mod sequential;
@@ -79,7 +84,9 @@ pub use commit::PendingFile;
 pub use encoder::{FileEncoder, Piece, WriteOptions};
 pub use header::FileHeader;
 pub use index::IndexEntry;
+pub use index_table::{Index, IndexEntryRef, IndexIter};
 pub use kv::{KvArray, KvEntry, KvValue};
+pub use kv_table::{Kv, KvArrayIter, KvArrayRef, KvEntryRef, KvIter, KvValueRef};
 pub use reader::FileReader;
 pub use sequential::{FileContents, SequentialReader};
 pub use trailer::Trailer;

@@ -4,8 +4,8 @@
 
 use super::catalog::{Catalog, FileInfo, ReadOptions};
 use super::header::FileHeader;
-use super::index::IndexEntry;
-use super::kv::{KvEntry, KvValue};
+use super::index_table::IndexIter;
+use super::kv_table::{Kv, KvValueRef};
 use super::window::AlignedWindow;
 use super::{HEADER_LEN, MAX_DATA_ALIGNMENT, MIN_DATA_ALIGNMENT};
 use crate::buffer::{Buffer, BufferOwner, BUFFER_ALIGN};
@@ -60,7 +60,7 @@ impl std::fmt::Debug for FileReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FileReader")
             .field("info", self.catalog.info())
-            .field("tensors", &self.catalog.entries().len())
+            .field("tensors", &self.catalog.len())
             .finish()
     }
 }
@@ -136,7 +136,7 @@ impl FileReader {
     ///
     /// Errors: see [`Catalog::parse`].
     pub fn from_owner(owner: Arc<dyn BufferOwner>, opts: &ReadOptions) -> Result<FileReader> {
-        let catalog = Catalog::parse(owner.bytes(), opts)?;
+        let catalog = Catalog::parse(owner.clone(), opts)?;
         Ok(FileReader {
             owner,
             catalog,
@@ -162,7 +162,7 @@ impl FileReader {
 
     /// Number of tensors in the index (composite heads and members included).
     pub fn len(&self) -> usize {
-        self.catalog.entries().len()
+        self.catalog.len()
     }
 
     /// True when the file holds no tensors.
@@ -170,30 +170,32 @@ impl FileReader {
         self.len() == 0
     }
 
-    /// Tensor names in index order.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.catalog.entries().iter().map(|e| e.name.as_str())
+    /// Tensor names in index order (borrowed from the file's bytes).
+    pub fn names(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.catalog.entries().map(|e| e.name)
     }
 
-    /// Index entries in index order.
-    pub fn entries(&self) -> &[IndexEntry] {
+    /// Index entries in index order, read from the file (borrowed).
+    pub fn entries(&self) -> IndexIter<'_> {
         self.catalog.entries()
     }
 
-    /// KV entries in file order (empty when the file has no KV section).
-    pub fn kv(&self) -> &[KvEntry] {
+    /// KV entries in file order (empty when the file has no KV section): a view that
+    /// decodes each value from the file's bytes when it is read.
+    pub fn kv(&self) -> Kv<'_> {
         self.catalog.kv()
     }
 
     /// The KV value under `key` (byte-exact).
-    pub fn kv_get(&self, key: &str) -> Option<&KvValue> {
+    pub fn kv_get(&self, key: &str) -> Option<KvValueRef<'_>> {
         self.catalog.kv_get(key)
     }
 
-    /// The decoded descriptor of the tensor named `name` (borrowed).
-    pub fn descriptor(&self, name: &str) -> Option<&TensorDescriptor> {
+    /// The descriptor of the tensor named `name`, decoded from the file (each call
+    /// returns a new value; tensors share theirs).
+    pub fn descriptor(&self, name: &str) -> Option<Arc<TensorDescriptor>> {
         let i = self.catalog.position(name)?;
-        self.catalog.descriptor_at(i).map(|d| &**d)
+        self.catalog.descriptor_at(i)
     }
 
     /// The tensor named `name`: its descriptor and zero-copy views of its buffers.
@@ -239,7 +241,10 @@ impl FileReader {
         }
         Ok(items
             .into_iter()
-            .map(|(i, item)| (self.catalog.entries()[i].name.clone(), item))
+            .map(|(i, item)| {
+                let name = self.catalog.entry(i).map_or("", |e| e.name);
+                (name.to_owned(), item)
+            })
             .collect())
     }
 
@@ -248,9 +253,8 @@ impl FileReader {
     pub fn tensors(&self) -> impl Iterator<Item = (&str, Result<Tensor>)> + '_ {
         self.catalog
             .entries()
-            .iter()
             .enumerate()
-            .map(|(i, e)| (e.name.as_str(), self.tensor_at(i)))
+            .map(|(i, e)| (e.name, self.tensor_at(i)))
     }
 
     /// Checks the buffer contents of every tensor (whatever the decoding mode), in
@@ -260,9 +264,9 @@ impl FileReader {
     /// Errors: the first [`Error::Content`] found, with the tensor's name in
     /// `Err.0`.
     pub fn validate_contents(&self) -> std::result::Result<(), (String, Error)> {
-        for (i, e) in self.catalog.entries().iter().enumerate() {
+        for (i, e) in self.catalog.entries().enumerate() {
             self.check_at(i, &self.view_at(i))
-                .map_err(|err| (e.name.clone(), err))?;
+                .map_err(|err| (e.name.to_owned(), err))?;
         }
         Ok(())
     }

@@ -4,6 +4,7 @@
  *   matrix consume CASES DIR...     check every producer directory (result lines)
  *   matrix views FILE               the demo: open, view and checksum every tensor
  *   matrix hostile DIR              every hostile file and stream must be refused (hostile.c)
+ *   matrix metadata FILE            open, read every KV value and name (amplification)
  *
  * The producer builds every descriptor with the descriptor builder, wraps its own
  * aligned memory in buffers (hurray_buffer_new, released by free), writes files with
@@ -1402,6 +1403,62 @@ static int views(const char *path) {
     return hurray_debug_live_objects() == 0 ? 0 : 1;
 }
 
+/* ------------------------------------------------------------ metadata */
+
+/* Opens FILE, reads every KV value in full (numeric and bool arrays copied into an
+ * array of the caller's, every string and byte element fetched) and every tensor
+ * name, then prints what it read, like every language's `metadata` command (the
+ * probe of `cargo xtask amplification`). */
+static int metadata(const char *path) {
+    HurrayFileReader *r = NULL;
+    if (hurray_file_reader_open(path, &r) != HURRAY_OK) die("%s: %s", path, hurray_last_error_message());
+    uint64_t nkv = 0, elements = 0, bytes = 0, nt = 0, name_bytes = 0;
+    hurray_file_reader_kv_count(r, &nkv);
+    for (uint64_t i = 0; i < nkv; i++) {
+        const char *key = NULL, *s = NULL;
+        const uint8_t *b = NULL;
+        uint64_t len = 0, n = 0, got = 0;
+        uint8_t ty = 0, et = 0;
+        if (hurray_file_reader_kv_key(r, i, &key, &len) != HURRAY_OK ||
+            hurray_file_reader_kv_type(r, i, &ty, &et, &n) != HURRAY_OK)
+            die("%s: %s", path, hurray_last_error_message());
+        if (ty != HURRAY_KV_TYPE_ARRAY) {
+            elements++;
+            if (ty == HURRAY_KV_TYPE_STRING && hurray_file_reader_kv_string(r, i, &s, &len) == HURRAY_OK) bytes += len;
+            if (ty == HURRAY_KV_TYPE_BYTES && hurray_file_reader_kv_bytes(r, i, &b, &len) == HURRAY_OK) bytes += len;
+            continue;
+        }
+        elements += n;
+        HurrayStatus st = HURRAY_OK;
+        if (et == HURRAY_KV_TYPE_STRING || et == HURRAY_KV_TYPE_BYTES) {
+            for (uint64_t k = 0; k < n && st == HURRAY_OK; k++) {
+                st = et == HURRAY_KV_TYPE_STRING ? hurray_file_reader_kv_array_string(r, i, k, &s, &len)
+                                                 : hurray_file_reader_kv_array_bytes(r, i, k, &b, &len);
+                bytes += len;
+            }
+        } else {
+            void *v = xcalloc(n ? n : 1, 8);
+            if (et == HURRAY_KV_TYPE_BOOL) st = hurray_file_reader_kv_array_bool(r, i, v, n, &got);
+            if (et == HURRAY_KV_TYPE_INT64) st = hurray_file_reader_kv_array_int64(r, i, v, n, &got);
+            if (et == HURRAY_KV_TYPE_UINT64) st = hurray_file_reader_kv_array_uint64(r, i, v, n, &got);
+            if (et == HURRAY_KV_TYPE_FLOAT64) st = hurray_file_reader_kv_array_float64(r, i, v, n, &got);
+            free(v);
+        }
+        if (st != HURRAY_OK) die("%s: %s", path, hurray_last_error_message());
+    }
+    hurray_file_reader_tensor_count(r, &nt);
+    for (uint64_t i = 0; i < nt; i++) {
+        const char *name = NULL;
+        uint64_t len = 0;
+        if (hurray_file_reader_tensor_name(r, i, &name, &len) != HURRAY_OK) die("%s: %s", path, hurray_last_error_message());
+        name_bytes += len;
+    }
+    printf("kv_entries\t%" PRIu64 "\nkv_elements\t%" PRIu64 "\nkv_value_bytes\t%" PRIu64 "\n", nkv, elements, bytes);
+    printf("tensors\t%" PRIu64 "\nname_bytes\t%" PRIu64 "\n", nt, name_bytes);
+    hurray_file_reader_destroy(&r);
+    return hurray_debug_live_objects() == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     if (hurray_c_abi_version() != HURRAY_C_ABI_VERSION) die("library ABI %u, header %u", hurray_c_abi_version(), HURRAY_C_ABI_VERSION);
     if (argc == 4 && !strcmp(argv[1], "produce")) {
@@ -1428,6 +1485,7 @@ int main(int argc, char **argv) {
     }
     if (argc == 3 && !strcmp(argv[1], "views")) return views(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "hostile")) return hostile(argv[2]);
-    fprintf(stderr, "usage: matrix produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR\n");
+    if (argc == 3 && !strcmp(argv[1], "metadata")) return metadata(argv[2]);
+    fprintf(stderr, "usage: matrix produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE\n");
     return 2;
 }

@@ -4,6 +4,7 @@
 //	go-matrix consume CASES DIR...    check every producer directory (result lines)
 //	go-matrix views FILE              the demo: open, view and checksum every tensor
 //	go-matrix hostile DIR             every hostile file and stream must be refused (hostile.go)
+//	go-matrix metadata FILE [ranged]  open, read every KV value and name (amplification)
 //
 // The producer wraps its own Go memory (pinned, released by the library) with
 // hurray.NewTensor, builds composites with hurray.NewComposite, writes files with
@@ -24,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"time"
 	"unsafe"
@@ -457,6 +459,89 @@ func views(path string) error {
 	return nil
 }
 
+// ---------------------------------------------------------------- metadata
+
+// metadata opens path, reads every tensor name and every KV value in full (with
+// Metadata, or, ranged, key by key with ValueRange windows of 65536 elements), and
+// prints what it read, like every language's metadata command.
+func metadata(path string, ranged bool) error {
+	f, err := hurray.OpenFile(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	names := f.Names()
+	nameBytes := 0
+	for _, n := range names {
+		nameBytes += len(n)
+	}
+	elements, valueBytes := 0, 0
+	count := func(v any) {
+		switch v := v.(type) {
+		case string:
+			elements, valueBytes = elements+1, valueBytes+len(v)
+		case []byte:
+			elements, valueBytes = elements+1, valueBytes+len(v)
+		case []string:
+			for _, s := range v {
+				elements, valueBytes = elements+1, valueBytes+len(s)
+			}
+		case [][]byte:
+			for _, b := range v {
+				elements, valueBytes = elements+1, valueBytes+len(b)
+			}
+		default:
+			if r := reflect.ValueOf(v); r.Kind() == reflect.Slice {
+				elements += r.Len()
+			} else {
+				elements++
+			}
+		}
+	}
+	var keys []string
+	var held []hurray.KV
+	if ranged {
+		if keys, err = f.Keys(); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if _, err := f.ValueRange(k, 0, 0); errors.Is(err, hurray.ErrNotApplicable) {
+				v, err := f.Value(k)
+				if err != nil {
+					return err
+				}
+				count(v)
+				continue
+			} else if err != nil {
+				return err
+			}
+			n, err := f.ValueLen(k)
+			if err != nil {
+				return err
+			}
+			for at := 0; at < n; at += 1 << 16 {
+				w, err := f.ValueRange(k, at, min(1<<16, n-at))
+				if err != nil {
+					return err
+				}
+				count(w)
+			}
+		}
+	} else {
+		if held, err = f.Metadata(); err != nil {
+			return err
+		}
+		for _, kv := range held {
+			keys = append(keys, kv.Key)
+			count(kv.Value)
+		}
+	}
+	fmt.Printf("kv_entries\t%d\nkv_elements\t%d\nkv_value_bytes\t%d\n", len(keys), elements, valueBytes)
+	fmt.Printf("tensors\t%d\nname_bytes\t%d\n", len(names), nameBytes)
+	runtime.KeepAlive(held)
+	return nil
+}
+
 func main() {
 	args := os.Args[1:]
 	fail := func(err error) {
@@ -496,8 +581,12 @@ func main() {
 		if err := hostile(args[1]); err != nil {
 			fail(err)
 		}
+	case (len(args) == 2 || len(args) == 3 && args[2] == "ranged") && args[0] == "metadata":
+		if err := metadata(args[1], len(args) == 3); err != nil {
+			fail(err)
+		}
 	default:
-		fmt.Fprintln(os.Stderr, "usage: go-matrix produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR")
+		fmt.Fprintln(os.Stderr, "usage: go-matrix produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged]")
 		os.Exit(2)
 	}
 }

@@ -4,6 +4,7 @@
 //   java -cp hurray.jar:. Matrix consume CASES DIR...    check every producer directory
 //   java -cp hurray.jar:. Matrix views FILE              open, view and checksum every tensor
 //   java -cp hurray.jar:. Matrix hostile DIR             every hostile file and stream must be refused (Hostile.java)
+//   java -cp hurray.jar:. Matrix metadata FILE [ranged]  open, read every KV value and name
 //
 // Uses the public dev.hurray API only: Descriptor.builder for the expected descriptor,
 // Tensor.wrap over the program's own direct buffers, Item.of / Item.composite,
@@ -889,6 +890,99 @@ public final class Matrix {
         System.out.printf(Locale.ROOT, "warm\t%.6f%n", warm);
     }
 
+    // ---------------------------------------------------------------- metadata
+
+    /** UTF-8 length of {@code s}, without encoding it (no garbage per string). */
+    static long utf8Length(String s) {
+        long n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                n += 1;
+            } else if (c < 0x800) {
+                n += 2;
+            } else if (Character.isHighSurrogate(c)) {
+                n += 4;
+                i++;
+            } else {
+                n += 3;
+            }
+        }
+        return n;
+    }
+
+    /** Elements and string/byte payload bytes of one KV value (or window). */
+    static long[] measure(Object v) {
+        long elements = 0, bytes = 0;
+        if (v instanceof String s) {
+            return new long[] {1, utf8Length(s)};
+        } else if (v instanceof byte[] b) {
+            return new long[] {1, b.length};
+        } else if (v instanceof String[] a) {
+            for (String s : a) {
+                elements++;
+                bytes += utf8Length(s);
+            }
+        } else if (v instanceof byte[][] a) {
+            for (byte[] b : a) {
+                elements++;
+                bytes += b.length;
+            }
+        } else if (v != null && v.getClass().isArray()) {
+            elements = java.lang.reflect.Array.getLength(v);
+        } else {
+            elements = 1;
+        }
+        return new long[] {elements, bytes};
+    }
+
+    /**
+     * Opens FILE, reads every tensor name and every KV value in full (with
+     * {@code metadata()}, or, ranged, key by key in windows of 65536 elements), and
+     * prints what it read, like every language's metadata command.
+     */
+    static void metadata(Path path, boolean ranged) {
+        long elements = 0, bytes = 0, nameBytes = 0;
+        List<String> keys;
+        Map<String, Object> held = null;
+        List<String> names;
+        try (TensorFile f = TensorFile.open(path)) {
+            names = f.names();
+            for (String n : names) {
+                nameBytes += utf8Length(n);
+            }
+            keys = f.metadataKeys();
+            if (ranged) {
+                for (String k : keys) {
+                    try {
+                        f.metadataRange(k, 0, 0);
+                    } catch (dev.hurray.HurrayException e) {
+                        long[] m = measure(f.metadata(k));
+                        elements += m[0];
+                        bytes += m[1];
+                        continue;
+                    }
+                    long n = f.metadataLength(k);
+                    for (long at = 0; at < n; at += 1 << 16) {
+                        long[] m = measure(f.metadataRange(k, at, (int) Math.min(1 << 16, n - at)));
+                        elements += m[0];
+                        bytes += m[1];
+                    }
+                }
+            } else {
+                held = f.metadata();
+                for (Object v : held.values()) {
+                    long[] m = measure(v);
+                    elements += m[0];
+                    bytes += m[1];
+                }
+            }
+        }
+        System.out.printf("kv_entries\t%d%nkv_elements\t%d%nkv_value_bytes\t%d%n", keys.size(), elements, bytes);
+        System.out.printf("tensors\t%d%nname_bytes\t%d%n", names.size(), nameBytes);
+        java.lang.ref.Reference.reachabilityFence(held);
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length == 3 && args[0].equals("produce")) {
             List<Case> cases = parseCases(Path.of(args[1]));
@@ -915,8 +1009,11 @@ public final class Matrix {
             views(Path.of(args[1]));
         } else if (args.length == 2 && args[0].equals("hostile")) {
             Hostile.run(Path.of(args[1]));
+        } else if ((args.length == 2 || args.length == 3 && args[2].equals("ranged"))
+                && args[0].equals("metadata")) {
+            metadata(Path.of(args[1]), args.length == 3);
         } else {
-            System.err.println("usage: Matrix produce CASES OUT_DIR | consume CASES DIR... | views FILE | hostile DIR");
+            System.err.println("usage: Matrix produce CASES OUT_DIR | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged]");
             System.exit(2);
         }
     }

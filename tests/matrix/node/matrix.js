@@ -5,6 +5,7 @@
 //   node matrix.js consume CASES DIR...    check every producer directory (result lines)
 //   node matrix.js views FILE              the demo: open, view and checksum every tensor
 //   node matrix.js hostile DIR             every hostile file and stream must be refused (hostile.js)
+//   node matrix.js metadata FILE [ranged]  open, read every KV value and name (amplification)
 //
 // It uses the public `hurray` package only: Descriptor.build for every descriptor,
 // Tensor.fromBuffers over hurray.alloc memory, Item.of / Item.composite,
@@ -583,6 +584,53 @@ function views(file) {
   process.stdout.write(`warm\t${warm.toFixed(6)}\n`);
 }
 
+// Opens FILE, reads every tensor name and every KV value in full (with metadata(),
+// or, ranged, key by key with metadataRange windows of 65536 elements), and prints
+// what it read, like every language's metadata command.
+function metadata(file, ranged) {
+  const r = hurray.FileReader.open(file);
+  const names = r.names;
+  let nameBytes = 0;
+  for (const n of names) nameBytes += Buffer.byteLength(n);
+  let elements = 0;
+  let bytes = 0;
+  const count = (v) => {
+    const one = (x) => {
+      elements++;
+      if (typeof x === 'string') bytes += Buffer.byteLength(x);
+      else if (Buffer.isBuffer(x)) bytes += x.length;
+    };
+    if (Array.isArray(v)) v.forEach(one);
+    else one(v);
+  };
+  const keys = r.keys;
+  let held = null;
+  if (ranged) {
+    for (const k of keys) {
+      let isArray = true;
+      try {
+        r.metadataRange(k, 0, 0);
+      } catch (e) {
+        if (e.code !== 'HURRAY_ERR_NOT_APPLICABLE') throw e;
+        isArray = false;
+      }
+      if (!isArray) {
+        count(r.value(k));
+        continue;
+      }
+      const n = r.metadataLength(k);
+      for (let at = 0; at < n; at += 65536) count(r.metadataRange(k, at, Math.min(65536, n - at)));
+    }
+  } else {
+    held = r.metadata();
+    for (const k of keys) count(held[k]);
+  }
+  process.stdout.write(`kv_entries\t${keys.length}\nkv_elements\t${elements}\nkv_value_bytes\t${bytes}\n`);
+  process.stdout.write(`tensors\t${names.length}\nname_bytes\t${nameBytes}\n`);
+  r.close();
+  return held;
+}
+
 async function main() {
   const [cmd, ...args] = process.argv.slice(2);
   if (cmd === 'produce' && args.length === 2) {
@@ -604,8 +652,10 @@ async function main() {
     views(args[0]);
   } else if (cmd === 'hostile' && args.length === 1) {
     await hostile(hurray, args[0]);
+  } else if (cmd === 'metadata' && (args.length === 1 || (args.length === 2 && args[1] === 'ranged'))) {
+    metadata(args[0], args.length === 2);
   } else {
-    process.stderr.write('usage: node matrix.js produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR\n');
+    process.stderr.write('usage: node matrix.js produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged]\n');
     process.exitCode = 2;
   }
 }

@@ -5,6 +5,7 @@
     python matrix.py views FILE              the demo: open, view and checksum every tensor
     python matrix.py hostile DIR             every hostile file and stream must be refused
                                              (hostile.py; also the SciPy path)
+    python matrix.py metadata FILE           open (hurray.load) and count names (amplification)
 
 Only the public ``hurray`` API is used. What that API cannot express is reported, not
 hidden: a case the producer cannot write gets a ``CASE.EXT.na`` file saying why, a
@@ -660,6 +661,15 @@ def views(path: str) -> None:
     print(f"warm\t{warm:.6f}")
 
 
+def metadata(path: str) -> None:
+    """Opens PATH with hurray.load and prints what it holds, like every language's
+    metadata command. The Python API has no KV reader (``load`` leaves KV out), so
+    this measures opening and the index only."""
+    tensors = hurray.load(path)
+    print("kv_entries\t0\nkv_elements\t0\nkv_value_bytes\t0")
+    print(f"tensors\t{len(tensors)}\nname_bytes\t{sum(len(n.encode()) for n in tensors)}")
+
+
 def main(argv: list[str]) -> int:
     if len(argv) >= 3 and argv[0] == "produce":
         with open(argv[1]) as f:
@@ -673,6 +683,9 @@ def main(argv: list[str]) -> int:
         return 0
     if len(argv) == 2 and argv[0] == "hostile":
         return hostile(argv[1])
+    if len(argv) == 2 and argv[0] == "metadata":
+        metadata(argv[1])
+        return 0
     print(__doc__, file=sys.stderr)
     return 2
 

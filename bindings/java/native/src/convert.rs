@@ -3,8 +3,7 @@
 use std::ffi::{c_char, CString};
 use std::sync::OnceLock;
 
-use jni::objects::{GlobalRef, JByteArray, JLongArray, JObject, JString};
-use jni::sys::jobject;
+use jni::objects::{GlobalRef, JByteArray, JLongArray, JString};
 use jni::JNIEnv;
 
 use crate::errors::{Fail, R};
@@ -85,30 +84,4 @@ pub(crate) unsafe fn borrowed_str<'l>(
 
 pub(crate) fn u64s_to_i64(v: &[u64]) -> Vec<i64> {
     v.iter().map(|&x| x as i64).collect()
-}
-
-/// A Java `String[]` of `v`; each element's local reference is deleted once stored,
-/// so a long list does not pile up local references in this native frame.
-pub(crate) fn string_array(env: &mut JNIEnv, v: &[String]) -> R<jobject> {
-    let len = i32::try_from(v.len()).map_err(|_| Fail::Arg("too many names for Java".into()))?;
-    let a = env.new_object_array(len, "java/lang/String", JObject::null())?;
-    for (i, s) in v.iter().enumerate() {
-        let js = env.new_string(s)?;
-        env.set_object_array_element(&a, i as i32, &js)?;
-        env.delete_local_ref(js)?;
-    }
-    Ok(a.into_raw())
-}
-
-/// Copies a borrowed (pointer, length) name of the C ABI into a Rust string.
-///
-/// # Safety
-/// `p` must be valid for `len` reads (or `len` 0).
-pub(crate) unsafe fn borrowed_string(p: *const c_char, len: u64) -> String {
-    if len == 0 {
-        return String::new();
-    }
-    // SAFETY: the caller's contract.
-    let b = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len as usize) };
-    String::from_utf8_lossy(b).into_owned()
 }

@@ -9,12 +9,12 @@ use hurray_ffi::file::{
     hurray_file_reader_tensor, hurray_file_reader_tensor_count, hurray_file_reader_tensor_name,
 };
 use hurray_ffi::{HurrayFileInfo, HurrayFileReader, HurrayItem, HurrayStatus, HurrayTensor};
-use jni::objects::{JClass, JString};
+use jni::objects::{JClass, JObject, JString};
 use jni::sys::{jlong, jlongArray, jobject};
 use jni::JNIEnv;
 
-use crate::convert::{borrowed_string, cstring, new_longs, string_array};
-use crate::errors::{ck, run, R};
+use crate::convert::{borrowed_str, cstring, new_longs};
+use crate::errors::{ck, run, Fail, R};
 use crate::handle::destroy;
 
 pub(crate) fn reader(r: jlong) -> *const HurrayFileReader {
@@ -85,15 +85,19 @@ unsafe fn names(
     let mut n = 0u64;
     // SAFETY: r is a live reader; n writable.
     ck(unsafe { count(r, &mut n) })?;
-    let mut v = Vec::new();
+    let len = i32::try_from(n).map_err(|_| Fail::Arg("too many names for Java".into()))?;
+    // Straight into the Java array, one local reference at a time.
+    let a = env.new_object_array(len, "java/lang/String", JObject::null())?;
     for i in 0..n {
-        let (mut p, mut len) = (ptr::null::<c_char>(), 0u64);
+        let (mut p, mut l) = (ptr::null::<c_char>(), 0u64);
         // SAFETY: r live; outs writable.
-        ck(unsafe { name(r, i, &mut p, &mut len) })?;
-        // SAFETY: a borrowed name of len bytes, valid while the reader lives.
-        v.push(unsafe { borrowed_string(p, len) });
+        ck(unsafe { name(r, i, &mut p, &mut l) })?;
+        // SAFETY: a borrowed name of l bytes, valid while the reader lives.
+        let s = unsafe { borrowed_str(env, p, l)? };
+        env.set_object_array_element(&a, i as i32, &s)?;
+        env.delete_local_ref(s)?;
     }
-    string_array(env, &v)
+    Ok(a.into_raw())
 }
 
 /// `Native.fileNames(long)`: the tensor names, in index order.

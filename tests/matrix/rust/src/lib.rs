@@ -6,6 +6,7 @@
 //! `cargo xtask matrix` runs them all (`tests/matrix/README.md`). This crate is the
 //! Rust pair, plus the reference parser of the case syntax.
 
+pub mod amplify;
 pub mod build;
 pub mod case;
 pub mod check;

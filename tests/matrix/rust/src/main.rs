@@ -7,9 +7,11 @@
 //! hurray-matrix views FILE                the demo: open, view and checksum every tensor
 //! hurray-matrix hostile-corpus OUT_DIR    write the hostile corpus (`hostile.rs`)
 //! hurray-matrix hostile DIR               every hostile file and stream must be refused
+//! hurray-matrix metadata FILE             open, read every KV value and name (amplification)
+//! hurray-matrix amplification-files DIR   write the files of `cargo xtask amplification`
 //! ```
 
-use hurray_matrix::{case, hostile, run};
+use hurray_matrix::{amplify, case, hostile, run};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -61,9 +63,14 @@ fn main() -> ExitCode {
         ["views", file] => run::views(Path::new(file)),
         ["hostile-corpus", out] => hostile::write_corpus(Path::new(out)),
         ["hostile", dir] => hostile::consume(Path::new(dir)),
+        ["metadata", file] => amplify::metadata(Path::new(file)),
+        ["amplification-files", dir] => std::fs::create_dir_all(dir)
+            .map_err(|e| format!("{dir}: {e}"))
+            .and_then(|()| amplify::write_files(Path::new(dir))),
         _ => Err(
             "usage: hurray-matrix produce CASES OUT | consume CASES DIR... | \
-                  locate FILE OFFSET... | views FILE | hostile-corpus OUT | hostile DIR"
+                  locate FILE OFFSET... | views FILE | hostile-corpus OUT | hostile DIR | \
+                  metadata FILE | amplification-files DIR"
                 .into(),
         ),
     };

@@ -74,7 +74,7 @@ pub fn check_file(case: &Case, path: &Path) -> Result<(), String> {
         }
         check::item(spec, got)?;
     }
-    check::kv(&case.kv, r.kv())
+    check::kv(&case.kv, &r.kv().to_vec())
 }
 
 /// Checks the stream `path` against `case`.
@@ -171,7 +171,7 @@ pub fn locate_in_file(bytes: &[u8], offset: u64) -> String {
         if (d..d + u64::from(e.descriptor_length)).contains(&offset) {
             return format!("descriptor of tensor {:?}, byte {}", e.name, offset - d);
         }
-        if let Some(desc) = r.descriptor(&e.name) {
+        if let Some(desc) = r.descriptor(e.name) {
             let align = u64::from(info.data_buffer_alignment());
             let mut at = e.data_offset;
             for (i, b) in desc.buffers.iter().enumerate() {

@@ -97,6 +97,10 @@ final class Native {
 
     static native Object fileKv(long reader, String key);
 
+    static native long fileKvLength(long reader, String key);
+
+    static native Object fileKvRange(long reader, String key, long offset, int count);
+
     static native void fileDestroy(long reader);
 
     // Items.

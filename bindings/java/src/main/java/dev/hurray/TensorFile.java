@@ -141,6 +141,39 @@ public final class TensorFile implements AutoCloseable {
         return Native.fileKv(reader(), Objects.requireNonNull(key, "key"));
     }
 
+    /**
+     * The length of one KV value: the number of elements of an array, of bytes of
+     * a string (UTF-8) or byte value, 1 for other scalars.
+     *
+     * @param key the key
+     * @return its length
+     * @throws NotFoundException when there is no such key
+     */
+    public synchronized long metadataLength(String key) {
+        return Native.fileKvLength(reader(), Objects.requireNonNull(key, "key"));
+    }
+
+    /**
+     * Elements {@code [offset, offset + count)} of a KV array, typed as
+     * {@link #metadata(String)} types a whole array ({@code String[]},
+     * {@code boolean[]}, ...). This reads a huge array a window at a time: a whole
+     * {@code String[]} costs a reference per element, and a {@code String} of its
+     * own (some 40 bytes) per non-empty element, several times the 4-byte length
+     * prefix plus the bytes the file holds for a short string; a window costs only
+     * its elements.
+     *
+     * @param key the key
+     * @param offset first element
+     * @param count number of elements
+     * @return a fresh copy of the elements
+     * @throws NotFoundException when there is no such key
+     * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the value is not
+     *     an array, ({@link Status#OUT_OF_RANGE}) when the window passes its end
+     */
+    public synchronized Object metadataRange(String key, long offset, int count) {
+        return Native.fileKvRange(reader(), Objects.requireNonNull(key, "key"), offset, count);
+    }
+
     /** @return every KV entry, in file order (values are copies) */
     public synchronized Map<String, Object> metadata() {
         Map<String, Object> m = new LinkedHashMap<>();

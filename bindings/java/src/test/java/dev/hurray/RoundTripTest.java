@@ -208,6 +208,26 @@ class RoundTripTest extends LeakChecked {
             assertEquals(2, ab.length);
             assertArrayEquals(new byte[0], ab[0]);
             assertArrayEquals(new byte[] {9, 8}, ab[1]);
+            // Lengths and windows of arrays.
+            assertEquals(3, f.metadataLength("ai"));
+            assertEquals("héllo".getBytes(java.nio.charset.StandardCharsets.UTF_8).length,
+                    f.metadataLength("s"));
+            assertEquals(1, f.metadataLength("i"));
+            assertArrayEquals(new long[] {-2, 3}, (long[]) f.metadataRange("ai", 1, 2));
+            assertArrayEquals(new long[] {1, -2, 3}, (long[]) f.metadataRange("ai", 0, 3));
+            assertArrayEquals(new double[] {1.5}, (double[]) f.metadataRange("af", 1, 1));
+            assertArrayEquals(new boolean[] {false, true}, (boolean[]) f.metadataRange("ab", 1, 2));
+            assertArrayEquals(new String[] {"bc"}, (String[]) f.metadataRange("as", 1, 1));
+            assertArrayEquals(new String[0], (String[]) f.metadataRange("as", 2, 0));
+            assertArrayEquals(new BigInteger[] {new BigInteger("18446744073709551614")},
+                    (BigInteger[]) f.metadataRange("au", 1, 1));
+            byte[][] w = (byte[][]) f.metadataRange("abytes", 1, 1);
+            assertArrayEquals(new byte[] {9, 8}, w[0]);
+            HurrayException past = assertThrows(HurrayException.class, () -> f.metadataRange("ai", 2, 2));
+            assertEquals(Status.OUT_OF_RANGE, past.status());
+            HurrayException scalar = assertThrows(HurrayException.class, () -> f.metadataRange("i", 0, 1));
+            assertEquals(Status.NOT_APPLICABLE, scalar.status());
+            assertThrows(NotFoundException.class, () -> f.metadataLength("missing"));
             keep = f.tensor("sparse");
         }
         // The reader is closed; its tensor still reads the mapping.
