@@ -81,7 +81,3 @@ pub(crate) unsafe fn borrowed_str<'l>(
     };
     Ok(env.new_string(String::from_utf8_lossy(bytes))?)
 }
-
-pub(crate) fn u64s_to_i64(v: &[u64]) -> Vec<i64> {
-    v.iter().map(|&x| x as i64).collect()
-}
