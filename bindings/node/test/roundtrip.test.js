@@ -137,12 +137,19 @@ test('sparse CSR tensor over the conformance descriptor, through a file and a st
   const d = hurray.Descriptor.decode(desc);
   assert.equal(d.layout, 'csr');
   const sizes = d.buffers().map((b) => b.byteSize);
-  // Fill each buffer with a recognisable pattern of its own bytes.
-  const buffers = sizes.map((n, i) => {
-    const b = new Uint8Array(hurray.alloc(n));
-    for (let k = 0; k < n; k++) b[k] = (i * 50 + k) & 0xff;
+  // Values: a recognisable byte pattern. Index buffers must be valid CSR contents
+  // (readers and writers check them): nnz 2 over 3 rows, col_indices [0, 2],
+  // row_ptr [0, 1, 1, 2], as little-endian u64.
+  const u64s = (vals) => {
+    const b = new Uint8Array(hurray.alloc(vals.length * 8));
+    const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    vals.forEach((x, k) => v.setBigUint64(8 * k, BigInt(x), true));
     return b;
-  });
+  };
+  const values = new Uint8Array(hurray.alloc(sizes[0]));
+  for (let k = 0; k < sizes[0]; k++) values[k] = (50 + k) & 0xff;
+  const buffers = [values, u64s([0, 2]), u64s([0, 1, 1, 2])];
+  assert.deepEqual(buffers.map((b) => b.byteLength), sizes);
   let released = 0;
   const t = hurray.Tensor.fromBuffers(desc, buffers, { onRelease: () => released++ });
   assert.equal(t.layout, 'csr');
