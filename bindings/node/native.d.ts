@@ -233,6 +233,16 @@ export declare class FileReader {
    */
   tensor(name: string): Tensor
   /**
+   * Every tensor of the file, in index order (the order of `names`; a composite
+   * head comes alone, as `tensor(name)` gives it): what `names.map((n) =>
+   * r.tensor(n))` returns, in one call instead of one per name. Zero-copy over
+   * the mapping; each outlives the reader.
+   *
+   * Throws: `HURRAY_ERR_FORMAT` when a tensor's buffer contents break a content
+   * rule (as `tensor()` of its name would).
+   */
+  tensors(): Array<Tensor>
+  /**
    * The item named `name`: a tensor, or a composite with its members (zero-copy,
    * outlives the reader like `tensor`).
    *
@@ -669,6 +679,13 @@ export declare class Tensor {
    * was transferred).
    */
   buffer(index: number): ArrayBuffer
+  /**
+   * Every buffer, in buffer-table order, each the `ArrayBuffer` `buffer(i)` gives:
+   * `bufferCount` and one `buffer(i)` per buffer in one call.
+   *
+   * Throws: as `buffer()`.
+   */
+  buffers(): Array<ArrayBuffer>
   /**
    * The elements as a zero-copy TypedArray over buffer 0, for a dense tensor
    * (row-major or column-major) whose dtype has one (`float32` -> Float32Array,

@@ -1,6 +1,6 @@
 'use strict';
 // Test-only natives (leak accounting, release counters, off-thread destroy, buffer
-// addresses). Present only in an addon built with the `test-support` feature, as
+// addresses, V8's external-memory count). Present only in an addon built with the `test-support` feature, as
 // `cargo xtask node build` does; not part of the public API.
 
 const native = require('./native');
@@ -13,6 +13,7 @@ const names = [
   'debugBufferAddress',
   'debugLiveMappings',
   'debugLiveDecodedBytes',
+  'debugExternalMemory',
 ];
 for (const n of names) {
   if (typeof native[n] !== 'function') {

@@ -13,7 +13,7 @@ use napi_derive::napi;
 use crate::budget::{Token, LIVE_MAPPINGS};
 use crate::error::{check, closed, err, napi_err, Result};
 use crate::item::Item;
-use crate::tensor::{adjust_external, Descriptor, Tensor, MAPPING_CHARGE};
+use crate::tensor::{adjust_external, Descriptor, Tensor, HOLDER_CHARGE, MAPPING_CHARGE};
 
 /// A JS string as a C string; NUL bytes are refused.
 fn c_string(what: &str, s: &str) -> Result<CString> {
@@ -194,8 +194,37 @@ impl FileReader {
         check(unsafe { hurray_file_reader_tensor(r, name.as_ptr(), &mut t) })?;
         Ok(
             Tensor::from_raw_holding(t, self.mapping.iter().cloned().collect())
-                .charge(&env, MAPPING_CHARGE),
+                .charge(&env, HOLDER_CHARGE),
         )
+    }
+
+    /// Every tensor of the file, in index order (the order of `names`; a composite
+    /// head comes alone, as `tensor(name)` gives it): what `names.map((n) =>
+    /// r.tensor(n))` returns, in one call instead of one per name. Zero-copy over
+    /// the mapping; each outlives the reader.
+    ///
+    /// Throws: `HURRAY_ERR_FORMAT` when a tensor's buffer contents break a content
+    /// rule (as `tensor()` of its name would).
+    #[napi]
+    pub fn tensors(&self, env: Env) -> Result<Vec<Tensor>> {
+        let r = self.live()?;
+        // SAFETY: `r` is this object's live reader, made by this addon's hurray-ffi
+        // (`open`), borrowed for this call only.
+        let reader = unsafe { &*r }.reader();
+        let ffi = |e: hurray_ffi::FfiError| err(hurray_ffi::status_name(e.status), e.message);
+        reader
+            .tensors()
+            .map(|(_, t)| {
+                let t = t.map_err(|e| ffi(e.into()))?;
+                let t = hurray_ffi::HurrayTensor::from_io(t)
+                    .map_err(ffi)?
+                    .into_raw();
+                Ok(
+                    Tensor::from_raw_holding(t, self.mapping.iter().cloned().collect())
+                        .charge(&env, HOLDER_CHARGE),
+                )
+            })
+            .collect()
     }
 
     /// The item named `name`: a tensor, or a composite with its members (zero-copy,
@@ -211,7 +240,7 @@ impl FileReader {
         check(unsafe { hurray_file_reader_item(r, name.as_ptr(), &mut it) })?;
         Ok(
             Item::from_raw_holding(it, self.mapping.iter().cloned().collect())
-                .charge(&env, MAPPING_CHARGE),
+                .charge(&env, HOLDER_CHARGE),
         )
     }
 

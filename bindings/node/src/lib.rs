@@ -27,6 +27,7 @@ pub mod item;
 pub mod release;
 pub mod stream;
 pub mod tensor;
+mod view;
 // After `tensor`: napi-derive needs `Descriptor` parsed before this second impl.
 mod build;
 #[cfg(feature = "test-support")]

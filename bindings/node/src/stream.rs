@@ -312,10 +312,9 @@ impl StreamEncoder {
                         Keep::Item(h) => Keep::Item(h.clone()),
                     };
                     // SAFETY: the chunk lies inside one of the item's buffers, valid
-                    // while `hold` lives; the ArrayBuffer's finalizer drops it.
-                    unsafe {
-                        ArrayBuffer::from_external(env, p as *mut u8, len, hold, |_, h| drop(h))
-                    }
+                    // while `hold` lives; the ArrayBuffer's finalizer drops it. The
+                    // memory is accounted by its owner (view.rs).
+                    unsafe { crate::view::uncounted(env, p as *mut u8, len, hold)? }
                 } else {
                     let bytes = if len == 0 {
                         Vec::new()
@@ -323,9 +322,8 @@ impl StreamEncoder {
                         // SAFETY: the chunk is valid until `end` below; copied now.
                         unsafe { std::slice::from_raw_parts(p, len) }.to_vec()
                     };
-                    ArrayBuffer::from_data(env, bytes)
-                }
-                .map_err(napi_err)?;
+                    ArrayBuffer::from_data(env, bytes).map_err(napi_err)?
+                };
                 out.push(ab);
             }
             Ok(())

@@ -731,6 +731,16 @@ pub struct Tensor {
 /// before unclosed readers exhaust them.
 pub(crate) const MAPPING_CHARGE: i64 = 1 << 20;
 
+/// External memory charged for each tensor or item taken from a `FileReader` (it
+/// holds the reader's mapping too, and may outlive the reader). Smaller than the
+/// reader's [`MAPPING_CHARGE`], so that taking every tensor of a file with hundreds
+/// of them does not report hundreds of MiB (and make V8 collect) per file opened;
+/// large enough that dropped tensors alone, with their readers closed, make V8
+/// collect at least every 4096 of them (it collects when external memory grows by
+/// about 64 MiB), far fewer than the mappings a process may hold
+/// (`budget::max_mappings`, 7/8 of `vm.max_map_count`, about 57 000).
+pub(crate) const HOLDER_CHARGE: i64 = 16 << 10;
+
 /// Reports `bytes` (positive or negative) of native memory to V8. Best effort: a
 /// failure only affects garbage-collection scheduling.
 pub(crate) fn adjust_external(env: sys::napi_env, bytes: i64) {
@@ -991,8 +1001,15 @@ impl Tensor {
         Ok(d)
     }
 
+    /// The fixed header, read from the descriptor view the tensor's descriptor keeps
+    /// (hurray-ffi's Rust face: no C call; `bufferCount`, `dtype`, ... read it).
     fn header(&self) -> Result<HurrayDescriptorHeader> {
-        header_of(self.descriptor_ptr()?)
+        let p = self.handle()?.ptr();
+        // SAFETY: `p` is a live tensor made by this addon's hurray-ffi (a reader, a
+        // decoder, `fromBuffer`, an item's member: never another copy's), kept alive
+        // by `self.inner` for this borrow.
+        let t = unsafe { &*p };
+        Ok(t.descriptor_handle().view().header)
     }
 
     /// Builds a tensor over caller memory: `descriptor` bytes and one view per buffer.
@@ -1325,9 +1342,8 @@ impl Tensor {
                 .map_err(|_| err("HURRAY_ERR_LIMIT", "buffer larger than the address space"))?;
             // SAFETY: `data` points at `len` bytes that stay valid while `handle`
             // lives; the finalizer drops `handle` only when the ArrayBuffer is
-            // collected.
-            unsafe { ArrayBuffer::from_external(env, data as *mut u8, len, handle, |_, h| drop(h)) }
-                .map_err(napi_err)?
+            // collected. The memory is accounted by its owner (view.rs).
+            unsafe { crate::view::uncounted(env, data as *mut u8, len, handle)? }
         };
         let mut r = ptr::null_mut();
         // SAFETY: `ab` is a live value of this call; count 0 makes a weak reference.
@@ -1347,6 +1363,17 @@ impl Tensor {
             views.push((index, r));
         }
         Ok(ab)
+    }
+
+    /// Every buffer, in buffer-table order, each the `ArrayBuffer` `buffer(i)` gives:
+    /// `bufferCount` and one `buffer(i)` per buffer in one call.
+    ///
+    /// Throws: as `buffer()`.
+    #[napi]
+    pub fn buffers<'env>(&self, env: &'env Env) -> Result<Vec<ArrayBuffer<'env>>> {
+        (0..self.header()?.buffer_count)
+            .map(|i| self.buffer(env, f64::from(i)))
+            .collect()
     }
 
     /// The elements as a zero-copy TypedArray over buffer 0, for a dense tensor

@@ -1,5 +1,5 @@
 //! Test-only natives (feature `test-support`): leak accounting, release counters,
-//! an off-thread destroy, and buffer addresses.
+//! an off-thread destroy, buffer addresses, and the external memory V8 counts.
 
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
@@ -61,4 +61,15 @@ pub fn debug_live_mappings() -> f64 {
 #[napi]
 pub fn debug_live_decoded_bytes() -> f64 {
     crate::budget::LIVE_DECODED_BYTES.load(Ordering::SeqCst) as f64
+}
+
+/// The external memory V8 counts for this thread's isolate, in bytes (what
+/// `napi_adjust_external_memory` reports back; it may be negative in between a
+/// view's sweep and its finalizer, see `view.rs`).
+#[napi]
+pub fn debug_external_memory(env: napi::Env) -> f64 {
+    let mut total = 0i64;
+    // SAFETY: `env` is this call's environment; a zero change only reads the total.
+    unsafe { napi::sys::napi_adjust_external_memory(env.raw(), 0, &mut total) };
+    total as f64
 }

@@ -12,7 +12,7 @@ const { spawnSync } = require('node:child_process');
 
 const hurray = require('..');
 const { tmpdir, collect, tick, f32 } = require('./helpers');
-const { debugLiveObjects, uncheckedFromBuffer } = require('../lib/testing');
+const { debugExternalMemory, debugLiveObjects, uncheckedFromBuffer } = require('../lib/testing');
 
 const dir = tmpdir();
 
@@ -113,6 +113,56 @@ test('dropped FileReaders are collected: each mapping is charged', async () => {
   const rounds = 400;
   const live = await dropUntilCollected(() => hurray.FileReader.open(file).tensor('t'), rounds);
   assert.ok(live < rounds, `${live} objects of ${rounds} dropped readers and tensors still alive`);
+});
+
+test('views of a mapped tensor add nothing to the external memory V8 counts', async () => {
+  const n = 8 << 20; // 32 MiB of float32
+  const file = path.join(dir, 'uncounted.hrry');
+  const src = hurray.Tensor.fromBuffer(new Float32Array(hurray.alloc(n * 4)), 'float32', [n]);
+  const w = hurray.FileWriter.create(file, { durable: false });
+  w.writeTensor('t', src);
+  w.finish();
+  w.close();
+  src.close();
+  await collect();
+  const external = debugExternalMemory;
+  const base = external();
+  const r = hurray.FileReader.open(file);
+  const t = r.tensor('t');
+  const opened = external() - base;
+  const views = [t.buffer(0), t.array(), ...t.buffers()];
+  assert.equal(views[0].byteLength, n * 4);
+  // The mapping is charged to the reader and the tensor (1 MiB + 16 KiB), once; V8
+  // would add the view's 32 MiB.
+  assert.ok(opened >= 1 << 20 && opened < 2 << 20, `reader + tensor report ${opened} bytes`);
+  const viewed = external() - base - opened;
+  assert.ok(Math.abs(viewed) < 1 << 20, `the views changed external memory by ${viewed} bytes`);
+  t.close();
+  r.close();
+  views.length = 0;
+  await collect();
+  const left = external() - base;
+  assert.ok(Math.abs(left) < 1 << 20, `${left} bytes still reported after everything was collected`);
+});
+
+test('taking every tensor of a many-tensor file reports a small charge per tensor', () => {
+  const file = path.join(dir, 'many-tensors.hrry');
+  const w = hurray.FileWriter.create(file, { durable: false });
+  const t = hurray.Tensor.fromBuffer(f32(hurray, [1, 2, 3, 4]), 'float32', [4]);
+  for (let i = 0; i < 256; i++) w.writeTensor(`t${i}`, t);
+  w.finish();
+  w.close();
+  t.close();
+  const external = debugExternalMemory;
+  const r = hurray.FileReader.open(file);
+  const before = external();
+  const all = r.tensors();
+  const charged = external() - before;
+  // 16 KiB each (4 MiB in all), not the reader's 1 MiB each (256 MiB).
+  assert.ok(charged >= 256 * (16 << 10) && charged < 8 << 20, `256 tensors report ${charged} bytes`);
+  for (const x of all) x.close();
+  assert.ok(external() - before < 1 << 20, 'close() gives the charges back');
+  r.close();
 });
 
 test('readers opened in one synchronous loop stop with HURRAY_ERR_LIMIT, not an abort', (t) => {

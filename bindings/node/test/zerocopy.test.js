@@ -70,3 +70,62 @@ test('stream payload chunks are the tensor\'s own memory', () => {
   assert.equal(new Float32Array(payload)[1], 99, 'the chunk aliases the caller memory');
   t.close();
 });
+
+/** A COO float32 [4, 4] tensor with 3 stored values: two buffers (values, coordinates). */
+function coo() {
+  const d = hurray.Descriptor.build({
+    dtype: 'float32',
+    shape: [4, 4],
+    layout: 'coo',
+    nnz: 3,
+    cooSorted: true,
+    buffers: [{ byteSize: 3 * 4 }, { byteSize: 3 * 2 * 8 }],
+  });
+  const bufs = d.buffers().map((b) => new Uint8Array(hurray.alloc(b.byteSize)));
+  new Float32Array(bufs[0].buffer).set([1.5, -2, 7]);
+  new BigUint64Array(bufs[1].buffer).set([0n, 1n, 2n, 0n, 3n, 3n]);
+  return hurray.Tensor.fromBuffers(d.encode(), bufs);
+}
+
+test('FileReader.tensors() gives every tensor in names order, as tensor(name) does', () => {
+  const file = path.join(dir, 'all.hrry');
+  const w = hurray.FileWriter.create(file, { durable: false });
+  const dense = hurray.Tensor.fromBuffer(f32(hurray, [1, 2, 3]), 'float32', [3]);
+  const sparse = coo();
+  w.writeTensor('b', dense);
+  w.writeTensor('a', sparse);
+  w.writeTensor('c', dense);
+  w.finish();
+  w.close();
+  const r = hurray.FileReader.open(file);
+  const all = r.tensors();
+  assert.deepEqual(r.names, ['b', 'a', 'c']);
+  assert.equal(all.length, 3);
+  all.forEach((t, i) => {
+    const one = r.tensor(r.names[i]);
+    assert.deepEqual(t.descriptorBytes(), one.descriptorBytes());
+    for (let b = 0; b < one.bufferCount; b++) {
+      assert.equal(debugBufferAddress(t, b), debugBufferAddress(one, b), 'the same mapped bytes');
+    }
+    one.close();
+  });
+  assert.deepEqual(Array.from(new Float32Array(all[1].buffer(0))), [1.5, -2, 7]);
+  r.close();
+  // Like tensor(), they outlive the reader.
+  assert.deepEqual(Array.from(all[0].array()), [1, 2, 3]);
+  assert.throws(() => r.tensors(), { code: 'HURRAY_ERR_STATE' });
+  for (const t of all) t.close();
+  dense.close();
+  sparse.close();
+});
+
+test('Tensor.buffers() gives the ArrayBuffers buffer(i) gives, in buffer-table order', () => {
+  const t = coo();
+  const bufs = t.buffers();
+  assert.equal(bufs.length, t.bufferCount);
+  assert.equal(bufs.length, 2);
+  bufs.forEach((ab, i) => assert.equal(ab, t.buffer(i), `buffer ${i} is the cached one`));
+  assert.deepEqual(Array.from(new BigUint64Array(bufs[1])), [0n, 1n, 2n, 0n, 3n, 3n]);
+  t.close();
+  assert.throws(() => t.buffers(), { code: 'HURRAY_ERR_STATE' });
+});

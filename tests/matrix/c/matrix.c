@@ -1323,45 +1323,83 @@ static double now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Opens FILE, takes a zero-copy view (pointer + size) of every tensor's buffers,
- * then prints `view NAME CRC32` and `time SECONDS` (open + views only). */
-static int views(const char *path) {
-    HurrayFileReader *r = NULL;
-    double t0 = now();
-    if (hurray_file_reader_open(path, &r) != HURRAY_OK) die("%s: %s", path, hurray_last_error_message());
-    uint64_t n = 0;
-    hurray_file_reader_tensor_count(r, &n);
-    HurrayTensor **ts = xcalloc(n, sizeof(HurrayTensor *));
-    const char **names = xcalloc(n, sizeof(char *));
-    const void **data = xcalloc(n * MAXB, sizeof(void *));
-    uint64_t *sizes = xcalloc(n * MAXB, 8), *nb = xcalloc(n, 8);
+/* How many more times `views` opens and views the file after the first pass; the
+ * best of them is the `warm` figure. */
+#define WARM_RUNS 200
+
+/* One open + view pass: the reader, every tensor and a view (pointer + size) of
+ * every buffer, in index order. */
+typedef struct {
+    HurrayFileReader *r;
+    uint64_t n;
+    HurrayTensor **ts;
+    const char **names;
+    const void **data;
+    uint64_t *sizes, *nb;
+} Views;
+
+/* Opens path and views every tensor's buffers (zero copy); dies on an error. */
+static void views_open(const char *path, Views *v) {
+    memset(v, 0, sizeof *v);
+    if (hurray_file_reader_open(path, &v->r) != HURRAY_OK) die("%s: %s", path, hurray_last_error_message());
+    hurray_file_reader_tensor_count(v->r, &v->n);
+    uint64_t n = v->n;
+    v->ts = xcalloc(n, sizeof(HurrayTensor *));
+    v->names = xcalloc(n, sizeof(char *));
+    v->data = xcalloc(n * MAXB, sizeof(void *));
+    v->sizes = xcalloc(n * MAXB, 8);
+    v->nb = xcalloc(n, 8);
     for (uint64_t i = 0; i < n; i++) {
         uint64_t len = 0;
         const HurrayDescriptor *d = NULL;
         HurrayDescriptorHeader h;
-        if (hurray_file_reader_tensor_name(r, i, &names[i], &len) != HURRAY_OK ||
-            hurray_file_reader_tensor(r, names[i], &ts[i]) != HURRAY_OK ||
-            hurray_tensor_descriptor(ts[i], &d) != HURRAY_OK || hurray_descriptor_header(d, &h) != HURRAY_OK)
+        if (hurray_file_reader_tensor_name(v->r, i, &v->names[i], &len) != HURRAY_OK ||
+            hurray_file_reader_tensor(v->r, v->names[i], &v->ts[i]) != HURRAY_OK ||
+            hurray_tensor_descriptor(v->ts[i], &d) != HURRAY_OK || hurray_descriptor_header(d, &h) != HURRAY_OK)
             die("%s: %s", path, hurray_last_error_message());
-        nb[i] = h.buffer_count < MAXB ? h.buffer_count : MAXB;
-        for (uint64_t b = 0; b < nb[i]; b++)
-            if (hurray_tensor_buffer_data(ts[i], b, &data[i * MAXB + b], &sizes[i * MAXB + b]) != HURRAY_OK)
+        v->nb[i] = h.buffer_count < MAXB ? h.buffer_count : MAXB;
+        for (uint64_t b = 0; b < v->nb[i]; b++)
+            if (hurray_tensor_buffer_data(v->ts[i], b, &v->data[i * MAXB + b], &v->sizes[i * MAXB + b]) != HURRAY_OK)
                 die("%s: %s", path, hurray_last_error_message());
     }
+}
+
+/* Destroys the tensors and the reader of a pass, frees its arrays. */
+static void views_close(Views *v) {
+    for (uint64_t i = 0; i < v->n; i++) hurray_tensor_destroy(&v->ts[i]);
+    hurray_file_reader_destroy(&v->r);
+    free(v->ts);
+    free(v->names);
+    free(v->data);
+    free(v->sizes);
+    free(v->nb);
+}
+
+/* Opens FILE, takes a zero-copy view (pointer + size) of every tensor's buffers,
+ * then prints `view NAME CRC32` and `time SECONDS` (open + views only, this first
+ * pass in a fresh process). Then WARM_RUNS more passes in this process and
+ * `warm SECONDS`: the fastest (destroying is outside the timing, as in the first). */
+static int views(const char *path) {
+    Views v;
+    double t0 = now();
+    views_open(path, &v);
     double secs = now() - t0;
-    for (uint64_t i = 0; i < n; i++) {
+    for (uint64_t i = 0; i < v.n; i++) {
         uint32_t crc = 0;
-        for (uint64_t b = 0; b < nb[i]; b++) crc = crc32_ieee(crc, data[i * MAXB + b], sizes[i * MAXB + b]);
-        printf("view\t%s\t%08x\n", names[i], crc);
+        for (uint64_t b = 0; b < v.nb[i]; b++) crc = crc32_ieee(crc, v.data[i * MAXB + b], v.sizes[i * MAXB + b]);
+        printf("view\t%s\t%08x\n", v.names[i], crc);
     }
     printf("time\t%.6f\n", secs);
-    for (uint64_t i = 0; i < n; i++) hurray_tensor_destroy(&ts[i]);
-    hurray_file_reader_destroy(&r);
-    free(ts);
-    free(names);
-    free(data);
-    free(sizes);
-    free(nb);
+    views_close(&v);
+    double warm = -1;
+    for (int w = 0; w < WARM_RUNS; w++) {
+        t0 = now();
+        views_open(path, &v);
+        secs = now() - t0;
+        if (warm < 0 || secs < warm) warm = secs;
+        views_close(&v);
+    }
+    printf("warm\t%.6f\n", warm);
     return hurray_debug_live_objects() == 0 ? 0 : 1;
 }
 

@@ -6,10 +6,11 @@
 //! 4. Convert it back to safetensors.
 //! 5. Verify that every tensor's bytes are identical to the source: `hurray compare`
 //!    prints a table with a CRC-32C per tensor and a verdict.
-//! 6. Every language: the Rust, C, Python and Go programs of `tests/matrix/` open the
-//!    same `.hrry`, take zero-copy views of every tensor and print a CRC-32 per
-//!    tensor; one table (tensor x language), a verdict, and each language's open +
-//!    view time.
+//! 6. Every language: the Rust, C, Python, Go, Java and Node programs of
+//!    `tests/matrix/` open the same `.hrry`, take zero-copy views of every tensor and
+//!    print a CRC-32 per tensor; one table (tensor x language), a verdict, and each
+//!    language's open + view time: the first in a fresh process, and the best of the
+//!    warm passes it then makes in the same process (`langs.rs`).
 //! 7. Benchmark: conversion against `cp` of the same file, and the conversion's peak
 //!    memory against the model's size.
 //!

@@ -1,8 +1,9 @@
 //! Small conversions between Java values (arrays, strings) and Rust/C values.
 
 use std::ffi::{c_char, CString};
+use std::sync::OnceLock;
 
-use jni::objects::{JByteArray, JLongArray, JString};
+use jni::objects::{GlobalRef, JByteArray, JLongArray, JString};
 use jni::JNIEnv;
 
 use crate::errors::{Fail, R};
@@ -30,11 +31,31 @@ pub(crate) fn bytes(env: &mut JNIEnv, a: &JByteArray) -> R<Vec<u8>> {
     Ok(env.convert_byte_array(a)?)
 }
 
+/// `java.lang.String`, looked up once (a global reference, kept for the life of the
+/// library): `JNIEnv::get_string` looks the class up on every call, which costs more
+/// than the rest of a short string's conversion.
+fn string_class(env: &mut JNIEnv) -> R<&'static GlobalRef> {
+    static CLASS: OnceLock<GlobalRef> = OnceLock::new();
+    if let Some(c) = CLASS.get() {
+        return Ok(c);
+    }
+    let class = env.find_class("java/lang/String")?;
+    let global = env.new_global_ref(&class)?;
+    env.delete_local_ref(class)?;
+    Ok(CLASS.get_or_init(|| global))
+}
+
+/// A Java string as a Rust string; null or a non-`String` object is an argument error.
 pub(crate) fn string(env: &mut JNIEnv, s: &JString) -> R<String> {
     if s.is_null() {
         return Err(Fail::Arg("a string is null".into()));
     }
-    Ok(env.get_string(s)?.into())
+    let class = string_class(env)?;
+    if !env.is_instance_of(s, class)? {
+        return Err(Fail::Arg("an argument is not a String".into()));
+    }
+    // SAFETY: `s` is a non-null java.lang.String (checked above).
+    Ok(unsafe { env.get_string_unchecked(s) }?.into())
 }
 
 /// A NUL-terminated copy of a Java string; an embedded NUL is an argument error.
@@ -59,8 +80,4 @@ pub(crate) unsafe fn borrowed_str<'l>(
         unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len as usize) }
     };
     Ok(env.new_string(String::from_utf8_lossy(bytes))?)
-}
-
-pub(crate) fn u64s_to_i64(v: &[u64]) -> Vec<i64> {
-    v.iter().map(|&x| x as i64).collect()
 }

@@ -59,7 +59,8 @@ pub(crate) fn entry(d: *const HurrayDescriptor, i: u32) -> R<HurrayBufferEntry> 
     Ok(e)
 }
 
-/// `Native.descriptorInfo(byte[])`: decodes and validates the bytes, then packs them.
+/// `Native.descriptorInfo(byte[])`: decodes and validates the bytes, then packs them
+/// ([`pack`]).
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_descriptorInfo<'l>(
     mut env: JNIEnv<'l>,
@@ -69,7 +70,9 @@ pub extern "system" fn Java_dev_hurray_Native_descriptorInfo<'l>(
     run(&mut env, ptr::null_mut(), |env| {
         let b = bytes(env, &b)?;
         let d = decode(&b)?;
-        let packed = pack(d.0)?;
+        // SAFETY: `d` owns a live descriptor of this build (just decoded); the borrow
+        // ends before `d` is dropped.
+        let packed = pack(unsafe { &*d.0 });
         Ok(new_longs(env, &packed)?.into_raw())
     })
 }

@@ -1,28 +1,48 @@
-//! Reads a decoded descriptor's fields into the `long[]` that `Descriptor.unpack`
-//! (Java) reads.
+//! Packs a decoded descriptor into the `long[]` that `Descriptor.java` reads, from
+//! the descriptor's Rust face: its data-shaped view (`HurrayDescriptor::view`, built
+//! once and kept with the descriptor) and its model. No C call, no re-decoding and no
+//! error path per absent field: one pass over memory the descriptor already holds.
 
-use hurray_ffi::descriptor_access::{
-    hurray_descriptor_block_paged, hurray_descriptor_composite_head,
-    hurray_descriptor_coo_is_sorted, hurray_descriptor_csf_mode_order, hurray_descriptor_hilbert,
-    hurray_descriptor_member_role, hurray_descriptor_morton_bits, hurray_descriptor_nnz,
-    hurray_descriptor_quantization, hurray_descriptor_shape, hurray_descriptor_shard,
-    hurray_descriptor_statistics, hurray_descriptor_strides, hurray_descriptor_tile_inner_strides,
-    hurray_descriptor_tile_outer_strides, hurray_descriptor_tile_shape,
-    hurray_descriptor_tiling_depth, hurray_descriptor_tiling_level,
+use hurray_ffi::descriptor_view::HurrayDescriptorView;
+use hurray_ffi::tags::{
+    HURRAY_LAYOUT_BLOCK_PAGED as BLOCK_PAGED, HURRAY_LAYOUT_COO as COO, HURRAY_LAYOUT_CSC as CSC,
+    HURRAY_LAYOUT_CSF as CSF, HURRAY_LAYOUT_CSR as CSR, HURRAY_LAYOUT_HILBERT as HILBERT,
+    HURRAY_LAYOUT_MORTON as MORTON, HURRAY_LAYOUT_STRIDED as STRIDED, HURRAY_LAYOUT_TILED as TILED,
 };
-use hurray_ffi::{
-    HurrayBlockPaged, HurrayCompositeHead, HurrayDescriptor, HurrayQuantization, HurrayStatistics,
-    HURRAY_OK,
-};
+use hurray_ffi::HurrayDescriptor;
 
-use crate::convert::u64s_to_i64;
-use crate::descriptor::{entry, header};
-use crate::errors::{ck, R};
+/// `n` values at `p` (NULL when `n` is 0, per the view's contract).
+///
+/// # Safety
+/// `p` is NULL or points at `n` readable values that live as long as `'a`.
+unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
+    if p.is_null() || n == 0 {
+        &[]
+    } else {
+        // SAFETY: per this function's contract.
+        unsafe { std::slice::from_raw_parts(p, n) }
+    }
+}
 
-/// Packs a descriptor for `Descriptor.unpack` (Java): header, shape, buffer table,
-/// strides, nnz and quantization, all as `long`s (u64 reinterpreted).
-pub(crate) fn pack(d: *const HurrayDescriptor) -> R<Vec<i64>> {
-    let h = header(d)?;
+/// `v`, each value's bits as a Java `long` (u64 reinterpreted).
+fn longs<T: Copy + Into<u64>>(v: &[T]) -> impl Iterator<Item = i64> + '_ {
+    v.iter().map(|&x| x.into() as i64)
+}
+
+/// Packs `d` for `Descriptor.java`, in the order it reads: header, shape, buffer
+/// table, then strides, nnz, quantization, statistics, COO sortedness, composite
+/// head, member role and shard (each behind a present flag, with zeros in place of
+/// an absent fixed-size section), then the layout-specific fields
+/// ([`layout_fields`]) behind their count. Values are `long`s (u64 reinterpreted,
+/// floats as their bits).
+pub(crate) fn pack(d: &HurrayDescriptor) -> Vec<i64> {
+    let v = d.view();
+    let m = d.model();
+    let h = &v.header;
+    let rank = h.rank as usize;
+    // SAFETY (every `slice` below): the view's pointers are NULL or point at the
+    // lengths its field docs give (rank, buffer_count, tiling_depth), into `d`, which
+    // outlives this function.
     let mut out = vec![
         i64::from(h.version_major),
         i64::from(h.version_minor),
@@ -34,13 +54,8 @@ pub(crate) fn pack(d: *const HurrayDescriptor) -> R<Vec<i64>> {
         h.byte_offset as i64,
         i64::from(h.descriptor_length),
     ];
-    let mut shape = vec![0u64; h.rank as usize];
-    let mut n = 0u64;
-    // SAFETY: shape holds rank writable values.
-    ck(unsafe { hurray_descriptor_shape(d, shape.as_mut_ptr(), shape.len() as u64, &mut n) })?;
-    out.extend(u64s_to_i64(&shape[..n as usize]));
-    for i in 0..h.buffer_count {
-        let e = entry(d, i)?;
+    out.extend(longs(unsafe { slice(v.shape, rank) }));
+    for e in unsafe { slice(v.buffers, h.buffer_count as usize) } {
         out.extend([
             e.byte_size as i64,
             i64::from(e.alignment),
@@ -49,29 +64,18 @@ pub(crate) fn pack(d: *const HurrayDescriptor) -> R<Vec<i64>> {
             i64::from(e.memory_class),
         ]);
     }
-    let mut strides = vec![0i64; h.rank as usize];
-    let mut sn = 0u64;
-    // SAFETY: strides holds rank writable values.
-    let s = unsafe {
-        hurray_descriptor_strides(d, strides.as_mut_ptr(), strides.len() as u64, &mut sn)
-    };
-    if s == HURRAY_OK {
+    if h.layout_tag == STRIDED {
         out.push(1);
-        out.extend(&strides[..sn as usize]);
+        out.extend(unsafe { slice(v.strides, rank) });
     } else {
         out.push(0);
     }
-    let mut nnz = 0u64;
-    // SAFETY: nnz is writable.
-    if unsafe { hurray_descriptor_nnz(d, &mut nnz) } == HURRAY_OK {
-        out.extend([1, nnz as i64]);
-    } else {
-        out.extend([0, 0]);
+    match h.layout_tag {
+        COO | CSR | CSC | CSF => out.extend([1, v.nnz as i64]),
+        _ => out.extend([0, 0]),
     }
-    let mut q = HurrayQuantization::default();
-    // SAFETY: q is writable.
-    if unsafe { hurray_descriptor_quantization(d, &mut q) } == HURRAY_OK {
-        out.extend([
+    match unsafe { v.quantization.as_ref() } {
+        Some(q) => out.extend([
             1,
             i64::from(q.scheme_tag),
             i64::from(q.scale.to_bits()),
@@ -82,14 +86,11 @@ pub(crate) fn pack(d: *const HurrayDescriptor) -> R<Vec<i64>> {
             i64::from(q.zero_point_buffer_index),
             i64::from(q.scale_type_tag),
             i64::from(q.flags),
-        ]);
-    } else {
-        out.extend([0; 10]);
+        ]),
+        None => out.extend([0; 10]),
     }
-    let mut st = HurrayStatistics::default();
-    // SAFETY: st is writable.
-    if unsafe { hurray_descriptor_statistics(d, &mut st) } == HURRAY_OK {
-        out.extend([
+    match unsafe { v.statistics.as_ref() } {
+        Some(st) => out.extend([
             1,
             i64::from(st.computed_mask),
             st.nnz as i64,
@@ -103,60 +104,36 @@ pub(crate) fn pack(d: *const HurrayDescriptor) -> R<Vec<i64>> {
             i64::from(st.nm_m),
             i64::from(st.has_nan),
             i64::from(st.has_inf),
-        ]);
-    } else {
-        out.extend([0; 13]);
+        ]),
+        None => out.extend([0; 13]),
     }
-    let mut sorted = 0u8;
-    // SAFETY: sorted is writable.
-    if unsafe { hurray_descriptor_coo_is_sorted(d, &mut sorted) } == HURRAY_OK {
-        out.extend([1, i64::from(sorted)]);
+    if h.layout_tag == COO {
+        out.extend([1, i64::from(v.coo_is_sorted)]);
     } else {
         out.extend([0, 0]);
     }
-    let mut head = HurrayCompositeHead::default();
-    // SAFETY: head is writable.
-    if unsafe { hurray_descriptor_composite_head(d, &mut head) } == HURRAY_OK {
-        out.extend([
+    match unsafe { v.composite_head.as_ref() } {
+        Some(c) => out.extend([
             1,
-            i64::from(head.member_count),
-            i64::from(head.composition_rule),
-            i64::from(head.combine_op),
-        ]);
-    } else {
-        out.extend([0; 4]);
+            i64::from(c.member_count),
+            i64::from(c.composition_rule),
+            i64::from(c.combine_op),
+        ]),
+        None => out.extend([0; 4]),
     }
-    let mut role = 0u8;
-    // SAFETY: role is writable.
-    if unsafe { hurray_descriptor_member_role(d, &mut role) } == HURRAY_OK {
-        out.extend([1, i64::from(role)]);
-    } else {
-        out.extend([0, 0]);
-    }
-    let mut parent = vec![0u64; h.rank as usize];
-    let mut offset = vec![0u64; h.rank as usize];
-    let mut n = 0u64;
-    // SAFETY: both arrays hold rank writable values.
-    let s = unsafe {
-        hurray_descriptor_shard(
-            d,
-            parent.as_mut_ptr(),
-            offset.as_mut_ptr(),
-            parent.len() as u64,
-            &mut n,
-        )
-    };
-    if s == HURRAY_OK {
+    out.extend([i64::from(v.has_member_role), i64::from(v.member_role)]);
+    // The view cannot tell a rank-0 shard (two empty boxes) from none: ask the model.
+    if m.shard.is_some() {
         out.push(1);
-        out.extend(u64s_to_i64(&parent[..n as usize]));
-        out.extend(u64s_to_i64(&offset[..n as usize]));
+        out.extend(longs(unsafe { slice(v.shard_parent_shape, rank) }));
+        out.extend(longs(unsafe { slice(v.shard_offset, rank) }));
     } else {
         out.push(0);
     }
-    let extra = layout_fields(d, h.layout_tag, h.rank as usize)?;
+    let extra = layout_fields(v);
     out.push(extra.len() as i64);
     out.extend(extra);
-    Ok(out)
+    out
 }
 
 /// The layout-specific fields, in the order `Descriptor.java` reads them:
@@ -164,95 +141,43 @@ pub(crate) fn pack(d: *const HurrayDescriptor) -> R<Vec<i64>> {
 /// strides (rank), inner strides (rank; zeros where the order has none); Morton: bits
 /// (rank); Hilbert: order, curve rank; CSF: mode order (rank); block-paged: num_pages,
 /// page_size, paged_axis, num_seqs, layer_index, kv_role, index type. Else empty.
-pub(crate) fn layout_fields(d: *const HurrayDescriptor, layout: u8, rank: usize) -> R<Vec<i64>> {
+pub(crate) fn layout_fields(v: &HurrayDescriptorView) -> Vec<i64> {
+    let rank = v.header.rank as usize;
     let mut out = Vec::new();
-    let mut n = 0u64;
-    match layout {
-        4 => {
-            let mut depth = 0u32;
-            // SAFETY: depth writable.
-            ck(unsafe { hurray_descriptor_tiling_depth(d, &mut depth) })?;
-            out.push(i64::from(depth));
-            for level in 0..depth {
-                let (mut o, mut i) = (0u8, 0u8);
-                // SAFETY: outs writable.
-                ck(unsafe { hurray_descriptor_tiling_level(d, level, &mut o, &mut i) })?;
-                out.extend([i64::from(o), i64::from(i)]);
-                let mut shape = vec![0u64; rank];
-                // SAFETY: shape holds rank writable values.
-                ck(unsafe {
-                    hurray_descriptor_tile_shape(d, level, shape.as_mut_ptr(), rank as u64, &mut n)
-                })?;
-                out.extend(u64s_to_i64(&shape));
-                let mut outer = vec![0i64; rank];
-                // SAFETY: outer holds rank writable values.
-                if unsafe {
-                    hurray_descriptor_tile_outer_strides(
-                        d,
-                        level,
-                        outer.as_mut_ptr(),
-                        rank as u64,
-                        &mut n,
-                    )
-                } != HURRAY_OK
-                {
-                    outer.fill(0);
+    // SAFETY (every `slice` below): as in `pack`; the view lives in its descriptor.
+    match v.header.layout_tag {
+        TILED => {
+            out.push(i64::from(v.tiling_depth));
+            for l in unsafe { slice(v.tiling, v.tiling_depth as usize) } {
+                out.extend([i64::from(l.outer_order), i64::from(l.inner_order)]);
+                out.extend(longs(unsafe { slice(l.tile_shape, rank) }));
+                for strides in [l.outer_strides, l.inner_strides] {
+                    let s = unsafe { slice(strides, rank) };
+                    if s.is_empty() {
+                        out.extend(std::iter::repeat_n(0, rank));
+                    } else {
+                        out.extend(s);
+                    }
                 }
-                out.extend(&outer);
-                let mut inner = vec![0i64; rank];
-                // SAFETY: inner holds rank writable values.
-                if unsafe {
-                    hurray_descriptor_tile_inner_strides(
-                        d,
-                        level,
-                        inner.as_mut_ptr(),
-                        rank as u64,
-                        &mut n,
-                    )
-                } != HURRAY_OK
-                {
-                    inner.fill(0);
-                }
-                out.extend(&inner);
             }
         }
-        5 => {
-            let mut bits = vec![0u32; rank];
-            // SAFETY: bits holds rank writable values.
-            ck(unsafe {
-                hurray_descriptor_morton_bits(d, bits.as_mut_ptr(), rank as u64, &mut n)
-            })?;
-            out.extend(bits.iter().map(|&b| i64::from(b)));
-        }
-        64 => {
-            let (mut order, mut r) = (0u32, 0u32);
-            // SAFETY: outs writable.
-            ck(unsafe { hurray_descriptor_hilbert(d, &mut order, &mut r) })?;
-            out.extend([i64::from(order), i64::from(r)]);
-        }
-        9 => {
-            let mut m = vec![0u32; rank];
-            // SAFETY: m holds rank writable values.
-            ck(unsafe {
-                hurray_descriptor_csf_mode_order(d, m.as_mut_ptr(), rank as u64, &mut n)
-            })?;
-            out.extend(m.iter().map(|&b| i64::from(b)));
-        }
-        10 => {
-            let mut b = HurrayBlockPaged::default();
-            // SAFETY: b writable.
-            ck(unsafe { hurray_descriptor_block_paged(d, &mut b) })?;
-            out.extend([
-                b.num_pages as i64,
-                i64::from(b.page_size),
-                i64::from(b.paged_axis),
-                i64::from(b.num_seqs),
-                i64::from(b.layer_index),
-                i64::from(b.kv_role),
-                i64::from(b.block_table_index_type),
-            ]);
+        MORTON => out.extend(longs(unsafe { slice(v.morton_bits, rank) })),
+        HILBERT => out.extend([i64::from(v.hilbert_order), i64::from(v.hilbert_rank)]),
+        CSF => out.extend(longs(unsafe { slice(v.csf_mode_order, rank) })),
+        BLOCK_PAGED => {
+            if let Some(b) = unsafe { v.block_paged.as_ref() } {
+                out.extend([
+                    b.num_pages as i64,
+                    i64::from(b.page_size),
+                    i64::from(b.paged_axis),
+                    i64::from(b.num_seqs),
+                    i64::from(b.layer_index),
+                    i64::from(b.kv_role),
+                    i64::from(b.block_table_index_type),
+                ]);
+            }
         }
         _ => {}
     }
-    Ok(out)
+    out
 }

@@ -5,19 +5,30 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::{Arc, Mutex};
 
-use hurray_ffi::tensor::{
-    hurray_tensor_buffer_data, hurray_tensor_descriptor, hurray_tensor_destroy,
-};
-use hurray_ffi::{HurrayDescriptor, HurrayTensor};
+use hurray_ffi::tensor::{hurray_tensor_buffer_data, hurray_tensor_destroy};
+use hurray_ffi::HurrayTensor;
 use jni::objects::{JByteArray, JByteBuffer, JClass, JObject, JObjectArray};
-use jni::sys::{jbyteArray, jint, jlong, jobject};
+use jni::sys::{jbyteArray, jint, jlong, jlongArray, jobject};
 use jni::JNIEnv;
 
 use crate::buffers::{direct, wrap_regions, Producer};
-use crate::convert::bytes;
-use crate::descriptor::{decode, encode};
+use crate::convert::{bytes, new_longs};
+use crate::descriptor::decode;
+use crate::descriptor_access::pack;
 use crate::errors::{ck, run, Fail, R};
 use crate::handle::destroy;
+
+/// Borrows the tensor behind a Java handle, through the Rust face of hurray-ffi.
+///
+/// # Safety
+/// `t` must be 0 or a live tensor handle made by this library (every tensor handle
+/// the Java side holds is: `fileTensor`, `tensorNew`, `itemTensor`, the stream
+/// decoder), and stay alive for `'a` (the Java side holds it while it calls here).
+unsafe fn tensor_ref<'a>(t: jlong) -> R<&'a HurrayTensor> {
+    // SAFETY: the caller's contract; `as_ref` turns 0 into None.
+    unsafe { (t as *const HurrayTensor).as_ref() }
+        .ok_or_else(|| Fail::Arg("the tensor handle is 0".into()))
+}
 
 /// `Native.tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease)`:
 /// a tensor over the caller's direct buffers, without copying. Each buffer's whole
@@ -81,7 +92,8 @@ pub extern "system" fn Java_dev_hurray_Native_tensorDestroy(mut env: JNIEnv, _c:
     unsafe { destroy(&mut env, t, hurray_tensor_destroy) }
 }
 
-/// `Native.tensorDescriptor(long)`: the tensor's descriptor, encoded.
+/// `Native.tensorDescriptor(long)`: the tensor's descriptor, encoded (a copy of the
+/// bytes the descriptor keeps; nothing is re-encoded).
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_tensorDescriptor<'l>(
     mut env: JNIEnv<'l>,
@@ -89,10 +101,27 @@ pub extern "system" fn Java_dev_hurray_Native_tensorDescriptor<'l>(
     t: jlong,
 ) -> jbyteArray {
     run(&mut env, ptr::null_mut(), |env| {
-        let mut d: *const HurrayDescriptor = ptr::null();
-        // SAFETY: t is a live tensor; d is writable (borrowed result).
-        ck(unsafe { hurray_tensor_descriptor(t as *const HurrayTensor, &mut d) })?;
-        Ok(env.byte_array_from_slice(&encode(d)?)?.into_raw())
+        // SAFETY: the Java side passes a live tensor handle of this library.
+        let t = unsafe { tensor_ref(t)? };
+        Ok(env
+            .byte_array_from_slice(t.descriptor_handle().bytes())?
+            .into_raw())
+    })
+}
+
+/// `Native.tensorDescriptorInfo(long)`: the tensor's descriptor packed for
+/// `Descriptor.java` ([`pack`]), read from the descriptor the tensor already holds
+/// (decoded and validated when the tensor was made): no decode, no C call.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_tensorDescriptorInfo<'l>(
+    mut env: JNIEnv<'l>,
+    _c: JClass,
+    t: jlong,
+) -> jlongArray {
+    run(&mut env, ptr::null_mut(), |env| {
+        // SAFETY: the Java side passes a live tensor handle of this library.
+        let t = unsafe { tensor_ref(t)? };
+        Ok(new_longs(env, &pack(t.descriptor_handle()))?.into_raw())
     })
 }
 

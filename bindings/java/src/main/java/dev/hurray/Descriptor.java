@@ -262,8 +262,12 @@ public final class Descriptor {
     private final long[] layoutFields;
 
     private Descriptor(byte[] bytes) {
+        this(bytes, Native.descriptorInfo(bytes));
+    }
+
+    /** The descriptor of {@code bytes}, its fields as {@code Native} packs them. */
+    private Descriptor(byte[] bytes, long[] p) {
         this.bytes = bytes;
-        long[] p = Native.descriptorInfo(bytes);
         int k = 0;
         versionMajor = (int) p[k++];
         versionMinor = (int) p[k++];
@@ -338,6 +342,14 @@ public final class Descriptor {
     /** Wraps bytes the library produced (not copied). */
     static Descriptor ofOwned(byte[] bytes) {
         return new Descriptor(bytes);
+    }
+
+    /**
+     * The descriptor of a live tensor handle, read from the descriptor the tensor holds
+     * (already decoded and validated): its bytes and fields, without decoding again.
+     */
+    static Descriptor ofTensor(long tensor) {
+        return new Descriptor(Native.tensorDescriptor(tensor), Native.tensorDescriptorInfo(tensor));
     }
 
     /**

@@ -50,6 +50,8 @@ final class Native {
 
     static native byte[] tensorDescriptor(long tensor);
 
+    static native long[] tensorDescriptorInfo(long tensor);
+
     static native ByteBuffer tensorBuffer(long tensor, int index);
 
     static native long tensorBufferAddress(long tensor, int index);

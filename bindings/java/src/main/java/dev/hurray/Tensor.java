@@ -58,7 +58,7 @@ public final class Tensor implements AutoCloseable {
         }
         Descriptor d;
         try {
-            d = Descriptor.ofOwned(Native.tensorDescriptor(ptr));
+            d = Descriptor.ofTensor(ptr);
         } catch (RuntimeException | Error e) {
             if (parent != null) {
                 parent.release();
