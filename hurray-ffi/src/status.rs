@@ -55,31 +55,62 @@ pub const HURRAY_ERR_FILE_NOT_FOUND: HurrayStatus = -41;
 /// A bug: the library panicked. The process continues; the object involved may be unusable.
 pub const HURRAY_ERR_INTERNAL_PANIC: HurrayStatus = -100;
 
+/// One status code: value, constant name, category and description. [`STATUSES`]
+/// is the one declaration the generators (`cargo xtask codegen`) and
+/// [`status_name`]/[`category`] read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatusRow {
+    /// The code.
+    pub value: HurrayStatus,
+    /// The C constant's name (`"HURRAY_ERR_TRUNCATED"`).
+    pub name: &'static str,
+    /// What kind of failure it is; `None` for `HURRAY_OK`.
+    pub category: Option<ErrorCategory>,
+    /// One line of description.
+    pub doc: &'static str,
+}
+
+macro_rules! statuses {
+    ($($c:ident $cat:expr, $doc:literal;)*) => {
+        /// Every status code, in the order of the header.
+        pub const STATUSES: &[StatusRow] = &[$(StatusRow {
+            value: $c,
+            name: stringify!($c),
+            category: $cat,
+            doc: $doc,
+        }),*];
+    };
+}
+
+statuses! {
+    HURRAY_OK None, "success";
+    HURRAY_ERR_NULL_POINTER Some(ErrorCategory::InvalidArgument), "a required pointer argument was NULL";
+    HURRAY_ERR_INVALID_ARGUMENT Some(ErrorCategory::InvalidArgument), "an argument is out of its documented range";
+    HURRAY_ERR_ABI_VERSION Some(ErrorCategory::Unsupported), "the ABI version of a handle or caller differs";
+    HURRAY_ERR_OUT_OF_RANGE Some(ErrorCategory::InvalidArgument), "an index is past the end of a list";
+    HURRAY_ERR_BUFFER_TOO_SMALL Some(ErrorCategory::InvalidArgument), "a caller-supplied output buffer is too small";
+    HURRAY_ERR_NOT_APPLICABLE Some(ErrorCategory::Unsupported), "the accessor does not apply (layout, absent section)";
+    HURRAY_ERR_DOUBLE_DESTROY Some(ErrorCategory::State), "a handle was destroyed twice";
+    HURRAY_ERR_STATE Some(ErrorCategory::State), "the object's state does not allow the call";
+    HURRAY_ERR_NOT_FOUND Some(ErrorCategory::NotFound), "a name or key was not found";
+    HURRAY_ERR_DESCRIPTOR Some(ErrorCategory::Format), "a descriptor did not decode or validate";
+    HURRAY_ERR_BUFFER_MISMATCH Some(ErrorCategory::InvalidArgument), "the buffers do not match the buffer table";
+    HURRAY_ERR_INVALID_SYNC_MODE Some(ErrorCategory::Format), "sync_mode is reserved or invalid";
+    HURRAY_ERR_SYNC_MODE_MISMATCH Some(ErrorCategory::InvalidArgument), "the sync payload does not match sync_mode";
+    HURRAY_ERR_FORMAT Some(ErrorCategory::Format), "a stream or file rule was broken";
+    HURRAY_ERR_TRUNCATED Some(ErrorCategory::Truncated), "input ended early";
+    HURRAY_ERR_LIMIT Some(ErrorCategory::Limit), "a configured limit was exceeded";
+    HURRAY_ERR_IO Some(ErrorCategory::Io), "the operating system reported an I/O error";
+    HURRAY_ERR_FILE_NOT_FOUND Some(ErrorCategory::NotFound), "a file does not exist";
+    HURRAY_ERR_INTERNAL_PANIC Some(ErrorCategory::Internal), "the library panicked (a bug)";
+}
+
 /// The constant's name for a status (`"HURRAY_ERR_NULL_POINTER"`), or `"HURRAY_UNKNOWN_STATUS"`.
 pub fn status_name(s: HurrayStatus) -> &'static str {
-    match s {
-        HURRAY_OK => "HURRAY_OK",
-        HURRAY_ERR_NULL_POINTER => "HURRAY_ERR_NULL_POINTER",
-        HURRAY_ERR_INVALID_ARGUMENT => "HURRAY_ERR_INVALID_ARGUMENT",
-        HURRAY_ERR_ABI_VERSION => "HURRAY_ERR_ABI_VERSION",
-        HURRAY_ERR_OUT_OF_RANGE => "HURRAY_ERR_OUT_OF_RANGE",
-        HURRAY_ERR_BUFFER_TOO_SMALL => "HURRAY_ERR_BUFFER_TOO_SMALL",
-        HURRAY_ERR_NOT_APPLICABLE => "HURRAY_ERR_NOT_APPLICABLE",
-        HURRAY_ERR_DOUBLE_DESTROY => "HURRAY_ERR_DOUBLE_DESTROY",
-        HURRAY_ERR_STATE => "HURRAY_ERR_STATE",
-        HURRAY_ERR_NOT_FOUND => "HURRAY_ERR_NOT_FOUND",
-        HURRAY_ERR_DESCRIPTOR => "HURRAY_ERR_DESCRIPTOR",
-        HURRAY_ERR_BUFFER_MISMATCH => "HURRAY_ERR_BUFFER_MISMATCH",
-        HURRAY_ERR_INVALID_SYNC_MODE => "HURRAY_ERR_INVALID_SYNC_MODE",
-        HURRAY_ERR_SYNC_MODE_MISMATCH => "HURRAY_ERR_SYNC_MODE_MISMATCH",
-        HURRAY_ERR_FORMAT => "HURRAY_ERR_FORMAT",
-        HURRAY_ERR_TRUNCATED => "HURRAY_ERR_TRUNCATED",
-        HURRAY_ERR_LIMIT => "HURRAY_ERR_LIMIT",
-        HURRAY_ERR_IO => "HURRAY_ERR_IO",
-        HURRAY_ERR_FILE_NOT_FOUND => "HURRAY_ERR_FILE_NOT_FOUND",
-        HURRAY_ERR_INTERNAL_PANIC => "HURRAY_ERR_INTERNAL_PANIC",
-        _ => "HURRAY_UNKNOWN_STATUS",
-    }
+    STATUSES
+        .iter()
+        .find(|r| r.value == s)
+        .map_or("HURRAY_UNKNOWN_STATUS", |r| r.name)
 }
 
 /// The kind of failure a status stands for, so that every binding maps statuses to
@@ -154,23 +185,11 @@ impl ErrorCategory {
 /// does not know, gives [`ErrorCategory::Internal`] (callers ask only about errors
 /// the library returned).
 pub fn category(status: HurrayStatus) -> ErrorCategory {
-    use ErrorCategory::*;
-    match status {
-        HURRAY_ERR_NULL_POINTER
-        | HURRAY_ERR_INVALID_ARGUMENT
-        | HURRAY_ERR_OUT_OF_RANGE
-        | HURRAY_ERR_BUFFER_TOO_SMALL
-        | HURRAY_ERR_BUFFER_MISMATCH
-        | HURRAY_ERR_SYNC_MODE_MISMATCH => InvalidArgument,
-        HURRAY_ERR_ABI_VERSION | HURRAY_ERR_NOT_APPLICABLE => Unsupported,
-        HURRAY_ERR_DOUBLE_DESTROY | HURRAY_ERR_STATE => State,
-        HURRAY_ERR_NOT_FOUND | HURRAY_ERR_FILE_NOT_FOUND => NotFound,
-        HURRAY_ERR_DESCRIPTOR | HURRAY_ERR_INVALID_SYNC_MODE | HURRAY_ERR_FORMAT => Format,
-        HURRAY_ERR_TRUNCATED => Truncated,
-        HURRAY_ERR_LIMIT => Limit,
-        HURRAY_ERR_IO => Io,
-        _ => Internal,
-    }
+    STATUSES
+        .iter()
+        .find(|r| r.value == status)
+        .and_then(|r| r.category)
+        .unwrap_or(ErrorCategory::Internal)
 }
 
 // Category numbers as C constants (`ErrorCategory as i32`); `category_constants_match`

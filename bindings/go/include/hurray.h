@@ -2047,6 +2047,51 @@ HurrayStatus hurray_buffer_pool_destroy(HurrayBufferPool **pool);
 HurrayStatus hurray_stream_decoder_set_pool(HurrayStreamDecoder *decoder,
                                             const HurrayBufferPool *pool);
 
+// The name of element type `tag`: the spec's name (`"float32"`), `"private(0xf3)"`
+// for a private tag (`0xF0`–`0xFE`), `"unknown(0x2a)"` for any other tag; the same
+// text every binding renders. Ownership: borrowed static string; never NULL.
+const char *hurray_type_name(uint8_t tag);
+
+// Bits per element of element type `tag` (1 for bool, 4 for int4, 6 for the float6
+// types, 128 for complex128).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` when `out_bits` is NULL; `HURRAY_ERR_NOT_FOUND`
+// for a private or unknown tag (a private type's size is in its extension-type
+// section).
+//
+// Ownership: `*out_bits` written by value; nothing to free.
+//
+// # Safety
+// `out_bits` NULL or writable.
+HurrayStatus hurray_type_bits(uint8_t tag, uint32_t *out_bits);
+
+// The tag of the element type named `name` (`"bfloat16"` gives `0x02`).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_INVALID_ARGUMENT` when `name` is
+// not UTF-8; `HURRAY_ERR_NOT_FOUND` for a name that is no element type.
+//
+// Ownership: `name` borrowed for the call; `*out_tag` written by value.
+//
+// # Safety
+// `name` NULL or a NUL-terminated string; `out_tag` NULL or writable.
+HurrayStatus hurray_type_from_name(const char *name, uint8_t *out_tag);
+
+// The name of layout `tag`: the spec's name (`"csr"`), `"private(0xf3)"` for a
+// private extension tag, `"unknown(0x2a)"` for any other tag.
+// Ownership: borrowed static string; never NULL.
+const char *hurray_layout_name(uint8_t tag);
+
+// The tag of the layout named `name` (`"block_paged"` gives `0x0A`).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_INVALID_ARGUMENT` when `name` is
+// not UTF-8; `HURRAY_ERR_NOT_FOUND` for a name that is no layout.
+//
+// Ownership: `name` borrowed for the call; `*out_tag` written by value.
+//
+// # Safety
+// `name` NULL or a NUL-terminated string; `out_tag` NULL or writable.
+HurrayStatus hurray_layout_from_name(const char *name, uint8_t *out_tag);
+
 // Makes a tensor from descriptor bytes, a buffer list and an owner.
 //
 // `abi_version` is the caller's `HURRAY_C_ABI_VERSION`. The descriptor is decoded
