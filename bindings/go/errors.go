@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Status is a status code of the C ABI: 0 for success, negative for an error.
@@ -43,11 +44,21 @@ const (
 // String is the code's name in the C header, e.g. "HURRAY_ERR_TRUNCATED", or
 // "HURRAY_UNKNOWN_STATUS(-77)" for a code this library does not know.
 func (s Status) String() string {
-	name := C.GoString(C.hurray_status_name(C.HurrayStatus(s)))
-	if name == "HURRAY_UNKNOWN_STATUS" {
-		return name + "(" + strconv.Itoa(int(s)) + ")"
+	if info, ok := statusInfo[s]; ok {
+		return info.name
 	}
-	return name
+	return "HURRAY_UNKNOWN_STATUS(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Category is the status's error category, the same in every language:
+// "not_found", "io", "truncated", "format", "invalid_argument", "state", "limit",
+// "unsupported" or "internal" ("none" for StatusOK, "internal" for a code this
+// package does not know).
+func (s Status) Category() string {
+	if info, ok := statusInfo[s]; ok {
+		return info.category
+	}
+	return "internal"
 }
 
 // Error is an error reported by the library: the status code (for programs) and
@@ -58,9 +69,11 @@ func (s Status) String() string {
 //	if errors.Is(err, hurray.ErrDescriptor) { ... }
 //
 // An error whose status is StatusTruncated also matches io.ErrUnexpectedEOF (only
-// readers report it: a stream cut inside an item), and one whose status is
-// StatusFileNotFound matches fs.ErrNotExist. An ErrInvalidArgument error about a
-// closed object passed as an argument also matches [ErrClosed].
+// readers report it: a stream or file cut short), and one whose status is
+// StatusFileNotFound matches fs.ErrNotExist. An error the operating system reported
+// carries its errno in Errno and matches it (errors.Is(err, syscall.EISDIR) for a
+// directory opened as a file). An ErrInvalidArgument error about a closed object
+// passed as an argument also matches [ErrClosed].
 type Error struct {
 	// Status is the C status code.
 	Status Status
@@ -70,6 +83,9 @@ type Error struct {
 	// "NewDense", "Reader.Next", `File.Tensor "weights"` (with the name, key or
 	// path it was given, quoted), never a C function.
 	Op string
+	// Errno is the operating system's error number when the OS reported the error
+	// (ENOENT for a missing file, EISDIR for a directory), else 0.
+	Errno syscall.Errno
 
 	wrapped error // a further error this one matches (ErrClosed for a closed argument)
 }
@@ -94,11 +110,15 @@ func (e *Error) Is(target error) bool {
 }
 
 // Unwrap returns the standard error this one is an instance of, if any:
-// io.ErrUnexpectedEOF for a truncated input, fs.ErrNotExist for a missing file, and
-// ErrClosed for a closed object passed as an argument.
+// io.ErrUnexpectedEOF for a truncated input, the OS's errno (a syscall.Errno, which
+// matches fs.ErrNotExist for ENOENT) for an error the OS reported, fs.ErrNotExist
+// for a missing file, and ErrClosed for a closed object passed as an argument.
 func (e *Error) Unwrap() error {
 	if e.wrapped != nil {
 		return e.wrapped
+	}
+	if e.Errno != 0 {
+		return e.Errno
 	}
 	switch e.Status {
 	case StatusTruncated:

@@ -3,11 +3,13 @@ package hurray
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -386,4 +388,91 @@ func TestOpenFileWith(t *testing.T) {
 		}
 	}
 	requireNoLeaks(t)
+}
+
+// TestFiveBadInputs: a missing path, a directory, an empty file, a truncated file
+// and random bytes each give Go's conventional error (errors.Is with fs.ErrNotExist,
+// syscall.EISDIR, io.ErrUnexpectedEOF) and a message naming the path.
+func TestFiveBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.hrry")
+	w, _ := CreateFile(good, &WriteOptions{NoSync: true})
+	x, _ := NewDense(fill(1000, 0), nil)
+	if err := w.WriteTensor("x", x); err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(good)
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	random := make([]byte, 4096)
+	for i := range random {
+		random[i] = byte(i*7919 + 13)
+	}
+	cases := []struct {
+		name, path string
+		target     error
+		category   string
+		text       string
+	}{
+		{"missing", filepath.Join(dir, "missing.hrry"), fs.ErrNotExist, "not_found", "No such file"},
+		{"directory", dir, syscall.EISDIR, "io", "Is a directory"},
+		{"empty", write("empty.hrry", nil), io.ErrUnexpectedEOF, "truncated", "Truncated at byte 0"},
+		{"truncated", write("cut.hrry", raw[:len(raw)-100]), io.ErrUnexpectedEOF, "truncated",
+			fmt.Sprintf("Truncated at byte %d", len(raw)-100)},
+		{"random", write("random.hrry", random), ErrFormat, "format", "Magic at byte 0"},
+	}
+	for _, c := range cases {
+		f, err := OpenFile(c.path)
+		if err == nil {
+			f.Close()
+			t.Fatalf("%s: opened", c.name)
+		}
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, c.target) {
+			t.Errorf("%s: %v does not match %v", c.name, err, c.target)
+			continue
+		}
+		if e.Status.Category() != c.category {
+			t.Errorf("%s: category %q, want %q", c.name, e.Status.Category(), c.category)
+		}
+		if !strings.Contains(e.Message, c.path) || !strings.Contains(e.Message, c.text) {
+			t.Errorf("%s: message %q lacks the path or %q", c.name, e.Message, c.text)
+		}
+	}
+	requireNoLeaks(t)
+}
+
+// TestTagNamesRenderOneWay: names come from the generated tables, and a tag no table
+// names renders as unknown(0x2a), a private one as private(0xf3), as in every language.
+func TestTagNamesRenderOneWay(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Float32.String(), "float32"},
+		{DType(0x2a).String(), "unknown(0x2a)"},
+		{DType(0xf3).String(), "private(0xf3)"},
+		{CSR.String(), "csr"},
+		{Layout(0x2a).String(), "unknown(0x2a)"},
+		{Device(0x2a).String(), "unknown(0x2a)"},
+		{LevelZero.String(), "level_zero"},
+		{SyncMode(0xf0).String(), "unknown(0xf0)"},
+		{NF4.String(), "nf4"},
+		{Overlay.String(), "overlay"},
+		{StatusIO.Category(), "io"},
+		{StatusFileNotFound.Category(), "not_found"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+	if Float6E2M3.Bits() != 6 || DType(0x2a).Bits() != 0 {
+		t.Error("Bits")
+	}
 }

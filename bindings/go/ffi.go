@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"syscall"
 	"unsafe"
 )
 
@@ -82,7 +83,8 @@ func lastError(op string, status C.HurrayStatus) *Error {
 		// prints already.
 		msg = strings.TrimPrefix(C.GoString(p), Status(status).String()+": ")
 	}
-	return &Error{Status: Status(status), Message: msg, Op: op}
+	return &Error{Status: Status(status), Message: msg, Op: op,
+		Errno: syscall.Errno(C.hurray_last_error_os_error())}
 }
 
 // must panics when a call that cannot fail on a live handle fails anyway (a bug in

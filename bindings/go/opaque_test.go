@@ -20,7 +20,7 @@ func TestOpaqueLayoutHasNoTypedViews(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if x.Layout().String() != "extension(0xf3)" || len(x.Bytes(0)) != 16 {
+		if x.Layout().String() != "private(0xf3)" || len(x.Bytes(0)) != 16 {
 			t.Fatalf("layout %s, %d raw bytes", x.Layout(), len(x.Bytes(0)))
 		}
 		var e *Error

@@ -445,7 +445,7 @@ func viewOf[T Element](op string, t *Tensor, i int) ([]T, error) {
 // reader never interprets them); Bytes still gives the raw bytes to pass on.
 func (t *Tensor) interpretable(op string) error {
 	l := t.Layout()
-	if _, known := layoutNames[l]; known {
+	if _, known := layoutNames[uint8(l)]; known {
 		return nil
 	}
 	return &Error{Status: StatusNotApplicable, Op: op,

@@ -3,8 +3,6 @@ package hurray
 // #include "hurray.h"
 import "C"
 
-import "strconv"
-
 // DType is an element type: the descriptor's type_tag (HURRAY_TYPE_*).
 // Tags 0xF0..0xFE are implementation-private types, described by an
 // ExtensionType section.
@@ -40,31 +38,13 @@ const (
 	Complex128 DType = C.HURRAY_TYPE_COMPLEX128
 )
 
-var dtypeInfo = map[DType]struct {
-	name string
-	bits int
-}{
-	Float16: {"float16", 16}, BFloat16: {"bfloat16", 16}, Float32: {"float32", 32},
-	Float64: {"float64", 64}, Int8: {"int8", 8}, Uint8: {"uint8", 8}, Int16: {"int16", 16},
-	Uint16: {"uint16", 16}, Int32: {"int32", 32}, Uint32: {"uint32", 32}, Int64: {"int64", 64},
-	Uint64: {"uint64", 64}, Bool: {"bool", 1}, Float8E4M3: {"float8_e4m3", 8},
-	Float8E5M2: {"float8_e5m2", 8}, Float8E8M0: {"float8_e8m0", 8},
-	Float4E2M1: {"float4_e2m1", 4}, Float6E2M3: {"float6_e2m3", 6},
-	Float6E3M2: {"float6_e3m2", 6}, Float128: {"float128", 128}, Int4: {"int4", 4},
-	Uint4: {"uint4", 4}, Int2: {"int2", 2}, Uint2: {"uint2", 2},
-	Complex64: {"complex64", 64}, Complex128: {"complex128", 128},
-}
-
 // String is the type's name in the spec ("float32", "bfloat16", ...), or
-// "private(0xF3)" / "dtype(0x2A)" for other tags.
+// "private(0xf3)" / "unknown(0x2a)" for other tags (the rendering of every language).
 func (d DType) String() string {
 	if info, ok := dtypeInfo[d]; ok {
 		return info.name
 	}
-	if d.IsPrivate() {
-		return "private(0x" + strconv.FormatUint(uint64(d), 16) + ")"
-	}
-	return "dtype(0x" + strconv.FormatUint(uint64(d), 16) + ")"
+	return tagName(nil, uint8(d), true)
 }
 
 // Bits is the storage width of one element in bits (1 for bool, 4 for int4, ...),
@@ -95,23 +75,9 @@ const (
 	Hilbert       Layout = C.HURRAY_LAYOUT_HILBERT
 )
 
-var layoutNames = map[Layout]string{
-	RowMajor: "row_major", ColumnMajor: "column_major", Strided: "strided", Tiled: "tiled",
-	Morton: "morton", COO: "coo", CSR: "csr", CSC: "csc", CSF: "csf",
-	BlockPaged: "block_paged", CompositeHead: "composite_head", Hilbert: "hilbert",
-}
-
-// String is the layout's name ("row_major", "csr", ...), or "extension(0xF1)" /
-// "layout(0x2A)" for other tags.
-func (l Layout) String() string {
-	if n, ok := layoutNames[l]; ok {
-		return n
-	}
-	if l.IsExtension() {
-		return "extension(0x" + strconv.FormatUint(uint64(l), 16) + ")"
-	}
-	return "layout(0x" + strconv.FormatUint(uint64(l), 16) + ")"
-}
+// String is the layout's name ("row_major", "csr", ...), or "private(0xf1)" /
+// "unknown(0x2a)" for other tags (the rendering of every language).
+func (l Layout) String() string { return tagName(layoutNames, uint8(l), true) }
 
 // IsSparse reports whether l is COO, CSR, CSC or CSF.
 func (l Layout) IsSparse() bool { return l >= COO && l <= CSF }
@@ -141,15 +107,9 @@ const (
 	OpenCL    Device = C.HURRAY_DEVICE_OPENCL
 )
 
-var deviceNames = []string{"cpu", "cuda", "rocm", "metal", "vulkan", "webgpu", "hexagon", "level_zero", "opencl"}
-
-// String is the device's name ("cpu", "cuda", ...), or "device(0xF0)".
-func (d Device) String() string {
-	if int(d) < len(deviceNames) {
-		return deviceNames[d]
-	}
-	return "device(0x" + strconv.FormatUint(uint64(d), 16) + ")"
-}
+// String is the device's name ("cpu", "cuda", ...), or "private(0xf0)" /
+// "unknown(0x2a)".
+func (d Device) String() string { return tagName(deviceNames, uint8(d), true) }
 
 // SyncMode says what a consumer must wait for before using a buffer
 // (HURRAY_SYNC_*).
@@ -162,6 +122,9 @@ const (
 	ConsumerStream SyncMode = C.HURRAY_SYNC_CONSUMER_STREAM
 )
 
+// String is the sync mode's name ("producer_synced", ...), or "unknown(0x2a)".
+func (m SyncMode) String() string { return tagName(syncModeNames, uint8(m), false) }
+
 // MemoryClass is the kind of device memory a buffer lives in (HURRAY_MEMORY_*).
 type MemoryClass uint8
 
@@ -172,6 +135,10 @@ const (
 	UnifiedMemory    MemoryClass = C.HURRAY_MEMORY_UNIFIED
 	PeerMemory       MemoryClass = C.HURRAY_MEMORY_PEER
 )
+
+// String is the memory class's name ("standard", ...), or "private(0xf0)" /
+// "unknown(0x2a)".
+func (m MemoryClass) String() string { return tagName(memoryClassNames, uint8(m), true) }
 
 // DimDynamic marks a dynamic dimension in a shape (its size is not known from the
 // descriptor alone).
@@ -207,6 +174,10 @@ const (
 	MXFP             Scheme = C.HURRAY_SCHEME_MXFP
 )
 
+// String is the scheme's name ("per_tensor_affine", "nf4", ...), or
+// "private(0xf0)" / "unknown(0x2a)".
+func (s Scheme) String() string { return tagName(schemeNames, uint8(s), true) }
+
 // ScaleType is the element type of a quantization scale buffer (HURRAY_SCALE_TYPE_*).
 type ScaleType uint8
 
@@ -226,6 +197,10 @@ const (
 	Overlay   CompositionRule = C.HURRAY_COMPOSITION_OVERLAY   // a base plus corrections
 	Group     CompositionRule = C.HURRAY_COMPOSITION_GROUP     // independent tensors
 )
+
+// String is the rule's name ("partition", "overlay", "group"), or "private(0xf0)" /
+// "unknown(0x2a)".
+func (r CompositionRule) String() string { return tagName(compositionRuleNames, uint8(r), true) }
 
 // CombineOp says how an overlay combines its members (HURRAY_COMBINE_*).
 type CombineOp uint8

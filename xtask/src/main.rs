@@ -6,6 +6,7 @@
 mod amplification;
 mod bench;
 mod c_tests;
+mod codegen;
 mod demo;
 mod dist;
 mod fuzz;
@@ -57,6 +58,9 @@ enum Task {
     Java(java::JavaArgs),
     /// Build the Node binding's addon and types: `cargo xtask node build [--check]`.
     Node(node::NodeArgs),
+    /// Write every per-language table of the enumerations (Go, Java, TypeScript, Python,
+    /// docs) from hurray_core::tables and hurray_ffi::STATUSES; `--check` fails on drift.
+    Codegen(codegen::CodegenArgs),
     /// Generate include/hurray.h from hurray-ffi (cbindgen); `--check` fails on drift.
     Header(header::HeaderArgs),
     /// Every language writes every case of tests/cases (file and stream), every
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
         Task::Go(args) => go::run(&args),
         Task::Node(args) => node::run(&args),
         Task::Header(args) => header::run(&args),
+        Task::Codegen(args) => codegen::run(&args),
         Task::Java(args) => java::run(&args),
         Task::Matrix(args) => matrix::run(&args),
         Task::Demo(args) => demo::run(&args),

@@ -133,6 +133,9 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
         Stage::task("cargo xtask header --check", || {
             header::check().map(|()| Outcome::Passed)
         }),
+        Stage::task("cargo xtask codegen --check", || {
+            crate::codegen::check().map(|()| Outcome::Passed)
+        }),
         Stage::task(
             "include/hurray.h compiles as C11 and C++11, included twice",
             header::compile_check,
