@@ -101,9 +101,82 @@ pub fn io(e: hurray_io::Error, file: bool) -> PyErr {
     }
 }
 
+/// The OS-error subclasses that are also `hurray.FileError`, by the builtin they
+/// refine: `(name in hurray, builtin name, docstring)`.
+const OS_SUBCLASSES: [(&str, &str, &str); 2] = [
+    (
+        "FileNotFoundError",
+        "FileNotFoundError",
+        "The file does not exist: both the builtin FileNotFoundError and hurray.FileError \
+         (errno ENOENT, filename set).",
+    ),
+    (
+        "IsADirectoryError",
+        "IsADirectoryError",
+        "The path is a directory: both the builtin IsADirectoryError and hurray.FileError \
+         (errno EISDIR, filename set).",
+    ),
+];
+
+/// The error of reading or writing the file at `path`, mapped once by category:
+/// an OS error becomes `hurray.FileNotFoundError` (ENOENT), `hurray.IsADirectoryError`
+/// (EISDIR) or `hurray.FileError`, each an `OSError` with `errno`, `strerror` and
+/// `filename` set; a descriptor or buffer-content rule `InvalidDescriptorError`;
+/// any other container error (truncated, bad magic, CRC, limit) `hurray.FileError`
+/// without errno. Every message names the path.
+pub fn file(py: Python<'_>, e: hurray_io::Error, path: &std::path::Path) -> PyErr {
+    let shown = path.display().to_string();
+    match e {
+        hurray_io::Error::Io(ref io) if io.raw_os_error().is_some() || is_not_found(io) => {
+            let errno = io.raw_os_error().unwrap_or(2);
+            let text = io.to_string();
+            let strerror = text
+                .strip_suffix(&format!(" (os error {errno})"))
+                .unwrap_or(&text)
+                .to_string();
+            let class = match io.kind() {
+                std::io::ErrorKind::NotFound => Some("FileNotFoundError"),
+                std::io::ErrorKind::IsADirectory => Some("IsADirectoryError"),
+                _ => None,
+            };
+            let made = match class {
+                Some(name) => py
+                    .import("hurray._native")
+                    .and_then(|m| m.getattr(name))
+                    .and_then(|t| t.call1((errno, strerror.clone(), shown.clone())))
+                    .map(PyErr::from_value),
+                None => Ok(FileError::new_err((errno, strerror.clone(), shown.clone()))),
+            };
+            made.unwrap_or_else(|err| err)
+        }
+        hurray_io::Error::Descriptor { .. }
+        | hurray_io::Error::Content { .. }
+        | hurray_io::Error::Format {
+            rule: hurray_io::FormatRule::BufferMismatch,
+            ..
+        } => InvalidDescriptorError::new_err(format!("{shown}: {e}")),
+        // Not an OS error: `filename` stays unset (Python would print the error as
+        // "[Errno None] None: 'path'"); the message names the path.
+        _ => FileError::new_err(format!("{shown}: {e}")),
+    }
+}
+
+fn is_not_found(io: &std::io::Error) -> bool {
+    io.kind() == std::io::ErrorKind::NotFound
+}
+
 /// Registers the exception classes on the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    let builtins = py.import("builtins")?;
+    let make_type = builtins.getattr("type")?;
+    for (name, builtin, doc) in OS_SUBCLASSES {
+        let ns = pyo3::types::PyDict::new(py);
+        ns.set_item("__module__", "hurray")?;
+        ns.set_item("__doc__", doc)?;
+        let bases = (py.get_type::<FileError>(), builtins.getattr(builtin)?);
+        m.add(name, make_type.call1((name, bases, ns))?)?;
+    }
     m.add(
         "InvalidDescriptorError",
         py.get_type::<InvalidDescriptorError>(),

@@ -135,6 +135,7 @@ pub fn save(
         durable,
         ..WriteOptions::default()
     };
+    let shown = path.clone();
     py.detach(move || -> hurray_io::Result<()> {
         let mut w = FileWriter::create(&path, opts)?;
         for (name, t) in &items {
@@ -145,7 +146,7 @@ pub fn save(
         }
         w.finish()
     })
-    .map_err(|e| errors::io(e, true))
+    .map_err(|e| errors::file(py, e, &shown))
 }
 
 /// A private, writable, copy-on-write mapping of a whole file: a process that
@@ -181,7 +182,8 @@ fn open_mapped(path: &std::path::Path) -> Result<FileReader, OpenError> {
     let file = File::open(path)?;
     let meta = file.metadata()?;
     if meta.is_dir() {
-        return Err(OpenError::NotAFile("is a directory"));
+        // EISDIR, as the OS reports it (hurray.IsADirectoryError).
+        return Err(OpenError::Io(std::io::Error::from_raw_os_error(21).into()));
     }
     if !meta.is_file() {
         // A pipe, socket or device cannot be mapped (mmap says ENODEV).
@@ -231,7 +233,7 @@ pub fn load<'py>(
     names: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let reader = py.detach(|| open_mapped(&path)).map_err(|e| match e {
-        OpenError::Io(e) => errors::io(e, true),
+        OpenError::Io(e) => errors::file(py, e, &path),
         OpenError::NotAFile(why) => {
             FileError::new_err(format!("cannot load {}: it {why}", path.display()))
         }

@@ -402,7 +402,7 @@ def test_stream_objects_dropped_on_another_thread_close_their_descriptor(tmp_pat
 
 
 def test_load_of_a_directory_or_non_file_says_so(tmp_path):
-    with pytest.raises(hurray.FileError, match="is a directory"):
+    with pytest.raises(hurray.FileError, match="(?i)is a directory"):
         hurray.load(str(tmp_path))
     if os.path.exists("/dev/null"):
         with pytest.raises(hurray.FileError, match="not a regular file"):
@@ -423,3 +423,45 @@ def test_replacing_or_deleting_a_loaded_file_leaves_its_tensors_intact(tmp_path)
     assert a[-1] == 99_999 and np.asarray(x)[:3].tolist() == [0, 1, 2]
     owned = pickle.loads(pickle.dumps(x))  # an owned copy, for any layout
     assert np.asarray(owned)[-1] == 99_999 and owned._buffer_address(0) != x._buffer_address(0)
+
+
+def test_five_bad_inputs_raise_the_conventional_errors(tmp_path):
+    """Missing path, directory, empty file, truncated file, random bytes: each the
+    conventional Python error (an OSError subclass with errno and filename where the
+    OS reported it) that is also hurray.FileError, with a message naming the path."""
+    import builtins
+    import errno
+
+    good = tmp_path / "good.hrry"
+    hurray.save(good, sample(), durable=False)
+    raw = good.read_bytes()
+    missing = tmp_path / "missing.hrry"
+    with pytest.raises(builtins.FileNotFoundError) as e:
+        hurray.load(missing)
+    assert isinstance(e.value, hurray.FileError) and isinstance(e.value, hurray.FileNotFoundError)
+    assert e.value.errno == errno.ENOENT and e.value.filename == str(missing)
+    assert str(missing) in str(e.value)
+
+    with pytest.raises(builtins.IsADirectoryError) as e:
+        hurray.load(tmp_path)
+    assert isinstance(e.value, hurray.FileError)
+    assert e.value.errno == errno.EISDIR and e.value.filename == str(tmp_path)
+    assert str(tmp_path) in str(e.value)
+
+    empty = tmp_path / "empty.hrry"
+    empty.write_bytes(b"")
+    cut = tmp_path / "cut.hrry"
+    cut.write_bytes(raw[:-100])
+    rnd = tmp_path / "random.hrry"
+    rnd.write_bytes(bytes((i * 7919 + 13) % 256 for i in range(4096)))
+    for path, text in (
+        (empty, "Truncated at byte 0"),
+        (cut, f"Truncated at byte {len(raw) - 100}"),
+        (rnd, "Magic at byte 0"),
+    ):
+        with pytest.raises(hurray.FileError) as e:
+            hurray.load(path)
+        # Not an OS error: no errno, and the path is in the message (Python prints
+        # OSError with a filename as "[Errno None] ...", so filename stays unset).
+        assert isinstance(e.value, OSError) and e.value.errno is None
+        assert str(path) in str(e.value) and text in str(e.value), str(e.value)

@@ -19,6 +19,9 @@ from __future__ import annotations
 from hurray import _native
 from hurray import _glue
 from hurray import dtype, device
+# OSError subclasses that are also hurray.FileError (errno and filename set); not
+# in __all__, so `from hurray import *` never shadows the builtins.
+from hurray._native import FileNotFoundError, IsADirectoryError  # noqa: A004
 from hurray._native import (
     BlockPagedLayout,
     BufferError,
