@@ -413,6 +413,7 @@ mod tests {
             "cargo fmt",
             "cargo clippy",
             "cargo xtask header --check",
+            "cargo xtask codegen --check",
             "include/hurray.h compiles",
             "cargo test",
             "RUSTDOCFLAGS",
