@@ -1815,6 +1815,37 @@ HurrayStatus hurray_descriptor_member_role(const HurrayDescriptor *descriptor, u
 HurrayStatus hurray_descriptor_view(const HurrayDescriptor *descriptor,
                                     const struct HurrayDescriptorView **out);
 
+// Builds and validates a descriptor from a [`HurrayDescriptorView`]: the same
+// struct `hurray_descriptor_view` returns, so a view read from one descriptor
+// builds the same descriptor again (byte-identical encoding). Arrays are borrowed
+// for the call only and copied; their lengths follow from the header as
+// documented on the struct (`rank`, `buffer_count`, `tiling_depth`). Only the
+// fields of `header.layout_tag` are read; the others must be NULL or 0. Optional
+// sections are present when their pointer is non-NULL (shard: both arrays;
+// composite member: `has_member_role` = 1). `header.descriptor_length` is
+// ignored; `header.flags` may be 0 (derived from the sections) or must equal what
+// they imply; `header.version_major` may be 0 or 1. For the assigned quantization
+// schemes `scheme_version` and `flags` are ignored (written as 1 and as implied by
+// `zero_point_buffer_index`; `HURRAY_NO_BUFFER` means symmetric).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`view`, `out`, an array with a non-zero length,
+// the block-paged or composite-head fields of such a layout);
+// `HURRAY_ERR_INVALID_ARGUMENT` (an unassigned tag, a value out of its range, a
+// field or flag that contradicts the layout or sections, `rank` > 64, more than 255
+// buffers or 8 tiling levels; the message names the field);
+// `HURRAY_ERR_INVALID_SYNC_MODE` (a reserved sync mode); `HURRAY_ERR_DESCRIPTOR` (a
+// rule of the spec is broken; the message names the rule and the byte offset in
+// the encoding).
+//
+// Ownership: `*out` owned; destroy with `hurray_descriptor_destroy`. Nothing of
+// `view` is retained.
+//
+// # Safety
+// `view` NULL or readable, each of its non-NULL pointers valid for the reads its
+// field documents; `out` NULL or writable.
+HurrayStatus hurray_descriptor_from_view(const struct HurrayDescriptorView *view,
+                                         HurrayDescriptor **out);
+
 // Makes an item of one tensor (not a composite head), moving the tensor in.
 //
 // Errors: `HURRAY_ERR_NULL_POINTER` (`tensor`, `*tensor`, `out`);
