@@ -256,6 +256,48 @@ static inline void encode_tensor(HurrayStreamEncoder *enc, const HurrayTensor *t
     CHECK(out->len - start == total);
 }
 
+/* A whole file, NUL-terminated (malloc'ed; *len excludes the NUL), or NULL when it
+ * cannot be opened. */
+static inline char *read_whole(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    CHECK(fseek(f, 0, SEEK_END) == 0);
+    long n = ftell(f);
+    CHECK(n >= 0);
+    CHECK(fseek(f, 0, SEEK_SET) == 0);
+    char *buf = (char *)malloc((size_t)n + 1);
+    CHECK(buf != NULL);
+    CHECK(fread(buf, 1, (size_t)n, f) == (size_t)n);
+    buf[n] = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+/*
+ * An owned float32 composite-head descriptor of shape [2] grouping `members` tensors,
+ * built in one call from a view filled in by hand (zeroed first: every field this
+ * layout does not have stays NULL or 0).
+ */
+static inline HurrayDescriptor *composite_head_descriptor(uint32_t members) {
+    uint64_t shape = 2;
+    HurrayCompositeHead head;
+    memset(&head, 0, sizeof head);
+    head.member_count = members;
+    head.composition_rule = HURRAY_COMPOSITION_GROUP;
+    head.combine_op = HURRAY_COMBINE_NONE;
+    HurrayDescriptorView v;
+    memset(&v, 0, sizeof v);
+    v.header.type_tag = HURRAY_TYPE_FLOAT32;
+    v.header.layout_tag = HURRAY_LAYOUT_COMPOSITE_HEAD;
+    v.header.rank = 1;
+    v.shape = &shape;
+    v.composite_head = &head;
+    HurrayDescriptor *d = NULL;
+    CHECK_OK(hurray_descriptor_from_view(&v, &d));
+    return d;
+}
+
 /* An environment variable, or NULL when unset or empty. */
 static inline const char *env_or_null(const char *name) {
     const char *v = getenv(name);
