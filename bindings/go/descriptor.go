@@ -436,18 +436,29 @@ func cbool(b bool) C.uint8_t {
 }
 
 // readDescriptor converts a live C descriptor into a Descriptor.
-func readDescriptor(p *C.HurrayDescriptor) Descriptor {
+func readDescriptor(p *C.HurrayDescriptor) Descriptor { return withView(p, fromView) }
+
+// withView runs f on the borrowed view of p (one C call). A descriptor made by
+// another copy of the library is decoded from its frozen encoded bytes into one of
+// this copy first; f must not keep the view.
+func withView[R any](p *C.HurrayDescriptor, f func(*C.HurrayDescriptorView) R) R {
 	var v *C.HurrayDescriptorView
-	if C.hurray_descriptor_view(p, &v) != C.HURRAY_OK {
-		// A descriptor made by another copy of the library: decode its frozen
-		// encoded bytes into one of this copy, and read that.
-		b := encodeDescriptor(p)
-		var own *C.HurrayDescriptor
-		must("hurray_descriptor_decode", C.hurray_descriptor_decode(bytesPtr(b), C.uint64_t(len(b)), &own))
-		defer C.hurray_descriptor_destroy(&own)
-		return readDescriptor(own)
+	if C.hurray_descriptor_view(p, &v) == C.HURRAY_OK {
+		return f(v)
 	}
-	return fromView(v)
+	b := encodeDescriptor(p)
+	var own *C.HurrayDescriptor
+	must("hurray_descriptor_decode", C.hurray_descriptor_decode(bytesPtr(b), C.uint64_t(len(b)), &own))
+	defer C.hurray_descriptor_destroy(&own)
+	must("hurray_descriptor_view", C.hurray_descriptor_view(own, &v))
+	return f(v)
+}
+
+// bufferEntry converts entry i of a view's buffer table (i < buffer_count).
+func bufferEntry(v *C.HurrayDescriptorView, i int) BufferEntry {
+	e := unsafe.Slice(v.buffers, int(v.header.buffer_count))[i]
+	return BufferEntry{Size: uint64(e.byte_size), Alignment: uint32(e.alignment),
+		Device: Device(e.device_tag), Sync: SyncMode(e.sync_mode), Memory: MemoryClass(e.memory_class)}
 }
 
 // cSlice copies n values at p (a C array whose element has G's layout) into a new
@@ -479,9 +490,8 @@ func fromView(v *C.HurrayDescriptorView) Descriptor {
 	copy(d.Shape, cSlice[uint64](v.shape, rank))
 	if n := int(h.buffer_count); n > 0 {
 		d.Buffers = make([]BufferEntry, n)
-		for i, e := range unsafe.Slice(v.buffers, n) {
-			d.Buffers[i] = BufferEntry{Size: uint64(e.byte_size), Alignment: uint32(e.alignment),
-				Device: Device(e.device_tag), Sync: SyncMode(e.sync_mode), Memory: MemoryClass(e.memory_class)}
+		for i := range d.Buffers {
+			d.Buffers[i] = bufferEntry(v, i)
 		}
 	}
 	switch d.Layout {
