@@ -566,52 +566,72 @@ static char err[8192]; /* the current case's first failure */
 
 static void release_free(void *p) { free(p); }
 
-/* The descriptor of an item, built with the builder. */
+/* The descriptor of an item, built in one call from a view (zeroed, then the
+ * case's layout fields and sections). */
 static HurrayDescriptor *build_descriptor(const Item *it) {
-    HurrayDescriptorBuilder *b = NULL;
     HurrayDescriptor *d = NULL;
-    TRY(hurray_descriptor_builder_new(it->dtype, it->layout, it->rank, it->rank ? it->shape : NULL, &b));
-    if (it->offset) TRY(hurray_descriptor_builder_set_byte_offset(b, it->offset));
+    HurrayDescriptorView v;
+    HurrayTileLevelView levels[MAXTILES];
+    HurrayBufferEntry entries[MAXB];
+    HurrayCompositeHead head = it->head;
+    uint8_t role = it->role >= 0 ? (uint8_t)it->role : 0;
+    memset(&v, 0, sizeof v);
+    memset(levels, 0, sizeof levels);
+    v.header.type_tag = it->dtype;
+    v.header.layout_tag = it->layout;
+    v.header.rank = it->rank;
+    v.header.buffer_count = it->nbufs;
+    v.header.byte_offset = it->offset;
+    v.shape = it->rank ? it->shape : NULL;
     switch (it->layout) {
-    case HURRAY_LAYOUT_STRIDED: TRY(hurray_descriptor_builder_set_strides(b, it->strides, it->rank)); break;
+    case HURRAY_LAYOUT_STRIDED: v.strides = it->strides; break;
     case HURRAY_LAYOUT_TILED:
         for (uint32_t l = 0; l < it->ntiles; l++) {
             const Tile *tl = &it->tiles[l];
-            TRY(hurray_descriptor_builder_push_tiling_level(b, tl->shape, tl->outer, tl->ostr, tl->inner, tl->istr));
+            levels[l].tile_shape = tl->shape;
+            levels[l].outer_order = tl->outer;
+            levels[l].inner_order = tl->inner;
+            if (tl->outer == HURRAY_TILE_ORDER_STRIDED) levels[l].outer_strides = tl->ostr;
+            if (tl->inner == HURRAY_TILE_ORDER_STRIDED) levels[l].inner_strides = tl->istr;
         }
+        v.tiling_depth = it->ntiles;
+        v.tiling = levels;
         break;
-    case HURRAY_LAYOUT_MORTON: TRY(hurray_descriptor_builder_set_morton_bits(b, it->morton, it->rank)); break;
-    case HURRAY_LAYOUT_HILBERT: TRY(hurray_descriptor_builder_set_hilbert(b, it->h_order, it->h_rank)); break;
+    case HURRAY_LAYOUT_MORTON: v.morton_bits = it->morton; break;
+    case HURRAY_LAYOUT_HILBERT:
+        v.hilbert_order = it->h_order;
+        v.hilbert_rank = it->h_rank;
+        break;
     case HURRAY_LAYOUT_COO:
-        TRY(hurray_descriptor_builder_set_nnz(b, it->nnz));
-        TRY(hurray_descriptor_builder_set_coo_is_sorted(b, it->coo_sorted));
+        v.nnz = it->nnz;
+        v.coo_is_sorted = it->coo_sorted;
         break;
     case HURRAY_LAYOUT_CSR:
-    case HURRAY_LAYOUT_CSC: TRY(hurray_descriptor_builder_set_nnz(b, it->nnz)); break;
+    case HURRAY_LAYOUT_CSC: v.nnz = it->nnz; break;
     case HURRAY_LAYOUT_CSF:
-        TRY(hurray_descriptor_builder_set_nnz(b, it->nnz));
-        TRY(hurray_descriptor_builder_set_csf_mode_order(b, it->mode, it->rank));
+        v.nnz = it->nnz;
+        v.csf_mode_order = it->mode;
         break;
-    case HURRAY_LAYOUT_BLOCK_PAGED: TRY(hurray_descriptor_builder_set_block_paged(b, &it->bp)); break;
-    case HURRAY_LAYOUT_COMPOSITE_HEAD: {
-        HurrayCompositeHead h = it->head;
-        TRY(hurray_descriptor_builder_set_composite_head(b, &h));
-        break;
-    }
+    case HURRAY_LAYOUT_BLOCK_PAGED: v.block_paged = &it->bp; break;
+    case HURRAY_LAYOUT_COMPOSITE_HEAD: v.composite_head = &head; break;
     default: break;
     }
     for (uint32_t i = 0; i < it->nbufs; i++) {
         HurrayBufferEntry e = {it->bufs[i].size, it->bufs[i].align, HURRAY_DEVICE_CPU,
                                HURRAY_SYNC_PRODUCER_SYNCED, it->bufs[i].memory};
-        TRY(hurray_descriptor_builder_add_buffer(b, &e));
+        entries[i] = e;
     }
-    if (it->has_quant) TRY(hurray_descriptor_builder_set_quantization(b, &it->q, NULL, 0));
-    if (it->has_shard) TRY(hurray_descriptor_builder_set_shard(b, it->parent, it->soff, it->rank));
-    if (it->has_stats) TRY(hurray_descriptor_builder_set_statistics(b, &it->st));
-    if (it->role >= 0) TRY(hurray_descriptor_builder_set_member_role(b, (uint8_t)it->role));
-    TRY(hurray_descriptor_builder_finish(b, &d));
+    v.buffers = it->nbufs ? entries : NULL;
+    if (it->has_quant) v.quantization = &it->q;
+    if (it->has_shard) {
+        v.shard_parent_shape = it->parent;
+        v.shard_offset = it->soff;
+    }
+    if (it->has_stats) v.statistics = &it->st;
+    v.has_member_role = it->role >= 0;
+    v.member_role = role;
+    TRY(hurray_descriptor_from_view(&v, &d));
 fail:
-    hurray_descriptor_builder_destroy(&b);
     return d;
 }
 
@@ -822,77 +842,60 @@ static int same_bytes(const char *what, const uint8_t *want, uint64_t wn, const 
 static int check_item(const Item *it, const HurrayItem *got);
 
 static int check_descriptor(const Item *it, const HurrayDescriptor *d) {
-    HurrayDescriptorHeader h;
-    uint64_t v[MAXR], v2[MAXR], n = 0;
-    int64_t s[MAXR];
-    uint32_t u[MAXR];
-    CALL(hurray_descriptor_header(d, &h));
+    /* The whole descriptor in one call: a view borrowed from d. */
+    const HurrayDescriptorView *dv = NULL;
+    CALL(hurray_descriptor_view(d, &dv));
+    const HurrayDescriptorHeader h = dv->header;
+    const uint64_t r = h.rank;
     SAME("dtype tag", "0x%02x", it->dtype, h.type_tag);
     SAME("layout tag", "0x%02x", it->layout, h.layout_tag);
     SAME("rank", "%u", it->rank, h.rank);
-    CALL(hurray_descriptor_shape(d, v, MAXR, &n));
-    if (same_u64s("shape", it->shape, v, it->rank, n)) return -1;
+    if (same_u64s("shape", it->shape, dv->shape, it->rank, r)) return -1;
     SAME("byte_offset", "%" PRIu64, it->offset, h.byte_offset);
     switch (it->layout) {
     case HURRAY_LAYOUT_STRIDED:
-        CALL(hurray_descriptor_strides(d, s, MAXR, &n));
-        if (same_i64s("strides", it->strides, s, it->rank, n)) return -1;
+        if (same_i64s("strides", it->strides, dv->strides, it->rank, r)) return -1;
         break;
     case HURRAY_LAYOUT_TILED: {
-        uint32_t depth = 0;
-        CALL(hurray_descriptor_tiling_depth(d, &depth));
+        uint32_t depth = dv->tiling_depth;
         SAME("tiling depth", "%u", it->ntiles, depth);
         for (uint32_t l = 0; l < depth; l++) {
             const Tile *tl = &it->tiles[l];
-            uint8_t o = 0, i = 0;
-            CALL(hurray_descriptor_tiling_level(d, l, &o, &i));
-            SAME("tile outer order", "%u", tl->outer, o);
-            SAME("tile inner order", "%u", tl->inner, i);
-            CALL(hurray_descriptor_tile_shape(d, l, v, MAXR, &n));
-            if (same_u64s("tile shape", tl->shape, v, it->rank, n)) return -1;
-            if (o == HURRAY_TILE_ORDER_STRIDED) {
-                CALL(hurray_descriptor_tile_outer_strides(d, l, s, MAXR, &n));
-                if (same_i64s("tile outer strides", tl->ostr, s, it->rank, n)) return -1;
-            }
-            if (i == HURRAY_TILE_ORDER_STRIDED) {
-                CALL(hurray_descriptor_tile_inner_strides(d, l, s, MAXR, &n));
-                if (same_i64s("tile inner strides", tl->istr, s, it->rank, n)) return -1;
-            }
+            const HurrayTileLevelView *lv = &dv->tiling[l];
+            SAME("tile outer order", "%u", tl->outer, lv->outer_order);
+            SAME("tile inner order", "%u", tl->inner, lv->inner_order);
+            if (same_u64s("tile shape", tl->shape, lv->tile_shape, it->rank, r)) return -1;
+            if (lv->outer_order == HURRAY_TILE_ORDER_STRIDED &&
+                same_i64s("tile outer strides", tl->ostr, lv->outer_strides, it->rank, r))
+                return -1;
+            if (lv->inner_order == HURRAY_TILE_ORDER_STRIDED &&
+                same_i64s("tile inner strides", tl->istr, lv->inner_strides, it->rank, r))
+                return -1;
         }
         break;
     }
     case HURRAY_LAYOUT_MORTON:
-        CALL(hurray_descriptor_morton_bits(d, u, MAXR, &n));
-        if (same_u32s("morton bits", it->morton, u, it->rank, n)) return -1;
+        if (same_u32s("morton bits", it->morton, dv->morton_bits, it->rank, r)) return -1;
         break;
     case HURRAY_LAYOUT_HILBERT: {
-        uint32_t o = 0, r = 0;
-        CALL(hurray_descriptor_hilbert(d, &o, &r));
-        SAME("hilbert order", "%u", it->h_order, o);
-        SAME("hilbert rank", "%u", it->h_rank, r);
+        SAME("hilbert order", "%u", it->h_order, dv->hilbert_order);
+        SAME("hilbert rank", "%u", it->h_rank, dv->hilbert_rank);
         break;
     }
     case HURRAY_LAYOUT_COO:
     case HURRAY_LAYOUT_CSR:
     case HURRAY_LAYOUT_CSC:
     case HURRAY_LAYOUT_CSF: {
-        uint64_t nnz = 0;
-        CALL(hurray_descriptor_nnz(d, &nnz));
-        SAME("nnz", "%" PRIu64, it->nnz, nnz);
-        if (it->layout == HURRAY_LAYOUT_COO) {
-            uint8_t sorted = 0;
-            CALL(hurray_descriptor_coo_is_sorted(d, &sorted));
-            SAME("is_sorted", "%u", it->coo_sorted, sorted);
-        }
-        if (it->layout == HURRAY_LAYOUT_CSF) {
-            CALL(hurray_descriptor_csf_mode_order(d, u, MAXR, &n));
-            if (same_u32s("mode_order", it->mode, u, it->rank, n)) return -1;
-        }
+        SAME("nnz", "%" PRIu64, it->nnz, dv->nnz);
+        if (it->layout == HURRAY_LAYOUT_COO) SAME("is_sorted", "%u", it->coo_sorted, dv->coo_is_sorted);
+        if (it->layout == HURRAY_LAYOUT_CSF &&
+            same_u32s("mode_order", it->mode, dv->csf_mode_order, it->rank, r))
+            return -1;
         break;
     }
     case HURRAY_LAYOUT_BLOCK_PAGED: {
-        HurrayBlockPaged bp;
-        CALL(hurray_descriptor_block_paged(d, &bp));
+        if (!dv->block_paged) return fail_at("block-paged fields: NULL in the view");
+        const HurrayBlockPaged bp = *dv->block_paged;
         SAME("page_size", "%u", it->bp.page_size, bp.page_size);
         SAME("num_pages", "%" PRIu64, it->bp.num_pages, bp.num_pages);
         SAME("paged_axis", "%u", 0u, bp.paged_axis);
@@ -903,8 +906,8 @@ static int check_descriptor(const Item *it, const HurrayDescriptor *d) {
         break;
     }
     case HURRAY_LAYOUT_COMPOSITE_HEAD: {
-        HurrayCompositeHead ch;
-        CALL(hurray_descriptor_composite_head(d, &ch));
+        if (!dv->composite_head) return fail_at("composite head fields: NULL in the view");
+        const HurrayCompositeHead ch = *dv->composite_head;
         SAME("composition rule", "%u", it->head.composition_rule, ch.composition_rule);
         SAME("combine op", "%u", it->head.combine_op, ch.combine_op);
         SAME("member count", "%u", it->head.member_count, ch.member_count);
@@ -914,9 +917,8 @@ static int check_descriptor(const Item *it, const HurrayDescriptor *d) {
     }
     SAME("buffer count", "%u", it->nbufs, h.buffer_count);
     for (uint32_t i = 0; i < it->nbufs; i++) {
-        HurrayBufferEntry e;
+        const HurrayBufferEntry e = dv->buffers[i];
         char what[64];
-        CALL(hurray_descriptor_buffer(d, i, &e));
         snprintf(what, sizeof what, "buffer %u byte_size", i);
         SAME(what, "%" PRIu64, it->bufs[i].size, e.byte_size);
         snprintf(what, sizeof what, "buffer %u alignment", i);
@@ -929,12 +931,11 @@ static int check_descriptor(const Item *it, const HurrayDescriptor *d) {
         SAME(what, "%u", it->bufs[i].memory, e.memory_class);
     }
     /* Optional sections: present exactly when the case has them. */
-    HurrayQuantization q;
-    HurrayStatus qs = hurray_descriptor_quantization(d, &q);
     if (!it->has_quant) {
-        SAME("quantization section", "%s", "absent", qs == HURRAY_OK ? "present" : "absent");
+        SAME("quantization section", "%s", "absent", dv->quantization ? "present" : "absent");
     } else {
-        CALL(qs);
+        if (!dv->quantization) return fail_at("quantization section: absent");
+        const HurrayQuantization q = *dv->quantization;
         SAME("quant scheme", "%u", it->q.scheme_tag, q.scheme_tag);
         SAME("quant scheme_version", "%u", 1u, q.scheme_version);
         SAME("quant flags", "%u", it->q.flags, q.flags);
@@ -947,20 +948,18 @@ static int check_descriptor(const Item *it, const HurrayDescriptor *d) {
         SAME("quant zero_point_buffer_index", "%u", it->q.zero_point_buffer_index, q.zero_point_buffer_index);
         SAME("quant scale_type", "%u", it->q.scale_type_tag, q.scale_type_tag);
     }
-    HurrayStatus ss = hurray_descriptor_shard(d, v, v2, MAXR, &n);
     if (!it->has_shard) {
-        SAME("shard section", "%s", "absent", ss == HURRAY_OK ? "present" : "absent");
+        SAME("shard section", "%s", "absent", dv->shard_parent_shape ? "present" : "absent");
     } else {
-        CALL(ss);
-        if (same_u64s("shard parent_shape", it->parent, v, it->rank, n)) return -1;
-        if (same_u64s("shard offset", it->soff, v2, it->rank, n)) return -1;
+        if (!dv->shard_parent_shape || !dv->shard_offset) return fail_at("shard section: absent");
+        if (same_u64s("shard parent_shape", it->parent, dv->shard_parent_shape, it->rank, r)) return -1;
+        if (same_u64s("shard offset", it->soff, dv->shard_offset, it->rank, r)) return -1;
     }
-    HurrayStatistics st;
-    HurrayStatus sts = hurray_descriptor_statistics(d, &st);
     if (!it->has_stats) {
-        SAME("statistics section", "%s", "absent", sts == HURRAY_OK ? "present" : "absent");
+        SAME("statistics section", "%s", "absent", dv->statistics ? "present" : "absent");
     } else {
-        CALL(sts);
+        if (!dv->statistics) return fail_at("statistics section: absent");
+        const HurrayStatistics st = *dv->statistics;
         SAME("statistics computed_mask", "%u", it->st.computed_mask, st.computed_mask);
         SAME("statistics nnz", "%" PRIu64, it->st.nnz, st.nnz);
         if (same_f64("statistics sparsity_ratio", it->st.sparsity_ratio, st.sparsity_ratio) ||
@@ -975,13 +974,11 @@ static int check_descriptor(const Item *it, const HurrayDescriptor *d) {
         SAME("statistics has_nan", "%u", it->st.has_nan, st.has_nan);
         SAME("statistics has_inf", "%u", it->st.has_inf, st.has_inf);
     }
-    uint8_t role = 0;
-    HurrayStatus rs = hurray_descriptor_member_role(d, &role);
     if (it->role < 0) {
-        SAME("member role section", "%s", "absent", rs == HURRAY_OK ? "present" : "absent");
+        SAME("member role section", "%s", "absent", dv->has_member_role ? "present" : "absent");
     } else {
-        CALL(rs);
-        SAME("member role", "%d", it->role, (int)role);
+        SAME("member role section", "%s", "present", dv->has_member_role ? "present" : "absent");
+        SAME("member role", "%d", it->role, (int)dv->member_role);
     }
     return 0;
 }
