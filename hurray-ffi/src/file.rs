@@ -1385,8 +1385,87 @@ impl HurrayFileWriter {
         })
     }
 
-    fn add_kv(&mut self, key: &str, value: KvValue) -> FfiResult<()> {
+    /// Starts writing the file that will appear at `path` when
+    /// [`finish`](Self::finish)ed: bytes go to a temporary file beside it, renamed
+    /// over `path` at the end (durable unless `options.durable` is 0). Dropping the
+    /// writer unfinished abandons the file: nothing appears at `path`.
+    ///
+    /// Errors (`HURRAY_ERR_*`, the message starting with the path): `INVALID_ARGUMENT`
+    /// (empty path, an option flag not 0 or 1); `FORMAT` (an illegal
+    /// `data_buffer_alignment`); `FILE_NOT_FOUND` (the directory does not exist); `IO`.
+    pub fn create(path: &Path, options: &HurrayWriteOptions) -> FfiResult<HurrayFileWriter> {
+        if path.as_os_str().is_empty() {
+            return Err(FfiError::new(
+                HURRAY_ERR_INVALID_ARGUMENT,
+                "`path` is empty",
+            ));
+        }
+        let opts = options.to_options()?;
+        let w = FileWriter::create(path, opts).map_err(|e| {
+            let e = FfiError::from(e);
+            FfiError::new(e.status, format!("{}: {}", path.display(), e.message))
+        })?;
+        Ok(HurrayFileWriter::new(w))
+    }
+
+    /// Writes `tensor` under `name` (UTF-8, 1..=65535 bytes, unique in the file): its
+    /// descriptor, padding, then its buffers, read during the call (the tensor stays
+    /// the caller's).
+    ///
+    /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` (a device buffer); `HURRAY_ERR_STATE`
+    /// (finished writer); `HURRAY_ERR_FORMAT` (empty or duplicate name, a composite
+    /// head: use [`write_item`](Self::write_item)); `HURRAY_ERR_BUFFER_MISMATCH`;
+    /// `HURRAY_ERR_IO` (the writer is then unusable: drop it).
+    pub fn write_tensor(&mut self, name: &str, tensor: &HurrayTensor) -> FfiResult<()> {
+        let t = tensor.to_io()?;
+        self.write_io_tensor(name, &t)
+    }
+
+    /// [`write_tensor`](Self::write_tensor) for a tensor already in hurray-io form
+    /// (a foreign tensor's borrowed views).
+    pub(crate) fn write_io_tensor(&mut self, name: &str, t: &hurray_io::Tensor) -> FfiResult<()> {
+        self.open()?.write_tensor(name, t).map_err(FfiError::from)
+    }
+
+    /// Writes `item` under `name`: a tensor, or a composite whose head gets `name`
+    /// and whose members get `name/0`, `name/1`, nested `name/1/0`, ... The whole
+    /// composite is validated before any byte of it is written.
+    ///
+    /// Errors: those of [`write_tensor`](Self::write_tensor), and `HURRAY_ERR_STATE`
+    /// (a composite with fewer members than its head declares), `HURRAY_ERR_FORMAT`
+    /// (a composite rule; the message names it).
+    pub fn write_item(&mut self, name: &str, item: &HurrayItem) -> FfiResult<()> {
+        let i = item.to_io()?;
+        let w = self.open()?;
+        match i {
+            hurray_io::Item::Tensor(t) => w.write_tensor(name, &t),
+            hurray_io::Item::Composite(c) => w.write_composite(name, &c),
+        }
+        .map_err(FfiError::from)
+    }
+
+    /// Adds a KV entry (written after the tensors, in the order added); keys are
+    /// UTF-8, 1..=65535 bytes and unique (`file-format.md` §7).
+    ///
+    /// Errors: `HURRAY_ERR_STATE` (finished writer); `HURRAY_ERR_FORMAT` (empty or
+    /// duplicate key); `HURRAY_ERR_LIMIT` (key over 65535 bytes, the KV section would
+    /// reach 4 GiB).
+    pub fn add_kv(&mut self, key: &str, value: KvValue) -> FfiResult<()> {
         self.open()?.add_kv(key, value).map_err(FfiError::from)
+    }
+
+    /// Writes the index, KV section and trailer and moves the file into place. The
+    /// writer is spent afterwards, whatever the result (later calls fail with
+    /// `HURRAY_ERR_STATE`).
+    ///
+    /// Errors: `HURRAY_ERR_STATE` (already finished); `HURRAY_ERR_IO`;
+    /// `HURRAY_ERR_FORMAT` (a composite left incomplete).
+    pub fn finish(&mut self) -> FfiResult<()> {
+        self.open()?;
+        match self.writer.take() {
+            Some(w) => w.finish().map_err(FfiError::from),
+            None => Ok(()),
+        }
     }
 }
 
@@ -1433,16 +1512,10 @@ pub unsafe extern "C" fn hurray_file_writer_create(
         let path = unsafe { path_in(path, "path")? };
         need(out, "out")?;
         // SAFETY: NULL or valid per the caller.
-        let opts = unsafe { options.as_ref() }
-            .copied()
-            .unwrap_or_default()
-            .to_options()?;
-        let w = FileWriter::create(&path, opts).map_err(|e| {
-            let e = FfiError::from(e);
-            FfiError::new(e.status, format!("{}: {}", path.display(), e.message))
-        })?;
+        let opts = unsafe { options.as_ref() }.copied().unwrap_or_default();
+        let w = HurrayFileWriter::create(&path, &opts)?;
         // SAFETY: checked non-null.
-        unsafe { put(out, "out", handle::into_raw(HurrayFileWriter::new(w))) }
+        unsafe { put(out, "out", handle::into_raw(w)) }
     })
 }
 
@@ -1474,7 +1547,7 @@ pub unsafe extern "C" fn hurray_file_writer_write_tensor(
         let name = unsafe { str_in(name, "name")? };
         // SAFETY: forwarded.
         let t = unsafe { crate::foreign::io_tensor(tensor, "tensor")? };
-        w.open()?.write_tensor(name, &t).map_err(FfiError::from)
+        w.write_io_tensor(name, &t)
     })
 }
 
@@ -1503,12 +1576,7 @@ pub unsafe extern "C" fn hurray_file_writer_write_item(
         let name = unsafe { str_in(name, "name")? };
         // SAFETY: forwarded.
         let i = unsafe { handle::own(item, "item")? };
-        let w = w.open()?;
-        match i.to_io()? {
-            hurray_io::Item::Tensor(t) => w.write_tensor(name, &t),
-            hurray_io::Item::Composite(c) => w.write_composite(name, &c),
-        }
-        .map_err(FfiError::from)
+        w.write_item(name, i)
     })
 }
 
@@ -1828,9 +1896,7 @@ pub unsafe extern "C" fn hurray_file_writer_finish(writer: *mut HurrayFileWriter
     boundary(|| {
         // SAFETY: forwarded.
         let w = unsafe { handle::own_mut(writer, "writer")? };
-        w.open()?;
-        let inner = w.writer.take().expect("checked open above");
-        inner.finish().map_err(FfiError::from)
+        w.finish()
     })
 }
 

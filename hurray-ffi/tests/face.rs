@@ -232,3 +232,71 @@ fn file_reader_face_open_errors_name_the_path() {
     ));
     assert_eq!(e.status, HURRAY_ERR_INVALID_ARGUMENT);
 }
+
+#[test]
+fn file_writer_face_round_trips_through_the_reader_face() {
+    let _l = live();
+    let path = temp_path("writer.hurray");
+    let opts = HurrayWriteOptions {
+        durable: 0,
+        ..HurrayWriteOptions::default()
+    };
+    let mut w = HurrayFileWriter::create(&path, &opts).unwrap();
+    w.write_tensor("a", &f32_tensor([1.0, 2.0, 3.0, 4.0]))
+        .unwrap();
+    let item = HurrayItem::from_tensor(f32_tensor([5.0, 6.0, 7.0, 8.5])).unwrap();
+    w.write_item("b", &item).unwrap();
+    let e = err(w.write_tensor("a", &f32_tensor([0.0; 4])));
+    assert_eq!(e.status, HURRAY_ERR_FORMAT, "duplicate name: {}", e.message);
+    w.add_kv("k", KvValue::UInt64(7)).unwrap();
+    w.add_kv("f", KvValue::Array(KvArray::Float64(vec![0.5, -1.25])))
+        .unwrap();
+    let e = err(w.add_kv("k", KvValue::Bool(true)));
+    assert_eq!(e.status, HURRAY_ERR_FORMAT, "duplicate key: {}", e.message);
+    assert!(!path.exists(), "nothing appears before finish");
+    w.finish().unwrap();
+    assert_eq!(err(w.finish()).status, HURRAY_ERR_STATE);
+    let e = err(w.write_tensor("c", &f32_tensor([0.0; 4])));
+    assert_eq!(e.status, HURRAY_ERR_STATE);
+    drop((w, item));
+
+    let r = HurrayFileReader::open(&path, &ReadOptions::default()).unwrap();
+    assert_eq!(r.tensor_count(), 2);
+    let b = r.tensor("b").unwrap();
+    let bytes = b.buffer_list().buffers().next().unwrap().bytes().unwrap();
+    assert_eq!(&bytes[12..16], &8.5f32.to_le_bytes());
+    assert_eq!(
+        r.kv_value(r.kv_find("k").unwrap()).unwrap(),
+        KvValueRef::UInt64(7)
+    );
+    let f = r.kv_value(r.kv_find("f").unwrap()).unwrap();
+    let f: Vec<_> = f.as_array().unwrap().iter().collect();
+    assert_eq!(
+        f,
+        vec![KvValueRef::Float64(0.5), KvValueRef::Float64(-1.25)]
+    );
+    drop((r, b));
+    let _ = std::fs::remove_file(&path);
+
+    // An unfinished writer leaves nothing at the path.
+    let path = temp_path("abandoned.hurray");
+    let mut w = HurrayFileWriter::create(&path, &opts).unwrap();
+    w.write_tensor("a", &f32_tensor([1.0; 4])).unwrap();
+    drop(w);
+    assert!(!path.exists());
+    // Bad options and paths.
+    let bad = HurrayWriteOptions {
+        durable: 2,
+        ..HurrayWriteOptions::default()
+    };
+    assert_eq!(
+        err(HurrayFileWriter::create(&path, &bad)).status,
+        HURRAY_ERR_INVALID_ARGUMENT
+    );
+    let e = err(HurrayFileWriter::create(
+        &temp_path("no-such-dir").join("x.hurray"),
+        &opts,
+    ));
+    assert_eq!(e.status, HURRAY_ERR_FILE_NOT_FOUND);
+    assert!(e.message.contains("no-such-dir"), "{}", e.message);
+}
