@@ -300,3 +300,63 @@ fn file_writer_face_round_trips_through_the_reader_face() {
     assert_eq!(e.status, HURRAY_ERR_FILE_NOT_FOUND);
     assert!(e.message.contains("no-such-dir"), "{}", e.message);
 }
+
+#[test]
+fn stream_encoder_and_decoder_faces_round_trip() {
+    let _l = live();
+    let limits = HurrayStreamLimits::default();
+    let mut enc = HurrayStreamEncoder::new(&limits).unwrap();
+    assert_eq!(err(enc.chunk(0)).status, HURRAY_ERR_STATE);
+    let mut stream = Vec::new();
+    let t = f32_tensor([1.0, 2.0, 3.0, 4.25]);
+    let (n, len) = enc.begin_tensor(&t).unwrap();
+    assert_eq!(n, 2, "descriptor chunk + one buffer chunk");
+    let buf_ptr = t.buffer_list().buffers().next().unwrap().data;
+    drop(t); // the encoder keeps the buffer alive
+    for i in 0..n {
+        stream.extend_from_slice(enc.chunk(i).unwrap());
+    }
+    assert_eq!(enc.chunk(1).unwrap().as_ptr().cast(), buf_ptr, "no copy");
+    assert_eq!(err(enc.chunk(n)).status, HURRAY_ERR_OUT_OF_RANGE);
+    assert_eq!(stream.len() as u64, len);
+    let item = HurrayItem::from_tensor(f32_tensor([9.0, 8.0, 7.0, 6.0])).unwrap();
+    let (n2, len2) = enc.begin_item(&item).unwrap();
+    for i in 0..n2 {
+        stream.extend_from_slice(enc.chunk(i).unwrap());
+    }
+    enc.end();
+    assert_eq!(err(enc.chunk(0)).status, HURRAY_ERR_STATE);
+    assert_eq!(enc.position(), len + len2);
+    drop((enc, item));
+
+    // Decode through demand/advance, 7 bytes at a time.
+    let mut dec = HurrayStreamDecoder::new(&limits).unwrap();
+    let mut at = 0;
+    while at < stream.len() {
+        let slot = dec.demand();
+        let k = slot.len().min(7).min(stream.len() - at);
+        slot[..k].copy_from_slice(&stream[at..at + k]);
+        let over = slot.len() as u64 + 1;
+        assert_eq!(err(dec.advance(over)).status, HURRAY_ERR_INVALID_ARGUMENT);
+        dec.advance(k as u64).unwrap();
+        at += k;
+    }
+    assert_eq!(dec.position(), stream.len() as u64);
+    let t = dec.next_tensor().unwrap().unwrap();
+    let b = t.buffer_list().buffers().next().unwrap().bytes().unwrap();
+    assert_eq!(&b[12..16], &4.25f32.to_le_bytes());
+    let i = dec.next().unwrap().unwrap();
+    let b = i.tensor_handle().buffer_list().buffers().next().unwrap();
+    assert_eq!(&b.bytes().unwrap()[0..4], &9.0f32.to_le_bytes());
+    assert!(dec.next().unwrap().is_none());
+    dec.finish().unwrap();
+    drop((dec, t, i));
+
+    // Fed in one go but cut short: truncated, naming the offset.
+    let mut dec = HurrayStreamDecoder::new(&limits).unwrap();
+    let cut = stream.len() as u64 - 3;
+    assert_eq!(dec.feed(&stream[..cut as usize]), cut);
+    assert!(dec.next_tensor().unwrap().is_some());
+    let e = err(dec.finish());
+    assert_eq!(e.status, HURRAY_ERR_TRUNCATED, "{}", e.message);
+}
