@@ -238,7 +238,7 @@ fn not_found(what: &str, name: &str) -> FfiError {
     )
 }
 
-fn out_of_range(what: &str, i: u64, n: usize) -> FfiError {
+pub(crate) fn out_of_range(what: &str, i: u64, n: usize) -> FfiError {
     FfiError::new(
         HURRAY_ERR_OUT_OF_RANGE,
         format!("{what} {i} is past the file's {n}"),
@@ -251,9 +251,9 @@ fn out_of_range(what: &str, i: u64, n: usize) -> FfiError {
 #[repr(C)]
 pub struct HurrayFileReader {
     header: Header,
-    reader: FileReader,
+    pub(crate) reader: FileReader,
     /// NUL-terminated copies of names, keys and strings, made on first request.
-    text: FileText,
+    pub(crate) text: FileText,
 }
 
 // SAFETY: repr(C) with Header first.
@@ -486,7 +486,7 @@ impl HurrayFileReader {
 }
 
 /// Wrong KV type for the getter called.
-fn kv_wrong_type(v: &KvValueRef<'_>, want: &str) -> FfiError {
+pub(crate) fn kv_wrong_type(v: &KvValueRef<'_>, want: &str) -> FfiError {
     let have = match v {
         KvValueRef::String(_) => "string",
         KvValueRef::Int64(_) => "int64",
@@ -1598,7 +1598,7 @@ unsafe fn add_kv(
     })
 }
 
-fn bool_in(v: u8, arg: &str) -> FfiResult<bool> {
+pub(crate) fn bool_in(v: u8, arg: &str) -> FfiResult<bool> {
     match v {
         0 => Ok(false),
         1 => Ok(true),

@@ -26,6 +26,7 @@ pub mod descriptor_access;
 pub mod descriptor_view;
 pub mod handle;
 pub mod item;
+pub mod kv_value;
 pub mod pool;
 pub mod raw;
 pub mod status;
@@ -44,6 +45,7 @@ pub use descriptor_access::{
 };
 pub use handle::{live_objects, Handle, Header, HURRAY_C_ABI_VERSION};
 pub use item::HurrayItem;
+pub use kv_value::HurrayKvValue;
 pub use pool::{HurrayBufferPool, HurrayBufferPoolStats};
 pub use status::*;
 pub use tensor::HurrayTensor;
