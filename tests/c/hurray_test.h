@@ -298,6 +298,63 @@ static inline HurrayDescriptor *composite_head_descriptor(uint32_t members) {
     return d;
 }
 
+/* ---- KV through the tagged value ------------------------------------------------ */
+
+static inline HurrayKvValue kv_of(uint8_t type_tag) {
+    HurrayKvValue v;
+    memset(&v, 0, sizeof v);
+    v.type_tag = type_tag;
+    return v;
+}
+static inline HurrayKvValue kv_string(const char *s) {
+    HurrayKvValue v = kv_of(HURRAY_KV_TYPE_STRING);
+    v.data = s;
+    v.len = s ? strlen(s) : 0;
+    return v;
+}
+static inline HurrayKvValue kv_int64(int64_t x) {
+    HurrayKvValue v = kv_of(HURRAY_KV_TYPE_INT64);
+    v.int64_value = x;
+    return v;
+}
+static inline HurrayKvValue kv_uint64(uint64_t x) {
+    HurrayKvValue v = kv_of(HURRAY_KV_TYPE_UINT64);
+    v.uint64_value = x;
+    return v;
+}
+static inline HurrayKvValue kv_float64(double x) {
+    HurrayKvValue v = kv_of(HURRAY_KV_TYPE_FLOAT64);
+    v.float64_value = x;
+    return v;
+}
+static inline HurrayKvValue kv_bool(uint8_t x) {
+    HurrayKvValue v = kv_of(HURRAY_KV_TYPE_BOOL);
+    v.bool_value = x;
+    return v;
+}
+/* Bytes (`n` of them), or an array of `n` elements of type `elem` at `p`. */
+static inline HurrayKvValue kv_data(uint8_t type_tag, uint8_t elem, const void *p, uint64_t n) {
+    HurrayKvValue v = kv_of(type_tag);
+    v.element_type = elem;
+    v.data = p;
+    v.len = n;
+    return v;
+}
+
+/* Adds KV entry `key` (NUL-terminated) in one call. */
+static inline HurrayStatus add_kv(HurrayFileWriter *w, const char *key, HurrayKvValue v) {
+    return hurray_file_writer_add_kv(w, key, strlen(key), &v);
+}
+
+/* The value of KV entry `key` of r (which must exist), in one call after the lookup. */
+static inline HurrayKvValue kv_get(const HurrayFileReader *r, const char *key) {
+    uint64_t i = 0;
+    HurrayKvValue v;
+    CHECK_OK(hurray_file_reader_kv_find(r, key, &i));
+    CHECK_OK(hurray_file_reader_kv_value(r, i, &v));
+    return v;
+}
+
 /* An environment variable, or NULL when unset or empty. */
 static inline const char *env_or_null(const char *name) {
     const char *v = getenv(name);
