@@ -693,31 +693,44 @@ fail:
     return NULL;
 }
 
+/* Adds a case's KV entry in one call through the tagged value. */
 static int add_kv(HurrayFileWriter *w, const Kv *kv) {
-    const char *k = kv->key;
+    HurrayKvValue v, *elems = NULL;
+    memset(&v, 0, sizeof v);
+    v.type_tag = kv->array ? HURRAY_KV_TYPE_ARRAY : kv->tag;
     if (!kv->array) {
         switch (kv->tag) {
-        case HURRAY_KV_TYPE_STRING: TRY(hurray_file_writer_add_kv_string(w, k, (const char *)kv->s[0])); break;
-        case HURRAY_KV_TYPE_INT64: TRY(hurray_file_writer_add_kv_int64(w, k, kv->i[0])); break;
-        case HURRAY_KV_TYPE_UINT64: TRY(hurray_file_writer_add_kv_uint64(w, k, kv->u[0])); break;
-        case HURRAY_KV_TYPE_FLOAT64: TRY(hurray_file_writer_add_kv_float64(w, k, kv->f[0])); break;
-        case HURRAY_KV_TYPE_BOOL: TRY(hurray_file_writer_add_kv_bool(w, k, kv->b[0])); break;
-        default: TRY(hurray_file_writer_add_kv_bytes(w, k, kv->s[0], kv->slen[0])); break;
+        case HURRAY_KV_TYPE_INT64: v.int64_value = kv->i[0]; break;
+        case HURRAY_KV_TYPE_UINT64: v.uint64_value = kv->u[0]; break;
+        case HURRAY_KV_TYPE_FLOAT64: v.float64_value = kv->f[0]; break;
+        case HURRAY_KV_TYPE_BOOL: v.bool_value = kv->b[0]; break;
+        default: /* string or bytes */
+            v.data = kv->s[0];
+            v.len = kv->slen[0];
+            break;
         }
-        return 0;
+    } else {
+        v.element_type = kv->tag;
+        v.len = kv->n;
+        switch (kv->tag) {
+        case HURRAY_KV_TYPE_INT64: v.data = kv->i; break;
+        case HURRAY_KV_TYPE_UINT64: v.data = kv->u; break;
+        case HURRAY_KV_TYPE_FLOAT64: v.data = kv->f; break;
+        case HURRAY_KV_TYPE_BOOL: v.data = kv->b; break;
+        default: /* string or byte-sequence elements: one tagged value each */
+            elems = xcalloc(kv->n ? kv->n : 1, sizeof *elems);
+            for (uint64_t j = 0; j < kv->n; j++) {
+                elems[j].type_tag = kv->tag;
+                elems[j].data = kv->s[j];
+                elems[j].len = kv->slen[j];
+            }
+            v.data = elems;
+            break;
+        }
     }
-    switch (kv->tag) {
-    case HURRAY_KV_TYPE_STRING:
-        TRY(hurray_file_writer_add_kv_array_string(w, k, (const char *const *)kv->s, kv->n));
-        break;
-    case HURRAY_KV_TYPE_INT64: TRY(hurray_file_writer_add_kv_array_int64(w, k, kv->i, kv->n)); break;
-    case HURRAY_KV_TYPE_UINT64: TRY(hurray_file_writer_add_kv_array_uint64(w, k, kv->u, kv->n)); break;
-    case HURRAY_KV_TYPE_FLOAT64: TRY(hurray_file_writer_add_kv_array_float64(w, k, kv->f, kv->n)); break;
-    case HURRAY_KV_TYPE_BOOL: TRY(hurray_file_writer_add_kv_array_bool(w, k, kv->b, kv->n)); break;
-    default:
-        TRY(hurray_file_writer_add_kv_array_bytes(w, k, (const uint8_t *const *)kv->s, kv->slen, kv->n));
-        break;
-    }
+    HurrayStatus st = hurray_file_writer_add_kv(w, kv->key, strlen(kv->key), &v);
+    free(elems);
+    TRY(st);
     return 0;
 fail:
     return -1;
@@ -1040,105 +1053,56 @@ static int check_kv(const HurrayFileReader *r, const Case *c) {
     for (uint32_t i = 0; i < c->nkv; i++) {
         const Kv *kv = &c->kv[i];
         const char *key = NULL;
-        uint64_t klen = 0, count = 0, len = 0;
-        uint8_t type = 0, elem = 0;
+        uint64_t klen = 0;
+        HurrayKvValue v;
         CALL(hurray_file_reader_kv_key(r, i, &key, &klen));
         if (strcmp(key, kv->key) != 0) return fail_at("KV entry %u: expected key \"%s\", got \"%s\"", i, kv->key, key);
         snprintf(where, sizeof where, "KV \"%s\"", kv->key);
-        CALL(hurray_file_reader_kv_type(r, i, &type, &elem, &count));
-        SAME("type", "%u", kv->array ? (unsigned)HURRAY_KV_TYPE_ARRAY : (unsigned)kv->tag, (unsigned)type);
+        /* The whole value in one call. */
+        CALL(hurray_file_reader_kv_value(r, i, &v));
+        SAME("type", "%u", kv->array ? (unsigned)HURRAY_KV_TYPE_ARRAY : (unsigned)kv->tag, (unsigned)v.type_tag);
         if (!kv->array) {
             switch (kv->tag) {
-            case HURRAY_KV_TYPE_STRING: {
-                const char *s = NULL;
-                CALL(hurray_file_reader_kv_string(r, i, &s, &len));
-                if (same_bytes("string", kv->s[0], kv->slen[0], (const uint8_t *)s, len)) return -1;
+            case HURRAY_KV_TYPE_INT64: SAME("value", "%" PRId64, kv->i[0], (int64_t)v.int64_value); break;
+            case HURRAY_KV_TYPE_UINT64: SAME("value", "%" PRIu64, kv->u[0], (uint64_t)v.uint64_value); break;
+            case HURRAY_KV_TYPE_FLOAT64:
+                if (same_f64("value", kv->f[0], v.float64_value)) return -1;
                 break;
-            }
-            case HURRAY_KV_TYPE_INT64: {
-                int64_t x = 0;
-                CALL(hurray_file_reader_kv_int64(r, i, &x));
-                SAME("value", "%" PRId64, kv->i[0], x);
+            case HURRAY_KV_TYPE_BOOL: SAME("value", "%u", kv->b[0], v.bool_value); break;
+            default: /* string or bytes */
+                if (same_bytes(kv->tag == HURRAY_KV_TYPE_STRING ? "string" : "bytes", kv->s[0], kv->slen[0],
+                               (const uint8_t *)v.data, v.len))
+                    return -1;
                 break;
-            }
-            case HURRAY_KV_TYPE_UINT64: {
-                uint64_t x = 0;
-                CALL(hurray_file_reader_kv_uint64(r, i, &x));
-                SAME("value", "%" PRIu64, kv->u[0], x);
-                break;
-            }
-            case HURRAY_KV_TYPE_FLOAT64: {
-                double x = 0;
-                CALL(hurray_file_reader_kv_float64(r, i, &x));
-                if (same_f64("value", kv->f[0], x)) return -1;
-                break;
-            }
-            case HURRAY_KV_TYPE_BOOL: {
-                uint8_t x = 0;
-                CALL(hurray_file_reader_kv_bool(r, i, &x));
-                SAME("value", "%u", kv->b[0], x);
-                break;
-            }
-            default: {
-                const uint8_t *b = NULL;
-                CALL(hurray_file_reader_kv_bytes(r, i, &b, &len));
-                if (same_bytes("bytes", kv->s[0], kv->slen[0], b, len)) return -1;
-                break;
-            }
             }
             continue;
         }
-        SAME("element type", "%u", (unsigned)kv->tag, (unsigned)elem);
-        SAME("element count", "%" PRIu64, kv->n, count);
-        uint64_t cap = kv->n ? kv->n : 1;
-        switch (kv->tag) {
-        case HURRAY_KV_TYPE_INT64: {
-            int64_t *x = xcalloc(cap, 8);
-            HurrayStatus s = hurray_file_reader_kv_array_int64(r, i, x, cap, &len);
-            int bad = s != HURRAY_OK ? fail_at("array: %s", hurray_last_error_message())
-                                     : same_i64s("values", kv->i, x, kv->n, len);
-            free(x);
-            if (bad) return -1;
-            break;
-        }
-        case HURRAY_KV_TYPE_UINT64: {
-            uint64_t *x = xcalloc(cap, 8);
-            HurrayStatus s = hurray_file_reader_kv_array_uint64(r, i, x, cap, &len);
-            int bad = s != HURRAY_OK ? fail_at("array: %s", hurray_last_error_message())
-                                     : same_u64s("values", kv->u, x, kv->n, len);
-            free(x);
-            if (bad) return -1;
-            break;
-        }
-        case HURRAY_KV_TYPE_FLOAT64: {
-            double *x = xcalloc(cap, 8);
-            HurrayStatus s = hurray_file_reader_kv_array_float64(r, i, x, cap, &len);
-            int bad = s != HURRAY_OK ? fail_at("array: %s", hurray_last_error_message()) : 0;
-            if (!bad && len != kv->n) bad = fail_at("values: expected %" PRIu64 ", got %" PRIu64, kv->n, len);
-            for (uint64_t j = 0; !bad && j < kv->n; j++) bad = same_f64("value", kv->f[j], x[j]);
-            free(x);
-            if (bad) return -1;
-            break;
-        }
-        case HURRAY_KV_TYPE_BOOL: {
-            uint8_t *x = xcalloc(cap, 1);
-            HurrayStatus s = hurray_file_reader_kv_array_bool(r, i, x, cap, &len);
-            int bad = s != HURRAY_OK ? fail_at("array: %s", hurray_last_error_message())
-                                     : same_bytes("values", kv->b, kv->n, x, len);
-            free(x);
-            if (bad) return -1;
-            break;
-        }
-        default:
+        SAME("element type", "%u", (unsigned)kv->tag, (unsigned)v.element_type);
+        SAME("element count", "%" PRIu64, kv->n, (uint64_t)v.len);
+        if (kv->tag == HURRAY_KV_TYPE_STRING || kv->tag == HURRAY_KV_TYPE_BYTES) {
             for (uint64_t j = 0; j < kv->n; j++) {
-                const uint8_t *b = NULL;
-                if (kv->tag == HURRAY_KV_TYPE_STRING)
-                    CALL(hurray_file_reader_kv_array_string(r, i, j, (const char **)&b, &len));
-                else
-                    CALL(hurray_file_reader_kv_array_bytes(r, i, j, &b, &len));
-                if (same_bytes("element", kv->s[j], kv->slen[j], b, len)) return -1;
+                HurrayKvValue e;
+                CALL(hurray_file_reader_kv_array_element(r, i, j, &e));
+                if (same_bytes("element", kv->s[j], kv->slen[j], (const uint8_t *)e.data, e.len)) return -1;
             }
+            continue;
         }
+        /* Numeric and bool elements are borrowed, little-endian and maybe unaligned:
+         * copy them out before comparing. */
+        size_t width = kv->tag == HURRAY_KV_TYPE_BOOL ? 1 : 8;
+        uint8_t *x = xcalloc(kv->n ? kv->n : 1, width);
+        if (kv->n) memcpy(x, v.data, kv->n * width);
+        int bad = 0;
+        switch (kv->tag) {
+        case HURRAY_KV_TYPE_INT64: bad = same_i64s("values", kv->i, (const int64_t *)x, kv->n, v.len); break;
+        case HURRAY_KV_TYPE_UINT64: bad = same_u64s("values", kv->u, (const uint64_t *)x, kv->n, v.len); break;
+        case HURRAY_KV_TYPE_FLOAT64:
+            for (uint64_t j = 0; !bad && j < kv->n; j++) bad = same_f64("value", kv->f[j], ((const double *)x)[j]);
+            break;
+        default: bad = same_bytes("values", kv->b, kv->n, x, v.len); break;
+        }
+        free(x);
+        if (bad) return -1;
     }
     return 0;
 }
@@ -1412,34 +1376,33 @@ static int metadata(const char *path) {
     uint64_t nkv = 0, elements = 0, bytes = 0, nt = 0, name_bytes = 0;
     hurray_file_reader_kv_count(r, &nkv);
     for (uint64_t i = 0; i < nkv; i++) {
-        const char *key = NULL, *s = NULL;
-        const uint8_t *b = NULL;
-        uint64_t len = 0, n = 0, got = 0;
-        uint8_t ty = 0, et = 0;
+        const char *key = NULL;
+        uint64_t len = 0;
+        HurrayKvValue v;
         if (hurray_file_reader_kv_key(r, i, &key, &len) != HURRAY_OK ||
-            hurray_file_reader_kv_type(r, i, &ty, &et, &n) != HURRAY_OK)
+            hurray_file_reader_kv_value(r, i, &v) != HURRAY_OK)
             die("%s: %s", path, hurray_last_error_message());
-        if (ty != HURRAY_KV_TYPE_ARRAY) {
+        if (v.type_tag != HURRAY_KV_TYPE_ARRAY) {
             elements++;
-            if (ty == HURRAY_KV_TYPE_STRING && hurray_file_reader_kv_string(r, i, &s, &len) == HURRAY_OK) bytes += len;
-            if (ty == HURRAY_KV_TYPE_BYTES && hurray_file_reader_kv_bytes(r, i, &b, &len) == HURRAY_OK) bytes += len;
+            if (v.type_tag == HURRAY_KV_TYPE_STRING || v.type_tag == HURRAY_KV_TYPE_BYTES) bytes += v.len;
             continue;
         }
+        uint64_t n = v.len;
+        uint8_t et = v.element_type;
         elements += n;
         HurrayStatus st = HURRAY_OK;
         if (et == HURRAY_KV_TYPE_STRING || et == HURRAY_KV_TYPE_BYTES) {
             for (uint64_t k = 0; k < n && st == HURRAY_OK; k++) {
-                st = et == HURRAY_KV_TYPE_STRING ? hurray_file_reader_kv_array_string(r, i, k, &s, &len)
-                                                 : hurray_file_reader_kv_array_bytes(r, i, k, &b, &len);
-                bytes += len;
+                HurrayKvValue e;
+                st = hurray_file_reader_kv_array_element(r, i, k, &e);
+                bytes += e.len;
             }
         } else {
-            void *v = xcalloc(n ? n : 1, 8);
-            if (et == HURRAY_KV_TYPE_BOOL) st = hurray_file_reader_kv_array_bool(r, i, v, n, &got);
-            if (et == HURRAY_KV_TYPE_INT64) st = hurray_file_reader_kv_array_int64(r, i, v, n, &got);
-            if (et == HURRAY_KV_TYPE_UINT64) st = hurray_file_reader_kv_array_uint64(r, i, v, n, &got);
-            if (et == HURRAY_KV_TYPE_FLOAT64) st = hurray_file_reader_kv_array_float64(r, i, v, n, &got);
-            free(v);
+            /* Copied into an array of this program's (an aligned native window). */
+            uint64_t width = et == HURRAY_KV_TYPE_BOOL ? 1 : 8;
+            void *x = xcalloc(n ? n : 1, 8);
+            st = hurray_file_reader_kv_array_window(r, i, 0, n, n ? x : NULL, n * width);
+            free(x);
         }
         if (st != HURRAY_OK) die("%s: %s", path, hurray_last_error_message());
     }
