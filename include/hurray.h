@@ -697,6 +697,51 @@ typedef struct HurrayDescriptorView {
     uint8_t member_role;
 } HurrayDescriptorView;
 
+// One KV value of any type, tagged by `type_tag` (`file-format.md` §7.3). Frozen
+// for ABI 10; 48 bytes on 64-bit targets. Fields by `type_tag`; unused ones are 0
+// or NULL:
+//
+// - `HURRAY_KV_TYPE_STRING`: `data` UTF-8 (NUL-terminated when read), `len` bytes
+//   without the NUL.
+// - `HURRAY_KV_TYPE_INT64`, `_UINT64`, `_FLOAT64`: `int64_value`, `uint64_value`,
+//   `float64_value`.
+// - `HURRAY_KV_TYPE_BOOL`: `bool_value`, 0 or 1.
+// - `HURRAY_KV_TYPE_BYTES`: `data`, `len` bytes (`data` NULL when empty).
+// - `HURRAY_KV_TYPE_ARRAY`: `element_type`, `len` elements at `data`. Read: int64,
+//   uint64 and float64 elements as stored, 8 little-endian bytes each (native on
+//   little-endian hosts) and NOT necessarily aligned (`memcpy` them, or copy an
+//   aligned native window with `hurray_file_reader_kv_array_window`); bools one
+//   byte (0 or 1) each; string and byte-sequence arrays have `data` NULL: read
+//   element k with `hurray_file_reader_kv_array_element`. Added: `len`
+//   native-endian elements (`int64_t`, `uint64_t`, `double`, any alignment; bools
+//   bytes 0 or 1), or for string and byte-sequence arrays `len` `HurrayKvValue`s of
+//   type `element_type`.
+//
+// Pointers in a value read from a reader are borrowed, valid until the reader is
+// destroyed; a value passed in is only read during the call.
+typedef struct HurrayKvValue {
+    // `HURRAY_KV_TYPE_*` of the value.
+    uint8_t type_tag;
+    // For `HURRAY_KV_TYPE_ARRAY`: the `HURRAY_KV_TYPE_*` of its elements
+    // (`STRING` .. `BYTES`); 0 otherwise.
+    uint8_t element_type;
+    // For `HURRAY_KV_TYPE_BOOL`: 0 or 1.
+    uint8_t bool_value;
+    // Zero.
+    uint8_t reserved[5];
+    // For `HURRAY_KV_TYPE_INT64`.
+    int64_t int64_value;
+    // For `HURRAY_KV_TYPE_UINT64`.
+    uint64_t uint64_value;
+    // For `HURRAY_KV_TYPE_FLOAT64` (any bit pattern, NaN included).
+    double float64_value;
+    // String, byte or array data (see the module docs); NULL when empty or unused.
+    const void *data;
+    // String or byte length in bytes (a string's without its NUL), or array element
+    // count; 0 otherwise.
+    uint64_t len;
+} HurrayKvValue;
+
 // Counters of a buffer pool, written by value.
 typedef struct HurrayBufferPoolStats {
     // Requests served by an idle allocation.
@@ -1870,6 +1915,37 @@ HurrayStatus hurray_descriptor_member_role(const HurrayDescriptor *descriptor, u
 HurrayStatus hurray_descriptor_view(const HurrayDescriptor *descriptor,
                                     const struct HurrayDescriptorView **out);
 
+// Builds and validates a descriptor from a [`HurrayDescriptorView`]: the same
+// struct `hurray_descriptor_view` returns, so a view read from one descriptor
+// builds the same descriptor again (byte-identical encoding). Arrays are borrowed
+// for the call only and copied; their lengths follow from the header as
+// documented on the struct (`rank`, `buffer_count`, `tiling_depth`). Only the
+// fields of `header.layout_tag` are read; the others must be NULL or 0. Optional
+// sections are present when their pointer is non-NULL (shard: both arrays;
+// composite member: `has_member_role` = 1). `header.descriptor_length` is
+// ignored; `header.flags` may be 0 (derived from the sections) or must equal what
+// they imply; `header.version_major` may be 0 or 1. For the assigned quantization
+// schemes `scheme_version` and `flags` are ignored (written as 1 and as implied by
+// `zero_point_buffer_index`; `HURRAY_NO_BUFFER` means symmetric).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`view`, `out`, an array with a non-zero length,
+// the block-paged or composite-head fields of such a layout);
+// `HURRAY_ERR_INVALID_ARGUMENT` (an unassigned tag, a value out of its range, a
+// field or flag that contradicts the layout or sections, `rank` > 64, more than 255
+// buffers or 8 tiling levels; the message names the field);
+// `HURRAY_ERR_INVALID_SYNC_MODE` (a reserved sync mode); `HURRAY_ERR_DESCRIPTOR` (a
+// rule of the spec is broken; the message names the rule and the byte offset in
+// the encoding).
+//
+// Ownership: `*out` owned; destroy with `hurray_descriptor_destroy`. Nothing of
+// `view` is retained.
+//
+// # Safety
+// `view` NULL or readable, each of its non-NULL pointers valid for the reads its
+// field documents; `out` NULL or writable.
+HurrayStatus hurray_descriptor_from_view(const struct HurrayDescriptorView *view,
+                                         HurrayDescriptor **out);
+
 // Makes an item of one tensor (not a composite head), moving the tensor in.
 //
 // Errors: `HURRAY_ERR_NULL_POINTER` (`tensor`, `*tensor`, `out`);
@@ -1981,6 +2057,68 @@ HurrayStatus hurray_item_member(const HurrayItem *item, uint64_t index, const Hu
 // # Safety
 // `item` NULL, or pointing at NULL or a live item handle.
 HurrayStatus hurray_item_destroy(HurrayItem **item);
+
+// The value of KV entry `index` (file order) as one tagged value, in one call: see
+// `HurrayKvValue` for which fields each `type_tag` sets. Strings come NUL-terminated
+// (the reader copies the KV text once, on the first string asked for); bytes and
+// array elements are borrowed from the mapping; the elements of a string or
+// byte-sequence array are read with `hurray_file_reader_kv_array_element`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`, `out`); `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (not a reader of this copy of the library);
+// `HURRAY_ERR_OUT_OF_RANGE` (`index` >= the KV count).
+//
+// Ownership: `*out` is written by value; its `data` is borrowed, valid until the
+// reader is destroyed.
+//
+// # Safety
+// `reader` NULL or live; `out` NULL or writable.
+HurrayStatus hurray_file_reader_kv_value(const HurrayFileReader *reader,
+                                         uint64_t index,
+                                         struct HurrayKvValue *out);
+
+// Element `element` of the array in KV entry `index`, as a tagged value of the
+// array's element type (a string NUL-terminated, bytes borrowed from the mapping):
+// the window of one element for string and byte-sequence arrays, whose `data` is
+// NULL in `hurray_file_reader_kv_value`. Works for every element type.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (not a reader of this copy);
+// `HURRAY_ERR_OUT_OF_RANGE` (`index`, or `element` >= the array's length);
+// `HURRAY_ERR_NOT_APPLICABLE` (the value is not an array).
+//
+// Ownership: `*out` is written by value; its `data` is borrowed, valid until the
+// reader is destroyed.
+//
+// # Safety
+// `reader` NULL or live; `out` NULL or writable.
+HurrayStatus hurray_file_reader_kv_array_element(const HurrayFileReader *reader,
+                                                 uint64_t index,
+                                                 uint64_t element,
+                                                 struct HurrayKvValue *out);
+
+// Adds a KV entry of any type in one call: `key` is `key_len` bytes of UTF-8 (no
+// NUL needed; 1..=65535 bytes, unique), `value` a tagged value as described for
+// `HurrayKvValue` (array data: native-endian elements, any alignment; string and
+// byte-sequence arrays: `len` `HurrayKvValue`s). Entries are written after the
+// tensors, in the order added. Everything is copied during the call.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`writer`, `value`, `key` or a `data` NULL with
+// a length > 0); `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a
+// writer of this copy, text not UTF-8, a bool not 0 or 1, an unknown type or
+// element type, an element of another type than `element_type`);
+// `HURRAY_ERR_STATE` (finished writer); `HURRAY_ERR_FORMAT` (empty or duplicate
+// key); `HURRAY_ERR_LIMIT` (key over 65535 bytes, the KV section would reach 4 GiB).
+//
+// Ownership: `key` and `value` (and what it points at) stay the caller's.
+//
+// # Safety
+// `writer` NULL or live; `key` valid for `key_len` reads; `value` NULL or valid,
+// with `data` valid for what its type says.
+HurrayStatus hurray_file_writer_add_kv(HurrayFileWriter *writer,
+                                       const char *key,
+                                       uint64_t key_len,
+                                       const struct HurrayKvValue *value);
 
 // Makes a buffer pool that keeps at most `max_cached_bytes` bytes (and at most 256)
 // of idle allocations; 0 keeps none. Idle allocations stay resident (they count in

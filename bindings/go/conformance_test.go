@@ -158,7 +158,7 @@ func TestConformanceFiles(t *testing.T) {
 }
 
 // TestConformanceDescriptors decodes every descriptor vector and compares it with
-// the manifest, then re-encodes it byte for byte through the builder.
+// the manifest, then re-encodes it byte for byte through hurray_descriptor_from_view.
 func TestConformanceDescriptors(t *testing.T) {
 	dir, m := loadManifest(t)
 	for _, md := range m.Descriptors {

@@ -5,6 +5,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 )
 
@@ -246,85 +247,98 @@ func encodeDescriptor(p *C.HurrayDescriptor) []byte {
 	return out
 }
 
-// build makes a C descriptor of d through the C builder, for op. The caller
-// destroys it.
+// build makes a C descriptor of d in one call (hurray_descriptor_from_view), for
+// op. The caller destroys it. The view points into d's own slices, pinned for the
+// call; every array the library reads rank values from is checked here to hold
+// exactly rank values, so it never reads past a Go slice.
 func (d *Descriptor) build(op string) (*C.HurrayDescriptor, error) {
 	if s := d.Shard; s != nil && len(s.ParentShape) != len(s.Offset) {
 		return nil, invalidArg(op, "Shard.ParentShape has %d dimensions, Shard.Offset %d", len(s.ParentShape), len(s.Offset))
 	}
-	var b *C.HurrayDescriptorBuilder
-	shape := d.Shape
-	if err := call(op, func() C.HurrayStatus {
-		return C.hurray_descriptor_builder_new(C.uint8_t(d.DType), C.uint8_t(d.Layout), C.uint32_t(len(shape)), u64Ptr(shape), &b)
-	}); err != nil {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	v, err := d.view(op, &pin)
+	if err != nil {
 		return nil, err
 	}
-	defer C.hurray_descriptor_builder_destroy(&b)
-	for _, step := range d.buildSteps(b) {
-		if err := call(op, step); err != nil {
-			return nil, err
-		}
-	}
 	var out *C.HurrayDescriptor
-	if err := call(op, func() C.HurrayStatus {
-		return C.hurray_descriptor_builder_finish(b, &out)
-	}); err != nil {
+	if err := call(op, func() C.HurrayStatus { return C.hurray_descriptor_from_view(v, &out) }); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// buildSteps lists the builder calls that set d's fields on b.
-func (d *Descriptor) buildSteps(b *C.HurrayDescriptorBuilder) []func() C.HurrayStatus {
-	var steps []func() C.HurrayStatus
-	add := func(f func() C.HurrayStatus) { steps = append(steps, f) }
-	if d.ByteOffset != 0 {
-		add(func() C.HurrayStatus {
-			return C.hurray_descriptor_builder_set_byte_offset(b, C.uint64_t(d.ByteOffset))
-		})
+// pinned pins the backing array of s (when it has one) and returns its first element.
+func pinned[T any](pin *runtime.Pinner, s []T) *T {
+	if len(s) == 0 {
+		return nil
 	}
+	p := unsafe.SliceData(s)
+	pin.Pin(p)
+	return p
+}
+
+// ranked is pinned for an array the library reads rank values from: it must hold
+// exactly rank values.
+func ranked[T any, P any](op string, pin *runtime.Pinner, field string, s []T, rank int) (*P, error) {
+	if len(s) != rank {
+		return nil, invalidArg(op, "%s has %d values; the rank is %d", field, len(s), rank)
+	}
+	return (*P)(unsafe.Pointer(pinned(pin, s))), nil
+}
+
+// view fills a C view of d whose pointers are d's pinned slices (or pinned copies).
+func (d *Descriptor) view(op string, pin *runtime.Pinner) (*C.HurrayDescriptorView, error) {
+	rank := len(d.Shape)
+	v := &C.HurrayDescriptorView{}
+	pin.Pin(v)
+	v.header = C.HurrayDescriptorHeader{type_tag: C.uint8_t(d.DType), layout_tag: C.uint8_t(d.Layout),
+		rank: C.uint32_t(rank), buffer_count: C.uint32_t(len(d.Buffers)), byte_offset: C.uint64_t(d.ByteOffset)}
+	v.shape = (*C.uint64_t)(pinned(pin, d.Shape))
+	var err error
 	switch d.Layout {
 	case Strided:
-		add(func() C.HurrayStatus {
-			return C.hurray_descriptor_builder_set_strides(b, i64Ptr(d.Strides), C.uint64_t(len(d.Strides)))
-		})
+		v.strides, err = ranked[int64, C.int64_t](op, pin, "Strides", d.Strides, rank)
 	case Tiled:
+		levels := make([]C.HurrayTileLevelView, len(d.Tiling))
 		for i := range d.Tiling {
-			lvl := &d.Tiling[i]
-			add(func() C.HurrayStatus {
-				return C.hurray_descriptor_builder_push_tiling_level(b, u64Ptr(lvl.Shape),
-					C.uint8_t(lvl.OuterOrder), i64Ptr(lvl.OuterStrides),
-					C.uint8_t(lvl.InnerOrder), i64Ptr(lvl.InnerStrides))
-			})
+			l, c := &d.Tiling[i], &levels[i]
+			c.outer_order, c.inner_order = C.uint8_t(l.OuterOrder), C.uint8_t(l.InnerOrder)
+			if c.tile_shape, err = ranked[uint64, C.uint64_t](op, pin, fmt.Sprintf("Tiling[%d].Shape", i), l.Shape, rank); err != nil {
+				return nil, err
+			}
+			if l.OuterOrder == TileStrided {
+				if c.outer_strides, err = ranked[int64, C.int64_t](op, pin, fmt.Sprintf("Tiling[%d].OuterStrides", i), l.OuterStrides, rank); err != nil {
+					return nil, err
+				}
+			}
+			if l.InnerOrder == TileStrided {
+				if c.inner_strides, err = ranked[int64, C.int64_t](op, pin, fmt.Sprintf("Tiling[%d].InnerStrides", i), l.InnerStrides, rank); err != nil {
+					return nil, err
+				}
+			}
 		}
+		v.tiling_depth, v.tiling = C.uint32_t(len(levels)), pinned(pin, levels)
 	case Morton:
-		add(func() C.HurrayStatus {
-			return C.hurray_descriptor_builder_set_morton_bits(b, u32Ptr(d.MortonBits), C.uint64_t(len(d.MortonBits)))
-		})
+		v.morton_bits, err = ranked[uint32, C.uint32_t](op, pin, "MortonBits", d.MortonBits, rank)
 	case COO, CSR, CSC, CSF:
-		add(func() C.HurrayStatus {
-			return C.hurray_descriptor_builder_set_nnz(b, C.uint64_t(d.NNZ))
-		})
-		if d.Layout == COO && d.COOSorted {
-			add(func() C.HurrayStatus {
-				return C.hurray_descriptor_builder_set_coo_is_sorted(b, 1)
-			})
+		v.nnz = C.uint64_t(d.NNZ)
+		if d.Layout == COO {
+			v.coo_is_sorted = cbool(d.COOSorted)
 		}
 		if d.Layout == CSF {
 			order := d.CSFModeOrder
 			if order == nil { // the identity, as writers without a preference should use
-				order = make([]uint32, len(d.Shape))
+				order = make([]uint32, rank)
 				for i := range order {
 					order[i] = uint32(i)
 				}
 			}
-			add(func() C.HurrayStatus {
-				return C.hurray_descriptor_builder_set_csf_mode_order(b, u32Ptr(order), C.uint64_t(len(order)))
-			})
+			v.csf_mode_order, err = ranked[uint32, C.uint32_t](op, pin, "CSFModeOrder", order, rank)
 		}
 	case BlockPaged:
 		if bp := d.BlockPaged; bp != nil {
-			f := C.HurrayBlockPaged{
+			f := &C.HurrayBlockPaged{
 				num_pages: C.uint64_t(bp.NumPages), page_size: C.uint32_t(bp.PageSize),
 				paged_axis: C.uint32_t(bp.PagedAxis), num_seqs: C.uint32_t(bp.NumSeqs),
 				layer_index: C.uint32_t(bp.LayerIndex), kv_role: C.uint8_t(bp.KVRole),
@@ -332,90 +346,86 @@ func (d *Descriptor) buildSteps(b *C.HurrayDescriptorBuilder) []func() C.HurrayS
 			if bp.Index64 {
 				f.block_table_index_type = C.HURRAY_INDEX_TYPE_U64
 			}
-			add(func() C.HurrayStatus {
-				return C.hurray_descriptor_builder_set_block_paged(b, &f)
-			})
+			pin.Pin(f)
+			v.block_paged = f
 		}
 	case CompositeHead:
 		if c := d.Composite; c != nil {
-			f := C.HurrayCompositeHead{member_count: C.uint32_t(c.MemberCount), composition_rule: C.uint8_t(c.Rule), combine_op: C.uint8_t(c.Combine)}
-			add(func() C.HurrayStatus {
-				return C.hurray_descriptor_builder_set_composite_head(b, &f)
-			})
+			f := &C.HurrayCompositeHead{member_count: C.uint32_t(c.MemberCount), composition_rule: C.uint8_t(c.Rule), combine_op: C.uint8_t(c.Combine)}
+			pin.Pin(f)
+			v.composite_head = f
 		}
 	case Hilbert:
 		if h := d.Hilbert; h != nil {
-			add(func() C.HurrayStatus {
-				return C.hurray_descriptor_builder_set_hilbert(b, C.uint32_t(h.Order), C.uint32_t(h.Rank))
-			})
+			v.hilbert_order, v.hilbert_rank = C.uint32_t(h.Order), C.uint32_t(h.Rank)
 		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	if e := d.Extension; e != nil && d.Layout.IsExtension() {
-		add(func() C.HurrayStatus {
-			return C.hurray_descriptor_builder_set_extension_layout(b, C.uint64_t(e.ID), bytesPtr(e.Data), C.uint64_t(len(e.Data)))
-		})
+		v.extension_layout_id = C.uint64_t(e.ID)
+		v.extension_layout_data, v.extension_layout_data_len = (*C.uint8_t)(pinned(pin, e.Data)), C.uint64_t(len(e.Data))
 	}
-	for i := range d.Buffers {
-		be := d.Buffers[i]
-		if be.Alignment == 0 {
-			be.Alignment = 64
+	if len(d.Buffers) > 0 {
+		entries := make([]C.HurrayBufferEntry, len(d.Buffers))
+		for i, be := range d.Buffers {
+			if be.Alignment == 0 {
+				be.Alignment = 64
+			}
+			entries[i] = C.HurrayBufferEntry{byte_size: C.uint64_t(be.Size), alignment: C.uint32_t(be.Alignment),
+				device_tag: C.uint8_t(be.Device), sync_mode: C.uint8_t(be.Sync), memory_class: C.uint8_t(be.Memory)}
 		}
-		e := C.HurrayBufferEntry{byte_size: C.uint64_t(be.Size), alignment: C.uint32_t(be.Alignment),
-			device_tag: C.uint8_t(be.Device), sync_mode: C.uint8_t(be.Sync), memory_class: C.uint8_t(be.Memory)}
-		add(func() C.HurrayStatus {
-			return C.hurray_descriptor_builder_add_buffer(b, &e)
-		})
+		v.buffers = pinned(pin, entries)
 	}
 	if q := d.Quantization; q != nil {
-		cq := C.HurrayQuantization{
+		cq := &C.HurrayQuantization{
 			scale: C.float(q.Scale), zero_point: C.int32_t(q.ZeroPoint), axis: C.uint32_t(q.Axis),
 			block_size: C.uint32_t(q.BlockSize), scale_buffer_index: C.uint32_t(q.ScaleBuffer),
 			zero_point_buffer_index: C.uint32_t(q.ZeroPointBuffer), flags: C.uint16_t(q.Flags),
 			scheme_tag: C.uint8_t(q.Scheme), scheme_version: C.uint8_t(q.Version),
 			scale_type_tag: C.uint8_t(q.ScaleType),
 		}
-		add(func() C.HurrayStatus {
-			return C.hurray_descriptor_builder_set_quantization(b, &cq, bytesPtr(q.Trailing), C.uint64_t(len(q.Trailing)))
-		})
+		pin.Pin(cq)
+		v.quantization = cq
+		v.quantization_trailing, v.quantization_trailing_len = (*C.uint8_t)(pinned(pin, q.Trailing)), C.uint64_t(len(q.Trailing))
 	}
 	if s := d.Shard; s != nil {
-		// build refuses ParentShape and Offset of different lengths first.
-		add(func() C.HurrayStatus {
-			return C.hurray_descriptor_builder_set_shard(b, u64Ptr(s.ParentShape), u64Ptr(s.Offset), C.uint64_t(len(s.Offset)))
-		})
+		// build refused ParentShape and Offset of different lengths first.
+		if v.shard_parent_shape, err = ranked[uint64, C.uint64_t](op, pin, "Shard.ParentShape", s.ParentShape, rank); err != nil {
+			return nil, err
+		}
+		if v.shard_offset, err = ranked[uint64, C.uint64_t](op, pin, "Shard.Offset", s.Offset, rank); err != nil {
+			return nil, err
+		}
 	}
 	if s := d.Statistics; s != nil {
-		cs := C.HurrayStatistics{
+		cs := &C.HurrayStatistics{
 			nnz: C.uint64_t(s.NNZ), sparsity_ratio: C.double(s.Sparsity), value_min: C.double(s.Min),
 			value_max: C.double(s.Max), value_abs_max: C.double(s.AbsMax), value_mean: C.double(s.Mean),
 			value_stddev: C.double(s.Stddev), computed_mask: C.uint32_t(s.Mask),
 			nm_n: C.uint8_t(s.NMN), nm_m: C.uint8_t(s.NMM), has_nan: cbool(s.HasNaN), has_inf: cbool(s.HasInf),
 		}
-		add(func() C.HurrayStatus {
-			return C.hurray_descriptor_builder_set_statistics(b, &cs)
-		})
+		pin.Pin(cs)
+		v.statistics = cs
 	}
 	if e := d.ExtensionType; e != nil {
-		ce := C.HurrayExtensionType{
+		ce := &C.HurrayExtensionType{
 			bit_width: C.uint32_t(e.BitWidth), exponent_bias: C.uint32_t(e.ExponentBias),
 			packing_factor: C.uint8_t(e.PackingFactor), is_float: cbool(e.IsFloat), is_signed: cbool(e.IsSigned),
 			sign_bits: C.uint8_t(e.SignBits), exponent_bits: C.uint8_t(e.ExponentBits),
 			mantissa_bits: C.uint8_t(e.MantissaBits), has_nan: cbool(e.HasNaN), has_inf: cbool(e.HasInf),
 		}
-		add(func() C.HurrayStatus {
-			return C.hurray_descriptor_builder_set_extension_type(b, &ce)
-		})
+		pin.Pin(ce)
+		v.extension_type = ce
 	}
 	if d.MemberRole != NoMemberRole {
-		role := C.uint8_t(d.MemberRole - 1)
+		v.has_member_role, v.member_role = 1, C.uint8_t(d.MemberRole-1)
 		if d.MemberRole > BaseMember {
-			role = 0xFF // out of range: the builder reports it
+			v.member_role = 0xFF // out of range: the library reports it
 		}
-		add(func() C.HurrayStatus {
-			return C.hurray_descriptor_builder_set_member_role(b, role)
-		})
 	}
-	return steps
+	return v, nil
 }
 
 func cbool(b bool) C.uint8_t {
@@ -426,18 +436,29 @@ func cbool(b bool) C.uint8_t {
 }
 
 // readDescriptor converts a live C descriptor into a Descriptor.
-func readDescriptor(p *C.HurrayDescriptor) Descriptor {
+func readDescriptor(p *C.HurrayDescriptor) Descriptor { return withView(p, fromView) }
+
+// withView runs f on the borrowed view of p (one C call). A descriptor made by
+// another copy of the library is decoded from its frozen encoded bytes into one of
+// this copy first; f must not keep the view.
+func withView[R any](p *C.HurrayDescriptor, f func(*C.HurrayDescriptorView) R) R {
 	var v *C.HurrayDescriptorView
-	if C.hurray_descriptor_view(p, &v) != C.HURRAY_OK {
-		// A descriptor made by another copy of the library: decode its frozen
-		// encoded bytes into one of this copy, and read that.
-		b := encodeDescriptor(p)
-		var own *C.HurrayDescriptor
-		must("hurray_descriptor_decode", C.hurray_descriptor_decode(bytesPtr(b), C.uint64_t(len(b)), &own))
-		defer C.hurray_descriptor_destroy(&own)
-		return readDescriptor(own)
+	if C.hurray_descriptor_view(p, &v) == C.HURRAY_OK {
+		return f(v)
 	}
-	return fromView(v)
+	b := encodeDescriptor(p)
+	var own *C.HurrayDescriptor
+	must("hurray_descriptor_decode", C.hurray_descriptor_decode(bytesPtr(b), C.uint64_t(len(b)), &own))
+	defer C.hurray_descriptor_destroy(&own)
+	must("hurray_descriptor_view", C.hurray_descriptor_view(own, &v))
+	return f(v)
+}
+
+// bufferEntry converts entry i of a view's buffer table (i < buffer_count).
+func bufferEntry(v *C.HurrayDescriptorView, i int) BufferEntry {
+	e := unsafe.Slice(v.buffers, int(v.header.buffer_count))[i]
+	return BufferEntry{Size: uint64(e.byte_size), Alignment: uint32(e.alignment),
+		Device: Device(e.device_tag), Sync: SyncMode(e.sync_mode), Memory: MemoryClass(e.memory_class)}
 }
 
 // cSlice copies n values at p (a C array whose element has G's layout) into a new
@@ -469,9 +490,8 @@ func fromView(v *C.HurrayDescriptorView) Descriptor {
 	copy(d.Shape, cSlice[uint64](v.shape, rank))
 	if n := int(h.buffer_count); n > 0 {
 		d.Buffers = make([]BufferEntry, n)
-		for i, e := range unsafe.Slice(v.buffers, n) {
-			d.Buffers[i] = BufferEntry{Size: uint64(e.byte_size), Alignment: uint32(e.alignment),
-				Device: Device(e.device_tag), Sync: SyncMode(e.sync_mode), Memory: MemoryClass(e.memory_class)}
+		for i := range d.Buffers {
+			d.Buffers[i] = bufferEntry(v, i)
 		}
 	}
 	switch d.Layout {

@@ -6,8 +6,8 @@ import (
 )
 
 // TestDescriptorSections builds a descriptor of every layout family and optional
-// section through the C builder, decodes the encoding again, and expects the same
-// Go value back: the accessors read what the builder wrote.
+// section in one C call (hurray_descriptor_from_view), decodes the encoding again, and expects the same
+// Go value back: the view reads what from_view wrote.
 func TestDescriptorSections(t *testing.T) {
 	cases := map[string]Descriptor{
 		"tiled_nested": {DType: Float32, Layout: Tiled, Shape: []uint64{5, 7},
@@ -62,7 +62,7 @@ func TestDescriptorSections(t *testing.T) {
 			}
 			got, err := DecodeDescriptor(enc)
 			if err != nil {
-				// Strict decoding refuses private tags; the builder accepted it.
+				// Strict decoding refuses private tags; from_view accepted it.
 				if want.DType.IsPrivate() && isStatus(err, StatusDescriptor) {
 					return
 				}
@@ -86,7 +86,7 @@ func TestDescriptorBuilderErrors(t *testing.T) {
 	}{
 		"strides of the wrong length": {Descriptor{DType: Float32, Layout: Strided, Shape: []uint64{2, 2}, Strides: []int64{1},
 			Buffers: []BufferEntry{{Size: 16}}}, StatusInvalidArgument},
-		"missing tiling":   {Descriptor{DType: Float32, Layout: Tiled, Shape: []uint64{2, 2}, Buffers: []BufferEntry{{Size: 16}}}, StatusState},
+		"missing tiling":   {Descriptor{DType: Float32, Layout: Tiled, Shape: []uint64{2, 2}, Buffers: []BufferEntry{{Size: 16}}}, StatusInvalidArgument},
 		"buffer too small": {Descriptor{DType: Float32, Layout: RowMajor, Shape: []uint64{2, 2}, Buffers: []BufferEntry{{Size: 15}}}, StatusDescriptor},
 		"shard of the wrong rank": {Descriptor{DType: Float32, Layout: RowMajor, Shape: []uint64{4}, Buffers: []BufferEntry{{Size: 16}},
 			Shard: &Shard{ParentShape: []uint64{8, 1}, Offset: []uint64{0}}}, StatusInvalidArgument},

@@ -329,10 +329,12 @@ func (f *File) Value(key string) (any, error) {
 func (f *File) ValueLen(key string) (int, error) {
 	var n int
 	err := f.onValue("File.ValueLen", key, func(op string, p *C.HurrayFileReader, i C.uint64_t) error {
-		var typ, elem C.uint8_t
-		var count C.uint64_t
-		must("hurray_file_reader_kv_type", C.hurray_file_reader_kv_type(p, i, &typ, &elem, &count))
-		n = int(count)
+		v := kvRead(p, i)
+		n = 1
+		switch v.type_tag {
+		case C.HURRAY_KV_TYPE_STRING, C.HURRAY_KV_TYPE_BYTES, C.HURRAY_KV_TYPE_ARRAY:
+			n = int(v.len)
+		}
 		return nil
 	})
 	return n, err
@@ -394,19 +396,26 @@ func kvWindow(p *C.HurrayFileReader, i C.uint64_t, from int, out unsafe.Pointer,
 		p, i, C.uint64_t(from), C.uint64_t(count), out, C.uint64_t(count*size)))
 }
 
+// kvRead reads KV entry i as one tagged value (one C call); its data is borrowed
+// from the reader.
+func kvRead(p *C.HurrayFileReader, i C.uint64_t) C.HurrayKvValue {
+	var v C.HurrayKvValue
+	must("hurray_file_reader_kv_value", C.hurray_file_reader_kv_value(p, i, &v))
+	return v
+}
+
 // kvValue reads KV entry i as a Go value. For an array, only its elements
 // [from, from+want) are read (want < 0: all of them); a window (want >= 0) is
 // refused for a scalar, and past the end.
 func kvValue(op string, p *C.HurrayFileReader, i C.uint64_t, from, want int) (any, error) {
-	var typ, elem C.uint8_t
-	var count C.uint64_t
-	must("hurray_file_reader_kv_type", C.hurray_file_reader_kv_type(p, i, &typ, &elem, &count))
-	str := func(ptr *C.char, l C.uint64_t) string { return C.GoStringN(ptr, C.int(l)) }
-	bytes := func(ptr *C.uint8_t, l C.uint64_t) []byte {
-		if l == 0 {
+	v := kvRead(p, i)
+	typ, elem, count := v.type_tag, v.element_type, v.len
+	str := func(e *C.HurrayKvValue) string { return C.GoStringN((*C.char)(e.data), C.int(e.len)) }
+	bytes := func(e *C.HurrayKvValue) []byte {
+		if e.len == 0 {
 			return []byte{}
 		}
-		return C.GoBytes(unsafe.Pointer(ptr), C.int(l))
+		return C.GoBytes(e.data, C.int(e.len))
 	}
 	if count > math.MaxInt32 {
 		return nil, &Error{Status: StatusLimit, Op: op, Message: "a KV value too large for this package"}
@@ -417,55 +426,44 @@ func kvValue(op string, p *C.HurrayFileReader, i C.uint64_t, from, want int) (an
 	if want < 0 {
 		from, want = 0, int(count)
 	}
-	if uint64(from)+uint64(want) > uint64(count) {
+	if typ == C.HURRAY_KV_TYPE_ARRAY && uint64(from)+uint64(want) > uint64(count) {
 		return nil, &Error{Status: StatusOutOfRange, Op: op,
 			Message: fmt.Sprintf("the window [%d, %d) is past the array's %d elements", from, from+want, count)}
 	}
+	// element reads element from+k of a string or byte-sequence array.
+	element := func(k int) C.HurrayKvValue {
+		var e C.HurrayKvValue
+		must("hurray_file_reader_kv_array_element", C.hurray_file_reader_kv_array_element(p, i, C.uint64_t(from+k), &e))
+		return e
+	}
 	switch typ {
 	case C.HURRAY_KV_TYPE_STRING:
-		var s *C.char
-		var l C.uint64_t
-		must("hurray_file_reader_kv_string", C.hurray_file_reader_kv_string(p, i, &s, &l))
-		return str(s, l), nil
+		return str(&v), nil
 	case C.HURRAY_KV_TYPE_INT64:
-		var v C.int64_t
-		must("hurray_file_reader_kv_int64", C.hurray_file_reader_kv_int64(p, i, &v))
-		return int64(v), nil
+		return int64(v.int64_value), nil
 	case C.HURRAY_KV_TYPE_UINT64:
-		var v C.uint64_t
-		must("hurray_file_reader_kv_uint64", C.hurray_file_reader_kv_uint64(p, i, &v))
-		return uint64(v), nil
+		return uint64(v.uint64_value), nil
 	case C.HURRAY_KV_TYPE_FLOAT64:
-		var v C.double
-		must("hurray_file_reader_kv_float64", C.hurray_file_reader_kv_float64(p, i, &v))
-		return float64(v), nil
+		return float64(v.float64_value), nil
 	case C.HURRAY_KV_TYPE_BOOL:
-		var v C.uint8_t
-		must("hurray_file_reader_kv_bool", C.hurray_file_reader_kv_bool(p, i, &v))
-		return v != 0, nil
+		return v.bool_value != 0, nil
 	case C.HURRAY_KV_TYPE_BYTES:
-		var b *C.uint8_t
-		var l C.uint64_t
-		must("hurray_file_reader_kv_bytes", C.hurray_file_reader_kv_bytes(p, i, &b, &l))
-		return bytes(b, l), nil
+		return bytes(&v), nil
 	case C.HURRAY_KV_TYPE_ARRAY:
-		var l C.uint64_t
 		switch elem {
 		case C.HURRAY_KV_TYPE_STRING:
 			// An empty element is "", which allocates nothing.
 			out := make([]string, want)
 			for k := range out {
-				var s *C.char
-				must("hurray_file_reader_kv_array_string", C.hurray_file_reader_kv_array_string(p, i, C.uint64_t(from+k), &s, &l))
-				out[k] = str(s, l)
+				e := element(k)
+				out[k] = str(&e)
 			}
 			return out, nil
 		case C.HURRAY_KV_TYPE_BYTES:
 			out := make([][]byte, want)
 			for k := range out {
-				var b *C.uint8_t
-				must("hurray_file_reader_kv_array_bytes", C.hurray_file_reader_kv_array_bytes(p, i, C.uint64_t(from+k), &b, &l))
-				out[k] = bytes(b, l)
+				e := element(k)
+				out[k] = bytes(&e)
 			}
 			return out, nil
 		case C.HURRAY_KV_TYPE_INT64:
@@ -641,78 +639,77 @@ func (w *FileWriter) AddKV(key string, value any) error {
 		return nil
 	}
 	return w.with("FileWriter.AddKV", "key", key, check, func(p *C.HurrayFileWriter, k *C.char) C.HurrayStatus {
-		switch v := value.(type) {
-		case string:
-			cs := C.CString(v)
-			defer C.free(unsafe.Pointer(cs))
-			return C.hurray_file_writer_add_kv_string(p, k, cs)
-		case int:
-			return C.hurray_file_writer_add_kv_int64(p, k, C.int64_t(v))
-		case int64:
-			return C.hurray_file_writer_add_kv_int64(p, k, C.int64_t(v))
-		case uint64:
-			return C.hurray_file_writer_add_kv_uint64(p, k, C.uint64_t(v))
-		case float64:
-			return C.hurray_file_writer_add_kv_float64(p, k, C.double(v))
-		case bool:
-			return C.hurray_file_writer_add_kv_bool(p, k, cbool(v))
-		case []byte:
-			return C.hurray_file_writer_add_kv_bytes(p, k, bytesPtr(v), C.uint64_t(len(v)))
-		case []int64:
-			return C.hurray_file_writer_add_kv_array_int64(p, k, i64Ptr(v), C.uint64_t(len(v)))
-		case []uint64:
-			return C.hurray_file_writer_add_kv_array_uint64(p, k, u64Ptr(v), C.uint64_t(len(v)))
-		case []float64:
-			var ptr *C.double
-			if len(v) > 0 {
-				ptr = (*C.double)(unsafe.Pointer(&v[0]))
-			}
-			return C.hurray_file_writer_add_kv_array_float64(p, k, ptr, C.uint64_t(len(v)))
-		case []bool:
-			raw := make([]byte, len(v))
-			for i, b := range v {
-				if b {
-					raw[i] = 1
-				}
-			}
-			return C.hurray_file_writer_add_kv_array_bool(p, k, bytesPtr(raw), C.uint64_t(len(v)))
-		case []string:
-			// The array of C strings lives in C memory (cgo forbids passing Go memory
-			// that holds pointers).
-			arr := (**C.char)(C.calloc(C.size_t(max(len(v), 1)), C.size_t(unsafe.Sizeof((*C.char)(nil)))))
-			defer C.free(unsafe.Pointer(arr))
-			ptrs := unsafe.Slice(arr, max(len(v), 1))
-			for i, s := range v {
-				ptrs[i] = C.CString(s)
-			}
-			defer func() {
-				for i := range v {
-					C.free(unsafe.Pointer(ptrs[i]))
-				}
-			}()
-			return C.hurray_file_writer_add_kv_array_string(p, k, arr, C.uint64_t(len(v)))
-		case [][]byte:
-			n := max(len(v), 1)
-			arr := (**C.uint8_t)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof((*C.uint8_t)(nil)))))
-			defer C.free(unsafe.Pointer(arr))
-			ptrs := unsafe.Slice(arr, n)
-			lens := make([]uint64, n)
-			for i, b := range v {
-				if len(b) > 0 {
-					ptrs[i] = (*C.uint8_t)(C.CBytes(b))
-				}
-				lens[i] = uint64(len(b))
-			}
-			defer func() {
-				for i := range v {
-					C.free(unsafe.Pointer(ptrs[i]))
-				}
-			}()
-			return C.hurray_file_writer_add_kv_array_bytes(p, k, arr, u64Ptr(lens), C.uint64_t(len(v)))
-		default:
-			panic("unreachable: checked above")
-		}
+		var pin runtime.Pinner
+		defer pin.Unpin()
+		v := kvTagged(&pin, value)
+		return C.hurray_file_writer_add_kv(p, k, C.uint64_t(len(key)), &v)
 	})
+}
+
+// kvBytes points a tagged value's data at b (pinned for the call).
+func kvBytes(pin *runtime.Pinner, v *C.HurrayKvValue, b *byte, n int) {
+	if n > 0 {
+		pin.Pin(b)
+		v.data = unsafe.Pointer(b)
+	}
+	v.len = C.uint64_t(n)
+}
+
+// kvTagged is value as one tagged C value for hurray_file_writer_add_kv, pointing
+// into value's own (pinned) memory; value's type was checked by AddKV.
+func kvTagged(pin *runtime.Pinner, value any) C.HurrayKvValue {
+	var v C.HurrayKvValue
+	arrayOf := func(elem C.uint8_t) { v.type_tag, v.element_type = C.HURRAY_KV_TYPE_ARRAY, elem }
+	switch x := value.(type) {
+	case string:
+		v.type_tag = C.HURRAY_KV_TYPE_STRING
+		kvBytes(pin, &v, unsafe.StringData(x), len(x))
+	case int:
+		v.type_tag, v.int64_value = C.HURRAY_KV_TYPE_INT64, C.int64_t(x)
+	case int64:
+		v.type_tag, v.int64_value = C.HURRAY_KV_TYPE_INT64, C.int64_t(x)
+	case uint64:
+		v.type_tag, v.uint64_value = C.HURRAY_KV_TYPE_UINT64, C.uint64_t(x)
+	case float64:
+		v.type_tag, v.float64_value = C.HURRAY_KV_TYPE_FLOAT64, C.double(x)
+	case bool:
+		v.type_tag, v.bool_value = C.HURRAY_KV_TYPE_BOOL, cbool(x)
+	case []byte:
+		v.type_tag = C.HURRAY_KV_TYPE_BYTES
+		kvBytes(pin, &v, unsafe.SliceData(x), len(x))
+	case []int64:
+		arrayOf(C.HURRAY_KV_TYPE_INT64)
+		kvBytes(pin, &v, (*byte)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+	case []uint64:
+		arrayOf(C.HURRAY_KV_TYPE_UINT64)
+		kvBytes(pin, &v, (*byte)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+	case []float64:
+		arrayOf(C.HURRAY_KV_TYPE_FLOAT64)
+		kvBytes(pin, &v, (*byte)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+	case []bool:
+		// A Go bool is one byte, 0 or 1: the elements go as they are.
+		arrayOf(C.HURRAY_KV_TYPE_BOOL)
+		kvBytes(pin, &v, (*byte)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+	case []string:
+		arrayOf(C.HURRAY_KV_TYPE_STRING)
+		elems := make([]C.HurrayKvValue, len(x))
+		for i, s := range x {
+			elems[i].type_tag = C.HURRAY_KV_TYPE_STRING
+			kvBytes(pin, &elems[i], unsafe.StringData(s), len(s))
+		}
+		kvBytes(pin, &v, (*byte)(unsafe.Pointer(unsafe.SliceData(elems))), len(elems))
+	case [][]byte:
+		arrayOf(C.HURRAY_KV_TYPE_BYTES)
+		elems := make([]C.HurrayKvValue, len(x))
+		for i, b := range x {
+			elems[i].type_tag = C.HURRAY_KV_TYPE_BYTES
+			kvBytes(pin, &elems[i], unsafe.SliceData(b), len(b))
+		}
+		kvBytes(pin, &v, (*byte)(unsafe.Pointer(unsafe.SliceData(elems))), len(elems))
+	default:
+		panic("unreachable: checked by AddKV")
+	}
+	return v
 }
 
 // Close finishes the file (KV, index and trailer, flush, fsync unless NoSync) and

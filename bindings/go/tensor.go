@@ -278,8 +278,7 @@ func (t *Tensor) descriptor() *C.HurrayDescriptor {
 }
 
 func (t *Tensor) header() C.HurrayDescriptorHeader {
-	var h C.HurrayDescriptorHeader
-	must("hurray_descriptor_header", C.hurray_descriptor_header(t.descriptor(), &h))
+	h := withView(t.descriptor(), func(v *C.HurrayDescriptorView) C.HurrayDescriptorHeader { return v.header })
 	runtime.KeepAlive(t)
 	return h
 }
@@ -303,12 +302,11 @@ func (t *Tensor) NumBuffers() int { return int(t.header().buffer_count) }
 // Shape returns the dimensions, slowest-varying first; DimDynamic marks a dynamic
 // one.
 func (t *Tensor) Shape() []uint64 {
-	d := t.descriptor()
-	var h C.HurrayDescriptorHeader
-	must("hurray_descriptor_header", C.hurray_descriptor_header(d, &h))
-	shape := make([]uint64, int(h.rank))
-	var n C.uint64_t
-	must("hurray_descriptor_shape", C.hurray_descriptor_shape(d, u64Ptr(shape), C.uint64_t(len(shape)), &n))
+	shape := withView(t.descriptor(), func(v *C.HurrayDescriptorView) []uint64 {
+		shape := make([]uint64, int(v.header.rank))
+		copy(shape, cSlice[uint64](v.shape, len(shape)))
+		return shape
+	})
 	runtime.KeepAlive(t)
 	return shape
 }
@@ -349,11 +347,9 @@ func (t *Tensor) Buffer(i int) BufferEntry {
 	if i < 0 || i >= t.NumBuffers() {
 		panic(fmt.Sprintf("hurray: buffer index %d out of range [0, %d)", i, t.NumBuffers()))
 	}
-	var e C.HurrayBufferEntry
-	must("hurray_descriptor_buffer", C.hurray_descriptor_buffer(t.descriptor(), C.uint32_t(i), &e))
+	e := withView(t.descriptor(), func(v *C.HurrayDescriptorView) BufferEntry { return bufferEntry(v, i) })
 	runtime.KeepAlive(t)
-	return BufferEntry{Size: uint64(e.byte_size), Alignment: uint32(e.alignment),
-		Device: Device(e.device_tag), Sync: SyncMode(e.sync_mode), Memory: MemoryClass(e.memory_class)}
+	return e
 }
 
 // Device is where the tensor's data lives: the device of buffer 0 (CPU for a
@@ -398,10 +394,8 @@ func (t *Tensor) bytes(op string, i int) ([]byte, error) {
 	var data unsafe.Pointer
 	var size C.uint64_t
 	if i < 0 || C.hurray_tensor_buffer_data(p, C.uint64_t(i), &data, &size) != C.HURRAY_OK {
-		var h C.HurrayDescriptorHeader
-		must("hurray_descriptor_header", C.hurray_descriptor_header(t.desc, &h))
 		return nil, &Error{Status: StatusOutOfRange, Op: op,
-			Message: fmt.Sprintf("buffer index %d out of range [0, %d)", i, h.buffer_count)}
+			Message: fmt.Sprintf("buffer index %d out of range [0, %d)", i, t.header().buffer_count)}
 	}
 	t.dbg.viewed()
 	if size == 0 || data == nil {
@@ -465,18 +459,26 @@ func values[T Element](op string, t *Tensor) ([]T, error) {
 		return nil, err
 	}
 	want := dtypeOf[T]()
-	var h C.HurrayDescriptorHeader
-	must("hurray_descriptor_header", C.hurray_descriptor_header(t.desc, &h))
-	if got := DType(h.type_tag); got != want {
-		return nil, invalidArg(op, "tensor holds %s, not %s", got, want)
+	type head struct {
+		dtype DType
+		n     int
+		dev   Device
 	}
-	if h.buffer_count == 0 {
+	h := withView(t.desc, func(v *C.HurrayDescriptorView) head {
+		h := head{dtype: DType(v.header.type_tag), n: int(v.header.buffer_count)}
+		if h.n > 0 {
+			h.dev = bufferEntry(v, 0).Device
+		}
+		return h
+	})
+	runtime.KeepAlive(t)
+	if h.dtype != want {
+		return nil, invalidArg(op, "tensor holds %s, not %s", h.dtype, want)
+	}
+	if h.n == 0 {
 		return nil, &Error{Status: StatusNotApplicable, Op: op, Message: "the tensor has no buffers"}
 	}
-	var e C.HurrayBufferEntry
-	must("hurray_descriptor_buffer", C.hurray_descriptor_buffer(t.desc, 0, &e))
-	runtime.KeepAlive(t)
-	if dev := Device(e.device_tag); dev != CPU {
+	if dev := h.dev; dev != CPU {
 		return nil, &Error{Status: StatusNotApplicable, Op: op,
 			Message: fmt.Sprintf("buffer 0 lives on %s, not in CPU memory", dev)}
 	}

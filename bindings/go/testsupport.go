@@ -42,9 +42,9 @@ func destroyItemOnCThread(it *Item) Status {
 // noopCgoCall is an empty cgo call: the baseline of the per-call cost benchmark.
 func noopCgoCall() { C.hurray_go_noop() }
 
-// rawHeaderCall is hurray_descriptor_header on t's descriptor with no wrapper
+// rawViewCall is hurray_descriptor_view on t's descriptor with no wrapper
 // (benchmark support).
-func rawHeaderCall(t *Tensor) {
-	var h C.HurrayDescriptorHeader
-	C.hurray_descriptor_header(t.desc, &h)
+func rawViewCall(t *Tensor) {
+	var v *C.HurrayDescriptorView
+	C.hurray_descriptor_view(t.desc, &v)
 }

@@ -93,9 +93,9 @@ func BenchmarkSmallCall(b *testing.B) {
 			}
 		}
 	})
-	b.Run("bare hurray_descriptor_header", func(b *testing.B) {
+	b.Run("bare hurray_descriptor_view", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			rawHeaderCall(t)
+			rawViewCall(t)
 		}
 	})
 	b.Run("empty cgo call", func(b *testing.B) {

@@ -9,16 +9,18 @@
 //! the tiling levels. The view is built on first request and kept with the
 //! descriptor: it is valid, unchanged, until the descriptor is destroyed.
 
-use crate::descriptor::HurrayDescriptor;
+use crate::descriptor::{element_type_in, shape_in, HurrayDescriptor};
 use crate::descriptor_access::{
-    quantization_trailing, HurrayBlockPaged, HurrayBufferEntry, HurrayCompositeHead,
-    HurrayDescriptorHeader, HurrayExtensionType, HurrayQuantization, HurrayStatistics,
+    member_role_in, quantization_trailing, HurrayBlockPaged, HurrayBufferEntry,
+    HurrayCompositeHead, HurrayDescriptorHeader, HurrayExtensionType, HurrayQuantization,
+    HurrayStatistics,
 };
 use crate::handle;
 use crate::status::*;
-use hurray_core::layout::TileOrder;
-use hurray_core::{Layout, TensorDescriptor, Tiling};
+use hurray_core::layout::{tag, TileOrder, DEFAULT_MAX_TILING_DEPTH};
+use hurray_core::{Layout, Shard, TensorDescriptor, Tiling};
 use std::ptr::null;
+use std::sync::Arc;
 
 /// One level of a tiled layout (`layouts.md` §2.4), outermost first.
 #[repr(C)]
@@ -295,5 +297,464 @@ pub unsafe extern "C" fn hurray_descriptor_view(
         let v: *const HurrayDescriptorView = d.view();
         // SAFETY: checked non-null.
         unsafe { put(out, "out", v) }
+    })
+}
+
+// ---------------------------------------------------------------- view -> descriptor
+
+fn bad(msg: String) -> FfiError {
+    FfiError::new(HURRAY_ERR_INVALID_ARGUMENT, msg)
+}
+
+/// `view->field`: `n` values at `p` (NULL allowed only when `n` is 0).
+///
+/// # Safety
+/// `p` NULL or valid for `n` reads.
+unsafe fn vec_in<T: Copy>(p: *const T, n: u64, field: &str) -> FfiResult<Vec<T>> {
+    // SAFETY: forwarded.
+    Ok(unsafe { slice_in(p, n, &format!("view->{field}"))? }.to_vec())
+}
+
+/// A required section: the struct `p` points at.
+///
+/// # Safety
+/// `p` NULL or readable.
+unsafe fn section_in<T: Copy>(p: *const T, field: &str, layout: &str) -> FfiResult<T> {
+    // SAFETY: NULL is reported; otherwise readable per the caller.
+    unsafe { p.as_ref() }.copied().ok_or_else(|| {
+        FfiError::new(
+            HURRAY_ERR_NULL_POINTER,
+            format!("view->{field} is NULL; the {layout} layout needs it"),
+        )
+    })
+}
+
+/// A tile order from its byte; `None` for `HURRAY_TILE_ORDER_TILED` (allowed only
+/// as an inner order: the next level follows).
+///
+/// # Safety
+/// `strides` NULL or valid for `rank` reads.
+unsafe fn order_in(
+    v: u8,
+    strides: *const i64,
+    rank: usize,
+    field: &str,
+    inner: bool,
+) -> FfiResult<Option<TileOrder>> {
+    Ok(Some(match v {
+        1 => TileOrder::RowMajor,
+        2 => TileOrder::ColumnMajor,
+        // SAFETY: forwarded: rank readable values when the order is strided.
+        3 => TileOrder::Strided(unsafe { vec_in(strides, rank as u64, field)? }),
+        4 if inner => return Ok(None),
+        v => {
+            let allowed = if inner { "1, 2, 3 or 4" } else { "1, 2 or 3" };
+            return Err(bad(format!(
+                "view->{field}: order {v} is not {allowed} (layouts.md §2.4)"
+            )));
+        }
+    }))
+}
+
+/// The tiling of `depth` levels at `levels`, outermost first: every level but the
+/// last has inner order TILED, the last does not.
+///
+/// # Safety
+/// `levels` NULL or valid for `depth` reads, each level's arrays for `rank` reads.
+unsafe fn tiling_in(
+    levels: *const HurrayTileLevelView,
+    depth: u32,
+    rank: usize,
+) -> FfiResult<Tiling> {
+    if depth == 0 || depth > u32::from(DEFAULT_MAX_TILING_DEPTH) {
+        return Err(bad(format!(
+            "view->tiling_depth is {depth}; a tiled layout has 1 to {DEFAULT_MAX_TILING_DEPTH} levels"
+        )));
+    }
+    // SAFETY: forwarded.
+    let levels = unsafe { slice_in(levels, u64::from(depth), "view->tiling")? };
+    let mut inner_most: Option<Tiling> = None;
+    for (k, l) in levels.iter().enumerate().rev() {
+        let last = k + 1 == levels.len();
+        // SAFETY: forwarded (rank values per array the order needs).
+        let tile_shape = unsafe {
+            vec_in(
+                l.tile_shape,
+                rank as u64,
+                &format!("tiling[{k}].tile_shape"),
+            )?
+        };
+        // SAFETY: as above.
+        let outer = unsafe {
+            order_in(
+                l.outer_order,
+                l.outer_strides,
+                rank,
+                &format!("tiling[{k}].outer_strides"),
+                false,
+            )?
+        }
+        .ok_or_else(|| bad(format!("view->tiling[{k}].outer_order is TILED")))?;
+        // SAFETY: as above.
+        let inner = unsafe {
+            order_in(
+                l.inner_order,
+                l.inner_strides,
+                rank,
+                &format!("tiling[{k}].inner_strides"),
+                true,
+            )?
+        };
+        let inner = match (inner, last) {
+            (Some(o), true) => o,
+            (None, false) => TileOrder::Tiled(Box::new(
+                inner_most.take().expect("a deeper level was read"),
+            )),
+            (None, true) => {
+                return Err(bad(format!(
+                    "view->tiling[{k}].inner_order is TILED but it is the last of {depth} levels"
+                )))
+            }
+            (Some(_), false) => {
+                return Err(bad(format!(
+                    "view->tiling[{k}].inner_order must be TILED (4): level {} follows",
+                    k + 1
+                )))
+            }
+        };
+        inner_most = Some(Tiling {
+            tile_shape,
+            outer,
+            inner,
+        });
+    }
+    Ok(inner_most.expect("depth >= 1"))
+}
+
+fn layout_name(t: u8) -> &'static str {
+    match t {
+        tag::ROW_MAJOR => "row-major",
+        tag::COLUMN_MAJOR => "column-major",
+        tag::STRIDED => "strided",
+        tag::TILED => "tiled",
+        tag::MORTON => "Morton",
+        tag::COO => "COO",
+        tag::CSR => "CSR",
+        tag::CSC => "CSC",
+        tag::CSF => "CSF",
+        tag::BLOCK_PAGED => "block-paged",
+        tag::COMPOSITE_HEAD => "composite head",
+        tag::HILBERT => "Hilbert",
+        _ => "extension",
+    }
+}
+
+/// Refuses layout fields that are set although the view's layout does not have them
+/// (a view from `hurray_descriptor_view`, or a zeroed struct, never has any).
+fn no_foreign_fields(v: &HurrayDescriptorView) -> FfiResult<()> {
+    let t = v.header.layout_tag;
+    let ext = (0xF0..=0xFE).contains(&t);
+    let fields: [(&str, bool, bool); 11] = [
+        ("strides", !v.strides.is_null(), t == tag::STRIDED),
+        (
+            "tiling",
+            v.tiling_depth != 0 || !v.tiling.is_null(),
+            t == tag::TILED,
+        ),
+        ("morton_bits", !v.morton_bits.is_null(), t == tag::MORTON),
+        (
+            "nnz",
+            v.nnz != 0,
+            matches!(t, tag::COO | tag::CSR | tag::CSC | tag::CSF),
+        ),
+        ("coo_is_sorted", v.coo_is_sorted != 0, t == tag::COO),
+        ("csf_mode_order", !v.csf_mode_order.is_null(), t == tag::CSF),
+        (
+            "block_paged",
+            !v.block_paged.is_null(),
+            t == tag::BLOCK_PAGED,
+        ),
+        (
+            "composite_head",
+            !v.composite_head.is_null(),
+            t == tag::COMPOSITE_HEAD,
+        ),
+        (
+            "hilbert_order",
+            v.hilbert_order != 0 || v.hilbert_rank != 0,
+            t == tag::HILBERT,
+        ),
+        (
+            "extension_layout_id",
+            v.extension_layout_id != 0 || v.extension_layout_data_len != 0,
+            ext,
+        ),
+        (
+            "extension_layout_data",
+            !v.extension_layout_data.is_null(),
+            ext,
+        ),
+    ];
+    for (name, set, applies) in fields {
+        if set && !applies {
+            return Err(bad(format!(
+                "view->{name} is set but the {} layout ({t:#04x}) has no such field",
+                layout_name(t)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The layout the view describes.
+///
+/// # Safety
+/// Every non-NULL pointer of `v` valid for the reads its field documents.
+unsafe fn layout_in(v: &HurrayDescriptorView, rank: usize) -> FfiResult<Layout> {
+    let r = rank as u64;
+    let name = layout_name(v.header.layout_tag);
+    // SAFETY (every block below): the caller guarantees the arrays and structs.
+    Ok(match v.header.layout_tag {
+        tag::ROW_MAJOR => Layout::RowMajor,
+        tag::COLUMN_MAJOR => Layout::ColumnMajor,
+        tag::STRIDED => Layout::Strided {
+            // SAFETY: see above.
+            strides: unsafe { vec_in(v.strides, r, "strides")? },
+        },
+        // SAFETY: see above.
+        tag::TILED => Layout::Tiled(unsafe { tiling_in(v.tiling, v.tiling_depth, rank)? }),
+        tag::MORTON => Layout::Morton {
+            // SAFETY: see above.
+            bits: unsafe { vec_in(v.morton_bits, r, "morton_bits")? },
+        },
+        tag::COO => Layout::Coo {
+            nnz: v.nnz,
+            is_sorted: match v.coo_is_sorted {
+                0 => false,
+                1 => true,
+                s => return Err(bad(format!("view->coo_is_sorted is {s}, not 0 or 1"))),
+            },
+        },
+        tag::CSR => Layout::Csr { nnz: v.nnz },
+        tag::CSC => Layout::Csc { nnz: v.nnz },
+        tag::CSF => Layout::Csf {
+            nnz: v.nnz,
+            // SAFETY: see above.
+            mode_order: unsafe { vec_in(v.csf_mode_order, r, "csf_mode_order")? },
+        },
+        tag::BLOCK_PAGED => {
+            // SAFETY: see above.
+            Layout::BlockPaged(
+                unsafe { section_in(v.block_paged, "block_paged", name)? }.to_model()?,
+            )
+        }
+        tag::COMPOSITE_HEAD => Layout::CompositeHead(
+            // SAFETY: see above.
+            unsafe { section_in(v.composite_head, "composite_head", name)? }.to_model()?,
+        ),
+        tag::HILBERT => Layout::Hilbert {
+            order: v.hilbert_order,
+            rank: v.hilbert_rank,
+        },
+        t @ 0xF0..=0xFE => {
+            if v.extension_layout_data_len > u64::from(u32::MAX) {
+                return Err(bad(format!(
+                    "view->extension_layout_data_len {} exceeds the u32 length field",
+                    v.extension_layout_data_len
+                )));
+            }
+            Layout::Extension {
+                tag: t,
+                id: v.extension_layout_id,
+                // SAFETY: see above.
+                data: unsafe {
+                    vec_in(
+                        v.extension_layout_data,
+                        v.extension_layout_data_len,
+                        "extension_layout_data",
+                    )?
+                },
+            }
+        }
+        t => {
+            return Err(bad(format!(
+                "view->header.layout_tag {t:#04x} is not an assigned or extension layout"
+            )))
+        }
+    })
+}
+
+/// The descriptor model a view describes, before the spec's rules are checked
+/// (`HurrayDescriptor::new` checks them). Output-only header fields
+/// (`descriptor_length`) are ignored; `flags` must be 0 or what the sections imply.
+///
+/// # Safety
+/// Every non-NULL pointer of `v` valid for the reads its field documents.
+pub(crate) unsafe fn model_from_view(v: &HurrayDescriptorView) -> FfiResult<TensorDescriptor> {
+    let h = &v.header;
+    if h.version_major != 0 && h.version_major != hurray_core::VERSION_MAJOR {
+        return Err(bad(format!(
+            "view->header.version_major is {}; this library writes {}",
+            h.version_major,
+            hurray_core::VERSION_MAJOR
+        )));
+    }
+    if h.version_minor > hurray_core::VERSION_MINOR {
+        return Err(bad(format!(
+            "view->header.version_minor is {}; this library writes at most {}",
+            h.version_minor,
+            hurray_core::VERSION_MINOR
+        )));
+    }
+    let element_type = element_type_in(h.type_tag)?;
+    // SAFETY: forwarded.
+    let shape = unsafe { shape_in(v.shape, h.rank)? };
+    let rank = shape.len();
+    if h.buffer_count > 255 {
+        return Err(bad(format!(
+            "view->header.buffer_count is {}; a descriptor holds at most 255 buffers",
+            h.buffer_count
+        )));
+    }
+    // SAFETY: forwarded.
+    let buffers = unsafe { slice_in(v.buffers, u64::from(h.buffer_count), "view->buffers")? }
+        .iter()
+        .map(|e| e.to_model())
+        .collect::<FfiResult<Vec<_>>>()?;
+    no_foreign_fields(v)?;
+    // SAFETY: forwarded.
+    let layout = unsafe { layout_in(v, rank)? };
+    let quantization = match v.quantization.is_null() {
+        true if v.quantization_trailing_len != 0 => {
+            return Err(bad(
+                "view->quantization_trailing_len is set but view->quantization is NULL".into(),
+            ))
+        }
+        true => None,
+        false => {
+            if v.quantization_trailing_len > u64::from(u32::MAX) - 64 {
+                return Err(bad(format!(
+                    "view->quantization_trailing_len {} overflows quantization_length",
+                    v.quantization_trailing_len
+                )));
+            }
+            // SAFETY: forwarded.
+            let (q, trailing) = unsafe {
+                (
+                    *v.quantization,
+                    slice_in(
+                        v.quantization_trailing,
+                        v.quantization_trailing_len,
+                        "view->quantization_trailing",
+                    )?,
+                )
+            };
+            Some(q.to_model(trailing)?)
+        }
+    };
+    let shard = match (v.shard_parent_shape.is_null(), v.shard_offset.is_null()) {
+        (true, true) => None,
+        // SAFETY: forwarded.
+        (false, false) => Some(Shard {
+            parent_shape: unsafe {
+                vec_in(v.shard_parent_shape, rank as u64, "shard_parent_shape")?
+            },
+            // SAFETY: forwarded.
+            offset: unsafe { vec_in(v.shard_offset, rank as u64, "shard_offset")? },
+        }),
+        (p, _) => {
+            let (set, unset) = if p {
+                ("shard_offset", "shard_parent_shape")
+            } else {
+                ("shard_parent_shape", "shard_offset")
+            };
+            return Err(bad(format!(
+                "view->{set} is set but view->{unset} is NULL (a shard section needs both)"
+            )));
+        }
+    };
+    // SAFETY: forwarded: NULL or readable.
+    let statistics = unsafe { v.statistics.as_ref() }.map(|s| s.to_model());
+    // SAFETY: forwarded: NULL or readable.
+    let extension_type = match unsafe { v.extension_type.as_ref() } {
+        Some(e) => Some(e.to_model()?),
+        None => None,
+    };
+    let composite_member = match v.has_member_role {
+        0 if v.member_role != 0 => {
+            return Err(bad(format!(
+                "view->member_role is {} but view->has_member_role is 0",
+                v.member_role
+            )))
+        }
+        0 => None,
+        1 => Some(member_role_in(v.member_role)?),
+        s => return Err(bad(format!("view->has_member_role is {s}, not 0 or 1"))),
+    };
+    let m = TensorDescriptor {
+        version_minor: h.version_minor,
+        element_type,
+        shape,
+        byte_offset: h.byte_offset,
+        layout,
+        buffers,
+        quantization,
+        shard,
+        statistics,
+        extension_type,
+        composite_member,
+    };
+    if h.flags != 0 && h.flags != m.flags() {
+        return Err(bad(format!(
+            "view->header.flags is {:#x} but the view's sections give {:#x} (0 means: derive them)",
+            h.flags,
+            m.flags()
+        )));
+    }
+    Ok(m)
+}
+
+/// Builds and validates a descriptor from a [`HurrayDescriptorView`]: the same
+/// struct `hurray_descriptor_view` returns, so a view read from one descriptor
+/// builds the same descriptor again (byte-identical encoding). Arrays are borrowed
+/// for the call only and copied; their lengths follow from the header as
+/// documented on the struct (`rank`, `buffer_count`, `tiling_depth`). Only the
+/// fields of `header.layout_tag` are read; the others must be NULL or 0. Optional
+/// sections are present when their pointer is non-NULL (shard: both arrays;
+/// composite member: `has_member_role` = 1). `header.descriptor_length` is
+/// ignored; `header.flags` may be 0 (derived from the sections) or must equal what
+/// they imply; `header.version_major` may be 0 or 1. For the assigned quantization
+/// schemes `scheme_version` and `flags` are ignored (written as 1 and as implied by
+/// `zero_point_buffer_index`; `HURRAY_NO_BUFFER` means symmetric).
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER` (`view`, `out`, an array with a non-zero length,
+/// the block-paged or composite-head fields of such a layout);
+/// `HURRAY_ERR_INVALID_ARGUMENT` (an unassigned tag, a value out of its range, a
+/// field or flag that contradicts the layout or sections, `rank` > 64, more than 255
+/// buffers or 8 tiling levels; the message names the field);
+/// `HURRAY_ERR_INVALID_SYNC_MODE` (a reserved sync mode); `HURRAY_ERR_DESCRIPTOR` (a
+/// rule of the spec is broken; the message names the rule and the byte offset in
+/// the encoding).
+///
+/// Ownership: `*out` owned; destroy with `hurray_descriptor_destroy`. Nothing of
+/// `view` is retained.
+///
+/// # Safety
+/// `view` NULL or readable, each of its non-NULL pointers valid for the reads its
+/// field documents; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_descriptor_from_view(
+    view: *const HurrayDescriptorView,
+    out: *mut *mut HurrayDescriptor,
+) -> HurrayStatus {
+    boundary(|| {
+        need(out, "out")?;
+        // SAFETY: NULL is reported; otherwise readable per the caller.
+        let v = unsafe { view.as_ref() }.ok_or_else(|| FfiError::null("view"))?;
+        // SAFETY: forwarded.
+        let model = unsafe { model_from_view(v)? };
+        let d = HurrayDescriptor::new(Arc::new(model))?;
+        // SAFETY: out checked non-null.
+        unsafe { put(out, "out", handle::into_raw(d)) }
     })
 }

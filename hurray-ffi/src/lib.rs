@@ -26,7 +26,9 @@ pub mod descriptor_access;
 pub mod descriptor_view;
 pub mod handle;
 pub mod item;
+pub mod kv_value;
 pub mod pool;
+pub mod raw;
 pub mod status;
 pub mod tags;
 pub mod tensor;
@@ -41,8 +43,9 @@ pub use descriptor_access::{
     HurrayBlockPaged, HurrayBufferEntry, HurrayCompositeHead, HurrayDescriptorHeader,
     HurrayExtensionType, HurrayQuantization, HurrayStatistics,
 };
-pub use handle::{live_objects, HURRAY_C_ABI_VERSION};
+pub use handle::{live_objects, Handle, Header, HURRAY_C_ABI_VERSION};
 pub use item::HurrayItem;
+pub use kv_value::HurrayKvValue;
 pub use pool::{HurrayBufferPool, HurrayBufferPoolStats};
 pub use status::*;
 pub use tensor::HurrayTensor;
@@ -54,5 +57,11 @@ mod foreign;
 pub mod read_options;
 pub mod stream;
 pub use file::{HurrayFileInfo, HurrayFileReader, HurrayFileWriter, HurrayWriteOptions};
+/// hurray-io's file read options (limits, permissive decoding), taken by
+/// [`HurrayFileReader::open`].
+pub use hurray_io::file::ReadOptions;
+/// hurray-io's KV values: owned ([`KvValue`], [`KvArray`]) for writers, borrowed from
+/// the mapping ([`KvValueRef`], [`KvArrayRef`]) for readers (`file-format.md` §7.3).
+pub use hurray_io::file::{KvArray, KvArrayRef, KvValue, KvValueRef};
 pub use read_options::HurrayFileReadOptions;
 pub use stream::{HurrayStreamDecoder, HurrayStreamEncoder, HurrayStreamLimits};

@@ -307,3 +307,267 @@ fn view_errors() {
         )
     };
 }
+
+/// Builds a descriptor from `v` (asserting success).
+#[track_caller]
+fn from_view(v: &HurrayDescriptorView) -> *mut HurrayDescriptor {
+    let mut d = std::ptr::null_mut();
+    // SAFETY: the view's pointers are live for the call; out writable.
+    ok(unsafe { hurray_descriptor_from_view(v, &mut d) });
+    d
+}
+
+/// The status and message of building from `v`, with nothing left alive.
+fn from_view_err(v: &HurrayDescriptorView, code: HurrayStatus, needle: &str) {
+    let mut d = std::ptr::null_mut();
+    // SAFETY: the view's pointers are live for the call; out writable.
+    err(
+        unsafe { hurray_descriptor_from_view(v, &mut d) },
+        code,
+        needle,
+    );
+    assert!(d.is_null(), "no descriptor on error");
+}
+
+#[test]
+fn every_descriptor_round_trips_through_from_view_byte_identically() {
+    let _l = live();
+    let mut cases: Vec<(String, Vec<u8>)> = golden_names()
+        .into_iter()
+        .map(|n| {
+            let b = golden(&n).unwrap();
+            (n, b)
+        })
+        .collect();
+    if cases.is_empty() {
+        eprintln!("note: no conformance vectors; only hand-built descriptors are checked");
+    }
+    let golden_count = cases.len();
+    for (k, m) in built().into_iter().enumerate() {
+        cases.push((format!("built #{k}"), m.encode().unwrap()));
+    }
+    for (name, bytes) in &cases {
+        // Private tags (the hand-built extension cases) need the model route: strict
+        // decoding refuses them.
+        let model = TensorDescriptor::decode_with(
+            bytes,
+            &hurray_core::DecodeOptions {
+                accept_private: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let d = HurrayDescriptor::new(Arc::new(model)).unwrap();
+        let v = *d.view();
+        let again = from_view(&v);
+        assert_eq!(&encode(again), bytes, "{name}: view -> from_view -> encode");
+        destroy(again);
+        // Output-only header fields may be zero: flags are derived, the length ignored.
+        let mut z = v;
+        z.header.flags = 0;
+        z.header.descriptor_length = 0;
+        z.header.version_major = 0;
+        let again = from_view(&z);
+        assert_eq!(&encode(again), bytes, "{name}: with a zeroed header");
+        destroy(again);
+    }
+    assert_eq!(cases.len(), golden_count + built().len());
+    assert!(
+        cases.len() >= 9,
+        "{} descriptors round-tripped",
+        cases.len()
+    );
+}
+
+#[test]
+fn from_view_builds_from_a_caller_struct_and_refuses_bad_views() {
+    let _l = live();
+    let shape = [3u64, 4];
+    let buffers = [HurrayBufferEntry {
+        byte_size: 48,
+        alignment: 64,
+        ..HurrayBufferEntry::default()
+    }];
+    let strides = [4i64, 1];
+    // A view filled in by hand, as a C caller would (zeroed, then the fields it needs).
+    // SAFETY: HurrayDescriptorView is plain data; all-zero is NULL pointers and zeros.
+    let mut base: HurrayDescriptorView = unsafe { std::mem::zeroed() };
+    base.header.type_tag = ElementType::Float32.tag();
+    base.header.layout_tag = 3; // strided
+    base.header.rank = 2;
+    base.header.buffer_count = 1;
+    base.shape = shape.as_ptr();
+    base.buffers = buffers.as_ptr();
+    base.strides = strides.as_ptr();
+    let d = from_view(&base);
+    let mut want = TensorDescriptor::dense(ElementType::Float32, &shape).unwrap();
+    want.layout = Layout::Strided {
+        strides: strides.to_vec(),
+    };
+    assert_eq!(encode(d), want.encode().unwrap());
+    destroy(d);
+
+    let with = |f: &dyn Fn(&mut HurrayDescriptorView)| {
+        let mut v = base;
+        f(&mut v);
+        v
+    };
+    let small = [HurrayBufferEntry {
+        byte_size: 47,
+        ..buffers[0]
+    }];
+    let bad_sync = [HurrayBufferEntry {
+        sync_mode: 0x7E,
+        ..buffers[0]
+    }];
+    let parent = [6u64, 4];
+    let cases: Vec<(&str, HurrayDescriptorView, HurrayStatus, &str)> = vec![
+        (
+            "strided without strides",
+            with(&|v| v.strides = null()),
+            HURRAY_ERR_NULL_POINTER,
+            "view->strides",
+        ),
+        (
+            "a field of another layout",
+            with(&|v| v.nnz = 5),
+            HURRAY_ERR_INVALID_ARGUMENT,
+            "view->nnz is set but the strided layout",
+        ),
+        (
+            "flags that contradict the sections",
+            with(&|v| v.header.flags = 2),
+            HURRAY_ERR_INVALID_ARGUMENT,
+            "header.flags",
+        ),
+        (
+            "an unassigned type",
+            with(&|v| v.header.type_tag = 0x7F),
+            HURRAY_ERR_INVALID_ARGUMENT,
+            "type_tag 0x7f",
+        ),
+        (
+            "an unassigned layout",
+            with(&|v| {
+                v.header.layout_tag = 0x7F;
+                v.strides = null();
+            }),
+            HURRAY_ERR_INVALID_ARGUMENT,
+            "layout_tag 0x7f",
+        ),
+        (
+            "rank too large",
+            with(&|v| v.header.rank = 65),
+            HURRAY_ERR_INVALID_ARGUMENT,
+            "rank 65",
+        ),
+        (
+            "a buffer too small for the strides",
+            with(&|v| v.buffers = small.as_ptr()),
+            HURRAY_ERR_DESCRIPTOR,
+            "at byte",
+        ),
+        (
+            "a reserved sync mode",
+            with(&|v| v.buffers = bad_sync.as_ptr()),
+            HURRAY_ERR_INVALID_SYNC_MODE,
+            "sync_mode 0x7e",
+        ),
+        (
+            "buffers missing",
+            with(&|v| v.buffers = null()),
+            HURRAY_ERR_NULL_POINTER,
+            "view->buffers",
+        ),
+        (
+            "half a shard",
+            with(&|v| v.shard_parent_shape = parent.as_ptr()),
+            HURRAY_ERR_INVALID_ARGUMENT,
+            "view->shard_offset is NULL",
+        ),
+        (
+            "member role flag out of range",
+            with(&|v| v.has_member_role = 2),
+            HURRAY_ERR_INVALID_ARGUMENT,
+            "has_member_role is 2",
+        ),
+        (
+            "tiled without levels",
+            with(&|v| {
+                v.header.layout_tag = 4;
+                v.strides = null();
+            }),
+            HURRAY_ERR_INVALID_ARGUMENT,
+            "tiling_depth is 0",
+        ),
+        (
+            "block-paged without its fields",
+            with(&|v| {
+                v.header.layout_tag = 10;
+                v.strides = null();
+            }),
+            HURRAY_ERR_NULL_POINTER,
+            "view->block_paged is NULL",
+        ),
+        (
+            "a future minor version",
+            with(&|v| v.header.version_minor = 9),
+            HURRAY_ERR_INVALID_ARGUMENT,
+            "version_minor is 9",
+        ),
+    ];
+    for (name, v, code, needle) in cases {
+        eprintln!("case: {name}");
+        from_view_err(&v, code, needle);
+    }
+    let mut d = std::ptr::null_mut();
+    // SAFETY: the library checks the pointers.
+    unsafe {
+        err(
+            hurray_descriptor_from_view(null(), &mut d),
+            HURRAY_ERR_NULL_POINTER,
+            "view",
+        );
+        err(
+            hurray_descriptor_from_view(&base, std::ptr::null_mut()),
+            HURRAY_ERR_NULL_POINTER,
+            "out",
+        );
+    }
+}
+
+#[test]
+fn from_view_nests_tiling_levels_and_checks_their_chain() {
+    let _l = live();
+    let m = &built()[0]; // two levels: strided outer grid, then column-major tiles
+    let d = HurrayDescriptor::new(Arc::new(m.clone())).unwrap();
+    let v = *d.view();
+    let levels = arr(v.tiling, v.tiling_depth as usize);
+    let mut broken = levels.clone();
+    broken[0].inner_order = 1; // level 1 follows, so level 0 must nest
+    let mut w = v;
+    w.tiling = broken.as_ptr();
+    from_view_err(
+        &w,
+        HURRAY_ERR_INVALID_ARGUMENT,
+        "tiling[0].inner_order must be TILED",
+    );
+    let mut w = v;
+    w.tiling_depth = 1; // level 0 says TILED but is now the last
+    from_view_err(
+        &w,
+        HURRAY_ERR_INVALID_ARGUMENT,
+        "tiling[0].inner_order is TILED",
+    );
+    let mut broken = levels.clone();
+    broken[0].outer_strides = null();
+    let mut w = v;
+    w.tiling = broken.as_ptr();
+    from_view_err(&w, HURRAY_ERR_NULL_POINTER, "view->tiling[0].outer_strides");
+    let mut w = v;
+    w.tiling_depth = 9;
+    from_view_err(&w, HURRAY_ERR_INVALID_ARGUMENT, "1 to 8 levels");
+    let again = from_view(&v);
+    assert_eq!(encode(again), m.encode().unwrap());
+    destroy(again);
+}

@@ -256,6 +256,105 @@ static inline void encode_tensor(HurrayStreamEncoder *enc, const HurrayTensor *t
     CHECK(out->len - start == total);
 }
 
+/* A whole file, NUL-terminated (malloc'ed; *len excludes the NUL), or NULL when it
+ * cannot be opened. */
+static inline char *read_whole(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    CHECK(fseek(f, 0, SEEK_END) == 0);
+    long n = ftell(f);
+    CHECK(n >= 0);
+    CHECK(fseek(f, 0, SEEK_SET) == 0);
+    char *buf = (char *)malloc((size_t)n + 1);
+    CHECK(buf != NULL);
+    CHECK(fread(buf, 1, (size_t)n, f) == (size_t)n);
+    buf[n] = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+/*
+ * An owned float32 composite-head descriptor of shape [2] grouping `members` tensors,
+ * built in one call from a view filled in by hand (zeroed first: every field this
+ * layout does not have stays NULL or 0).
+ */
+static inline HurrayDescriptor *composite_head_descriptor(uint32_t members) {
+    uint64_t shape = 2;
+    HurrayCompositeHead head;
+    memset(&head, 0, sizeof head);
+    head.member_count = members;
+    head.composition_rule = HURRAY_COMPOSITION_GROUP;
+    head.combine_op = HURRAY_COMBINE_NONE;
+    HurrayDescriptorView v;
+    memset(&v, 0, sizeof v);
+    v.header.type_tag = HURRAY_TYPE_FLOAT32;
+    v.header.layout_tag = HURRAY_LAYOUT_COMPOSITE_HEAD;
+    v.header.rank = 1;
+    v.shape = &shape;
+    v.composite_head = &head;
+    HurrayDescriptor *d = NULL;
+    CHECK_OK(hurray_descriptor_from_view(&v, &d));
+    return d;
+}
+
+/* ---- KV through the tagged value ------------------------------------------------ */
+
+static inline HurrayKvValue kv_of(uint8_t type_tag) {
+    HurrayKvValue v;
+    memset(&v, 0, sizeof v);
+    v.type_tag = type_tag;
+    return v;
+}
+static inline HurrayKvValue kv_string(const char *s) {
+    HurrayKvValue v = kv_of(HURRAY_KV_TYPE_STRING);
+    v.data = s;
+    v.len = s ? strlen(s) : 0;
+    return v;
+}
+static inline HurrayKvValue kv_int64(int64_t x) {
+    HurrayKvValue v = kv_of(HURRAY_KV_TYPE_INT64);
+    v.int64_value = x;
+    return v;
+}
+static inline HurrayKvValue kv_uint64(uint64_t x) {
+    HurrayKvValue v = kv_of(HURRAY_KV_TYPE_UINT64);
+    v.uint64_value = x;
+    return v;
+}
+static inline HurrayKvValue kv_float64(double x) {
+    HurrayKvValue v = kv_of(HURRAY_KV_TYPE_FLOAT64);
+    v.float64_value = x;
+    return v;
+}
+static inline HurrayKvValue kv_bool(uint8_t x) {
+    HurrayKvValue v = kv_of(HURRAY_KV_TYPE_BOOL);
+    v.bool_value = x;
+    return v;
+}
+/* Bytes (`n` of them), or an array of `n` elements of type `elem` at `p`. */
+static inline HurrayKvValue kv_data(uint8_t type_tag, uint8_t elem, const void *p, uint64_t n) {
+    HurrayKvValue v = kv_of(type_tag);
+    v.element_type = elem;
+    v.data = p;
+    v.len = n;
+    return v;
+}
+
+/* Adds KV entry `key` (NUL-terminated) in one call. */
+static inline HurrayStatus add_kv(HurrayFileWriter *w, const char *key, HurrayKvValue v) {
+    return hurray_file_writer_add_kv(w, key, strlen(key), &v);
+}
+
+/* The value of KV entry `key` of r (which must exist), in one call after the lookup. */
+static inline HurrayKvValue kv_get(const HurrayFileReader *r, const char *key) {
+    uint64_t i = 0;
+    HurrayKvValue v;
+    CHECK_OK(hurray_file_reader_kv_find(r, key, &i));
+    CHECK_OK(hurray_file_reader_kv_value(r, i, &v));
+    return v;
+}
+
 /* An environment variable, or NULL when unset or empty. */
 static inline const char *env_or_null(const char *name) {
     const char *v = getenv(name);

@@ -203,12 +203,30 @@ static void test_descriptor_errors(void) {
     uint64_t len = 0;
     CHECK_ERR(HURRAY_ERR_BUFFER_TOO_SMALL, hurray_descriptor_encode(d, small, sizeof small, &len));
     CHECK(len > sizeof small); /* the needed size was reported */
-    uint64_t out[1];
-    CHECK_ERR(HURRAY_ERR_BUFFER_TOO_SMALL, hurray_descriptor_shape(d, out, 1, &len));
-    CHECK(len == 2);
-    CHECK_ERR(HURRAY_ERR_OUT_OF_RANGE, hurray_descriptor_dim(d, 2, out));
-    uint64_t strides[2];
-    CHECK_ERR(HURRAY_ERR_NOT_APPLICABLE, hurray_descriptor_strides(d, (int64_t *)strides, 2, &len));
+    /* Building from a view: a bad field is refused and named; nothing is made. */
+    const HurrayDescriptorView *v = NULL;
+    CHECK_OK(hurray_descriptor_view(d, &v));
+    HurrayDescriptorView bad = *v;
+    int64_t strides[2] = {3, 1};
+    bad.strides = strides; /* a row-major layout has no strides */
+    HurrayDescriptor *out = NULL;
+    CHECK_ERR(HURRAY_ERR_INVALID_ARGUMENT, hurray_descriptor_from_view(&bad, &out));
+    CHECK(strstr(hurray_last_error_message(), "view->strides") != NULL);
+    bad = *v;
+    bad.header.layout_tag = HURRAY_LAYOUT_STRIDED; /* ... and a strided one needs them */
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_descriptor_from_view(&bad, &out));
+    bad.strides = strides;
+    CHECK_OK(hurray_descriptor_from_view(&bad, &out));
+    CHECK_OK(hurray_descriptor_destroy(&out));
+    HurrayBufferEntry small_buffer = v->buffers[0];
+    small_buffer.byte_size = 5; /* 2 x 3 int8 needs 6 bytes */
+    bad = *v;
+    bad.buffers = &small_buffer;
+    CHECK_ERR(HURRAY_ERR_DESCRIPTOR, hurray_descriptor_from_view(&bad, &out));
+    CHECK(strstr(hurray_last_error_message(), "at byte") != NULL);
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_descriptor_from_view(NULL, &out));
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_descriptor_from_view(v, NULL));
+    CHECK(out == NULL);
     CHECK_OK(hurray_descriptor_destroy(&d));
 }
 

@@ -339,19 +339,7 @@ static void test_allocator(void) {
 }
 
 static HurrayItem *make_composite(Released rel[2]) {
-    HurrayDescriptorBuilder *b = NULL;
-    uint64_t shape = 2;
-    CHECK_OK(hurray_descriptor_builder_new(HURRAY_TYPE_FLOAT32, HURRAY_LAYOUT_COMPOSITE_HEAD, 1,
-                                           &shape, &b));
-    HurrayCompositeHead head;
-    memset(&head, 0, sizeof head);
-    head.member_count = 2;
-    head.composition_rule = HURRAY_COMPOSITION_GROUP;
-    head.combine_op = HURRAY_COMBINE_NONE;
-    CHECK_OK(hurray_descriptor_builder_set_composite_head(b, &head));
-    HurrayDescriptor *d = NULL;
-    CHECK_OK(hurray_descriptor_builder_finish(b, &d));
-    CHECK_OK(hurray_descriptor_builder_destroy(&b));
+    HurrayDescriptor *d = composite_head_descriptor(2);
     uint8_t bytes[512];
     uint64_t len = 0;
     CHECK_OK(hurray_descriptor_encode(d, bytes, sizeof bytes, &len));

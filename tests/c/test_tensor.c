@@ -23,20 +23,19 @@ static void test_own_memory_tensor_fields(void) {
 
     const HurrayDescriptor *d = NULL;
     CHECK_OK(hurray_tensor_descriptor(t, &d));
-    HurrayDescriptorHeader h;
-    CHECK_OK(hurray_descriptor_header(d, &h));
+    const HurrayDescriptorView *view = NULL;
+    CHECK_OK(hurray_descriptor_view(d, &view));
+    const HurrayDescriptorHeader h = view->header;
     CHECK(h.version_major == 1);
     CHECK(h.type_tag == HURRAY_TYPE_FLOAT32);
     CHECK(h.layout_tag == HURRAY_LAYOUT_ROW_MAJOR);
     CHECK(h.rank == 1);
     CHECK(h.buffer_count == 1);
     CHECK(h.byte_offset == 0);
-    uint64_t shape[4], rank = 0;
-    CHECK_OK(hurray_descriptor_shape(d, shape, 4, &rank));
-    CHECK(rank == 1 && shape[0] == 6);
-    HurrayBufferEntry e;
-    CHECK_OK(hurray_descriptor_buffer(d, 0, &e));
+    CHECK(view->shape[0] == 6);
+    const HurrayBufferEntry e = view->buffers[0];
     CHECK(e.byte_size == 24 && e.alignment == 64 && e.device_tag == HURRAY_DEVICE_CPU);
+    CHECK(view->strides == NULL && view->quantization == NULL && view->statistics == NULL);
 
     const HurrayBufferList *l = NULL;
     uint64_t n = 0;

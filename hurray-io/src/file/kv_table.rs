@@ -622,6 +622,19 @@ impl<'a> KvArrayRef<'a> {
         })
     }
 
+    /// The elements as stored, for int64, uint64 and float64 arrays (8 little-endian
+    /// bytes each) and bool arrays (1 byte, 0 or 1, each), borrowed from the section
+    /// (no alignment promised); `None` for string and byte-sequence arrays, whose
+    /// elements carry length prefixes.
+    pub fn fixed_bytes(&self) -> Option<&'a [u8]> {
+        let size = match self.element_tag {
+            tag::BOOL => 1,
+            tag::INT64 | tag::UINT64 | tag::FLOAT64 => 8,
+            _ => return None,
+        };
+        self.bytes.get(..self.len().checked_mul(size)?)
+    }
+
     /// Offset of the length prefix of string or byte element `k`, relative to the
     /// first element.
     pub fn offset_of(&self, k: usize) -> Option<usize> {

@@ -566,52 +566,72 @@ static char err[8192]; /* the current case's first failure */
 
 static void release_free(void *p) { free(p); }
 
-/* The descriptor of an item, built with the builder. */
+/* The descriptor of an item, built in one call from a view (zeroed, then the
+ * case's layout fields and sections). */
 static HurrayDescriptor *build_descriptor(const Item *it) {
-    HurrayDescriptorBuilder *b = NULL;
     HurrayDescriptor *d = NULL;
-    TRY(hurray_descriptor_builder_new(it->dtype, it->layout, it->rank, it->rank ? it->shape : NULL, &b));
-    if (it->offset) TRY(hurray_descriptor_builder_set_byte_offset(b, it->offset));
+    HurrayDescriptorView v;
+    HurrayTileLevelView levels[MAXTILES];
+    HurrayBufferEntry entries[MAXB];
+    HurrayCompositeHead head = it->head;
+    uint8_t role = it->role >= 0 ? (uint8_t)it->role : 0;
+    memset(&v, 0, sizeof v);
+    memset(levels, 0, sizeof levels);
+    v.header.type_tag = it->dtype;
+    v.header.layout_tag = it->layout;
+    v.header.rank = it->rank;
+    v.header.buffer_count = it->nbufs;
+    v.header.byte_offset = it->offset;
+    v.shape = it->rank ? it->shape : NULL;
     switch (it->layout) {
-    case HURRAY_LAYOUT_STRIDED: TRY(hurray_descriptor_builder_set_strides(b, it->strides, it->rank)); break;
+    case HURRAY_LAYOUT_STRIDED: v.strides = it->strides; break;
     case HURRAY_LAYOUT_TILED:
         for (uint32_t l = 0; l < it->ntiles; l++) {
             const Tile *tl = &it->tiles[l];
-            TRY(hurray_descriptor_builder_push_tiling_level(b, tl->shape, tl->outer, tl->ostr, tl->inner, tl->istr));
+            levels[l].tile_shape = tl->shape;
+            levels[l].outer_order = tl->outer;
+            levels[l].inner_order = tl->inner;
+            if (tl->outer == HURRAY_TILE_ORDER_STRIDED) levels[l].outer_strides = tl->ostr;
+            if (tl->inner == HURRAY_TILE_ORDER_STRIDED) levels[l].inner_strides = tl->istr;
         }
+        v.tiling_depth = it->ntiles;
+        v.tiling = levels;
         break;
-    case HURRAY_LAYOUT_MORTON: TRY(hurray_descriptor_builder_set_morton_bits(b, it->morton, it->rank)); break;
-    case HURRAY_LAYOUT_HILBERT: TRY(hurray_descriptor_builder_set_hilbert(b, it->h_order, it->h_rank)); break;
+    case HURRAY_LAYOUT_MORTON: v.morton_bits = it->morton; break;
+    case HURRAY_LAYOUT_HILBERT:
+        v.hilbert_order = it->h_order;
+        v.hilbert_rank = it->h_rank;
+        break;
     case HURRAY_LAYOUT_COO:
-        TRY(hurray_descriptor_builder_set_nnz(b, it->nnz));
-        TRY(hurray_descriptor_builder_set_coo_is_sorted(b, it->coo_sorted));
+        v.nnz = it->nnz;
+        v.coo_is_sorted = it->coo_sorted;
         break;
     case HURRAY_LAYOUT_CSR:
-    case HURRAY_LAYOUT_CSC: TRY(hurray_descriptor_builder_set_nnz(b, it->nnz)); break;
+    case HURRAY_LAYOUT_CSC: v.nnz = it->nnz; break;
     case HURRAY_LAYOUT_CSF:
-        TRY(hurray_descriptor_builder_set_nnz(b, it->nnz));
-        TRY(hurray_descriptor_builder_set_csf_mode_order(b, it->mode, it->rank));
+        v.nnz = it->nnz;
+        v.csf_mode_order = it->mode;
         break;
-    case HURRAY_LAYOUT_BLOCK_PAGED: TRY(hurray_descriptor_builder_set_block_paged(b, &it->bp)); break;
-    case HURRAY_LAYOUT_COMPOSITE_HEAD: {
-        HurrayCompositeHead h = it->head;
-        TRY(hurray_descriptor_builder_set_composite_head(b, &h));
-        break;
-    }
+    case HURRAY_LAYOUT_BLOCK_PAGED: v.block_paged = &it->bp; break;
+    case HURRAY_LAYOUT_COMPOSITE_HEAD: v.composite_head = &head; break;
     default: break;
     }
     for (uint32_t i = 0; i < it->nbufs; i++) {
         HurrayBufferEntry e = {it->bufs[i].size, it->bufs[i].align, HURRAY_DEVICE_CPU,
                                HURRAY_SYNC_PRODUCER_SYNCED, it->bufs[i].memory};
-        TRY(hurray_descriptor_builder_add_buffer(b, &e));
+        entries[i] = e;
     }
-    if (it->has_quant) TRY(hurray_descriptor_builder_set_quantization(b, &it->q, NULL, 0));
-    if (it->has_shard) TRY(hurray_descriptor_builder_set_shard(b, it->parent, it->soff, it->rank));
-    if (it->has_stats) TRY(hurray_descriptor_builder_set_statistics(b, &it->st));
-    if (it->role >= 0) TRY(hurray_descriptor_builder_set_member_role(b, (uint8_t)it->role));
-    TRY(hurray_descriptor_builder_finish(b, &d));
+    v.buffers = it->nbufs ? entries : NULL;
+    if (it->has_quant) v.quantization = &it->q;
+    if (it->has_shard) {
+        v.shard_parent_shape = it->parent;
+        v.shard_offset = it->soff;
+    }
+    if (it->has_stats) v.statistics = &it->st;
+    v.has_member_role = it->role >= 0;
+    v.member_role = role;
+    TRY(hurray_descriptor_from_view(&v, &d));
 fail:
-    hurray_descriptor_builder_destroy(&b);
     return d;
 }
 
@@ -673,31 +693,44 @@ fail:
     return NULL;
 }
 
+/* Adds a case's KV entry in one call through the tagged value. */
 static int add_kv(HurrayFileWriter *w, const Kv *kv) {
-    const char *k = kv->key;
+    HurrayKvValue v, *elems = NULL;
+    memset(&v, 0, sizeof v);
+    v.type_tag = kv->array ? HURRAY_KV_TYPE_ARRAY : kv->tag;
     if (!kv->array) {
         switch (kv->tag) {
-        case HURRAY_KV_TYPE_STRING: TRY(hurray_file_writer_add_kv_string(w, k, (const char *)kv->s[0])); break;
-        case HURRAY_KV_TYPE_INT64: TRY(hurray_file_writer_add_kv_int64(w, k, kv->i[0])); break;
-        case HURRAY_KV_TYPE_UINT64: TRY(hurray_file_writer_add_kv_uint64(w, k, kv->u[0])); break;
-        case HURRAY_KV_TYPE_FLOAT64: TRY(hurray_file_writer_add_kv_float64(w, k, kv->f[0])); break;
-        case HURRAY_KV_TYPE_BOOL: TRY(hurray_file_writer_add_kv_bool(w, k, kv->b[0])); break;
-        default: TRY(hurray_file_writer_add_kv_bytes(w, k, kv->s[0], kv->slen[0])); break;
+        case HURRAY_KV_TYPE_INT64: v.int64_value = kv->i[0]; break;
+        case HURRAY_KV_TYPE_UINT64: v.uint64_value = kv->u[0]; break;
+        case HURRAY_KV_TYPE_FLOAT64: v.float64_value = kv->f[0]; break;
+        case HURRAY_KV_TYPE_BOOL: v.bool_value = kv->b[0]; break;
+        default: /* string or bytes */
+            v.data = kv->s[0];
+            v.len = kv->slen[0];
+            break;
         }
-        return 0;
+    } else {
+        v.element_type = kv->tag;
+        v.len = kv->n;
+        switch (kv->tag) {
+        case HURRAY_KV_TYPE_INT64: v.data = kv->i; break;
+        case HURRAY_KV_TYPE_UINT64: v.data = kv->u; break;
+        case HURRAY_KV_TYPE_FLOAT64: v.data = kv->f; break;
+        case HURRAY_KV_TYPE_BOOL: v.data = kv->b; break;
+        default: /* string or byte-sequence elements: one tagged value each */
+            elems = xcalloc(kv->n ? kv->n : 1, sizeof *elems);
+            for (uint64_t j = 0; j < kv->n; j++) {
+                elems[j].type_tag = kv->tag;
+                elems[j].data = kv->s[j];
+                elems[j].len = kv->slen[j];
+            }
+            v.data = elems;
+            break;
+        }
     }
-    switch (kv->tag) {
-    case HURRAY_KV_TYPE_STRING:
-        TRY(hurray_file_writer_add_kv_array_string(w, k, (const char *const *)kv->s, kv->n));
-        break;
-    case HURRAY_KV_TYPE_INT64: TRY(hurray_file_writer_add_kv_array_int64(w, k, kv->i, kv->n)); break;
-    case HURRAY_KV_TYPE_UINT64: TRY(hurray_file_writer_add_kv_array_uint64(w, k, kv->u, kv->n)); break;
-    case HURRAY_KV_TYPE_FLOAT64: TRY(hurray_file_writer_add_kv_array_float64(w, k, kv->f, kv->n)); break;
-    case HURRAY_KV_TYPE_BOOL: TRY(hurray_file_writer_add_kv_array_bool(w, k, kv->b, kv->n)); break;
-    default:
-        TRY(hurray_file_writer_add_kv_array_bytes(w, k, (const uint8_t *const *)kv->s, kv->slen, kv->n));
-        break;
-    }
+    HurrayStatus st = hurray_file_writer_add_kv(w, kv->key, strlen(kv->key), &v);
+    free(elems);
+    TRY(st);
     return 0;
 fail:
     return -1;
@@ -822,77 +855,60 @@ static int same_bytes(const char *what, const uint8_t *want, uint64_t wn, const 
 static int check_item(const Item *it, const HurrayItem *got);
 
 static int check_descriptor(const Item *it, const HurrayDescriptor *d) {
-    HurrayDescriptorHeader h;
-    uint64_t v[MAXR], v2[MAXR], n = 0;
-    int64_t s[MAXR];
-    uint32_t u[MAXR];
-    CALL(hurray_descriptor_header(d, &h));
+    /* The whole descriptor in one call: a view borrowed from d. */
+    const HurrayDescriptorView *dv = NULL;
+    CALL(hurray_descriptor_view(d, &dv));
+    const HurrayDescriptorHeader h = dv->header;
+    const uint64_t r = h.rank;
     SAME("dtype tag", "0x%02x", it->dtype, h.type_tag);
     SAME("layout tag", "0x%02x", it->layout, h.layout_tag);
     SAME("rank", "%u", it->rank, h.rank);
-    CALL(hurray_descriptor_shape(d, v, MAXR, &n));
-    if (same_u64s("shape", it->shape, v, it->rank, n)) return -1;
+    if (same_u64s("shape", it->shape, dv->shape, it->rank, r)) return -1;
     SAME("byte_offset", "%" PRIu64, it->offset, h.byte_offset);
     switch (it->layout) {
     case HURRAY_LAYOUT_STRIDED:
-        CALL(hurray_descriptor_strides(d, s, MAXR, &n));
-        if (same_i64s("strides", it->strides, s, it->rank, n)) return -1;
+        if (same_i64s("strides", it->strides, dv->strides, it->rank, r)) return -1;
         break;
     case HURRAY_LAYOUT_TILED: {
-        uint32_t depth = 0;
-        CALL(hurray_descriptor_tiling_depth(d, &depth));
+        uint32_t depth = dv->tiling_depth;
         SAME("tiling depth", "%u", it->ntiles, depth);
         for (uint32_t l = 0; l < depth; l++) {
             const Tile *tl = &it->tiles[l];
-            uint8_t o = 0, i = 0;
-            CALL(hurray_descriptor_tiling_level(d, l, &o, &i));
-            SAME("tile outer order", "%u", tl->outer, o);
-            SAME("tile inner order", "%u", tl->inner, i);
-            CALL(hurray_descriptor_tile_shape(d, l, v, MAXR, &n));
-            if (same_u64s("tile shape", tl->shape, v, it->rank, n)) return -1;
-            if (o == HURRAY_TILE_ORDER_STRIDED) {
-                CALL(hurray_descriptor_tile_outer_strides(d, l, s, MAXR, &n));
-                if (same_i64s("tile outer strides", tl->ostr, s, it->rank, n)) return -1;
-            }
-            if (i == HURRAY_TILE_ORDER_STRIDED) {
-                CALL(hurray_descriptor_tile_inner_strides(d, l, s, MAXR, &n));
-                if (same_i64s("tile inner strides", tl->istr, s, it->rank, n)) return -1;
-            }
+            const HurrayTileLevelView *lv = &dv->tiling[l];
+            SAME("tile outer order", "%u", tl->outer, lv->outer_order);
+            SAME("tile inner order", "%u", tl->inner, lv->inner_order);
+            if (same_u64s("tile shape", tl->shape, lv->tile_shape, it->rank, r)) return -1;
+            if (lv->outer_order == HURRAY_TILE_ORDER_STRIDED &&
+                same_i64s("tile outer strides", tl->ostr, lv->outer_strides, it->rank, r))
+                return -1;
+            if (lv->inner_order == HURRAY_TILE_ORDER_STRIDED &&
+                same_i64s("tile inner strides", tl->istr, lv->inner_strides, it->rank, r))
+                return -1;
         }
         break;
     }
     case HURRAY_LAYOUT_MORTON:
-        CALL(hurray_descriptor_morton_bits(d, u, MAXR, &n));
-        if (same_u32s("morton bits", it->morton, u, it->rank, n)) return -1;
+        if (same_u32s("morton bits", it->morton, dv->morton_bits, it->rank, r)) return -1;
         break;
     case HURRAY_LAYOUT_HILBERT: {
-        uint32_t o = 0, r = 0;
-        CALL(hurray_descriptor_hilbert(d, &o, &r));
-        SAME("hilbert order", "%u", it->h_order, o);
-        SAME("hilbert rank", "%u", it->h_rank, r);
+        SAME("hilbert order", "%u", it->h_order, dv->hilbert_order);
+        SAME("hilbert rank", "%u", it->h_rank, dv->hilbert_rank);
         break;
     }
     case HURRAY_LAYOUT_COO:
     case HURRAY_LAYOUT_CSR:
     case HURRAY_LAYOUT_CSC:
     case HURRAY_LAYOUT_CSF: {
-        uint64_t nnz = 0;
-        CALL(hurray_descriptor_nnz(d, &nnz));
-        SAME("nnz", "%" PRIu64, it->nnz, nnz);
-        if (it->layout == HURRAY_LAYOUT_COO) {
-            uint8_t sorted = 0;
-            CALL(hurray_descriptor_coo_is_sorted(d, &sorted));
-            SAME("is_sorted", "%u", it->coo_sorted, sorted);
-        }
-        if (it->layout == HURRAY_LAYOUT_CSF) {
-            CALL(hurray_descriptor_csf_mode_order(d, u, MAXR, &n));
-            if (same_u32s("mode_order", it->mode, u, it->rank, n)) return -1;
-        }
+        SAME("nnz", "%" PRIu64, it->nnz, dv->nnz);
+        if (it->layout == HURRAY_LAYOUT_COO) SAME("is_sorted", "%u", it->coo_sorted, dv->coo_is_sorted);
+        if (it->layout == HURRAY_LAYOUT_CSF &&
+            same_u32s("mode_order", it->mode, dv->csf_mode_order, it->rank, r))
+            return -1;
         break;
     }
     case HURRAY_LAYOUT_BLOCK_PAGED: {
-        HurrayBlockPaged bp;
-        CALL(hurray_descriptor_block_paged(d, &bp));
+        if (!dv->block_paged) return fail_at("block-paged fields: NULL in the view");
+        const HurrayBlockPaged bp = *dv->block_paged;
         SAME("page_size", "%u", it->bp.page_size, bp.page_size);
         SAME("num_pages", "%" PRIu64, it->bp.num_pages, bp.num_pages);
         SAME("paged_axis", "%u", 0u, bp.paged_axis);
@@ -903,8 +919,8 @@ static int check_descriptor(const Item *it, const HurrayDescriptor *d) {
         break;
     }
     case HURRAY_LAYOUT_COMPOSITE_HEAD: {
-        HurrayCompositeHead ch;
-        CALL(hurray_descriptor_composite_head(d, &ch));
+        if (!dv->composite_head) return fail_at("composite head fields: NULL in the view");
+        const HurrayCompositeHead ch = *dv->composite_head;
         SAME("composition rule", "%u", it->head.composition_rule, ch.composition_rule);
         SAME("combine op", "%u", it->head.combine_op, ch.combine_op);
         SAME("member count", "%u", it->head.member_count, ch.member_count);
@@ -914,9 +930,8 @@ static int check_descriptor(const Item *it, const HurrayDescriptor *d) {
     }
     SAME("buffer count", "%u", it->nbufs, h.buffer_count);
     for (uint32_t i = 0; i < it->nbufs; i++) {
-        HurrayBufferEntry e;
+        const HurrayBufferEntry e = dv->buffers[i];
         char what[64];
-        CALL(hurray_descriptor_buffer(d, i, &e));
         snprintf(what, sizeof what, "buffer %u byte_size", i);
         SAME(what, "%" PRIu64, it->bufs[i].size, e.byte_size);
         snprintf(what, sizeof what, "buffer %u alignment", i);
@@ -929,12 +944,11 @@ static int check_descriptor(const Item *it, const HurrayDescriptor *d) {
         SAME(what, "%u", it->bufs[i].memory, e.memory_class);
     }
     /* Optional sections: present exactly when the case has them. */
-    HurrayQuantization q;
-    HurrayStatus qs = hurray_descriptor_quantization(d, &q);
     if (!it->has_quant) {
-        SAME("quantization section", "%s", "absent", qs == HURRAY_OK ? "present" : "absent");
+        SAME("quantization section", "%s", "absent", dv->quantization ? "present" : "absent");
     } else {
-        CALL(qs);
+        if (!dv->quantization) return fail_at("quantization section: absent");
+        const HurrayQuantization q = *dv->quantization;
         SAME("quant scheme", "%u", it->q.scheme_tag, q.scheme_tag);
         SAME("quant scheme_version", "%u", 1u, q.scheme_version);
         SAME("quant flags", "%u", it->q.flags, q.flags);
@@ -947,20 +961,18 @@ static int check_descriptor(const Item *it, const HurrayDescriptor *d) {
         SAME("quant zero_point_buffer_index", "%u", it->q.zero_point_buffer_index, q.zero_point_buffer_index);
         SAME("quant scale_type", "%u", it->q.scale_type_tag, q.scale_type_tag);
     }
-    HurrayStatus ss = hurray_descriptor_shard(d, v, v2, MAXR, &n);
     if (!it->has_shard) {
-        SAME("shard section", "%s", "absent", ss == HURRAY_OK ? "present" : "absent");
+        SAME("shard section", "%s", "absent", dv->shard_parent_shape ? "present" : "absent");
     } else {
-        CALL(ss);
-        if (same_u64s("shard parent_shape", it->parent, v, it->rank, n)) return -1;
-        if (same_u64s("shard offset", it->soff, v2, it->rank, n)) return -1;
+        if (!dv->shard_parent_shape || !dv->shard_offset) return fail_at("shard section: absent");
+        if (same_u64s("shard parent_shape", it->parent, dv->shard_parent_shape, it->rank, r)) return -1;
+        if (same_u64s("shard offset", it->soff, dv->shard_offset, it->rank, r)) return -1;
     }
-    HurrayStatistics st;
-    HurrayStatus sts = hurray_descriptor_statistics(d, &st);
     if (!it->has_stats) {
-        SAME("statistics section", "%s", "absent", sts == HURRAY_OK ? "present" : "absent");
+        SAME("statistics section", "%s", "absent", dv->statistics ? "present" : "absent");
     } else {
-        CALL(sts);
+        if (!dv->statistics) return fail_at("statistics section: absent");
+        const HurrayStatistics st = *dv->statistics;
         SAME("statistics computed_mask", "%u", it->st.computed_mask, st.computed_mask);
         SAME("statistics nnz", "%" PRIu64, it->st.nnz, st.nnz);
         if (same_f64("statistics sparsity_ratio", it->st.sparsity_ratio, st.sparsity_ratio) ||
@@ -975,13 +987,11 @@ static int check_descriptor(const Item *it, const HurrayDescriptor *d) {
         SAME("statistics has_nan", "%u", it->st.has_nan, st.has_nan);
         SAME("statistics has_inf", "%u", it->st.has_inf, st.has_inf);
     }
-    uint8_t role = 0;
-    HurrayStatus rs = hurray_descriptor_member_role(d, &role);
     if (it->role < 0) {
-        SAME("member role section", "%s", "absent", rs == HURRAY_OK ? "present" : "absent");
+        SAME("member role section", "%s", "absent", dv->has_member_role ? "present" : "absent");
     } else {
-        CALL(rs);
-        SAME("member role", "%d", it->role, (int)role);
+        SAME("member role section", "%s", "present", dv->has_member_role ? "present" : "absent");
+        SAME("member role", "%d", it->role, (int)dv->member_role);
     }
     return 0;
 }
@@ -1043,105 +1053,56 @@ static int check_kv(const HurrayFileReader *r, const Case *c) {
     for (uint32_t i = 0; i < c->nkv; i++) {
         const Kv *kv = &c->kv[i];
         const char *key = NULL;
-        uint64_t klen = 0, count = 0, len = 0;
-        uint8_t type = 0, elem = 0;
+        uint64_t klen = 0;
+        HurrayKvValue v;
         CALL(hurray_file_reader_kv_key(r, i, &key, &klen));
         if (strcmp(key, kv->key) != 0) return fail_at("KV entry %u: expected key \"%s\", got \"%s\"", i, kv->key, key);
         snprintf(where, sizeof where, "KV \"%s\"", kv->key);
-        CALL(hurray_file_reader_kv_type(r, i, &type, &elem, &count));
-        SAME("type", "%u", kv->array ? (unsigned)HURRAY_KV_TYPE_ARRAY : (unsigned)kv->tag, (unsigned)type);
+        /* The whole value in one call. */
+        CALL(hurray_file_reader_kv_value(r, i, &v));
+        SAME("type", "%u", kv->array ? (unsigned)HURRAY_KV_TYPE_ARRAY : (unsigned)kv->tag, (unsigned)v.type_tag);
         if (!kv->array) {
             switch (kv->tag) {
-            case HURRAY_KV_TYPE_STRING: {
-                const char *s = NULL;
-                CALL(hurray_file_reader_kv_string(r, i, &s, &len));
-                if (same_bytes("string", kv->s[0], kv->slen[0], (const uint8_t *)s, len)) return -1;
+            case HURRAY_KV_TYPE_INT64: SAME("value", "%" PRId64, kv->i[0], (int64_t)v.int64_value); break;
+            case HURRAY_KV_TYPE_UINT64: SAME("value", "%" PRIu64, kv->u[0], (uint64_t)v.uint64_value); break;
+            case HURRAY_KV_TYPE_FLOAT64:
+                if (same_f64("value", kv->f[0], v.float64_value)) return -1;
                 break;
-            }
-            case HURRAY_KV_TYPE_INT64: {
-                int64_t x = 0;
-                CALL(hurray_file_reader_kv_int64(r, i, &x));
-                SAME("value", "%" PRId64, kv->i[0], x);
+            case HURRAY_KV_TYPE_BOOL: SAME("value", "%u", kv->b[0], v.bool_value); break;
+            default: /* string or bytes */
+                if (same_bytes(kv->tag == HURRAY_KV_TYPE_STRING ? "string" : "bytes", kv->s[0], kv->slen[0],
+                               (const uint8_t *)v.data, v.len))
+                    return -1;
                 break;
-            }
-            case HURRAY_KV_TYPE_UINT64: {
-                uint64_t x = 0;
-                CALL(hurray_file_reader_kv_uint64(r, i, &x));
-                SAME("value", "%" PRIu64, kv->u[0], x);
-                break;
-            }
-            case HURRAY_KV_TYPE_FLOAT64: {
-                double x = 0;
-                CALL(hurray_file_reader_kv_float64(r, i, &x));
-                if (same_f64("value", kv->f[0], x)) return -1;
-                break;
-            }
-            case HURRAY_KV_TYPE_BOOL: {
-                uint8_t x = 0;
-                CALL(hurray_file_reader_kv_bool(r, i, &x));
-                SAME("value", "%u", kv->b[0], x);
-                break;
-            }
-            default: {
-                const uint8_t *b = NULL;
-                CALL(hurray_file_reader_kv_bytes(r, i, &b, &len));
-                if (same_bytes("bytes", kv->s[0], kv->slen[0], b, len)) return -1;
-                break;
-            }
             }
             continue;
         }
-        SAME("element type", "%u", (unsigned)kv->tag, (unsigned)elem);
-        SAME("element count", "%" PRIu64, kv->n, count);
-        uint64_t cap = kv->n ? kv->n : 1;
-        switch (kv->tag) {
-        case HURRAY_KV_TYPE_INT64: {
-            int64_t *x = xcalloc(cap, 8);
-            HurrayStatus s = hurray_file_reader_kv_array_int64(r, i, x, cap, &len);
-            int bad = s != HURRAY_OK ? fail_at("array: %s", hurray_last_error_message())
-                                     : same_i64s("values", kv->i, x, kv->n, len);
-            free(x);
-            if (bad) return -1;
-            break;
-        }
-        case HURRAY_KV_TYPE_UINT64: {
-            uint64_t *x = xcalloc(cap, 8);
-            HurrayStatus s = hurray_file_reader_kv_array_uint64(r, i, x, cap, &len);
-            int bad = s != HURRAY_OK ? fail_at("array: %s", hurray_last_error_message())
-                                     : same_u64s("values", kv->u, x, kv->n, len);
-            free(x);
-            if (bad) return -1;
-            break;
-        }
-        case HURRAY_KV_TYPE_FLOAT64: {
-            double *x = xcalloc(cap, 8);
-            HurrayStatus s = hurray_file_reader_kv_array_float64(r, i, x, cap, &len);
-            int bad = s != HURRAY_OK ? fail_at("array: %s", hurray_last_error_message()) : 0;
-            if (!bad && len != kv->n) bad = fail_at("values: expected %" PRIu64 ", got %" PRIu64, kv->n, len);
-            for (uint64_t j = 0; !bad && j < kv->n; j++) bad = same_f64("value", kv->f[j], x[j]);
-            free(x);
-            if (bad) return -1;
-            break;
-        }
-        case HURRAY_KV_TYPE_BOOL: {
-            uint8_t *x = xcalloc(cap, 1);
-            HurrayStatus s = hurray_file_reader_kv_array_bool(r, i, x, cap, &len);
-            int bad = s != HURRAY_OK ? fail_at("array: %s", hurray_last_error_message())
-                                     : same_bytes("values", kv->b, kv->n, x, len);
-            free(x);
-            if (bad) return -1;
-            break;
-        }
-        default:
+        SAME("element type", "%u", (unsigned)kv->tag, (unsigned)v.element_type);
+        SAME("element count", "%" PRIu64, kv->n, (uint64_t)v.len);
+        if (kv->tag == HURRAY_KV_TYPE_STRING || kv->tag == HURRAY_KV_TYPE_BYTES) {
             for (uint64_t j = 0; j < kv->n; j++) {
-                const uint8_t *b = NULL;
-                if (kv->tag == HURRAY_KV_TYPE_STRING)
-                    CALL(hurray_file_reader_kv_array_string(r, i, j, (const char **)&b, &len));
-                else
-                    CALL(hurray_file_reader_kv_array_bytes(r, i, j, &b, &len));
-                if (same_bytes("element", kv->s[j], kv->slen[j], b, len)) return -1;
+                HurrayKvValue e;
+                CALL(hurray_file_reader_kv_array_element(r, i, j, &e));
+                if (same_bytes("element", kv->s[j], kv->slen[j], (const uint8_t *)e.data, e.len)) return -1;
             }
+            continue;
         }
+        /* Numeric and bool elements are borrowed, little-endian and maybe unaligned:
+         * copy them out before comparing. */
+        size_t width = kv->tag == HURRAY_KV_TYPE_BOOL ? 1 : 8;
+        uint8_t *x = xcalloc(kv->n ? kv->n : 1, width);
+        if (kv->n) memcpy(x, v.data, kv->n * width);
+        int bad = 0;
+        switch (kv->tag) {
+        case HURRAY_KV_TYPE_INT64: bad = same_i64s("values", kv->i, (const int64_t *)x, kv->n, v.len); break;
+        case HURRAY_KV_TYPE_UINT64: bad = same_u64s("values", kv->u, (const uint64_t *)x, kv->n, v.len); break;
+        case HURRAY_KV_TYPE_FLOAT64:
+            for (uint64_t j = 0; !bad && j < kv->n; j++) bad = same_f64("value", kv->f[j], ((const double *)x)[j]);
+            break;
+        default: bad = same_bytes("values", kv->b, kv->n, x, v.len); break;
+        }
+        free(x);
+        if (bad) return -1;
     }
     return 0;
 }
@@ -1415,34 +1376,33 @@ static int metadata(const char *path) {
     uint64_t nkv = 0, elements = 0, bytes = 0, nt = 0, name_bytes = 0;
     hurray_file_reader_kv_count(r, &nkv);
     for (uint64_t i = 0; i < nkv; i++) {
-        const char *key = NULL, *s = NULL;
-        const uint8_t *b = NULL;
-        uint64_t len = 0, n = 0, got = 0;
-        uint8_t ty = 0, et = 0;
+        const char *key = NULL;
+        uint64_t len = 0;
+        HurrayKvValue v;
         if (hurray_file_reader_kv_key(r, i, &key, &len) != HURRAY_OK ||
-            hurray_file_reader_kv_type(r, i, &ty, &et, &n) != HURRAY_OK)
+            hurray_file_reader_kv_value(r, i, &v) != HURRAY_OK)
             die("%s: %s", path, hurray_last_error_message());
-        if (ty != HURRAY_KV_TYPE_ARRAY) {
+        if (v.type_tag != HURRAY_KV_TYPE_ARRAY) {
             elements++;
-            if (ty == HURRAY_KV_TYPE_STRING && hurray_file_reader_kv_string(r, i, &s, &len) == HURRAY_OK) bytes += len;
-            if (ty == HURRAY_KV_TYPE_BYTES && hurray_file_reader_kv_bytes(r, i, &b, &len) == HURRAY_OK) bytes += len;
+            if (v.type_tag == HURRAY_KV_TYPE_STRING || v.type_tag == HURRAY_KV_TYPE_BYTES) bytes += v.len;
             continue;
         }
+        uint64_t n = v.len;
+        uint8_t et = v.element_type;
         elements += n;
         HurrayStatus st = HURRAY_OK;
         if (et == HURRAY_KV_TYPE_STRING || et == HURRAY_KV_TYPE_BYTES) {
             for (uint64_t k = 0; k < n && st == HURRAY_OK; k++) {
-                st = et == HURRAY_KV_TYPE_STRING ? hurray_file_reader_kv_array_string(r, i, k, &s, &len)
-                                                 : hurray_file_reader_kv_array_bytes(r, i, k, &b, &len);
-                bytes += len;
+                HurrayKvValue e;
+                st = hurray_file_reader_kv_array_element(r, i, k, &e);
+                bytes += e.len;
             }
         } else {
-            void *v = xcalloc(n ? n : 1, 8);
-            if (et == HURRAY_KV_TYPE_BOOL) st = hurray_file_reader_kv_array_bool(r, i, v, n, &got);
-            if (et == HURRAY_KV_TYPE_INT64) st = hurray_file_reader_kv_array_int64(r, i, v, n, &got);
-            if (et == HURRAY_KV_TYPE_UINT64) st = hurray_file_reader_kv_array_uint64(r, i, v, n, &got);
-            if (et == HURRAY_KV_TYPE_FLOAT64) st = hurray_file_reader_kv_array_float64(r, i, v, n, &got);
-            free(v);
+            /* Copied into an array of this program's (an aligned native window). */
+            uint64_t width = et == HURRAY_KV_TYPE_BOOL ? 1 : 8;
+            void *x = xcalloc(n ? n : 1, 8);
+            st = hurray_file_reader_kv_array_window(r, i, 0, n, n ? x : NULL, n * width);
+            free(x);
         }
         if (st != HURRAY_OK) die("%s: %s", path, hurray_last_error_message());
     }
