@@ -402,3 +402,29 @@ fn abi_version_and_adopt() {
     // SAFETY: item is live and given up.
     drop(unsafe { raw::take(item) }.unwrap());
 }
+
+#[test]
+fn decoder_takes_buffers_from_a_pool() {
+    let _l = live();
+    let limits = HurrayStreamLimits::default();
+    let mut enc = HurrayStreamEncoder::new(&limits).unwrap();
+    let (n, _) = enc.begin_tensor(&f32_tensor([1.0, 2.0, 3.0, 4.0])).unwrap();
+    let stream: Vec<u8> = (0..n)
+        .flat_map(|i| enc.chunk(i).unwrap().to_vec())
+        .collect();
+    drop(enc);
+    let pool = HurrayBufferPool::with_capacity(1 << 20);
+    let mut dec = HurrayStreamDecoder::new(&limits).unwrap();
+    dec.set_pool(Some(&pool));
+    for round in 0..2u64 {
+        assert_eq!(dec.feed(&stream), stream.len() as u64);
+        let t = dec.next_tensor().unwrap().unwrap();
+        drop(t); // its allocation goes back to the pool
+        let s = pool.stats();
+        assert_eq!((s.allocated, s.reused), (1, round), "round {round}");
+        assert_eq!(s.idle_buffers, 1);
+    }
+    pool.clear();
+    assert_eq!(pool.stats().idle_bytes, 0);
+    dec.set_pool(None);
+}
