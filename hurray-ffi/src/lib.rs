@@ -5,7 +5,12 @@
 //! every language holds the same [`HurrayTensor`] handle and the same release
 //! machinery.
 //!
-//! Conventions (see `docs/c-abi.md`): every export returns a [`HurrayStatus`]
+//! Two faces of the same handles (decision record 0006): Rust methods on the handle
+//! types, with errors as [`FfiResult`] carrying the stable status, for the Python,
+//! Java and Node crates (which reach raw pointers only through [`raw`]); and the C
+//! exports, each a thin checked shell over a method.
+//!
+//! Conventions of the C face (see `docs/c-abi.md`): every export returns a [`HurrayStatus`]
 //! (`HURRAY_OK` = 0, errors negative and stable), writes results through
 //! out-pointers only on success, checks required pointers
 //! (`HURRAY_ERR_NULL_POINTER`), runs inside `catch_unwind`

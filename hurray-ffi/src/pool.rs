@@ -43,6 +43,38 @@ impl HurrayBufferPool {
     pub fn pool(&self) -> &BufferPool {
         &self.pool
     }
+
+    /// A new pool that keeps at most `max_cached_bytes` bytes (and at most 256) of
+    /// idle allocations; 0 keeps none. The face of `hurray_buffer_pool_new`.
+    pub fn with_capacity(max_cached_bytes: u64) -> HurrayBufferPool {
+        let max = usize::try_from(max_cached_bytes).unwrap_or(usize::MAX);
+        HurrayBufferPool::new(BufferPool::new(max))
+    }
+
+    /// The pool's counters (allocations reused and made, idle buffers and bytes).
+    pub fn stats(&self) -> HurrayBufferPoolStats {
+        let s = self.pool.stats();
+        HurrayBufferPoolStats {
+            reused: s.reused,
+            allocated: s.allocated,
+            idle_buffers: s.idle_buffers as u64,
+            idle_bytes: s.idle_bytes as u64,
+        }
+    }
+
+    /// Frees every idle allocation now (allocations in use still come back later).
+    pub fn clear(&self) {
+        self.pool.clear();
+    }
+}
+
+impl crate::HurrayStreamDecoder {
+    /// Makes the decoder take the allocations of the buffers it reads from `pool`
+    /// (`None`: fresh memory from the system, the default), for buffers started
+    /// after the call. The decoder keeps its own reference to the pool.
+    pub fn set_pool(&mut self, pool: Option<&HurrayBufferPool>) {
+        self.decoder().set_pool(pool.map(|p| p.pool.clone()));
+    }
 }
 
 /// Counters of a buffer pool, written by value.
@@ -76,8 +108,7 @@ pub unsafe extern "C" fn hurray_buffer_pool_new(
 ) -> HurrayStatus {
     boundary(|| {
         need(out, "out")?;
-        let max = usize::try_from(max_cached_bytes).unwrap_or(usize::MAX);
-        let p = HurrayBufferPool::new(BufferPool::new(max));
+        let p = HurrayBufferPool::with_capacity(max_cached_bytes);
         // SAFETY: checked non-null.
         unsafe { put(out, "out", handle::into_raw(p)) }
     })
@@ -100,15 +131,8 @@ pub unsafe extern "C" fn hurray_buffer_pool_stats(
     boundary(|| {
         // SAFETY: forwarded.
         let p = unsafe { handle::own(pool, "pool")? };
-        let s = p.pool.stats();
-        let stats = HurrayBufferPoolStats {
-            reused: s.reused,
-            allocated: s.allocated,
-            idle_buffers: s.idle_buffers as u64,
-            idle_bytes: s.idle_bytes as u64,
-        };
         // SAFETY: NULL reported, else writable.
-        unsafe { put(out, "out", stats) }
+        unsafe { put(out, "out", p.stats()) }
     })
 }
 
@@ -126,7 +150,7 @@ pub unsafe extern "C" fn hurray_buffer_pool_stats(
 pub unsafe extern "C" fn hurray_buffer_pool_clear(pool: *const HurrayBufferPool) -> HurrayStatus {
     boundary(|| {
         // SAFETY: forwarded.
-        unsafe { handle::own(pool, "pool")? }.pool.clear();
+        unsafe { handle::own(pool, "pool")? }.clear();
         Ok(())
     })
 }
@@ -175,9 +199,9 @@ pub unsafe extern "C" fn hurray_stream_decoder_set_pool(
             None
         } else {
             // SAFETY: non-null and live per the caller; kind and copy checked.
-            Some(unsafe { handle::own(pool, "pool")? }.pool.clone())
+            Some(unsafe { handle::own(pool, "pool")? })
         };
-        d.decoder().set_pool(pool);
+        d.set_pool(pool);
         Ok(())
     })
 }

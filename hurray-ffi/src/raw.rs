@@ -12,6 +12,7 @@
 
 use crate::handle::{self, Handle, FLAG_BORROWED};
 use crate::status::*;
+use crate::tensor::HurrayTensor;
 
 /// Moves a handle to the heap and returns the pointer its new owner holds. Give it
 /// back with [`take`] (or to C, which destroys it with the matching `*_destroy`).
@@ -75,4 +76,63 @@ pub unsafe fn take<T: Handle>(p: *mut T) -> FfiResult<Option<Box<T>>> {
     // handle handed out as a pointer was made by `handle::into_raw` (a Box of T),
     // and the caller gives up `p`.
     Ok(Some(unsafe { handle::take_own(p) }))
+}
+
+/// The `HURRAY_C_ABI_VERSION` of the build that made the handle behind `p` (any kind,
+/// any copy of the library, any ABI version): the frozen first field, the one thing
+/// a consumer reads before anything else. Compare it with
+/// [`HURRAY_C_ABI_VERSION`](crate::HURRAY_C_ABI_VERSION).
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`.
+///
+/// # Safety
+/// `p` must be NULL or point at a live handle of some build of this library (its
+/// first four bytes are read).
+pub unsafe fn abi_version<T>(p: *const T) -> FfiResult<u32> {
+    if p.is_null() {
+        return Err(FfiError::null("handle"));
+    }
+    // SAFETY: non-NULL and, per the caller, a handle: every build of every ABI version
+    // starts it with a u32 abi_version (the frozen prefix).
+    Ok(unsafe { p.cast::<u32>().read() })
+}
+
+/// Takes ownership of a tensor handle made by any copy of this library in the
+/// process (a `HurrayTensor *` received through a PyCapsule, say) and returns this
+/// copy's tensor. For this copy's handles that is [`take`]; another copy's tensor is
+/// adopted: this copy builds its own tensor over the same host memory (descriptor
+/// decoded and checked, buffers checked against it), and the creator's destructor
+/// runs, exactly once, when the last view is gone.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION` and
+/// `HURRAY_ERR_INVALID_ARGUMENT` (another kind, or part of a parent) — in these
+/// cases the handle is left untouched; for another copy's tensor, the errors of
+/// decoding its descriptor and checking its buffers, `HURRAY_ERR_INVALID_ARGUMENT`
+/// for device memory (never read by the host) — then the handle is destroyed, since
+/// the caller gave it up.
+///
+/// # Safety
+/// `p` must be NULL or a live tensor handle of some copy, owned by the caller, who
+/// gives it up (unless the error says it is left untouched).
+pub unsafe fn adopt(p: *mut HurrayTensor) -> FfiResult<HurrayTensor> {
+    // SAFETY: forwarded contract.
+    let h = unsafe { handle::header(p.cast(), HurrayTensor::NAME)? };
+    handle::check_kind::<HurrayTensor>(h, HurrayTensor::NAME)?;
+    if h.flags & FLAG_BORROWED != 0 {
+        return Err(FfiError::new(
+            HURRAY_ERR_INVALID_ARGUMENT,
+            "`HurrayTensor` is part of an item and cannot be taken on its own",
+        ));
+    }
+    if h.is_own() {
+        // SAFETY: own-build tensor, unborrowed, given up by the caller.
+        return Ok(*unsafe { handle::take_own(p) });
+    }
+    // SAFETY: a live foreign tensor owned by the caller.
+    unsafe { crate::foreign::adopt(p) }.inspect_err(|_| {
+        let mut q = p;
+        // SAFETY: adopt leaves the tensor with the caller on error; the caller gave
+        // it up, so it is destroyed here, through its creator's destructor.
+        let _ = unsafe { handle::destroy(&mut q, "tensor") };
+    })
 }

@@ -360,3 +360,71 @@ fn stream_encoder_and_decoder_faces_round_trip() {
     let e = err(dec.finish());
     assert_eq!(e.status, HURRAY_ERR_TRUNCATED, "{}", e.message);
 }
+
+#[test]
+fn abi_version_and_adopt() {
+    let _l = live();
+    let p = raw::into_raw(f32_tensor([1.0, 2.0, 3.0, 4.0]));
+    // SAFETY: live handle.
+    assert_eq!(
+        unsafe { raw::abi_version(p) }.unwrap(),
+        HURRAY_C_ABI_VERSION
+    );
+    // A fake handle of another ABI version: read, never trusted further.
+    // (8-byte aligned, like any handle; the low u32 of 9 is 9 on little-endian hosts
+    // and the high one on big-endian ones, so both halves say 9.)
+    let fake = [9u64 | (9u64 << 32); 8];
+    // SAFETY: 64 readable bytes starting with a u32.
+    assert_eq!(unsafe { raw::abi_version(fake.as_ptr()) }.unwrap(), 9);
+    // SAFETY: as above; the version check stops before anything else is read.
+    let e = err(unsafe { raw::adopt(fake.as_ptr() as *mut HurrayTensor) });
+    assert_eq!(e.status, HURRAY_ERR_ABI_VERSION);
+    assert!(
+        e.message.contains('9') && e.message.contains("10"),
+        "{}",
+        e.message
+    );
+    // SAFETY: NULL is checked.
+    let e = err(unsafe { raw::abi_version::<HurrayTensor>(std::ptr::null()) });
+    assert_eq!(e.status, HURRAY_ERR_NULL_POINTER);
+    // This copy's tensor: adopted is taken.
+    // SAFETY: p is live and given up.
+    let t = unsafe { raw::adopt(p) }.unwrap();
+    let b = t.buffer_list().buffers().next().unwrap().bytes().unwrap();
+    assert_eq!(&b[4..8], &2.0f32.to_le_bytes());
+    // A tensor that is part of an item is refused and left alone.
+    let item = raw::into_raw(HurrayItem::from_tensor(t).unwrap());
+    // SAFETY: item is live; its tensor lives as long as it.
+    let inner = unsafe { (*item).tensor } as *mut HurrayTensor;
+    // SAFETY: as above.
+    let e = err(unsafe { raw::adopt(inner) });
+    assert_eq!(e.status, HURRAY_ERR_INVALID_ARGUMENT);
+    // SAFETY: item is live and given up.
+    drop(unsafe { raw::take(item) }.unwrap());
+}
+
+#[test]
+fn decoder_takes_buffers_from_a_pool() {
+    let _l = live();
+    let limits = HurrayStreamLimits::default();
+    let mut enc = HurrayStreamEncoder::new(&limits).unwrap();
+    let (n, _) = enc.begin_tensor(&f32_tensor([1.0, 2.0, 3.0, 4.0])).unwrap();
+    let stream: Vec<u8> = (0..n)
+        .flat_map(|i| enc.chunk(i).unwrap().to_vec())
+        .collect();
+    drop(enc);
+    let pool = HurrayBufferPool::with_capacity(1 << 20);
+    let mut dec = HurrayStreamDecoder::new(&limits).unwrap();
+    dec.set_pool(Some(&pool));
+    for round in 0..2u64 {
+        assert_eq!(dec.feed(&stream), stream.len() as u64);
+        let t = dec.next_tensor().unwrap().unwrap();
+        drop(t); // its allocation goes back to the pool
+        let s = pool.stats();
+        assert_eq!((s.allocated, s.reused), (1, round), "round {round}");
+        assert_eq!(s.idle_buffers, 1);
+    }
+    pool.clear();
+    assert_eq!(pool.stats().idle_bytes, 0);
+    dec.set_pool(None);
+}
