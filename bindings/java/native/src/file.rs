@@ -1,27 +1,44 @@
 //! The file reader: open, facts, names, tensors and items, KV keys, destruction.
+//! Java holds a `HurrayFileReader` (the library's handle over a mapped
+//! `hurray_io::FileReader`); everything here reads through its Rust face.
 
-use std::ffi::c_char;
 use std::ptr;
 
-use hurray_ffi::file::{
-    hurray_file_reader_destroy, hurray_file_reader_info, hurray_file_reader_item,
-    hurray_file_reader_kv_count, hurray_file_reader_kv_key, hurray_file_reader_open,
-    hurray_file_reader_tensor, hurray_file_reader_tensor_count, hurray_file_reader_tensor_name,
+use hurray_ffi::file::{HURRAY_COUNT_UNKNOWN, HURRAY_CRC_ABSENT, HURRAY_CRC_VERIFIED};
+use hurray_ffi::{
+    FfiError, HurrayFileReader, HurrayItem, HurrayTensor, HURRAY_ERR_INVALID_ARGUMENT,
+    HURRAY_ERR_NOT_FOUND,
 };
-use hurray_ffi::{HurrayFileInfo, HurrayFileReader, HurrayItem, HurrayStatus, HurrayTensor};
+use hurray_io::file::CrcStatus;
+use hurray_io::FileReader;
 use jni::objects::{JClass, JObject, JString};
 use jni::sys::{jlong, jlongArray, jobject};
 use jni::JNIEnv;
 
-use crate::convert::{borrowed_str, cstring, new_longs};
-use crate::errors::{ck, run, Fail, R};
-use crate::handle::destroy;
+use crate::convert::{new_longs, string};
+use crate::errors::{run, Fail, R};
+use crate::handle::{borrow, into_long, take};
 
-pub(crate) fn reader(r: jlong) -> *const HurrayFileReader {
-    r as *const HurrayFileReader
+/// Borrows the reader behind a Java handle.
+///
+/// # Safety
+/// `r` must be a live reader handle Java holds, alive for `'a`.
+pub(crate) unsafe fn reader<'a>(r: jlong) -> R<&'a FileReader> {
+    // SAFETY: the caller's contract.
+    Ok(unsafe { borrow::<HurrayFileReader>(r)? }.reader())
 }
 
-/// `Native.fileOpen(String path)`: maps and validates the file.
+/// `HURRAY_ERR_NOT_FOUND` for a name the file lacks.
+pub(crate) fn not_found(what: &str, name: &str) -> Fail {
+    FfiError::new(
+        HURRAY_ERR_NOT_FOUND,
+        format!("the file has no {what} named {name:?}"),
+    )
+    .into()
+}
+
+/// `Native.fileOpen(String path)`: maps and validates the file. Every error's message
+/// starts with the path.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_fileOpen<'l>(
     mut env: JNIEnv<'l>,
@@ -29,15 +46,21 @@ pub extern "system" fn Java_dev_hurray_Native_fileOpen<'l>(
     path: JString<'l>,
 ) -> jlong {
     run(&mut env, 0, |env| {
-        let path = cstring(env, &path)?;
-        let mut r: *mut HurrayFileReader = ptr::null_mut();
-        // SAFETY: path is NUL-terminated; r writable.
-        ck(unsafe { hurray_file_reader_open(path.as_ptr(), &mut r) })?;
-        Ok(r as jlong)
+        let path = string(env, &path)?;
+        if path.is_empty() {
+            return Err(FfiError::new(HURRAY_ERR_INVALID_ARGUMENT, "`path` is empty").into());
+        }
+        let r = FileReader::open(&path).map_err(|e| {
+            let e = FfiError::from(e);
+            FfiError::new(e.status, format!("{path}: {}", e.message))
+        })?;
+        Ok(into_long(HurrayFileReader::new(r)))
     })
 }
 
-/// `Native.fileInfo(long)`: the file facts, packed for `FileReader.Info` (Java).
+/// `Native.fileInfo(long)`: the file facts, packed for `TensorFile.Info` (Java):
+/// version major, minor, CRC status, flags, data alignment, index CRC-32C, count
+/// hint (-1 unknown), file length, tensor count, KV count.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_fileInfo<'l>(
     mut env: JNIEnv<'l>,
@@ -45,55 +68,36 @@ pub extern "system" fn Java_dev_hurray_Native_fileInfo<'l>(
     r: jlong,
 ) -> jlongArray {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: HurrayFileInfo is plain integers: all-zero is a valid value.
-        let mut i: HurrayFileInfo = unsafe { std::mem::zeroed() };
-        // SAFETY: r is a live reader; i writable.
-        ck(unsafe { hurray_file_reader_info(reader(r), &mut i) })?;
+        // SAFETY: Java passes a live reader.
+        let r = unsafe { reader(r)? };
+        let i = r.info();
+        let (crc_status, index_crc32c) = match i.crc {
+            CrcStatus::Verified(v) => (HURRAY_CRC_VERIFIED, v),
+            CrcStatus::Absent => (HURRAY_CRC_ABSENT, i.trailer.index_crc32c),
+        };
         let v = [
-            i64::from(i.version_major),
-            i64::from(i.version_minor),
-            i64::from(i.crc_status),
-            i64::from(i.flags),
-            i64::from(i.data_buffer_alignment),
-            i64::from(i.index_crc32c),
-            i.tensor_count_hint as i64,
+            i64::from(i.header.version_major),
+            i64::from(i.header.version_minor),
+            i64::from(crc_status),
+            i64::from(i.flags()),
+            i64::from(i.data_buffer_alignment()),
+            i64::from(index_crc32c),
+            i.tensor_count_hint().unwrap_or(HURRAY_COUNT_UNKNOWN) as i64,
             i.file_len as i64,
-            i.tensor_count as i64,
-            i.kv_count as i64,
+            r.len() as i64,
+            r.kv().len() as i64,
         ];
         Ok(new_longs(env, &v)?.into_raw())
     })
 }
 
-/// A reader's list of borrowed names (tensor names or KV keys), in order, as a Java
-/// `String[]`: `count` gives the length, `name` entry `i`.
-///
-/// # Safety
-/// `r` must be a live reader, and `count`/`name` a matching pair of the C ABI's
-/// reader getters.
-unsafe fn names(
-    env: &mut JNIEnv,
-    r: *const HurrayFileReader,
-    count: unsafe extern "C" fn(*const HurrayFileReader, *mut u64) -> HurrayStatus,
-    name: unsafe extern "C" fn(
-        *const HurrayFileReader,
-        u64,
-        *mut *const c_char,
-        *mut u64,
-    ) -> HurrayStatus,
-) -> R<jobject> {
-    let mut n = 0u64;
-    // SAFETY: r is a live reader; n writable.
-    ck(unsafe { count(r, &mut n) })?;
+/// A Java `String[]` of `n` names, in order.
+fn names<'a>(env: &mut JNIEnv, n: usize, it: impl Iterator<Item = &'a str>) -> R<jobject> {
     let len = i32::try_from(n).map_err(|_| Fail::Arg("too many names for Java".into()))?;
     // Straight into the Java array, one local reference at a time.
     let a = env.new_object_array(len, "java/lang/String", JObject::null())?;
-    for i in 0..n {
-        let (mut p, mut l) = (ptr::null::<c_char>(), 0u64);
-        // SAFETY: r live; outs writable.
-        ck(unsafe { name(r, i, &mut p, &mut l) })?;
-        // SAFETY: a borrowed name of l bytes, valid while the reader lives.
-        let s = unsafe { borrowed_str(env, p, l)? };
+    for (i, name) in it.enumerate() {
+        let s = env.new_string(name)?;
         env.set_object_array_element(&a, i as i32, &s)?;
         env.delete_local_ref(s)?;
     }
@@ -108,15 +112,9 @@ pub extern "system" fn Java_dev_hurray_Native_fileNames<'l>(
     r: jlong,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: r is a live reader; the getters are the tensor-name pair.
-        unsafe {
-            names(
-                env,
-                reader(r),
-                hurray_file_reader_tensor_count,
-                hurray_file_reader_tensor_name,
-            )
-        }
+        // SAFETY: Java passes a live reader.
+        let r = unsafe { reader(r)? };
+        names(env, r.len(), r.names())
     })
 }
 
@@ -130,11 +128,12 @@ pub extern "system" fn Java_dev_hurray_Native_fileTensor<'l>(
     name: JString<'l>,
 ) -> jlong {
     run(&mut env, 0, |env| {
-        let name = cstring(env, &name)?;
-        let mut t: *mut HurrayTensor = ptr::null_mut();
-        // SAFETY: r live; name NUL-terminated; t writable.
-        ck(unsafe { hurray_file_reader_tensor(reader(r), name.as_ptr(), &mut t) })?;
-        Ok(t as jlong)
+        let name = string(env, &name)?;
+        // SAFETY: Java passes a live reader.
+        let r = unsafe { reader(r)? };
+        let t = r.tensor(&name).map_err(FfiError::from)?;
+        let t = t.ok_or_else(|| not_found("tensor", &name))?;
+        Ok(into_long(HurrayTensor::from_io(t)?))
     })
 }
 
@@ -146,23 +145,20 @@ pub extern "system" fn Java_dev_hurray_Native_fileKvKeys<'l>(
     r: jlong,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: r is a live reader; the getters are the KV-key pair.
-        unsafe {
-            names(
-                env,
-                reader(r),
-                hurray_file_reader_kv_count,
-                hurray_file_reader_kv_key,
-            )
-        }
+        // SAFETY: Java passes a live reader.
+        let kv = unsafe { reader(r)? }.kv();
+        names(env, kv.len(), kv.iter().map(|e| e.key))
     })
 }
 
 /// `Native.fileDestroy(long)`: tensors it returned stay valid (they hold the mapping).
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_fileDestroy(mut env: JNIEnv, _c: JClass, r: jlong) {
-    // SAFETY: the Java side destroys each reader exactly once.
-    unsafe { destroy(&mut env, r, hurray_file_reader_destroy) }
+    run(&mut env, (), |_| {
+        // SAFETY: the Java side destroys each reader exactly once.
+        drop(unsafe { take::<HurrayFileReader>(r)? });
+        Ok(())
+    })
 }
 
 /// `Native.fileItem(long, String)`: the named item (owned); composites assembled.
@@ -174,10 +170,11 @@ pub extern "system" fn Java_dev_hurray_Native_fileItem<'l>(
     name: JString<'l>,
 ) -> jlong {
     run(&mut env, 0, |env| {
-        let name = cstring(env, &name)?;
-        let mut it: *mut HurrayItem = ptr::null_mut();
-        // SAFETY: r live; name NUL-terminated; it writable.
-        ck(unsafe { hurray_file_reader_item(reader(r), name.as_ptr(), &mut it) })?;
-        Ok(it as jlong)
+        let name = string(env, &name)?;
+        // SAFETY: Java passes a live reader.
+        let r = unsafe { reader(r)? };
+        let i = r.item(&name).map_err(FfiError::from)?;
+        let i = i.ok_or_else(|| not_found("tensor", &name))?;
+        Ok(into_long(HurrayItem::from_io(i)?))
     })
 }
