@@ -6,7 +6,9 @@ use std::ptr;
 use std::sync::Arc;
 
 use hurray_core::{ElementType, TensorDescriptor};
-use hurray_ffi::{FfiError, HurrayDescriptor, HURRAY_ERR_INVALID_ARGUMENT};
+use hurray_ffi::{
+    FfiError, HurrayDescriptor, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_ERR_NULL_POINTER,
+};
 use jni::objects::{JByteArray, JClass, JLongArray};
 use jni::sys::{jbyteArray, jint, jlongArray};
 use jni::JNIEnv;
@@ -26,6 +28,20 @@ pub(crate) fn element_type(type_tag: jint) -> R<ElementType> {
     })
 }
 
+/// Decodes and validates one encoded descriptor from Java.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER` for no bytes (as the C ABI's
+/// `hurray_descriptor_decode`); `HURRAY_ERR_DESCRIPTOR` naming the rule and offset.
+pub(crate) fn decode(env: &mut JNIEnv, b: &JByteArray) -> R<HurrayDescriptor> {
+    let b = bytes(env, b)?;
+    if b.is_empty() {
+        return Err(
+            FfiError::new(HURRAY_ERR_NULL_POINTER, "the descriptor bytes are empty").into(),
+        );
+    }
+    Ok(HurrayDescriptor::decode(&b)?)
+}
+
 /// `Native.descriptorInfo(byte[])`: decodes and validates the bytes, then packs them
 /// ([`pack`]).
 #[no_mangle]
@@ -35,7 +51,7 @@ pub extern "system" fn Java_dev_hurray_Native_descriptorInfo<'l>(
     b: JByteArray<'l>,
 ) -> jlongArray {
     run(&mut env, ptr::null_mut(), |env| {
-        let d = HurrayDescriptor::decode(&bytes(env, &b)?)?;
+        let d = decode(env, &b)?;
         Ok(new_longs(env, &pack(&d))?.into_raw())
     })
 }

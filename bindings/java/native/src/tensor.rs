@@ -4,13 +4,14 @@
 use std::ptr;
 use std::sync::{Arc, Mutex};
 
-use hurray_ffi::{FfiError, HurrayDescriptor, HurrayTensor, HURRAY_ERR_OUT_OF_RANGE};
+use hurray_ffi::{FfiError, HurrayTensor, HURRAY_ERR_OUT_OF_RANGE};
 use jni::objects::{JByteArray, JByteBuffer, JClass, JObject, JObjectArray};
 use jni::sys::{jbyteArray, jint, jlong, jlongArray, jobject};
 use jni::JNIEnv;
 
 use crate::buffers::{direct, wrap_regions, Producer};
-use crate::convert::{bytes, new_longs};
+use crate::convert::new_longs;
+use crate::descriptor::decode;
 use crate::descriptor_access::pack;
 use crate::errors::{run, Fail, R};
 use crate::handle::{borrow, into_long, take};
@@ -39,7 +40,7 @@ pub extern "system" fn Java_dev_hurray_Native_tensorNew<'l>(
     on_release: JObject<'l>,
 ) -> jlong {
     run(&mut env, 0, |env| {
-        let d = HurrayDescriptor::decode(&bytes(env, &desc)?)?;
+        let d = decode(env, &desc)?;
         let count = env.get_array_length(&buffers)?;
         let mut globals = Vec::with_capacity(count as usize);
         let mut regions = Vec::with_capacity(count as usize);
