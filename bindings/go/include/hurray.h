@@ -52,6 +52,33 @@ typedef struct HurrayBufferPool HurrayBufferPool;
 // anything else. Bumped whenever any exported signature or frozen prefix changes.
 #define HURRAY_C_ABI_VERSION 10
 
+// [`ErrorCategory::NotFound`].
+#define HURRAY_CATEGORY_NOT_FOUND 1
+
+// [`ErrorCategory::Io`].
+#define HURRAY_CATEGORY_IO 2
+
+// [`ErrorCategory::Truncated`].
+#define HURRAY_CATEGORY_TRUNCATED 3
+
+// [`ErrorCategory::Format`].
+#define HURRAY_CATEGORY_FORMAT 4
+
+// [`ErrorCategory::InvalidArgument`].
+#define HURRAY_CATEGORY_INVALID_ARGUMENT 5
+
+// [`ErrorCategory::State`].
+#define HURRAY_CATEGORY_STATE 6
+
+// [`ErrorCategory::Limit`].
+#define HURRAY_CATEGORY_LIMIT 7
+
+// [`ErrorCategory::Unsupported`].
+#define HURRAY_CATEGORY_UNSUPPORTED 8
+
+// [`ErrorCategory::Internal`].
+#define HURRAY_CATEGORY_INTERNAL 9
+
 // `float16`: IEEE binary16.
 #define HURRAY_TYPE_FLOAT16 1
 
@@ -851,6 +878,8 @@ typedef struct HurrayStreamLimits {
 // A bug: the library panicked. The process continues; the object involved may be unusable.
 #define HURRAY_ERR_INTERNAL_PANIC -100
 
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -868,6 +897,32 @@ const char *hurray_last_error_message(void);
 // The name of a status code (`"HURRAY_ERR_NULL_POINTER"`), or
 // `"HURRAY_UNKNOWN_STATUS"`. Ownership: borrowed static string; never NULL.
 const char *hurray_status_name(HurrayStatus status);
+
+// The [`ErrorCategory`] of a status (`HURRAY_CATEGORY_*`, stable numbers): what
+// kind of failure it is, for mapping to a language's conventions. A status this
+// build does not know gives `HURRAY_CATEGORY_INTERNAL`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` when `out_category` is NULL;
+// `HURRAY_ERR_INVALID_ARGUMENT` for `HURRAY_OK` (success has no category).
+//
+// Ownership: `*out_category` written by value; nothing to free.
+//
+// # Safety
+// `out_category` NULL or writable.
+HurrayStatus hurray_status_category(HurrayStatus status, int32_t *out_category);
+
+// The stable snake-case name of an error category (`"not_found"`, `"io"`,
+// `"truncated"`, `"format"`, `"invalid_argument"`, `"state"`, `"limit"`,
+// `"unsupported"`, `"internal"`), or `"unknown"` for a number that is none.
+// Ownership: borrowed static string; never NULL.
+const char *hurray_error_category_name(int32_t category);
+
+// The operating system's error number (`errno`: `ENOENT`, `EISDIR`, ...) of the
+// calling thread's last error, or 0 when that error did not come from the OS (or
+// no call on this thread has failed). Set together with
+// `hurray_last_error_message`. Never fails.
+// Ownership: returns a value; nothing to free.
+int32_t hurray_last_error_os_error(void);
 
 // Number of live handles created by this copy of the library (tensors, descriptors,
 // buffers, lists, items, decoders, encoders, readers, writers, and the descriptor,
