@@ -1,16 +1,11 @@
 //! The file reader: open, facts, names, tensors and items, KV keys, destruction.
-//! Java holds a `HurrayFileReader` (the library's handle over a mapped
-//! `hurray_io::FileReader`); everything here reads through its Rust face.
+//! Java holds a `HurrayFileReader`; everything here goes through its Rust face.
 
+use std::path::Path;
 use std::ptr;
 
-use hurray_ffi::file::{HURRAY_COUNT_UNKNOWN, HURRAY_CRC_ABSENT, HURRAY_CRC_VERIFIED};
-use hurray_ffi::{
-    FfiError, HurrayFileReader, HurrayItem, HurrayTensor, HURRAY_ERR_INVALID_ARGUMENT,
-    HURRAY_ERR_NOT_FOUND,
-};
-use hurray_io::file::CrcStatus;
-use hurray_io::FileReader;
+use hurray_ffi::{FfiError, HurrayFileReader, HURRAY_ERR_NOT_FOUND};
+use hurray_io::file::ReadOptions;
 use jni::objects::{JClass, JObject, JString};
 use jni::sys::{jlong, jlongArray, jobject};
 use jni::JNIEnv;
@@ -19,20 +14,16 @@ use crate::convert::{new_longs, string};
 use crate::errors::{run, Fail, R};
 use crate::handle::{borrow, into_long, take};
 
-/// Borrows the reader behind a Java handle.
-///
-/// # Safety
-/// `r` must be a live reader handle Java holds, alive for `'a`.
-pub(crate) unsafe fn reader<'a>(r: jlong) -> R<&'a FileReader> {
-    // SAFETY: the caller's contract.
-    Ok(unsafe { borrow::<HurrayFileReader>(r)? }.reader())
+/// The reader behind a Java handle.
+pub(crate) fn reader<'a>(r: jlong) -> R<&'a HurrayFileReader> {
+    borrow::<HurrayFileReader>(r)
 }
 
-/// `HURRAY_ERR_NOT_FOUND` for a name the file lacks.
-pub(crate) fn not_found(what: &str, name: &str) -> Fail {
+/// `HURRAY_ERR_NOT_FOUND` for a KV key the file lacks.
+pub(crate) fn no_key(key: &str) -> Fail {
     FfiError::new(
         HURRAY_ERR_NOT_FOUND,
-        format!("the file has no {what} named {name:?}"),
+        format!("the file has no KV entry named {key:?}"),
     )
     .into()
 }
@@ -47,14 +38,8 @@ pub extern "system" fn Java_dev_hurray_Native_fileOpen<'l>(
 ) -> jlong {
     run(&mut env, 0, |env| {
         let path = string(env, &path)?;
-        if path.is_empty() {
-            return Err(FfiError::new(HURRAY_ERR_INVALID_ARGUMENT, "`path` is empty").into());
-        }
-        let r = FileReader::open(&path).map_err(|e| {
-            let e = FfiError::from(e);
-            FfiError::new(e.status, format!("{path}: {}", e.message))
-        })?;
-        Ok(into_long(HurrayFileReader::new(r)))
+        let r = HurrayFileReader::open(Path::new(&path), &ReadOptions::default())?;
+        Ok(into_long(r))
     })
 }
 
@@ -68,36 +53,30 @@ pub extern "system" fn Java_dev_hurray_Native_fileInfo<'l>(
     r: jlong,
 ) -> jlongArray {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: Java passes a live reader.
-        let r = unsafe { reader(r)? };
-        let i = r.info();
-        let (crc_status, index_crc32c) = match i.crc {
-            CrcStatus::Verified(v) => (HURRAY_CRC_VERIFIED, v),
-            CrcStatus::Absent => (HURRAY_CRC_ABSENT, i.trailer.index_crc32c),
-        };
+        let i = reader(r)?.info();
         let v = [
-            i64::from(i.header.version_major),
-            i64::from(i.header.version_minor),
-            i64::from(crc_status),
-            i64::from(i.flags()),
-            i64::from(i.data_buffer_alignment()),
-            i64::from(index_crc32c),
-            i.tensor_count_hint().unwrap_or(HURRAY_COUNT_UNKNOWN) as i64,
+            i64::from(i.version_major),
+            i64::from(i.version_minor),
+            i64::from(i.crc_status),
+            i64::from(i.flags),
+            i64::from(i.data_buffer_alignment),
+            i64::from(i.index_crc32c),
+            i.tensor_count_hint as i64,
             i.file_len as i64,
-            r.len() as i64,
-            r.kv().len() as i64,
+            i.tensor_count as i64,
+            i.kv_count as i64,
         ];
         Ok(new_longs(env, &v)?.into_raw())
     })
 }
 
-/// A Java `String[]` of `n` names, in order.
-fn names<'a>(env: &mut JNIEnv, n: usize, it: impl Iterator<Item = &'a str>) -> R<jobject> {
+/// A Java `String[]` of `n` names, `name(i)` for each `i`, in order.
+fn names<'a>(env: &mut JNIEnv, n: u64, name: impl Fn(u64) -> R<&'a str>) -> R<jobject> {
     let len = i32::try_from(n).map_err(|_| Fail::Arg("too many names for Java".into()))?;
     // Straight into the Java array, one local reference at a time.
     let a = env.new_object_array(len, "java/lang/String", JObject::null())?;
-    for (i, name) in it.enumerate() {
-        let s = env.new_string(name)?;
+    for i in 0..n {
+        let s = env.new_string(name(i)?)?;
         env.set_object_array_element(&a, i as i32, &s)?;
         env.delete_local_ref(s)?;
     }
@@ -112,9 +91,8 @@ pub extern "system" fn Java_dev_hurray_Native_fileNames<'l>(
     r: jlong,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: Java passes a live reader.
-        let r = unsafe { reader(r)? };
-        names(env, r.len(), r.names())
+        let r = reader(r)?;
+        names(env, r.tensor_count(), |i| Ok(r.tensor_name(i)?))
     })
 }
 
@@ -129,11 +107,7 @@ pub extern "system" fn Java_dev_hurray_Native_fileTensor<'l>(
 ) -> jlong {
     run(&mut env, 0, |env| {
         let name = string(env, &name)?;
-        // SAFETY: Java passes a live reader.
-        let r = unsafe { reader(r)? };
-        let t = r.tensor(&name).map_err(FfiError::from)?;
-        let t = t.ok_or_else(|| not_found("tensor", &name))?;
-        Ok(into_long(HurrayTensor::from_io(t)?))
+        Ok(into_long(reader(r)?.tensor(&name)?))
     })
 }
 
@@ -145,9 +119,8 @@ pub extern "system" fn Java_dev_hurray_Native_fileKvKeys<'l>(
     r: jlong,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: Java passes a live reader.
-        let kv = unsafe { reader(r)? }.kv();
-        names(env, kv.len(), kv.iter().map(|e| e.key))
+        let r = reader(r)?;
+        names(env, r.kv_count(), |i| Ok(r.kv_key(i)?))
     })
 }
 
@@ -155,8 +128,7 @@ pub extern "system" fn Java_dev_hurray_Native_fileKvKeys<'l>(
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_fileDestroy(mut env: JNIEnv, _c: JClass, r: jlong) {
     run(&mut env, (), |_| {
-        // SAFETY: the Java side destroys each reader exactly once.
-        drop(unsafe { take::<HurrayFileReader>(r)? });
+        drop(take::<HurrayFileReader>(r)?);
         Ok(())
     })
 }
@@ -171,10 +143,6 @@ pub extern "system" fn Java_dev_hurray_Native_fileItem<'l>(
 ) -> jlong {
     run(&mut env, 0, |env| {
         let name = string(env, &name)?;
-        // SAFETY: Java passes a live reader.
-        let r = unsafe { reader(r)? };
-        let i = r.item(&name).map_err(FfiError::from)?;
-        let i = i.ok_or_else(|| not_found("tensor", &name))?;
-        Ok(into_long(HurrayItem::from_io(i)?))
+        Ok(into_long(reader(r)?.item(&name)?))
     })
 }

@@ -19,7 +19,7 @@ use jni::JNIEnv;
 
 use crate::convert::string;
 use crate::errors::{run, Fail, R};
-use crate::file::{not_found, reader};
+use crate::file::{no_key, reader};
 
 fn big_integer<'l>(env: &mut JNIEnv<'l>, v: u64) -> R<JObject<'l>> {
     let s = env.new_string(v.to_string())?;
@@ -35,16 +35,11 @@ fn boxed<'l>(env: &mut JNIEnv<'l>, class: &str, sig: &str, v: JValue) -> R<JObje
 }
 
 /// The KV value of `key` in the reader behind `r`.
-///
-/// # Safety
-/// `r` must be a live reader handle Java holds, alive for `'a`.
-unsafe fn lookup<'a>(env: &mut JNIEnv, r: jlong, key: &JString) -> R<KvValueRef<'a>> {
+fn lookup<'a>(env: &mut JNIEnv, r: jlong, key: &JString) -> R<KvValueRef<'a>> {
     let key = string(env, key)?;
-    // SAFETY: the caller's contract.
-    let r = unsafe { reader(r)? };
-    r.kv()
-        .value(&key)
-        .ok_or_else(|| not_found("KV entry", &key))
+    let r = reader(r)?;
+    let i = r.kv_find(&key).ok_or_else(|| no_key(&key))?;
+    Ok(r.kv_value(i)?)
 }
 
 /// `Native.fileKv(long, String key)`: the value of a KV entry as a Java object:
@@ -59,8 +54,7 @@ pub extern "system" fn Java_dev_hurray_Native_fileKv<'l>(
     key: JString<'l>,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: Java passes a live reader.
-        let v = unsafe { lookup(env, r, &key)? };
+        let v = lookup(env, r, &key)?;
         let obj: JObject = match v {
             KvValueRef::String(s) => env.new_string(s)?.into(),
             KvValueRef::Int64(v) => boxed(
@@ -99,8 +93,7 @@ pub extern "system" fn Java_dev_hurray_Native_fileKvLength<'l>(
     key: JString<'l>,
 ) -> jlong {
     run(&mut env, 0, |env| {
-        // SAFETY: Java passes a live reader.
-        let n = match unsafe { lookup(env, r, &key)? } {
+        let n = match lookup(env, r, &key)? {
             KvValueRef::String(s) => s.len(),
             KvValueRef::Bytes(b) => b.len(),
             KvValueRef::Array(a) => a.len(),
@@ -122,8 +115,7 @@ pub extern "system" fn Java_dev_hurray_Native_fileKvRange<'l>(
     count: jint,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: Java passes a live reader.
-        let v = unsafe { lookup(env, r, &key)? };
+        let v = lookup(env, r, &key)?;
         let KvValueRef::Array(a) = v else {
             return Err(
                 FfiError::new(HURRAY_ERR_NOT_APPLICABLE, "the KV value is not an array").into(),

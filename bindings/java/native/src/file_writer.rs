@@ -1,9 +1,10 @@
 //! The file writer: create, write tensors and items, add KV entries, finish. Java
-//! holds a [`Writer`] (this crate's state over `hurray_io::FileWriter`).
+//! holds a `HurrayFileWriter`; everything here goes through its Rust face.
 
-use hurray_ffi::{FfiError, HurrayItem, HurrayWriteOptions, HURRAY_ERR_STATE};
+use std::path::Path;
+
+use hurray_ffi::{HurrayFileWriter, HurrayWriteOptions};
 use hurray_io::file::{KvArray, KvValue};
-use hurray_io::FileWriter;
 use jni::objects::{
     JBooleanArray, JByteArray, JClass, JDoubleArray, JLongArray, JObject, JObjectArray, JString,
 };
@@ -12,32 +13,13 @@ use jni::JNIEnv;
 
 use crate::convert::{bytes, longs, string};
 use crate::errors::{run, Fail, R};
-use crate::handle::{borrow_box, into_long_box, take_box};
+use crate::handle::{borrow_mut, into_long, take};
 use crate::item::item_ref;
 use crate::tensor::tensor_ref;
 
-/// A file being written; `None` once finished.
-pub(crate) struct Writer(Option<FileWriter>);
-
-impl Writer {
-    fn open(&mut self) -> R<&mut FileWriter> {
-        self.0.as_mut().ok_or_else(|| {
-            FfiError::new(
-                HURRAY_ERR_STATE,
-                "the writer was finished; destroy it and create another",
-            )
-            .into()
-        })
-    }
-}
-
-/// Borrows the writer behind a Java handle.
-///
-/// # Safety
-/// `w` must be a live writer handle Java holds, used by this thread only.
-unsafe fn writer<'a>(w: jlong) -> R<&'a mut Writer> {
-    // SAFETY: the caller's contract.
-    unsafe { borrow_box::<Writer>(w) }
+/// The writer behind a Java handle (see the Java contract in `handle`).
+fn writer<'a>(w: jlong) -> R<&'a mut HurrayFileWriter> {
+    borrow_mut::<HurrayFileWriter>(w)
 }
 
 /// `Native.writerCreate(String path, int alignment, boolean durable, boolean sorted)`:
@@ -60,11 +42,7 @@ pub extern "system" fn Java_dev_hurray_Native_writerCreate<'l>(
         }
         o.durable = u8::from(durable != 0);
         o.sorted_index = u8::from(sorted != 0);
-        let w = FileWriter::create(&path, o.to_options()?).map_err(|e| {
-            let e = FfiError::from(e);
-            FfiError::new(e.status, format!("{path}: {}", e.message))
-        })?;
-        Ok(into_long_box(Box::new(Writer(Some(w)))))
+        Ok(into_long(HurrayFileWriter::create(Path::new(&path), &o)?))
     })
 }
 
@@ -80,10 +58,7 @@ pub extern "system" fn Java_dev_hurray_Native_writerWriteTensor<'l>(
 ) {
     run(&mut env, (), |env| {
         let name = string(env, &name)?;
-        // SAFETY: Java passes a live writer and a live tensor.
-        let (w, t) = unsafe { (writer(w)?, tensor_ref(t)?) };
-        let t = t.to_io()?;
-        Ok(w.open()?.write_tensor(&name, &t).map_err(FfiError::from)?)
+        Ok(writer(w)?.write_tensor(&name, tensor_ref(t)?)?)
     })
 }
 
@@ -98,15 +73,7 @@ pub extern "system" fn Java_dev_hurray_Native_writerWriteItem<'l>(
 ) {
     run(&mut env, (), |env| {
         let name = string(env, &name)?;
-        // SAFETY: Java passes a live writer and a live item.
-        let (w, it): (_, &HurrayItem) = unsafe { (writer(w)?, item_ref(it)?) };
-        let w = w.open()?;
-        match it.to_io()? {
-            hurray_io::Item::Tensor(t) => w.write_tensor(&name, &t),
-            hurray_io::Item::Composite(c) => w.write_composite(&name, &c),
-        }
-        .map_err(FfiError::from)?;
-        Ok(())
+        Ok(writer(w)?.write_item(&name, item_ref(it)?)?)
     })
 }
 
@@ -228,30 +195,21 @@ pub extern "system" fn Java_dev_hurray_Native_writerAddKv<'l>(
     run(&mut env, (), |env| {
         let key = string(env, &key)?;
         let value = kv_value(env, value)?;
-        // SAFETY: Java passes a live writer.
-        let w = unsafe { writer(w)? };
-        Ok(w.open()?.add_kv(key, value).map_err(FfiError::from)?)
+        Ok(writer(w)?.add_kv(&key, value)?)
     })
 }
 
 /// `Native.writerFinish(long)`: writes index and trailer, renames into place.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_writerFinish(mut env: JNIEnv, _c: JClass, w: jlong) {
-    run(&mut env, (), |_| {
-        // SAFETY: Java passes a live writer.
-        let w = unsafe { writer(w)? };
-        w.open()?;
-        let f = w.0.take().map(FileWriter::finish);
-        Ok(f.transpose().map_err(FfiError::from).map(|_| ())?)
-    })
+    run(&mut env, (), |_| Ok(writer(w)?.finish()?))
 }
 
 /// `Native.writerDestroy(long)`: an unfinished writer removes its temporary file.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_writerDestroy(mut env: JNIEnv, _c: JClass, w: jlong) {
     run(&mut env, (), |_| {
-        // SAFETY: the Java side destroys each writer exactly once.
-        drop(unsafe { take_box::<Writer>(w)? });
+        drop(take::<HurrayFileWriter>(w)?);
         Ok(())
     })
 }

@@ -7,10 +7,23 @@
 //! - this crate's own state (a file writer, a stream encoder) is a plain `Box`
 //!   ([`into_long_box`], [`borrow_box`], [`take_box`]).
 //!
-//! The Java side (`NativeRef`, `Tensor`, `Item`, the readers and writers) keeps each
-//! `long` private, passes only live handles of the type the entry point names,
-//! serialises their use, and hands an owned handle to a `take` exactly once (a
-//! closed object throws `IllegalStateException` before reaching here).
+//! # The Java contract (the safety argument of this module)
+//!
+//! The functions here are safe to call because every `long` they receive comes from
+//! the package-private `dev.hurray.Native` methods, whose only callers (`NativeRef`,
+//! `Tensor`, `Item`, `TensorFile`, `TensorFileWriter`, `StreamReader`,
+//! `StreamWriter`) keep each `long` in a private field and
+//!
+//! 1. pass only a handle this crate returned for the type the entry point names,
+//!    still live (a closed object throws `IllegalStateException` before any native
+//!    call; a borrowed tensor or member holds its parent through `NativeRef`);
+//! 2. use one handle from one thread at a time (the objects synchronise);
+//! 3. hand an owned handle to a `take` exactly once, and never use it afterwards.
+//!
+//! Library handles are checked further by `hurray_ffi::raw` (kind and ABI version
+//! from the frozen header, and in debug builds that the handle is still live), so a
+//! `long` of the wrong kind is an error, not undefined behaviour. No other module
+//! turns a `long` into a reference.
 
 use hurray_ffi::handle::Handle;
 use hurray_ffi::raw;
@@ -32,30 +45,25 @@ pub(crate) fn borrowed_long<T: Handle>(r: &T) -> jlong {
 
 /// The library handle behind `h`, for one native call.
 ///
-/// # Safety
-/// `h` must be 0 or a live handle of some kind made by this library (the Java
-/// contract above), not used mutably by anyone during `'a`.
-pub(crate) unsafe fn borrow<'a, T: Handle>(h: jlong) -> R<&'a T> {
-    // SAFETY: the caller's contract; raw::borrow checks null, version and kind.
+pub(crate) fn borrow<'a, T: Handle>(h: jlong) -> R<&'a T> {
+    // SAFETY: the Java contract (1, 2): a live handle; raw::borrow checks null,
+    // version and kind.
     Ok(unsafe { raw::borrow(h as *const T) }?)
 }
 
 /// The library handle behind `h`, mutably, for one native call.
 ///
-/// # Safety
-/// As [`borrow`], and nobody else uses the handle during `'a` (Java serialises
-/// calls on one handle).
-pub(crate) unsafe fn borrow_mut<'a, T: Handle>(h: jlong) -> R<&'a mut T> {
-    // SAFETY: the caller's contract; raw::borrow_mut checks null, version and kind.
+pub(crate) fn borrow_mut<'a, T: Handle>(h: jlong) -> R<&'a mut T> {
+    // SAFETY: the Java contract (1, 2): a live handle used by this thread only;
+    // raw::borrow_mut checks null, version and kind.
     Ok(unsafe { raw::borrow_mut(h as *mut T) }?)
 }
 
 /// Takes back the owned library handle behind `h` (dropping it frees it).
 ///
-/// # Safety
-/// `h` must be a live owned handle made by [`into_long`], handed here exactly once.
-pub(crate) unsafe fn take<T: Handle>(h: jlong) -> R<Box<T>> {
-    // SAFETY: the caller's contract; raw::take checks kind and refuses a borrowed one.
+pub(crate) fn take<T: Handle>(h: jlong) -> R<Box<T>> {
+    // SAFETY: the Java contract (1, 3): an owned handle, handed over once; raw::take
+    // checks kind and refuses a borrowed one.
     unsafe { raw::take(h as *mut T) }?.ok_or_else(|| Fail::Arg("a native handle is 0".into()))
 }
 
@@ -66,25 +74,22 @@ pub(crate) fn into_long_box<T>(b: Box<T>) -> jlong {
 
 /// This crate's state behind `h`, mutably, for one native call.
 ///
-/// # Safety
-/// `h` must come from [`into_long_box`] for a `T`, not taken, and used by nobody
-/// else during `'a`.
-pub(crate) unsafe fn borrow_box<'a, T>(h: jlong) -> R<&'a mut T> {
+pub(crate) fn borrow_box<'a, T>(h: jlong) -> R<&'a mut T> {
     if h == 0 {
         return Err(Fail::Arg("a native handle is 0".into()));
     }
-    // SAFETY: the caller's contract: a live, exclusively used T.
+    // SAFETY: the Java contract (1, 2): a live `T` from into_long_box, used by this
+    // thread only.
     Ok(unsafe { &mut *(h as *mut T) })
 }
 
 /// Takes back this crate's state behind `h`.
 ///
-/// # Safety
-/// `h` must come from [`into_long_box`] for a `T`, handed here exactly once.
-pub(crate) unsafe fn take_box<T>(h: jlong) -> R<Box<T>> {
+pub(crate) fn take_box<T>(h: jlong) -> R<Box<T>> {
     if h == 0 {
         return Err(Fail::Arg("a native handle is 0".into()));
     }
-    // SAFETY: the caller's contract: h came from Box::into_raw of a Box<T>, once.
+    // SAFETY: the Java contract (1, 3): h came from into_long_box (Box::into_raw of
+    // a Box<T>) and is taken once.
     Ok(unsafe { Box::from_raw(h as *mut T) })
 }

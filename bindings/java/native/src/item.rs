@@ -12,13 +12,9 @@ use jni::JNIEnv;
 use crate::errors::{run, Fail, R};
 use crate::handle::{borrow, borrow_mut, borrowed_long, into_long, take};
 
-/// Borrows the item behind a Java handle.
-///
-/// # Safety
-/// `it` must be a live item handle Java holds (owned or borrowed), alive for `'a`.
-pub(crate) unsafe fn item_ref<'a>(it: jlong) -> R<&'a HurrayItem> {
-    // SAFETY: the caller's contract.
-    unsafe { borrow::<HurrayItem>(it) }
+/// Borrows the item behind a Java handle (see the Java contract in `handle`).
+pub(crate) fn item_ref<'a>(it: jlong) -> R<&'a HurrayItem> {
+    borrow::<HurrayItem>(it)
 }
 
 /// `Native.itemFromTensor(long tensor)`: moves an owned tensor into a new plain item.
@@ -29,8 +25,7 @@ pub extern "system" fn Java_dev_hurray_Native_itemFromTensor(
     t: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        // SAFETY: Java hands over an owned tensor, once.
-        let t = unsafe { take::<HurrayTensor>(t)? };
+        let t = take::<HurrayTensor>(t)?;
         Ok(into_long(HurrayItem::from_tensor(*t)?))
     })
 }
@@ -44,8 +39,7 @@ pub extern "system" fn Java_dev_hurray_Native_itemCompositeNew(
     head: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        // SAFETY: Java hands over an owned tensor, once.
-        let h = unsafe { take::<HurrayTensor>(head)? };
+        let h = take::<HurrayTensor>(head)?;
         Ok(into_long(HurrayItem::composite(*h)?))
     })
 }
@@ -60,10 +54,8 @@ pub extern "system" fn Java_dev_hurray_Native_itemCompositePush(
     member: jlong,
 ) {
     run(&mut env, (), |_| {
-        // SAFETY: Java hands over an owned item, once.
-        let m = unsafe { take::<HurrayItem>(member)? };
-        // SAFETY: `it` is a live composite Java owns, used by this thread only.
-        let it = unsafe { borrow_mut::<HurrayItem>(it)? };
+        let m = take::<HurrayItem>(member)?;
+        let it = borrow_mut::<HurrayItem>(it)?;
         it.push(m).map_err(|(e, _refused)| Fail::from(e))
     })
 }
@@ -75,10 +67,7 @@ pub extern "system" fn Java_dev_hurray_Native_itemIsComposite(
     _c: JClass,
     it: jlong,
 ) -> jboolean {
-    run(&mut env, 0, |_| {
-        // SAFETY: a live item.
-        Ok(u8::from(unsafe { item_ref(it)? }.is_composite()))
-    })
+    run(&mut env, 0, |_| Ok(u8::from(item_ref(it)?.is_composite())))
 }
 
 /// `Native.itemTensor(long)`: the item's tensor (a composite's head), borrowed.
@@ -89,8 +78,7 @@ pub extern "system" fn Java_dev_hurray_Native_itemTensor(
     it: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        // SAFETY: a live item; Java keeps it alive while the tensor is used.
-        Ok(borrowed_long(unsafe { item_ref(it)? }.tensor_handle()))
+        Ok(borrowed_long(item_ref(it)?.tensor_handle()))
     })
 }
 
@@ -102,8 +90,7 @@ pub extern "system" fn Java_dev_hurray_Native_itemMemberCount(
     it: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        // SAFETY: a live item.
-        Ok(unsafe { item_ref(it)? }.members_iter().len() as jlong)
+        Ok(item_ref(it)?.members_iter().len() as jlong)
     })
 }
 
@@ -116,8 +103,7 @@ pub extern "system" fn Java_dev_hurray_Native_itemMember(
     i: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        // SAFETY: a live item; Java keeps it alive while the member is used.
-        let item = unsafe { item_ref(it)? };
+        let item = item_ref(it)?;
         let n = item.members_iter().len();
         let m = usize::try_from(i)
             .ok()
@@ -136,8 +122,7 @@ pub extern "system" fn Java_dev_hurray_Native_itemMember(
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_itemDestroy(mut env: JNIEnv, _c: JClass, it: jlong) {
     run(&mut env, (), |_| {
-        // SAFETY: the Java side destroys each owned item exactly once.
-        drop(unsafe { take::<HurrayItem>(it)? });
+        drop(take::<HurrayItem>(it)?);
         Ok(())
     })
 }

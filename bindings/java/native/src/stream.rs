@@ -45,13 +45,9 @@ impl Decoder {
     }
 }
 
-/// Borrows the decoder behind a Java handle.
-///
-/// # Safety
-/// `d` must be a live decoder handle Java holds, used by this thread only.
-unsafe fn decoder<'a>(d: jlong) -> R<&'a mut Decoder> {
-    // SAFETY: the caller's contract.
-    unsafe { borrow_box::<Decoder>(d) }
+/// Borrows the decoder behind a Java handle (see the Java contract in `handle`).
+fn decoder<'a>(d: jlong) -> R<&'a mut Decoder> {
+    borrow_box::<Decoder>(d)
 }
 
 /// One chunk of the current item: a range of its descriptor bytes, or a whole
@@ -129,13 +125,9 @@ impl Encoder {
     }
 }
 
-/// Borrows the encoder behind a Java handle.
-///
-/// # Safety
-/// `e` must be a live encoder handle Java holds, used by this thread only.
-unsafe fn encoder<'a>(e: jlong) -> R<&'a mut Encoder> {
-    // SAFETY: the caller's contract.
-    unsafe { borrow_box::<Encoder>(e) }
+/// Borrows the encoder behind a Java handle (see the Java contract in `handle`).
+fn encoder<'a>(e: jlong) -> R<&'a mut Encoder> {
+    borrow_box::<Encoder>(e)
 }
 
 /// `Native.decoderNew(long maxDescriptorBytes, long maxBufferBytes)`: a decoder with
@@ -163,8 +155,7 @@ pub extern "system" fn Java_dev_hurray_Native_decoderDemand<'l>(
     dec: jlong,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: Java passes a live decoder.
-        let slice = unsafe { decoder(dec)? }.dec.decoder().demand();
+        let slice = decoder(dec)?.dec.decoder().demand();
         // SAFETY: the demanded slice is writable and valid until the next call on
         // the decoder; StreamReader.java drops the ByteBuffer before that call, and
         // defers a close() made during the read (from the user's InputStream, on
@@ -182,10 +173,7 @@ pub extern "system" fn Java_dev_hurray_Native_decoderAdvance(
     dec: jlong,
     n: jlong,
 ) {
-    run(&mut env, (), |_| {
-        // SAFETY: Java passes a live decoder.
-        Ok(unsafe { decoder(dec)? }.dec.advance(n as u64)?)
-    })
+    run(&mut env, (), |_| Ok(decoder(dec)?.dec.advance(n as u64)?))
 }
 
 /// `Native.decoderNextTensor(long)`: the next complete tensor (owned), or 0. A
@@ -197,8 +185,7 @@ pub extern "system" fn Java_dev_hurray_Native_decoderNextTensor(
     dec: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        // SAFETY: Java passes a live decoder.
-        let d = unsafe { decoder(dec)? };
+        let d = decoder(dec)?;
         match d.next()? {
             None => Ok(0),
             Some(hurray_io::Item::Tensor(t)) => Ok(into_long(HurrayTensor::from_io(t)?)),
@@ -221,12 +208,9 @@ pub extern "system" fn Java_dev_hurray_Native_decoderNext(
     _c: JClass,
     dec: jlong,
 ) -> jlong {
-    run(&mut env, 0, |_| {
-        // SAFETY: Java passes a live decoder.
-        match unsafe { decoder(dec)? }.next()? {
-            None => Ok(0),
-            Some(i) => Ok(into_long(HurrayItem::from_io(i)?)),
-        }
+    run(&mut env, 0, |_| match decoder(dec)?.next()? {
+        None => Ok(0),
+        Some(i) => Ok(into_long(HurrayItem::from_io(i)?)),
     })
 }
 
@@ -238,8 +222,7 @@ pub extern "system" fn Java_dev_hurray_Native_decoderFinish(
     dec: jlong,
 ) {
     run(&mut env, (), |_| {
-        // SAFETY: Java passes a live decoder.
-        let d = unsafe { decoder(dec)? };
+        let d = decoder(dec)?;
         Ok(d.dec.decoder().finish().map_err(FfiError::from)?)
     })
 }
@@ -252,8 +235,7 @@ pub extern "system" fn Java_dev_hurray_Native_decoderPosition(
     dec: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        // SAFETY: Java passes a live decoder.
-        Ok(unsafe { decoder(dec)? }.dec.decoder().position() as jlong)
+        Ok(decoder(dec)?.dec.decoder().position() as jlong)
     })
 }
 
@@ -265,8 +247,7 @@ pub extern "system" fn Java_dev_hurray_Native_decoderDestroy(
     dec: jlong,
 ) {
     run(&mut env, (), |_| {
-        // SAFETY: the Java side destroys each decoder exactly once.
-        drop(unsafe { take_box::<Decoder>(dec)? });
+        drop(take_box::<Decoder>(dec)?);
         Ok(())
     })
 }
@@ -290,8 +271,7 @@ pub extern "system" fn Java_dev_hurray_Native_encoderBegin(
     t: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        // SAFETY: Java passes a live encoder and a live tensor.
-        let (e, t) = unsafe { (encoder(enc)?, tensor_ref(t)?) };
+        let (e, t) = (encoder(enc)?, tensor_ref(t)?);
         e.current = None;
         if matches!(t.model().layout, hurray_core::Layout::CompositeHead(_)) {
             // A writer's mistake, not a cut input: never report it as truncation.
@@ -314,8 +294,7 @@ pub extern "system" fn Java_dev_hurray_Native_encoderBeginItem(
     it: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        // SAFETY: Java passes a live encoder and a live item.
-        let (e, it) = unsafe { (encoder(enc)?, item_ref(it)?) };
+        let (e, it) = (encoder(enc)?, item_ref(it)?);
         e.current = None;
         Ok(e.begin(it.to_io()?)? as jlong)
     })
@@ -331,8 +310,7 @@ pub extern "system" fn Java_dev_hurray_Native_encoderChunk<'l>(
     i: jlong,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: Java passes a live encoder.
-        let (p, n) = unsafe { encoder(enc)? }.chunk(i)?;
+        let (p, n) = encoder(enc)?.chunk(i)?;
         // SAFETY: valid until the next begin/end/destroy; StreamWriter.java writes it
         // out and drops it before then (a close() or nested write from the user's
         // OutputStream during the write is deferred or refused), and hands it out
@@ -349,18 +327,14 @@ pub extern "system" fn Java_dev_hurray_Native_encoderChunkAddress(
     enc: jlong,
     i: jlong,
 ) -> jlong {
-    run(&mut env, 0, |_| {
-        // SAFETY: Java passes a live encoder.
-        Ok(unsafe { encoder(enc)? }.chunk(i)?.0 as jlong)
-    })
+    run(&mut env, 0, |_| Ok(encoder(enc)?.chunk(i)?.0 as jlong))
 }
 
 /// `Native.encoderEnd(long)`: lets go of the current item's buffers.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_encoderEnd(mut env: JNIEnv, _c: JClass, enc: jlong) {
     run(&mut env, (), |_| {
-        // SAFETY: Java passes a live encoder.
-        unsafe { encoder(enc)? }.current = None;
+        encoder(enc)?.current = None;
         Ok(())
     })
 }
@@ -373,8 +347,7 @@ pub extern "system" fn Java_dev_hurray_Native_encoderDestroy(
     enc: jlong,
 ) {
     run(&mut env, (), |_| {
-        // SAFETY: the Java side destroys each encoder exactly once.
-        drop(unsafe { take_box::<Encoder>(enc)? });
+        drop(take_box::<Encoder>(enc)?);
         Ok(())
     })
 }

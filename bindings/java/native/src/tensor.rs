@@ -16,14 +16,9 @@ use crate::descriptor_access::pack;
 use crate::errors::{run, Fail, R};
 use crate::handle::{borrow, into_long, take};
 
-/// Borrows the tensor behind a Java handle.
-///
-/// # Safety
-/// `t` must be a live tensor handle Java holds (`fileTensor`, `tensorNew`,
-/// `itemTensor`, the stream decoder), alive for `'a`.
-pub(crate) unsafe fn tensor_ref<'a>(t: jlong) -> R<&'a HurrayTensor> {
-    // SAFETY: the caller's contract.
-    unsafe { borrow::<HurrayTensor>(t) }
+/// Borrows the tensor behind a Java handle (see the Java contract in `handle`).
+pub(crate) fn tensor_ref<'a>(t: jlong) -> R<&'a HurrayTensor> {
+    borrow::<HurrayTensor>(t)
 }
 
 /// `Native.tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease)`:
@@ -85,8 +80,7 @@ pub extern "system" fn Java_dev_hurray_Native_tensorNew<'l>(
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_tensorDestroy(mut env: JNIEnv, _c: JClass, t: jlong) {
     run(&mut env, (), |_| {
-        // SAFETY: the Java side passes each owned tensor handle here exactly once.
-        drop(unsafe { take::<HurrayTensor>(t)? });
+        drop(take::<HurrayTensor>(t)?);
         Ok(())
     })
 }
@@ -100,8 +94,7 @@ pub extern "system" fn Java_dev_hurray_Native_tensorDescriptor<'l>(
     t: jlong,
 ) -> jbyteArray {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: the Java side passes a live tensor handle of this library.
-        let t = unsafe { tensor_ref(t)? };
+        let t = tensor_ref(t)?;
         Ok(env
             .byte_array_from_slice(t.descriptor_handle().bytes())?
             .into_raw())
@@ -118,16 +111,14 @@ pub extern "system" fn Java_dev_hurray_Native_tensorDescriptorInfo<'l>(
     t: jlong,
 ) -> jlongArray {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: the Java side passes a live tensor handle of this library.
-        let t = unsafe { tensor_ref(t)? };
+        let t = tensor_ref(t)?;
         Ok(new_longs(env, &pack(t.descriptor_handle()))?.into_raw())
     })
 }
 
 /// Address and size in bytes of buffer `i` of the tensor behind `t`.
 fn buffer_data(t: jlong, i: jint) -> R<(*const u8, u64)> {
-    // SAFETY: the Java side passes a live tensor handle of this library.
-    let t = unsafe { tensor_ref(t)? };
+    let t = tensor_ref(t)?;
     let list = t.buffer_list();
     let b = usize::try_from(i)
         .ok()
