@@ -297,7 +297,8 @@ impl HurrayFileReader {
                 "`path` is empty",
             ));
         }
-        let r = FileReader::open_with(path, options).map_err(|e| FfiError::from(e).with_path(&path.display().to_string()))?;
+        let r = FileReader::open_with(path, options)
+            .map_err(|e| FfiError::from(e).with_path(&path.display().to_string()))?;
         Ok(HurrayFileReader::new(r))
     }
 
@@ -1398,7 +1399,8 @@ impl HurrayFileWriter {
             ));
         }
         let opts = options.to_options()?;
-        let w = FileWriter::create(path, opts).map_err(|e| FfiError::from(e).with_path(&path.display().to_string()))?;
+        let w = FileWriter::create(path, opts)
+            .map_err(|e| FfiError::from(e).with_path(&path.display().to_string()))?;
         Ok(HurrayFileWriter::new(w))
     }
 

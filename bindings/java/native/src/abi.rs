@@ -1,21 +1,20 @@
 //! Library-level entry points: ABI versions, status names, debug counters and the
 //! panic test hook.
 
-use std::ffi::CStr;
 use std::ptr;
 
-use hurray_ffi::abi::{hurray_c_abi_version, hurray_debug_live_objects};
-use hurray_ffi::HURRAY_C_ABI_VERSION;
+use hurray_ffi::{live_objects, status_name, HURRAY_C_ABI_VERSION};
 use jni::objects::JClass;
 use jni::sys::{jint, jlong, jstring};
 use jni::JNIEnv;
 
 use crate::errors::{run, R};
 
-/// `Native.abiVersion()`: `hurray_c_abi_version()`.
+/// `Native.abiVersion()`: the ABI version of the library linked in (the glue links
+/// hurray-ffi statically, so it is the one it was built against).
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_abiVersion(_env: JNIEnv, _c: JClass) -> jint {
-    hurray_c_abi_version() as jint
+    HURRAY_C_ABI_VERSION as jint
 }
 
 /// `Native.headerAbiVersion()`: the `HURRAY_C_ABI_VERSION` this glue was built against.
@@ -24,13 +23,13 @@ pub extern "system" fn Java_dev_hurray_Native_headerAbiVersion(_env: JNIEnv, _c:
     HURRAY_C_ABI_VERSION as jint
 }
 
-/// `Native.liveObjects()`: `hurray_debug_live_objects()`.
+/// `Native.liveObjects()`: live handles of the library (`hurray_ffi::live_objects`).
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_liveObjects(_env: JNIEnv, _c: JClass) -> jlong {
-    hurray_debug_live_objects()
+    live_objects()
 }
 
-/// `Native.statusName(int)`: `hurray_status_name`.
+/// `Native.statusName(int)`: the status constant's C name.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_statusName<'l>(
     mut env: JNIEnv<'l>,
@@ -38,10 +37,7 @@ pub extern "system" fn Java_dev_hurray_Native_statusName<'l>(
     status: jint,
 ) -> jstring {
     run(&mut env, ptr::null_mut(), |env| {
-        let p = hurray_ffi::abi::hurray_status_name(status);
-        // SAFETY: hurray_status_name returns a static NUL-terminated string.
-        let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
-        Ok(env.new_string(s)?.into_raw())
+        Ok(env.new_string(status_name(status))?.into_raw())
     })
 }
 

@@ -1,6 +1,5 @@
-//! Small conversions between Java values (arrays, strings) and Rust/C values.
+//! Small conversions between Java values (arrays, strings) and Rust values.
 
-use std::ffi::{c_char, CString};
 use std::sync::OnceLock;
 
 use jni::objects::{GlobalRef, JByteArray, JLongArray, JString};
@@ -56,28 +55,4 @@ pub(crate) fn string(env: &mut JNIEnv, s: &JString) -> R<String> {
     }
     // SAFETY: `s` is a non-null java.lang.String (checked above).
     Ok(unsafe { env.get_string_unchecked(s) }?.into())
-}
-
-/// A NUL-terminated copy of a Java string; an embedded NUL is an argument error.
-pub(crate) fn cstring(env: &mut JNIEnv, s: &JString) -> R<CString> {
-    let s = string(env, s)?;
-    CString::new(s).map_err(|_| Fail::Arg("a string contains a NUL character".into()))
-}
-
-/// Copies a borrowed (pointer, length) pair of the C ABI into a Java string.
-///
-/// # Safety
-/// `p` must be valid for `len` reads (or `len` 0).
-pub(crate) unsafe fn borrowed_str<'l>(
-    env: &mut JNIEnv<'l>,
-    p: *const c_char,
-    len: u64,
-) -> R<JString<'l>> {
-    let bytes = if len == 0 {
-        &[][..]
-    } else {
-        // SAFETY: the caller's contract.
-        unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len as usize) }
-    };
-    Ok(env.new_string(String::from_utf8_lossy(bytes))?)
 }

@@ -1,28 +1,13 @@
 //! Packs a decoded descriptor into the `long[]` that `Descriptor.java` reads, from
-//! the descriptor's Rust face: its data-shaped view (`HurrayDescriptor::view`, built
-//! once and kept with the descriptor) and its model. No C call, no re-decoding and no
-//! error path per absent field: one pass over memory the descriptor already holds.
+//! the descriptor's hurray-core model (`HurrayDescriptor::model`) and the library's
+//! data-shaped section structs (`HurrayQuantization::from(&Quantization)`, ...). No
+//! C call, no re-decoding, no raw pointer: one pass over the model.
 
-use hurray_ffi::descriptor_view::HurrayDescriptorView;
-use hurray_ffi::tags::{
-    HURRAY_LAYOUT_BLOCK_PAGED as BLOCK_PAGED, HURRAY_LAYOUT_COO as COO, HURRAY_LAYOUT_CSC as CSC,
-    HURRAY_LAYOUT_CSF as CSF, HURRAY_LAYOUT_CSR as CSR, HURRAY_LAYOUT_HILBERT as HILBERT,
-    HURRAY_LAYOUT_MORTON as MORTON, HURRAY_LAYOUT_STRIDED as STRIDED, HURRAY_LAYOUT_TILED as TILED,
+use hurray_core::{Layout, MemberRole, TileOrder, Tiling, VERSION_MAJOR};
+use hurray_ffi::{
+    HurrayBlockPaged, HurrayBufferEntry, HurrayCompositeHead, HurrayDescriptor, HurrayQuantization,
+    HurrayStatistics,
 };
-use hurray_ffi::HurrayDescriptor;
-
-/// `n` values at `p` (NULL when `n` is 0, per the view's contract).
-///
-/// # Safety
-/// `p` is NULL or points at `n` readable values that live as long as `'a`.
-unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
-    if p.is_null() || n == 0 {
-        &[]
-    } else {
-        // SAFETY: per this function's contract.
-        unsafe { std::slice::from_raw_parts(p, n) }
-    }
-}
 
 /// `v`, each value's bits as a Java `long` (u64 reinterpreted).
 fn longs<T: Copy + Into<u64>>(v: &[T]) -> impl Iterator<Item = i64> + '_ {
@@ -36,26 +21,21 @@ fn longs<T: Copy + Into<u64>>(v: &[T]) -> impl Iterator<Item = i64> + '_ {
 /// ([`layout_fields`]) behind their count. Values are `long`s (u64 reinterpreted,
 /// floats as their bits).
 pub(crate) fn pack(d: &HurrayDescriptor) -> Vec<i64> {
-    let v = d.view();
     let m = d.model();
-    let h = &v.header;
-    let rank = h.rank as usize;
-    // SAFETY (every `slice` below): the view's pointers are NULL or point at the
-    // lengths its field docs give (rank, buffer_count, tiling_depth), into `d`, which
-    // outlives this function.
+    let rank = m.shape.len();
     let mut out = vec![
-        i64::from(h.version_major),
-        i64::from(h.version_minor),
-        i64::from(h.type_tag),
-        i64::from(h.layout_tag),
-        i64::from(h.flags),
-        i64::from(h.rank),
-        i64::from(h.buffer_count),
-        h.byte_offset as i64,
-        i64::from(h.descriptor_length),
+        i64::from(VERSION_MAJOR),
+        i64::from(m.version_minor),
+        i64::from(m.element_type.tag()),
+        i64::from(m.layout.tag()),
+        i64::from(m.flags()),
+        rank as i64,
+        m.buffers.len() as i64,
+        m.byte_offset as i64,
+        d.bytes().len() as i64,
     ];
-    out.extend(longs(unsafe { slice(v.shape, rank) }));
-    for e in unsafe { slice(v.buffers, h.buffer_count as usize) } {
+    out.extend(longs(&m.shape));
+    for e in m.buffers.iter().map(HurrayBufferEntry::from) {
         out.extend([
             e.byte_size as i64,
             i64::from(e.alignment),
@@ -64,17 +44,21 @@ pub(crate) fn pack(d: &HurrayDescriptor) -> Vec<i64> {
             i64::from(e.memory_class),
         ]);
     }
-    if h.layout_tag == STRIDED {
-        out.push(1);
-        out.extend(unsafe { slice(v.strides, rank) });
-    } else {
-        out.push(0);
+    match &m.layout {
+        Layout::Strided { strides } => {
+            out.push(1);
+            out.extend(strides);
+        }
+        _ => out.push(0),
     }
-    match h.layout_tag {
-        COO | CSR | CSC | CSF => out.extend([1, v.nnz as i64]),
+    match &m.layout {
+        Layout::Coo { nnz, .. }
+        | Layout::Csr { nnz }
+        | Layout::Csc { nnz }
+        | Layout::Csf { nnz, .. } => out.extend([1, *nnz as i64]),
         _ => out.extend([0, 0]),
     }
-    match unsafe { v.quantization.as_ref() } {
+    match m.quantization.as_ref().map(HurrayQuantization::from) {
         Some(q) => out.extend([
             1,
             i64::from(q.scheme_tag),
@@ -89,7 +73,7 @@ pub(crate) fn pack(d: &HurrayDescriptor) -> Vec<i64> {
         ]),
         None => out.extend([0; 10]),
     }
-    match unsafe { v.statistics.as_ref() } {
+    match m.statistics.as_ref().map(HurrayStatistics::from) {
         Some(st) => out.extend([
             1,
             i64::from(st.computed_mask),
@@ -107,33 +91,50 @@ pub(crate) fn pack(d: &HurrayDescriptor) -> Vec<i64> {
         ]),
         None => out.extend([0; 13]),
     }
-    if h.layout_tag == COO {
-        out.extend([1, i64::from(v.coo_is_sorted)]);
-    } else {
-        out.extend([0, 0]);
+    match &m.layout {
+        Layout::Coo { is_sorted, .. } => out.extend([1, i64::from(*is_sorted)]),
+        _ => out.extend([0, 0]),
     }
-    match unsafe { v.composite_head.as_ref() } {
-        Some(c) => out.extend([
-            1,
-            i64::from(c.member_count),
-            i64::from(c.composition_rule),
-            i64::from(c.combine_op),
-        ]),
-        None => out.extend([0; 4]),
+    match &m.layout {
+        Layout::CompositeHead(h) => {
+            let c = HurrayCompositeHead::from(h);
+            out.extend([
+                1,
+                i64::from(c.member_count),
+                i64::from(c.composition_rule),
+                i64::from(c.combine_op),
+            ]);
+        }
+        _ => out.extend([0; 4]),
     }
-    out.extend([i64::from(v.has_member_role), i64::from(v.member_role)]);
-    // The view cannot tell a rank-0 shard (two empty boxes) from none: ask the model.
-    if m.shard.is_some() {
-        out.push(1);
-        out.extend(longs(unsafe { slice(v.shard_parent_shape, rank) }));
-        out.extend(longs(unsafe { slice(v.shard_offset, rank) }));
-    } else {
-        out.push(0);
+    match m.composite_member {
+        Some(MemberRole::Correction) => out.extend([1, 0]),
+        Some(MemberRole::Base) => out.extend([1, 1]),
+        None => out.extend([0, 0]),
     }
-    let extra = layout_fields(v);
+    match &m.shard {
+        Some(s) => {
+            out.push(1);
+            out.extend(longs(&s.parent_shape));
+            out.extend(longs(&s.offset));
+        }
+        None => out.push(0),
+    }
+    let extra = layout_fields(&m.layout, rank);
     out.push(extra.len() as i64);
     out.extend(extra);
     out
+}
+
+/// The byte of a tile order (`TILED` 4: the next level is the tile's own tiling) and
+/// its strides (`rank` zeros unless strided).
+fn order(o: &TileOrder, rank: usize) -> (i64, Vec<i64>) {
+    match o {
+        TileOrder::RowMajor => (1, vec![0; rank]),
+        TileOrder::ColumnMajor => (2, vec![0; rank]),
+        TileOrder::Strided(s) => (3, s.clone()),
+        TileOrder::Tiled(_) => (4, vec![0; rank]),
+    }
 }
 
 /// The layout-specific fields, in the order `Descriptor.java` reads them:
@@ -141,41 +142,38 @@ pub(crate) fn pack(d: &HurrayDescriptor) -> Vec<i64> {
 /// strides (rank), inner strides (rank; zeros where the order has none); Morton: bits
 /// (rank); Hilbert: order, curve rank; CSF: mode order (rank); block-paged: num_pages,
 /// page_size, paged_axis, num_seqs, layer_index, kv_role, index type. Else empty.
-pub(crate) fn layout_fields(v: &HurrayDescriptorView) -> Vec<i64> {
-    let rank = v.header.rank as usize;
+fn layout_fields(layout: &Layout, rank: usize) -> Vec<i64> {
     let mut out = Vec::new();
-    // SAFETY (every `slice` below): as in `pack`; the view lives in its descriptor.
-    match v.header.layout_tag {
-        TILED => {
-            out.push(i64::from(v.tiling_depth));
-            for l in unsafe { slice(v.tiling, v.tiling_depth as usize) } {
-                out.extend([i64::from(l.outer_order), i64::from(l.inner_order)]);
-                out.extend(longs(unsafe { slice(l.tile_shape, rank) }));
-                for strides in [l.outer_strides, l.inner_strides] {
-                    let s = unsafe { slice(strides, rank) };
-                    if s.is_empty() {
-                        out.extend(std::iter::repeat_n(0, rank));
-                    } else {
-                        out.extend(s);
-                    }
-                }
+    match layout {
+        Layout::Tiled(t) => {
+            let mut levels: Vec<&Tiling> = vec![t];
+            while let TileOrder::Tiled(next) = &levels[levels.len() - 1].inner {
+                levels.push(next);
+            }
+            out.push(levels.len() as i64);
+            for l in levels {
+                let (outer, outer_strides) = order(&l.outer, rank);
+                let (inner, inner_strides) = order(&l.inner, rank);
+                out.extend([outer, inner]);
+                out.extend(longs(&l.tile_shape));
+                out.extend(outer_strides);
+                out.extend(inner_strides);
             }
         }
-        MORTON => out.extend(longs(unsafe { slice(v.morton_bits, rank) })),
-        HILBERT => out.extend([i64::from(v.hilbert_order), i64::from(v.hilbert_rank)]),
-        CSF => out.extend(longs(unsafe { slice(v.csf_mode_order, rank) })),
-        BLOCK_PAGED => {
-            if let Some(b) = unsafe { v.block_paged.as_ref() } {
-                out.extend([
-                    b.num_pages as i64,
-                    i64::from(b.page_size),
-                    i64::from(b.paged_axis),
-                    i64::from(b.num_seqs),
-                    i64::from(b.layer_index),
-                    i64::from(b.kv_role),
-                    i64::from(b.block_table_index_type),
-                ]);
-            }
+        Layout::Morton { bits } => out.extend(longs(bits)),
+        Layout::Hilbert { order, rank } => out.extend([i64::from(*order), i64::from(*rank)]),
+        Layout::Csf { mode_order, .. } => out.extend(longs(mode_order)),
+        Layout::BlockPaged(b) => {
+            let b = HurrayBlockPaged::from(b);
+            out.extend([
+                b.num_pages as i64,
+                i64::from(b.page_size),
+                i64::from(b.paged_axis),
+                i64::from(b.num_seqs),
+                i64::from(b.layer_index),
+                i64::from(b.kv_role),
+                i64::from(b.block_table_index_type),
+            ]);
         }
         _ => {}
     }

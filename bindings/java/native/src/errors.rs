@@ -1,21 +1,20 @@
 //! The error policy: every failure becomes a pending Java exception.
 //!
-//! A C status becomes a `dev.hurray.HurrayException` (via `HurrayException.fromNative`),
+//! A library error (`FfiError`, a status and a message) becomes a `dev.hurray.HurrayException` (via `HurrayException.fromNative`),
 //! a JNI failure an `IllegalStateException` (unless one is already pending), a bad
 //! argument an `IllegalArgumentException`; [`run`] is the panic boundary of every entry
 //! point.
 
-use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use hurray_ffi::abi::hurray_last_error_message;
-use hurray_ffi::{HurrayStatus, HURRAY_ERR_INTERNAL_PANIC, HURRAY_OK};
+use hurray_ffi::{FfiError, HurrayStatus, HURRAY_ERR_INTERNAL_PANIC};
 use jni::objects::{JThrowable, JValue};
 use jni::JNIEnv;
 
 /// Why an entry point failed.
 pub(crate) enum Fail {
-    /// A C ABI call failed: its status and the last-error message, read at once.
+    /// The library refused: its status and message (`"<STATUS_NAME>: <detail>"`,
+    /// as the C ABI's last-error message reads).
     Status(HurrayStatus, String),
     /// A JNI call failed; usually a Java exception is already pending.
     Jni(jni::errors::Error),
@@ -31,23 +30,9 @@ impl From<jni::errors::Error> for Fail {
 
 pub(crate) type R<T> = Result<T, Fail>;
 
-/// The calling thread's last-error message of the C ABI ("" if none).
-pub(crate) fn last_error() -> String {
-    let p = hurray_last_error_message();
-    if p.is_null() {
-        return String::new();
-    }
-    // SAFETY: a non-NULL last-error pointer is a NUL-terminated string that stays
-    // valid until the next failing call on this thread; we copy it at once.
-    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-}
-
-/// `Ok` for `HURRAY_OK`, else the status with the message the call left.
-pub(crate) fn ck(status: HurrayStatus) -> R<()> {
-    if status == HURRAY_OK {
-        Ok(())
-    } else {
-        Err(Fail::Status(status, last_error()))
+impl From<FfiError> for Fail {
+    fn from(e: FfiError) -> Fail {
+        Fail::Status(e.status, e.to_string())
     }
 }
 

@@ -1,27 +1,35 @@
 //! The file reader: open, facts, names, tensors and items, KV keys, destruction.
+//! Java holds a `HurrayFileReader`; everything here goes through its Rust face.
 
-use std::ffi::c_char;
+use std::path::Path;
 use std::ptr;
 
-use hurray_ffi::file::{
-    hurray_file_reader_destroy, hurray_file_reader_info, hurray_file_reader_item,
-    hurray_file_reader_kv_count, hurray_file_reader_kv_key, hurray_file_reader_open,
-    hurray_file_reader_tensor, hurray_file_reader_tensor_count, hurray_file_reader_tensor_name,
-};
-use hurray_ffi::{HurrayFileInfo, HurrayFileReader, HurrayItem, HurrayStatus, HurrayTensor};
+use hurray_ffi::{FfiError, HurrayFileReader, HURRAY_ERR_NOT_FOUND};
+use hurray_io::file::ReadOptions;
 use jni::objects::{JClass, JObject, JString};
 use jni::sys::{jlong, jlongArray, jobject};
 use jni::JNIEnv;
 
-use crate::convert::{borrowed_str, cstring, new_longs};
-use crate::errors::{ck, run, Fail, R};
-use crate::handle::destroy;
+use crate::convert::{new_longs, string};
+use crate::errors::{run, Fail, R};
+use crate::handle::{borrow, into_long, take};
 
-pub(crate) fn reader(r: jlong) -> *const HurrayFileReader {
-    r as *const HurrayFileReader
+/// The reader behind a Java handle.
+pub(crate) fn reader<'a>(r: jlong) -> R<&'a HurrayFileReader> {
+    borrow::<HurrayFileReader>(r)
 }
 
-/// `Native.fileOpen(String path)`: maps and validates the file.
+/// `HURRAY_ERR_NOT_FOUND` for a KV key the file lacks.
+pub(crate) fn no_key(key: &str) -> Fail {
+    FfiError::new(
+        HURRAY_ERR_NOT_FOUND,
+        format!("the file has no KV entry named {key:?}"),
+    )
+    .into()
+}
+
+/// `Native.fileOpen(String path)`: maps and validates the file. Every error's message
+/// starts with the path.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_fileOpen<'l>(
     mut env: JNIEnv<'l>,
@@ -29,15 +37,15 @@ pub extern "system" fn Java_dev_hurray_Native_fileOpen<'l>(
     path: JString<'l>,
 ) -> jlong {
     run(&mut env, 0, |env| {
-        let path = cstring(env, &path)?;
-        let mut r: *mut HurrayFileReader = ptr::null_mut();
-        // SAFETY: path is NUL-terminated; r writable.
-        ck(unsafe { hurray_file_reader_open(path.as_ptr(), &mut r) })?;
-        Ok(r as jlong)
+        let path = string(env, &path)?;
+        let r = HurrayFileReader::open(Path::new(&path), &ReadOptions::default())?;
+        Ok(into_long(r))
     })
 }
 
-/// `Native.fileInfo(long)`: the file facts, packed for `FileReader.Info` (Java).
+/// `Native.fileInfo(long)`: the file facts, packed for `TensorFile.Info` (Java):
+/// version major, minor, CRC status, flags, data alignment, index CRC-32C, count
+/// hint (-1 unknown), file length, tensor count, KV count.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_fileInfo<'l>(
     mut env: JNIEnv<'l>,
@@ -45,10 +53,7 @@ pub extern "system" fn Java_dev_hurray_Native_fileInfo<'l>(
     r: jlong,
 ) -> jlongArray {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: HurrayFileInfo is plain integers: all-zero is a valid value.
-        let mut i: HurrayFileInfo = unsafe { std::mem::zeroed() };
-        // SAFETY: r is a live reader; i writable.
-        ck(unsafe { hurray_file_reader_info(reader(r), &mut i) })?;
+        let i = reader(r)?.info();
         let v = [
             i64::from(i.version_major),
             i64::from(i.version_minor),
@@ -65,35 +70,13 @@ pub extern "system" fn Java_dev_hurray_Native_fileInfo<'l>(
     })
 }
 
-/// A reader's list of borrowed names (tensor names or KV keys), in order, as a Java
-/// `String[]`: `count` gives the length, `name` entry `i`.
-///
-/// # Safety
-/// `r` must be a live reader, and `count`/`name` a matching pair of the C ABI's
-/// reader getters.
-unsafe fn names(
-    env: &mut JNIEnv,
-    r: *const HurrayFileReader,
-    count: unsafe extern "C" fn(*const HurrayFileReader, *mut u64) -> HurrayStatus,
-    name: unsafe extern "C" fn(
-        *const HurrayFileReader,
-        u64,
-        *mut *const c_char,
-        *mut u64,
-    ) -> HurrayStatus,
-) -> R<jobject> {
-    let mut n = 0u64;
-    // SAFETY: r is a live reader; n writable.
-    ck(unsafe { count(r, &mut n) })?;
+/// A Java `String[]` of `n` names, `name(i)` for each `i`, in order.
+fn names<'a>(env: &mut JNIEnv, n: u64, name: impl Fn(u64) -> R<&'a str>) -> R<jobject> {
     let len = i32::try_from(n).map_err(|_| Fail::Arg("too many names for Java".into()))?;
     // Straight into the Java array, one local reference at a time.
     let a = env.new_object_array(len, "java/lang/String", JObject::null())?;
     for i in 0..n {
-        let (mut p, mut l) = (ptr::null::<c_char>(), 0u64);
-        // SAFETY: r live; outs writable.
-        ck(unsafe { name(r, i, &mut p, &mut l) })?;
-        // SAFETY: a borrowed name of l bytes, valid while the reader lives.
-        let s = unsafe { borrowed_str(env, p, l)? };
+        let s = env.new_string(name(i)?)?;
         env.set_object_array_element(&a, i as i32, &s)?;
         env.delete_local_ref(s)?;
     }
@@ -108,15 +91,8 @@ pub extern "system" fn Java_dev_hurray_Native_fileNames<'l>(
     r: jlong,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: r is a live reader; the getters are the tensor-name pair.
-        unsafe {
-            names(
-                env,
-                reader(r),
-                hurray_file_reader_tensor_count,
-                hurray_file_reader_tensor_name,
-            )
-        }
+        let r = reader(r)?;
+        names(env, r.tensor_count(), |i| Ok(r.tensor_name(i)?))
     })
 }
 
@@ -130,11 +106,8 @@ pub extern "system" fn Java_dev_hurray_Native_fileTensor<'l>(
     name: JString<'l>,
 ) -> jlong {
     run(&mut env, 0, |env| {
-        let name = cstring(env, &name)?;
-        let mut t: *mut HurrayTensor = ptr::null_mut();
-        // SAFETY: r live; name NUL-terminated; t writable.
-        ck(unsafe { hurray_file_reader_tensor(reader(r), name.as_ptr(), &mut t) })?;
-        Ok(t as jlong)
+        let name = string(env, &name)?;
+        Ok(into_long(reader(r)?.tensor(&name)?))
     })
 }
 
@@ -146,23 +119,18 @@ pub extern "system" fn Java_dev_hurray_Native_fileKvKeys<'l>(
     r: jlong,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: r is a live reader; the getters are the KV-key pair.
-        unsafe {
-            names(
-                env,
-                reader(r),
-                hurray_file_reader_kv_count,
-                hurray_file_reader_kv_key,
-            )
-        }
+        let r = reader(r)?;
+        names(env, r.kv_count(), |i| Ok(r.kv_key(i)?))
     })
 }
 
 /// `Native.fileDestroy(long)`: tensors it returned stay valid (they hold the mapping).
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_fileDestroy(mut env: JNIEnv, _c: JClass, r: jlong) {
-    // SAFETY: the Java side destroys each reader exactly once.
-    unsafe { destroy(&mut env, r, hurray_file_reader_destroy) }
+    run(&mut env, (), |_| {
+        drop(take::<HurrayFileReader>(r)?);
+        Ok(())
+    })
 }
 
 /// `Native.fileItem(long, String)`: the named item (owned); composites assembled.
@@ -174,10 +142,7 @@ pub extern "system" fn Java_dev_hurray_Native_fileItem<'l>(
     name: JString<'l>,
 ) -> jlong {
     run(&mut env, 0, |env| {
-        let name = cstring(env, &name)?;
-        let mut it: *mut HurrayItem = ptr::null_mut();
-        // SAFETY: r live; name NUL-terminated; it writable.
-        ck(unsafe { hurray_file_reader_item(reader(r), name.as_ptr(), &mut it) })?;
-        Ok(it as jlong)
+        let name = string(env, &name)?;
+        Ok(into_long(reader(r)?.item(&name)?))
     })
 }

@@ -1,30 +1,25 @@
 //! The file reader's KV getters: one entry's value as a Java object, or a window of
 //! an array's elements (`fileKvRange`), which is how a huge array is read with
-//! bounded memory.
+//! bounded memory. Values are read from the mapped file through
+//! `hurray_io::FileReader::kv` (`KvValueRef`, decoded on demand).
 //!
 //! What a value costs on the Java heap: numeric and bool arrays (or windows) are
-//! copied by the library straight into the new Java array (8 or 1 bytes per element,
-//! their size in the file); a `String[]` is one reference per element (4 bytes with compressed
+//! written straight into the new Java array (8 or 1 bytes per element, their size in
+//! the file); a `String[]` is one reference per element (4 bytes with compressed
 //! oops), every empty element the same `""`, and a `String` of its own (about 40
 //! bytes and more) per non-empty one; a `byte[][]` a `byte[]` per element.
 
-use std::ffi::c_char;
 use std::ptr;
 
-use hurray_ffi::file::{
-    hurray_file_reader_kv_array_bytes, hurray_file_reader_kv_array_string,
-    hurray_file_reader_kv_array_window, hurray_file_reader_kv_bool, hurray_file_reader_kv_bytes,
-    hurray_file_reader_kv_find, hurray_file_reader_kv_float64, hurray_file_reader_kv_int64,
-    hurray_file_reader_kv_string, hurray_file_reader_kv_type, hurray_file_reader_kv_uint64,
-};
-use hurray_ffi::HurrayFileReader;
-use jni::objects::{JClass, JObject, JPrimitiveArray, JString, JValue, ReleaseMode};
+use hurray_ffi::{FfiError, HURRAY_ERR_NOT_APPLICABLE, HURRAY_ERR_OUT_OF_RANGE};
+use hurray_io::file::{KvArrayRef, KvValueRef};
+use jni::objects::{JClass, JObject, JPrimitiveArray, JString, JValue, ReleaseMode, TypeArray};
 use jni::sys::{jint, jlong, jobject};
 use jni::JNIEnv;
 
-use crate::convert::{borrowed_str, cstring};
-use crate::errors::{ck, run, Fail, R};
-use crate::file::reader;
+use crate::convert::string;
+use crate::errors::{run, Fail, R};
+use crate::file::{no_key, reader};
 
 fn big_integer<'l>(env: &mut JNIEnv<'l>, v: u64) -> R<JObject<'l>> {
     let s = env.new_string(v.to_string())?;
@@ -39,18 +34,12 @@ fn boxed<'l>(env: &mut JNIEnv<'l>, class: &str, sig: &str, v: JValue) -> R<JObje
     Ok(env.call_static_method(class, "valueOf", sig, &[v])?.l()?)
 }
 
-/// Copies a borrowed byte slice into a new Java `byte[]`.
-///
-/// # Safety
-/// `p` valid for `len` reads (or `len` 0).
-unsafe fn borrowed_bytes<'l>(env: &mut JNIEnv<'l>, p: *const u8, len: u64) -> R<JObject<'l>> {
-    let s = if len == 0 {
-        &[][..]
-    } else {
-        // SAFETY: caller contract.
-        unsafe { std::slice::from_raw_parts(p, len as usize) }
-    };
-    Ok(env.byte_array_from_slice(s)?.into())
+/// The KV value of `key` in the reader behind `r`.
+fn lookup<'a>(env: &mut JNIEnv, r: jlong, key: &JString) -> R<KvValueRef<'a>> {
+    let key = string(env, key)?;
+    let r = reader(r)?;
+    let i = r.kv_find(&key).ok_or_else(|| no_key(&key))?;
+    Ok(r.kv_value(i)?)
 }
 
 /// `Native.fileKv(long, String key)`: the value of a KV entry as a Java object:
@@ -65,88 +54,33 @@ pub extern "system" fn Java_dev_hurray_Native_fileKv<'l>(
     key: JString<'l>,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        let r = reader(r);
-        let (i, ty, et, n) = lookup(env, r, &key)?;
-        let obj: JObject = match ty {
-            1 => {
-                let (mut p, mut len) = (ptr::null::<c_char>(), 0u64);
-                // SAFETY: r live; outs writable.
-                ck(unsafe { hurray_file_reader_kv_string(r, i, &mut p, &mut len) })?;
-                // SAFETY: borrowed string of len bytes.
-                unsafe { borrowed_str(env, p, len)? }.into()
-            }
-            2 => {
-                let mut v = 0i64;
-                // SAFETY: r live; v writable.
-                ck(unsafe { hurray_file_reader_kv_int64(r, i, &mut v) })?;
-                boxed(
-                    env,
-                    "java/lang/Long",
-                    "(J)Ljava/lang/Long;",
-                    JValue::Long(v),
-                )?
-            }
-            3 => {
-                let mut v = 0u64;
-                // SAFETY: r live; v writable.
-                ck(unsafe { hurray_file_reader_kv_uint64(r, i, &mut v) })?;
-                big_integer(env, v)?
-            }
-            4 => {
-                let mut v = 0f64;
-                // SAFETY: r live; v writable.
-                ck(unsafe { hurray_file_reader_kv_float64(r, i, &mut v) })?;
-                boxed(
-                    env,
-                    "java/lang/Double",
-                    "(D)Ljava/lang/Double;",
-                    JValue::Double(v),
-                )?
-            }
-            5 => {
-                let mut v = 0u8;
-                // SAFETY: r live; v writable.
-                ck(unsafe { hurray_file_reader_kv_bool(r, i, &mut v) })?;
-                boxed(
-                    env,
-                    "java/lang/Boolean",
-                    "(Z)Ljava/lang/Boolean;",
-                    JValue::Bool(v),
-                )?
-            }
-            6 => {
-                let (mut p, mut len) = (ptr::null::<u8>(), 0u64);
-                // SAFETY: r live; outs writable.
-                ck(unsafe { hurray_file_reader_kv_bytes(r, i, &mut p, &mut len) })?;
-                // SAFETY: borrowed bytes of len bytes.
-                unsafe { borrowed_bytes(env, p, len)? }
-            }
-            7 => kv_array(env, r, i, et, 0, n)?,
-            _ => {
-                return Err(Fail::Status(
-                    hurray_ffi::HURRAY_ERR_NOT_APPLICABLE,
-                    format!("KV type {ty} is not known to the Java binding"),
-                ))
-            }
+        let v = lookup(env, r, &key)?;
+        let obj: JObject = match v {
+            KvValueRef::String(s) => env.new_string(s)?.into(),
+            KvValueRef::Int64(v) => boxed(
+                env,
+                "java/lang/Long",
+                "(J)Ljava/lang/Long;",
+                JValue::Long(v),
+            )?,
+            KvValueRef::UInt64(v) => big_integer(env, v)?,
+            KvValueRef::Float64(v) => boxed(
+                env,
+                "java/lang/Double",
+                "(D)Ljava/lang/Double;",
+                JValue::Double(v),
+            )?,
+            KvValueRef::Bool(v) => boxed(
+                env,
+                "java/lang/Boolean",
+                "(Z)Ljava/lang/Boolean;",
+                JValue::Bool(u8::from(v)),
+            )?,
+            KvValueRef::Bytes(b) => env.byte_array_from_slice(b)?.into(),
+            KvValueRef::Array(a) => kv_array(env, &a, 0, a.len())?,
         };
         Ok(obj.into_raw())
     })
-}
-
-/// The position, type, element type and count of the KV entry `key`.
-fn lookup(
-    env: &mut JNIEnv<'_>,
-    r: *const HurrayFileReader,
-    key: &JString<'_>,
-) -> R<(u64, u8, u8, u64)> {
-    let key = cstring(env, key)?;
-    let mut i = 0u64;
-    // SAFETY: r live; key NUL-terminated; i writable.
-    ck(unsafe { hurray_file_reader_kv_find(r, key.as_ptr(), &mut i) })?;
-    let (mut ty, mut et, mut n) = (0u8, 0u8, 0u64);
-    // SAFETY: r live; outs writable.
-    ck(unsafe { hurray_file_reader_kv_type(r, i, &mut ty, &mut et, &mut n) })?;
-    Ok((i, ty, et, n))
 }
 
 /// `Native.fileKvLength(long, String key)`: elements of an array, bytes of a string
@@ -159,7 +93,12 @@ pub extern "system" fn Java_dev_hurray_Native_fileKvLength<'l>(
     key: JString<'l>,
 ) -> jlong {
     run(&mut env, 0, |env| {
-        let (_, _, _, n) = lookup(env, reader(r), &key)?;
+        let n = match lookup(env, r, &key)? {
+            KvValueRef::String(s) => s.len(),
+            KvValueRef::Bytes(b) => b.len(),
+            KvValueRef::Array(a) => a.len(),
+            _ => 1,
+        };
         Ok(n as jlong)
     })
 }
@@ -176,138 +115,129 @@ pub extern "system" fn Java_dev_hurray_Native_fileKvRange<'l>(
     count: jint,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        let r = reader(r);
-        let (i, ty, et, n) = lookup(env, r, &key)?;
-        if ty != 7 {
-            return Err(Fail::Status(
-                hurray_ffi::HURRAY_ERR_NOT_APPLICABLE,
-                "the KV value is not an array".into(),
-            ));
-        }
-        let (Ok(from), Ok(count)) = (u64::try_from(offset), u64::try_from(count)) else {
-            return Err(Fail::Status(
-                hurray_ffi::HURRAY_ERR_OUT_OF_RANGE,
-                format!("the window offset {offset}, count {count} is negative"),
-            ));
+        let v = lookup(env, r, &key)?;
+        let KvValueRef::Array(a) = v else {
+            return Err(
+                FfiError::new(HURRAY_ERR_NOT_APPLICABLE, "the KV value is not an array").into(),
+            );
         };
-        if from.checked_add(count).is_none_or(|end| end > n) {
-            return Err(Fail::Status(
-                hurray_ffi::HURRAY_ERR_OUT_OF_RANGE,
-                format!("the window [{from}, +{count}) is past the array's {n} elements"),
-            ));
-        }
-        Ok(kv_array(env, r, i, et, from, count)?.into_raw())
+        let n = a.len();
+        let window = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(count).ok())
+            .filter(|&(from, count)| from.checked_add(count).is_some_and(|end| end <= n));
+        let Some((from, count)) = window else {
+            return Err(FfiError::new(
+                HURRAY_ERR_OUT_OF_RANGE,
+                format!("the window [{offset}, +{count}) is past the array's {n} elements"),
+            )
+            .into());
+        };
+        Ok(kv_array(env, &a, from, count)?.into_raw())
     })
 }
 
-/// Fills the new Java array `a` (`count` elements of `size` bytes) with elements
-/// `[from, from + count)` of the numeric or bool KV array `i`, copied by the library
-/// straight into the Java array's memory.
-fn fill<'l, T: jni::objects::TypeArray>(
+/// Fills the new Java array `a` with `value(k)` for `k` in `[from, from + count)`,
+/// written straight into the Java array's memory (no second copy of the window).
+fn fill<'l, T: TypeArray>(
     env: &mut JNIEnv<'l>,
     a: JPrimitiveArray<'l, T>,
-    (r, i): (*const HurrayFileReader, u64),
-    (from, count): (u64, u64),
+    (from, count): (usize, usize),
+    value: impl Fn(usize) -> T,
 ) -> R<JObject<'l>> {
     if count > 0 {
-        let size = std::mem::size_of::<T>() as u64;
-        // SAFETY: no JNI call is made while the elements are held.
-        let e = unsafe { env.get_array_elements_critical(&a, ReleaseMode::CopyBack)? };
-        // SAFETY: r live; `e` holds `count` writable elements of `size` bytes.
-        let st = unsafe {
-            hurray_file_reader_kv_array_window(r, i, from, count, e.as_ptr().cast(), count * size)
-        };
-        drop(e);
-        ck(st)?;
+        // SAFETY: no JNI call is made while the elements are held (only `value`,
+        // which reads the mapped file).
+        let mut e = unsafe { env.get_array_elements_critical(&a, ReleaseMode::CopyBack)? };
+        for (k, slot) in e.iter_mut().enumerate() {
+            *slot = value(from + k);
+        }
     }
     Ok(a.into())
 }
 
-/// Elements `[from, from + count)` of the KV array `i` (element type `et`; the
-/// window checked by the caller) as a Java array.
+/// Elements `[from, from + count)` of the array `a` (the window checked by the
+/// caller) as a Java array.
 fn kv_array<'l>(
     env: &mut JNIEnv<'l>,
-    r: *const HurrayFileReader,
-    i: u64,
-    et: u8,
-    from: u64,
-    count: u64,
+    a: &KvArrayRef<'_>,
+    from: usize,
+    count: usize,
 ) -> R<JObject<'l>> {
     let len = i32::try_from(count).map_err(|_| Fail::Arg("KV array too long for Java".into()))?;
-    let (src, w) = ((r, i), (from, count));
-    Ok(match et {
+    let w = (from, count);
+    let get = |k: usize| a.get(k).unwrap_or(KvValueRef::Bool(false));
+    Ok(match a.element_tag() {
         2 => {
-            let a = env.new_long_array(len)?;
-            fill(env, a, src, w)?
-        }
-        3 => {
-            let mut v = vec![0u64; count as usize];
-            // SAFETY: r live; v holds `count` writable u64.
-            ck(unsafe {
-                hurray_file_reader_kv_array_window(
-                    r,
-                    i,
-                    from,
-                    count,
-                    v.as_mut_ptr().cast(),
-                    count * 8,
-                )
-            })?;
-            let a = env.new_object_array(len, "java/math/BigInteger", JObject::null())?;
-            for (k, &x) in v.iter().enumerate() {
-                let b = big_integer(env, x)?;
-                env.set_object_array_element(&a, k as i32, &b)?;
-                env.delete_local_ref(b)?;
-            }
-            a.into()
+            let arr = env.new_long_array(len)?;
+            fill(env, arr, w, |k| match get(k) {
+                KvValueRef::Int64(x) => x,
+                _ => 0,
+            })?
         }
         4 => {
-            let a = env.new_double_array(len)?;
-            fill(env, a, src, w)?
+            let arr = env.new_double_array(len)?;
+            fill(env, arr, w, |k| match get(k) {
+                KvValueRef::Float64(x) => x,
+                _ => 0.0,
+            })?
         }
         5 => {
-            // The library writes bytes 0 and 1, which is what a jboolean holds.
-            let a = env.new_boolean_array(len)?;
-            fill(env, a, src, w)?
+            let arr = env.new_boolean_array(len)?;
+            fill(env, arr, w, |k| match get(k) {
+                KvValueRef::Bool(x) => u8::from(x),
+                _ => 0,
+            })?
+        }
+        3 => {
+            let arr = env.new_object_array(len, "java/math/BigInteger", JObject::null())?;
+            for k in 0..count {
+                let KvValueRef::UInt64(x) = get(from + k) else {
+                    continue;
+                };
+                let b = big_integer(env, x)?;
+                env.set_object_array_element(&arr, k as i32, &b)?;
+                env.delete_local_ref(b)?;
+            }
+            arr.into()
         }
         1 => {
-            let a = env.new_object_array(len, "java/lang/String", JObject::null())?;
+            let arr = env.new_object_array(len, "java/lang/String", JObject::null())?;
             // One "" for every empty element: an array of them costs a reference each.
             let empty = env.new_string("")?;
             for k in 0..count {
-                let (mut p, mut l) = (ptr::null::<c_char>(), 0u64);
-                // SAFETY: r live; outs writable.
-                ck(unsafe { hurray_file_reader_kv_array_string(r, i, from + k, &mut p, &mut l) })?;
-                if l == 0 {
-                    env.set_object_array_element(&a, k as i32, &empty)?;
+                let KvValueRef::String(s) = get(from + k) else {
+                    continue;
+                };
+                if s.is_empty() {
+                    env.set_object_array_element(&arr, k as i32, &empty)?;
                     continue;
                 }
-                // SAFETY: borrowed string of l bytes.
-                let s = unsafe { borrowed_str(env, p, l)? };
-                env.set_object_array_element(&a, k as i32, &s)?;
-                env.delete_local_ref(s)?;
+                let js = env.new_string(s)?;
+                env.set_object_array_element(&arr, k as i32, &js)?;
+                env.delete_local_ref(js)?;
             }
             env.delete_local_ref(empty)?;
-            a.into()
+            arr.into()
         }
         6 => {
-            let a = env.new_object_array(len, "[B", JObject::null())?;
+            let arr = env.new_object_array(len, "[B", JObject::null())?;
             for k in 0..count {
-                let (mut p, mut l) = (ptr::null::<u8>(), 0u64);
-                // SAFETY: r live; outs writable.
-                ck(unsafe { hurray_file_reader_kv_array_bytes(r, i, from + k, &mut p, &mut l) })?;
-                // SAFETY: borrowed bytes of l bytes.
-                let b = unsafe { borrowed_bytes(env, p, l)? };
-                env.set_object_array_element(&a, k as i32, &b)?;
-                env.delete_local_ref(b)?;
+                let KvValueRef::Bytes(b) = get(from + k) else {
+                    continue;
+                };
+                let jb = env.byte_array_from_slice(b)?;
+                env.set_object_array_element(&arr, k as i32, &jb)?;
+                env.delete_local_ref(jb)?;
             }
-            a.into()
+            arr.into()
         }
-        _ => {
-            return Err(Fail::Status(
-                hurray_ffi::HURRAY_ERR_NOT_APPLICABLE,
+        et => {
+            return Err(FfiError::new(
+                HURRAY_ERR_NOT_APPLICABLE,
                 format!("KV array element type {et} is not known to the Java binding"),
-            ))
+            )
+            .into())
         }
     })
 }

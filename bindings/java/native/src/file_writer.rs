@@ -1,34 +1,30 @@
-//! The file writer: create, write tensors and items, add KV entries, finish.
+//! The file writer: create, write tensors and items, add KV entries, finish. Java
+//! holds a `HurrayFileWriter`; everything here goes through its Rust face.
 
-use std::ffi::c_char;
-use std::ptr;
+use std::path::Path;
 
-use hurray_ffi::file::{
-    hurray_file_writer_add_kv_array_bool, hurray_file_writer_add_kv_array_bytes,
-    hurray_file_writer_add_kv_array_float64, hurray_file_writer_add_kv_array_int64,
-    hurray_file_writer_add_kv_array_string, hurray_file_writer_add_kv_array_uint64,
-    hurray_file_writer_add_kv_bool, hurray_file_writer_add_kv_bytes,
-    hurray_file_writer_add_kv_float64, hurray_file_writer_add_kv_int64,
-    hurray_file_writer_add_kv_string, hurray_file_writer_add_kv_uint64, hurray_file_writer_create,
-    hurray_file_writer_destroy, hurray_file_writer_finish, hurray_file_writer_write_item,
-    hurray_file_writer_write_tensor, hurray_write_options_default,
+use hurray_ffi::{HurrayFileWriter, HurrayWriteOptions};
+use hurray_io::file::{KvArray, KvValue};
+use jni::objects::{
+    JBooleanArray, JByteArray, JClass, JDoubleArray, JLongArray, JObject, JObjectArray, JString,
 };
-use hurray_ffi::{HurrayFileWriter, HurrayTensor, HurrayWriteOptions};
-use jni::objects::{JByteArray, JClass, JDoubleArray, JLongArray, JObject, JObjectArray, JString};
-use jni::sys::{jboolean, jdouble, jint, jlong};
+use jni::sys::{jboolean, jint, jlong};
 use jni::JNIEnv;
 
-use crate::convert::{bytes, cstring, longs, string};
-use crate::errors::{ck, run, Fail};
-use crate::handle::destroy;
-use crate::item::item;
+use crate::convert::{bytes, longs, string};
+use crate::errors::{run, Fail, R};
+use crate::handle::{borrow_mut, into_long, take};
+use crate::item::item_ref;
+use crate::tensor::tensor_ref;
 
-fn writer(w: jlong) -> *mut HurrayFileWriter {
-    w as *mut HurrayFileWriter
+/// The writer behind a Java handle (see the Java contract in `handle`).
+fn writer<'a>(w: jlong) -> R<&'a mut HurrayFileWriter> {
+    borrow_mut::<HurrayFileWriter>(w)
 }
 
 /// `Native.writerCreate(String path, int alignment, boolean durable, boolean sorted)`:
-/// a writer over a temporary file beside `path` (`alignment` 0: the default).
+/// a writer over a temporary file beside `path` (`alignment` 0: the default). Every
+/// error's message starts with the path.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_writerCreate<'l>(
     mut env: JNIEnv<'l>,
@@ -39,21 +35,14 @@ pub extern "system" fn Java_dev_hurray_Native_writerCreate<'l>(
     sorted: jboolean,
 ) -> jlong {
     run(&mut env, 0, |env| {
-        let path = cstring(env, &path)?;
-        let mut o = std::mem::MaybeUninit::<HurrayWriteOptions>::uninit();
-        // SAFETY: o writable.
-        ck(unsafe { hurray_write_options_default(o.as_mut_ptr()) })?;
-        // SAFETY: written on success.
-        let mut o = unsafe { o.assume_init() };
+        let path = string(env, &path)?;
+        let mut o = HurrayWriteOptions::default();
         if alignment > 0 {
             o.data_buffer_alignment = alignment as u32;
         }
         o.durable = u8::from(durable != 0);
         o.sorted_index = u8::from(sorted != 0);
-        let mut w: *mut HurrayFileWriter = ptr::null_mut();
-        // SAFETY: path NUL-terminated; o readable; w writable.
-        ck(unsafe { hurray_file_writer_create(path.as_ptr(), &o, &mut w) })?;
-        Ok(w as jlong)
+        Ok(into_long(HurrayFileWriter::create(Path::new(&path), &o)?))
     })
 }
 
@@ -68,186 +57,9 @@ pub extern "system" fn Java_dev_hurray_Native_writerWriteTensor<'l>(
     t: jlong,
 ) {
     run(&mut env, (), |env| {
-        let name = cstring(env, &name)?;
-        // SAFETY: w a live writer; name NUL-terminated; t a live tensor.
-        ck(unsafe {
-            hurray_file_writer_write_tensor(writer(w), name.as_ptr(), t as *const HurrayTensor)
-        })
+        let name = string(env, &name)?;
+        Ok(writer(w)?.write_tensor(&name, tensor_ref(t)?)?)
     })
-}
-
-/// `Native.writerAddKv(long, String key, Object value)`: one KV entry; the value's
-/// Java class picks the type: `String`, `Long`/`Integer` (int64), `BigInteger`
-/// (uint64), `Double`/`Float` (float64), `Boolean`, `byte[]`, `long[]`, `double[]`,
-/// `boolean[]`, `String[]`.
-#[no_mangle]
-pub extern "system" fn Java_dev_hurray_Native_writerAddKv<'l>(
-    mut env: JNIEnv<'l>,
-    _c: JClass,
-    w: jlong,
-    key: JString<'l>,
-    value: JObject<'l>,
-) {
-    run(&mut env, (), |env| {
-        let k = cstring(env, &key)?;
-        let w = writer(w);
-        let k = k.as_ptr();
-        if value.is_null() {
-            return Err(Fail::Arg("a KV value is null".into()));
-        }
-        let is = |env: &mut JNIEnv<'l>, class: &str| env.is_instance_of(&value, class);
-        if is(env, "java/lang/String")? {
-            let v = cstring(env, &JString::from(value))?;
-            // SAFETY: w live; k and v NUL-terminated.
-            return ck(unsafe { hurray_file_writer_add_kv_string(w, k, v.as_ptr()) });
-        }
-        if is(env, "java/lang/Long")? || is(env, "java/lang/Integer")? {
-            let v = env.call_method(&value, "longValue", "()J", &[])?.j()?;
-            // SAFETY: w live; k NUL-terminated.
-            return ck(unsafe { hurray_file_writer_add_kv_int64(w, k, v) });
-        }
-        if is(env, "java/math/BigInteger")? {
-            let s = env
-                .call_method(&value, "toString", "()Ljava/lang/String;", &[])?
-                .l()?;
-            let s = string(env, &JString::from(s))?;
-            let v: u64 = s
-                .parse()
-                .map_err(|_| Fail::Arg(format!("{s} is not a uint64")))?;
-            // SAFETY: w live; k NUL-terminated.
-            return ck(unsafe { hurray_file_writer_add_kv_uint64(w, k, v) });
-        }
-        if is(env, "java/lang/Double")? || is(env, "java/lang/Float")? {
-            let v: jdouble = env.call_method(&value, "doubleValue", "()D", &[])?.d()?;
-            // SAFETY: w live; k NUL-terminated.
-            return ck(unsafe { hurray_file_writer_add_kv_float64(w, k, v) });
-        }
-        if is(env, "java/lang/Boolean")? {
-            let v = env.call_method(&value, "booleanValue", "()Z", &[])?.z()?;
-            // SAFETY: w live; k NUL-terminated.
-            return ck(unsafe { hurray_file_writer_add_kv_bool(w, k, u8::from(v)) });
-        }
-        if is(env, "[B")? {
-            let v = env.convert_byte_array(JByteArray::from(value))?;
-            // SAFETY: w live; k NUL-terminated; v readable.
-            return ck(unsafe {
-                hurray_file_writer_add_kv_bytes(w, k, v.as_ptr(), v.len() as u64)
-            });
-        }
-        if is(env, "[J")? {
-            let v = longs(env, &JLongArray::from(value))?;
-            // SAFETY: w live; k NUL-terminated; v readable.
-            return ck(unsafe {
-                hurray_file_writer_add_kv_array_int64(w, k, v.as_ptr(), v.len() as u64)
-            });
-        }
-        if is(env, "[D")? {
-            let a = JDoubleArray::from(value);
-            let n = env.get_array_length(&a)? as usize;
-            let mut v = vec![0f64; n];
-            env.get_double_array_region(&a, 0, &mut v)?;
-            // SAFETY: w live; k NUL-terminated; v readable.
-            return ck(unsafe {
-                hurray_file_writer_add_kv_array_float64(w, k, v.as_ptr(), v.len() as u64)
-            });
-        }
-        if is(env, "[Z")? {
-            let a = jni::objects::JBooleanArray::from(value);
-            let n = env.get_array_length(&a)? as usize;
-            let mut v = vec![0u8; n];
-            env.get_boolean_array_region(&a, 0, &mut v)?;
-            // SAFETY: w live; k NUL-terminated; v readable.
-            return ck(unsafe {
-                hurray_file_writer_add_kv_array_bool(w, k, v.as_ptr(), v.len() as u64)
-            });
-        }
-        if is(env, "[Ljava/math/BigInteger;")? {
-            let a = JObjectArray::from(value);
-            let n = env.get_array_length(&a)?;
-            let mut v = Vec::with_capacity(n as usize);
-            for i in 0..n {
-                let b = env.get_object_array_element(&a, i)?;
-                if b.is_null() {
-                    return Err(Fail::Arg(format!("element {i} is null")));
-                }
-                let s = env
-                    .call_method(&b, "toString", "()Ljava/lang/String;", &[])?
-                    .l()?;
-                let s = JString::from(s);
-                let text = string(env, &s)?;
-                env.delete_local_ref(s)?;
-                env.delete_local_ref(b)?;
-                v.push(
-                    text.parse::<u64>()
-                        .map_err(|_| Fail::Arg(format!("{text} is not a uint64")))?,
-                );
-            }
-            // SAFETY: w live; k NUL-terminated; v readable.
-            return ck(unsafe {
-                hurray_file_writer_add_kv_array_uint64(w, k, v.as_ptr(), v.len() as u64)
-            });
-        }
-        if is(env, "[[B")? {
-            let a = JObjectArray::from(value);
-            let n = env.get_array_length(&a)?;
-            let mut owned = Vec::with_capacity(n as usize);
-            for i in 0..n {
-                let b = JByteArray::from(env.get_object_array_element(&a, i)?);
-                owned.push(bytes(env, &b)?);
-                env.delete_local_ref(b)?;
-            }
-            let ptrs: Vec<*const u8> = owned.iter().map(|b| b.as_ptr()).collect();
-            let lens: Vec<u64> = owned.iter().map(|b| b.len() as u64).collect();
-            // SAFETY: w live; k NUL-terminated; ptrs/lens describe n readable byte
-            // strings that outlive the call.
-            return ck(unsafe {
-                hurray_file_writer_add_kv_array_bytes(
-                    w,
-                    k,
-                    ptrs.as_ptr(),
-                    lens.as_ptr(),
-                    ptrs.len() as u64,
-                )
-            });
-        }
-        if is(env, "[Ljava/lang/String;")? {
-            let a = JObjectArray::from(value);
-            let n = env.get_array_length(&a)?;
-            let mut owned = Vec::with_capacity(n as usize);
-            for i in 0..n {
-                let s = JString::from(env.get_object_array_element(&a, i)?);
-                owned.push(cstring(env, &s)?);
-                env.delete_local_ref(s)?;
-            }
-            let ptrs: Vec<*const c_char> = owned.iter().map(|s| s.as_ptr()).collect();
-            // SAFETY: w live; k NUL-terminated; ptrs holds n NUL-terminated strings
-            // that outlive the call.
-            return ck(unsafe {
-                hurray_file_writer_add_kv_array_string(w, k, ptrs.as_ptr(), ptrs.len() as u64)
-            });
-        }
-        Err(Fail::Arg(
-            "unsupported KV value type (String, Long, Integer, BigInteger, Double, Float, \
-             Boolean, byte[], long[], BigInteger[], double[], boolean[], String[], byte[][])"
-                .into(),
-        ))
-    })
-}
-
-/// `Native.writerFinish(long)`: writes index and trailer, renames into place.
-#[no_mangle]
-pub extern "system" fn Java_dev_hurray_Native_writerFinish(mut env: JNIEnv, _c: JClass, w: jlong) {
-    run(&mut env, (), |_| {
-        // SAFETY: w is a live writer.
-        ck(unsafe { hurray_file_writer_finish(writer(w)) })
-    })
-}
-
-/// `Native.writerDestroy(long)`: an unfinished writer removes its temporary file.
-#[no_mangle]
-pub extern "system" fn Java_dev_hurray_Native_writerDestroy(mut env: JNIEnv, _c: JClass, w: jlong) {
-    // SAFETY: the Java side destroys each writer exactly once.
-    unsafe { destroy(&mut env, w, hurray_file_writer_destroy) }
 }
 
 /// `Native.writerWriteItem(long, String, long item)`: the item stays the caller's.
@@ -260,8 +72,144 @@ pub extern "system" fn Java_dev_hurray_Native_writerWriteItem<'l>(
     it: jlong,
 ) {
     run(&mut env, (), |env| {
-        let name = cstring(env, &name)?;
-        // SAFETY: w a live writer; name NUL-terminated; it a live item.
-        ck(unsafe { hurray_file_writer_write_item(writer(w), name.as_ptr(), item(it)) })
+        let name = string(env, &name)?;
+        Ok(writer(w)?.write_item(&name, item_ref(it)?)?)
+    })
+}
+
+/// The elements of a Java object array, each converted by `f`.
+fn objects<'l, T>(
+    env: &mut JNIEnv<'l>,
+    value: JObject<'l>,
+    mut f: impl FnMut(&mut JNIEnv<'l>, JObject<'l>, i32) -> R<T>,
+) -> R<Vec<T>> {
+    let a = JObjectArray::from(value);
+    let n = env.get_array_length(&a)?;
+    let mut v = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let o = env.get_object_array_element(&a, i)?;
+        if o.is_null() {
+            return Err(Fail::Arg(format!("element {i} is null")));
+        }
+        v.push(f(env, o, i)?);
+    }
+    Ok(v)
+}
+
+/// A `java.math.BigInteger` as a u64.
+fn uint64(env: &mut JNIEnv, b: &JObject) -> R<u64> {
+    let s = env
+        .call_method(b, "toString", "()Ljava/lang/String;", &[])?
+        .l()?;
+    let s = JString::from(s);
+    let text = string(env, &s)?;
+    env.delete_local_ref(s)?;
+    text.parse::<u64>()
+        .map_err(|_| Fail::Arg(format!("{text} is not a uint64")))
+}
+
+/// The KV value of a Java object; its class picks the type.
+fn kv_value<'l>(env: &mut JNIEnv<'l>, value: JObject<'l>) -> R<KvValue> {
+    if value.is_null() {
+        return Err(Fail::Arg("a KV value is null".into()));
+    }
+    let is = |env: &mut JNIEnv<'l>, class: &str| env.is_instance_of(&value, class);
+    if is(env, "java/lang/String")? {
+        return Ok(KvValue::String(string(env, &JString::from(value))?));
+    }
+    if is(env, "java/lang/Long")? || is(env, "java/lang/Integer")? {
+        return Ok(KvValue::Int64(
+            env.call_method(&value, "longValue", "()J", &[])?.j()?,
+        ));
+    }
+    if is(env, "java/math/BigInteger")? {
+        return Ok(KvValue::UInt64(uint64(env, &value)?));
+    }
+    if is(env, "java/lang/Double")? || is(env, "java/lang/Float")? {
+        return Ok(KvValue::Float64(
+            env.call_method(&value, "doubleValue", "()D", &[])?.d()?,
+        ));
+    }
+    if is(env, "java/lang/Boolean")? {
+        return Ok(KvValue::Bool(
+            env.call_method(&value, "booleanValue", "()Z", &[])?.z()?,
+        ));
+    }
+    if is(env, "[B")? {
+        return Ok(KvValue::Bytes(bytes(env, &JByteArray::from(value))?));
+    }
+    let array = if is(env, "[J")? {
+        KvArray::Int64(longs(env, &JLongArray::from(value))?)
+    } else if is(env, "[D")? {
+        let a = JDoubleArray::from(value);
+        let mut v = vec![0f64; env.get_array_length(&a)? as usize];
+        env.get_double_array_region(&a, 0, &mut v)?;
+        KvArray::Float64(v)
+    } else if is(env, "[Z")? {
+        let a = JBooleanArray::from(value);
+        let mut v = vec![0u8; env.get_array_length(&a)? as usize];
+        env.get_boolean_array_region(&a, 0, &mut v)?;
+        KvArray::Bool(v.into_iter().map(|b| b != 0).collect())
+    } else if is(env, "[Ljava/math/BigInteger;")? {
+        KvArray::UInt64(objects(env, value, |env, b, _| {
+            let v = uint64(env, &b)?;
+            env.delete_local_ref(b)?;
+            Ok(v)
+        })?)
+    } else if is(env, "[[B")? {
+        KvArray::Bytes(objects(env, value, |env, b, _| {
+            let b = JByteArray::from(b);
+            let v = bytes(env, &b)?;
+            env.delete_local_ref(b)?;
+            Ok(v)
+        })?)
+    } else if is(env, "[Ljava/lang/String;")? {
+        KvArray::String(objects(env, value, |env, s, _| {
+            let s = JString::from(s);
+            let v = string(env, &s)?;
+            env.delete_local_ref(s)?;
+            Ok(v)
+        })?)
+    } else {
+        return Err(Fail::Arg(
+            "unsupported KV value type (String, Long, Integer, BigInteger, Double, Float, \
+             Boolean, byte[], long[], BigInteger[], double[], boolean[], String[], byte[][])"
+                .into(),
+        ));
+    };
+    Ok(KvValue::Array(array))
+}
+
+/// `Native.writerAddKv(long, String key, Object value)`: one KV entry; the value's
+/// Java class picks the type: `String`, `Long`/`Integer` (int64), `BigInteger`
+/// (uint64), `Double`/`Float` (float64), `Boolean`, `byte[]`, `long[]`, `double[]`,
+/// `boolean[]`, `BigInteger[]`, `String[]`, `byte[][]`.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_writerAddKv<'l>(
+    mut env: JNIEnv<'l>,
+    _c: JClass,
+    w: jlong,
+    key: JString<'l>,
+    value: JObject<'l>,
+) {
+    run(&mut env, (), |env| {
+        let key = string(env, &key)?;
+        let value = kv_value(env, value)?;
+        Ok(writer(w)?.add_kv(&key, value)?)
+    })
+}
+
+/// `Native.writerFinish(long)`: writes index and trailer, renames into place.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_writerFinish(mut env: JNIEnv, _c: JClass, w: jlong) {
+    run(&mut env, (), |_| Ok(writer(w)?.finish()?))
+}
+
+/// `Native.writerDestroy(long)`: an unfinished writer removes its temporary file.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_writerDestroy(mut env: JNIEnv, _c: JClass, w: jlong) {
+    run(&mut env, (), |_| {
+        drop(take::<HurrayFileWriter>(w)?);
+        Ok(())
     })
 }

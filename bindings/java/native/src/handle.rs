@@ -1,26 +1,95 @@
-//! Handles cross as `long` (the C pointer); this is the shared body of the
-//! `Native.*Destroy(long)` entry points, which hand an owned handle back to C.
+//! Handles cross JNI as `long`s. This is the only place a Java `long` becomes a
+//! Rust reference, in two kinds:
+//!
+//! - library handles (`HurrayTensor`, `HurrayItem`, `HurrayFileReader`,
+//!   `HurrayStreamDecoder`, ...) go through `hurray_ffi::raw`, which checks the
+//!   handle's kind and ABI version (and, in debug builds, that it is still live);
+//! - this crate's own state (a file writer, a stream encoder) is a plain `Box`
+//!   ([`into_long_box`], [`borrow_box`], [`take_box`]).
+//!
+//! # The Java contract (the safety argument of this module)
+//!
+//! The functions here are safe to call because every `long` they receive comes from
+//! the package-private `dev.hurray.Native` methods, whose only callers (`NativeRef`,
+//! `Tensor`, `Item`, `TensorFile`, `TensorFileWriter`, `StreamReader`,
+//! `StreamWriter`) keep each `long` in a private field and
+//!
+//! 1. pass only a handle this crate returned for the type the entry point names,
+//!    still live (a closed object throws `IllegalStateException` before any native
+//!    call; a borrowed tensor or member holds its parent through `NativeRef`);
+//! 2. use one handle from one thread at a time (the objects synchronise);
+//! 3. hand an owned handle to a `take` exactly once, and never use it afterwards.
+//!
+//! Library handles are checked further by `hurray_ffi::raw` (kind and ABI version
+//! from the frozen header, and in debug builds that the handle is still live), so a
+//! `long` of the wrong kind is an error, not undefined behaviour. No other module
+//! turns a `long` into a reference.
 
-use hurray_ffi::HurrayStatus;
+use hurray_ffi::handle::Handle;
+use hurray_ffi::raw;
 use jni::sys::jlong;
-use jni::JNIEnv;
 
-use crate::errors::{ck, run};
+use crate::errors::{Fail, R};
 
-/// Runs the C destroy function `destroy` on the owned handle `h` (a `T *`) inside
-/// [`run`], so a failure becomes a pending Java exception.
+/// Moves a library handle to the heap; the `long` Java will own (give it back
+/// with [`take`]).
+pub(crate) fn into_long<T: Handle>(h: T) -> jlong {
+    raw::into_raw(h) as jlong
+}
+
+/// A `long` for a handle that lives inside another (an item's tensor or member);
+/// Java never [`take`]s it and keeps the parent alive while it is used.
+pub(crate) fn borrowed_long<T: Handle>(r: &T) -> jlong {
+    r as *const T as jlong
+}
+
+/// The library handle behind `h`, for one native call.
 ///
-/// # Safety
-/// `h` must be an owned handle of the type `destroy` takes (or 0), handed here
-/// exactly once.
-pub(crate) unsafe fn destroy<T>(
-    env: &mut JNIEnv,
-    h: jlong,
-    destroy: unsafe extern "C" fn(*mut *mut T) -> HurrayStatus,
-) {
-    run(env, (), |_| {
-        let mut p = h as *mut T;
-        // SAFETY: the caller's contract.
-        ck(unsafe { destroy(&mut p) })
-    })
+pub(crate) fn borrow<'a, T: Handle>(h: jlong) -> R<&'a T> {
+    // SAFETY: the Java contract (1, 2): a live handle; raw::borrow checks null,
+    // version and kind.
+    Ok(unsafe { raw::borrow(h as *const T) }?)
+}
+
+/// The library handle behind `h`, mutably, for one native call.
+///
+pub(crate) fn borrow_mut<'a, T: Handle>(h: jlong) -> R<&'a mut T> {
+    // SAFETY: the Java contract (1, 2): a live handle used by this thread only;
+    // raw::borrow_mut checks null, version and kind.
+    Ok(unsafe { raw::borrow_mut(h as *mut T) }?)
+}
+
+/// Takes back the owned library handle behind `h` (dropping it frees it).
+///
+pub(crate) fn take<T: Handle>(h: jlong) -> R<Box<T>> {
+    // SAFETY: the Java contract (1, 3): an owned handle, handed over once; raw::take
+    // checks kind and refuses a borrowed one.
+    unsafe { raw::take(h as *mut T) }?.ok_or_else(|| Fail::Arg("a native handle is 0".into()))
+}
+
+/// Moves this crate's own state to the heap; the `long` Java will own.
+pub(crate) fn into_long_box<T>(b: Box<T>) -> jlong {
+    Box::into_raw(b) as jlong
+}
+
+/// This crate's state behind `h`, mutably, for one native call.
+///
+pub(crate) fn borrow_box<'a, T>(h: jlong) -> R<&'a mut T> {
+    if h == 0 {
+        return Err(Fail::Arg("a native handle is 0".into()));
+    }
+    // SAFETY: the Java contract (1, 2): a live `T` from into_long_box, used by this
+    // thread only.
+    Ok(unsafe { &mut *(h as *mut T) })
+}
+
+/// Takes back this crate's state behind `h`.
+///
+pub(crate) fn take_box<T>(h: jlong) -> R<Box<T>> {
+    if h == 0 {
+        return Err(Fail::Arg("a native handle is 0".into()));
+    }
+    // SAFETY: the Java contract (1, 3): h came from into_long_box (Box::into_raw of
+    // a Box<T>) and is taken once.
+    Ok(unsafe { Box::from_raw(h as *mut T) })
 }

@@ -1,22 +1,20 @@
 //! Items: plain tensors and composites.
+//!
+//! The entry points that move a handle in (`itemFromTensor`, `itemCompositeNew`,
+//! `itemCompositePush`) always consume it, on error too: the Java side gives up its
+//! `long` before the call and never destroys it afterwards.
 
-use std::ptr;
-
-use hurray_ffi::item::{
-    hurray_item_composite_new, hurray_item_composite_push, hurray_item_destroy,
-    hurray_item_from_tensor, hurray_item_is_composite, hurray_item_member,
-    hurray_item_member_count, hurray_item_tensor,
-};
 use hurray_ffi::{HurrayItem, HurrayTensor};
 use jni::objects::JClass;
 use jni::sys::{jboolean, jlong};
 use jni::JNIEnv;
 
-use crate::errors::{ck, run};
-use crate::handle::destroy;
+use crate::errors::{run, Fail, R};
+use crate::handle::{borrow, borrow_mut, borrowed_long, into_long, take};
 
-pub(crate) fn item(i: jlong) -> *mut HurrayItem {
-    i as *mut HurrayItem
+/// Borrows the item behind a Java handle (see the Java contract in `handle`).
+pub(crate) fn item_ref<'a>(it: jlong) -> R<&'a HurrayItem> {
+    borrow::<HurrayItem>(it)
 }
 
 /// `Native.itemFromTensor(long tensor)`: moves an owned tensor into a new plain item.
@@ -27,12 +25,8 @@ pub extern "system" fn Java_dev_hurray_Native_itemFromTensor(
     t: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        let mut t = t as *mut HurrayTensor;
-        let mut out: *mut HurrayItem = ptr::null_mut();
-        // SAFETY: t is an owned tensor the Java side hands over (moved on success
-        // only); out writable.
-        ck(unsafe { hurray_item_from_tensor(&mut t, &mut out) })?;
-        Ok(out as jlong)
+        let t = take::<HurrayTensor>(t)?;
+        Ok(into_long(HurrayItem::from_tensor(*t)?))
     })
 }
 
@@ -45,15 +39,13 @@ pub extern "system" fn Java_dev_hurray_Native_itemCompositeNew(
     head: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        let mut h = head as *mut HurrayTensor;
-        let mut out: *mut HurrayItem = ptr::null_mut();
-        // SAFETY: h is an owned tensor (moved on success only); out writable.
-        ck(unsafe { hurray_item_composite_new(&mut h, &mut out) })?;
-        Ok(out as jlong)
+        let h = take::<HurrayTensor>(head)?;
+        Ok(into_long(HurrayItem::composite(*h)?))
     })
 }
 
-/// `Native.itemCompositePush(long item, long member)`: moves an owned item in.
+/// `Native.itemCompositePush(long item, long member)`: moves an owned item in (a
+/// refused member is destroyed).
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_itemCompositePush(
     mut env: JNIEnv,
@@ -62,9 +54,9 @@ pub extern "system" fn Java_dev_hurray_Native_itemCompositePush(
     member: jlong,
 ) {
     run(&mut env, (), |_| {
-        let mut m = item(member);
-        // SAFETY: it a live composite; m an owned item (moved on success only).
-        ck(unsafe { hurray_item_composite_push(item(it), &mut m) })
+        let m = take::<HurrayItem>(member)?;
+        let it = borrow_mut::<HurrayItem>(it)?;
+        it.push(m).map_err(|(e, _refused)| Fail::from(e))
     })
 }
 
@@ -75,12 +67,7 @@ pub extern "system" fn Java_dev_hurray_Native_itemIsComposite(
     _c: JClass,
     it: jlong,
 ) -> jboolean {
-    run(&mut env, 0, |_| {
-        let mut v = 0u8;
-        // SAFETY: it a live item; v writable.
-        ck(unsafe { hurray_item_is_composite(item(it), &mut v) })?;
-        Ok(v)
-    })
+    run(&mut env, 0, |_| Ok(u8::from(item_ref(it)?.is_composite())))
 }
 
 /// `Native.itemTensor(long)`: the item's tensor (a composite's head), borrowed.
@@ -91,10 +78,7 @@ pub extern "system" fn Java_dev_hurray_Native_itemTensor(
     it: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        let mut t: *const HurrayTensor = ptr::null();
-        // SAFETY: it a live item; t writable (borrowed result).
-        ck(unsafe { hurray_item_tensor(item(it), &mut t) })?;
-        Ok(t as jlong)
+        Ok(borrowed_long(item_ref(it)?.tensor_handle()))
     })
 }
 
@@ -106,10 +90,7 @@ pub extern "system" fn Java_dev_hurray_Native_itemMemberCount(
     it: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        let mut n = 0u64;
-        // SAFETY: it a live item; n writable.
-        ck(unsafe { hurray_item_member_count(item(it), &mut n) })?;
-        Ok(n as jlong)
+        Ok(item_ref(it)?.members_iter().len() as jlong)
     })
 }
 
@@ -122,16 +103,26 @@ pub extern "system" fn Java_dev_hurray_Native_itemMember(
     i: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        let mut m: *const HurrayItem = ptr::null();
-        // SAFETY: it a live item; m writable (borrowed result).
-        ck(unsafe { hurray_item_member(item(it), i as u64, &mut m) })?;
-        Ok(m as jlong)
+        let item = item_ref(it)?;
+        let n = item.members_iter().len();
+        let m = usize::try_from(i)
+            .ok()
+            .and_then(|i| item.members_iter().nth(i))
+            .ok_or_else(|| {
+                hurray_ffi::FfiError::new(
+                    hurray_ffi::HURRAY_ERR_OUT_OF_RANGE,
+                    format!("member {i} is past the item's {n} members"),
+                )
+            })?;
+        Ok(borrowed_long(m))
     })
 }
 
-/// `Native.itemDestroy(long)`.
+/// `Native.itemDestroy(long)`: frees an owned item with its tensor and members.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_itemDestroy(mut env: JNIEnv, _c: JClass, it: jlong) {
-    // SAFETY: the Java side destroys each owned item exactly once.
-    unsafe { destroy(&mut env, it, hurray_item_destroy) }
+    run(&mut env, (), |_| {
+        drop(take::<HurrayItem>(it)?);
+        Ok(())
+    })
 }

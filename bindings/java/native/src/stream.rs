@@ -1,40 +1,133 @@
-//! The stream decoder and encoder.
+//! The stream decoder (the library's `HurrayStreamDecoder`) and encoder (this
+//! crate's state over `hurray_io`'s sans-io `StreamEncoder`).
 
+use std::ops::Range;
 use std::ptr;
 
-use hurray_ffi::stream::{
-    hurray_stream_decoder_advance, hurray_stream_decoder_demand, hurray_stream_decoder_destroy,
-    hurray_stream_decoder_finish, hurray_stream_decoder_new, hurray_stream_decoder_next,
-    hurray_stream_decoder_next_tensor, hurray_stream_decoder_position,
-    hurray_stream_encoder_begin_item, hurray_stream_encoder_begin_tensor,
-    hurray_stream_encoder_chunk, hurray_stream_encoder_destroy, hurray_stream_encoder_end,
-    hurray_stream_encoder_new, hurray_stream_limits_default,
-};
 use hurray_ffi::{
-    HurrayItem, HurrayStreamDecoder, HurrayStreamEncoder, HurrayStreamLimits, HurrayTensor,
+    FfiError, HurrayItem, HurrayStreamDecoder, HurrayStreamLimits, HurrayTensor, HURRAY_ERR_FORMAT,
+    HURRAY_ERR_NOT_APPLICABLE, HURRAY_ERR_OUT_OF_RANGE,
 };
+use hurray_io::stream::StreamEncoder;
 use jni::objects::JClass;
 use jni::sys::{jlong, jobject};
 use jni::JNIEnv;
 
 use crate::buffers::direct;
-use crate::errors::{ck, run, R};
-use crate::handle::destroy;
-use crate::item::item;
+use crate::errors::{run, R};
+use crate::handle::{borrow_box, into_long, into_long_box, take_box};
+use crate::item::item_ref;
+use crate::tensor::tensor_ref;
 
-fn limits(max_descriptor: jlong, max_buffer: jlong) -> R<HurrayStreamLimits> {
-    let mut l = std::mem::MaybeUninit::<HurrayStreamLimits>::uninit();
-    // SAFETY: l is writable.
-    ck(unsafe { hurray_stream_limits_default(l.as_mut_ptr()) })?;
-    // SAFETY: written on success.
-    let mut l = unsafe { l.assume_init() };
+fn limits(max_descriptor: jlong, max_buffer: jlong) -> HurrayStreamLimits {
+    let mut l = HurrayStreamLimits::default();
     if max_descriptor > 0 {
         l.max_descriptor_bytes = u32::try_from(max_descriptor).unwrap_or(u32::MAX);
     }
     if max_buffer > 0 {
         l.max_buffer_bytes = max_buffer as u64;
     }
-    Ok(l)
+    l
+}
+
+/// A decoder and the composite `decoderNextTensor` found and left for `decoderNext`.
+pub(crate) struct Decoder {
+    dec: HurrayStreamDecoder,
+    pending: Option<hurray_io::Item>,
+}
+
+impl Decoder {
+    fn next(&mut self) -> R<Option<hurray_io::Item>> {
+        match self.pending.take() {
+            Some(i) => Ok(Some(i)),
+            None => Ok(self.dec.next_item()?),
+        }
+    }
+}
+
+/// Borrows the decoder behind a Java handle (see the Java contract in `handle`).
+fn decoder<'a>(d: jlong) -> R<&'a mut Decoder> {
+    borrow_box::<Decoder>(d)
+}
+
+/// One chunk of the current item: a range of its descriptor bytes, or a whole
+/// buffer of the item (kept alive by `Current::_item`).
+enum Chunk {
+    Descriptor(Range<usize>),
+    Buffer(*const u8, usize),
+}
+
+/// The item being written: its encoding, split into chunks.
+struct Current {
+    /// Holds references to every buffer a `Chunk::Buffer` points into.
+    _item: hurray_io::Item,
+    descriptors: Vec<u8>,
+    chunks: Vec<Chunk>,
+}
+
+/// An encoder and its current item.
+pub(crate) struct Encoder {
+    enc: StreamEncoder,
+    current: Option<Current>,
+}
+
+impl Encoder {
+    /// Encodes `item` as the current item; returns its chunk count.
+    fn begin(&mut self, item: hurray_io::Item) -> R<u64> {
+        self.current = None;
+        let encoded = self.enc.encode_item(&item).map_err(FfiError::from)?;
+        let descriptors = encoded.descriptor_bytes().to_vec();
+        let d = encoded.descriptor_bytes().as_ptr_range();
+        let chunks: Vec<Chunk> = encoded
+            .chunks()
+            .map(|c| {
+                let p = c.as_ptr();
+                if d.contains(&p) {
+                    let start = p as usize - d.start as usize;
+                    Chunk::Descriptor(start..start + c.len())
+                } else {
+                    Chunk::Buffer(p, c.len())
+                }
+            })
+            .collect();
+        drop(encoded);
+        let n = chunks.len() as u64;
+        self.current = Some(Current {
+            _item: item,
+            descriptors,
+            chunks,
+        });
+        Ok(n)
+    }
+
+    /// Address and length of chunk `i` of the current item.
+    fn chunk(&self, i: jlong) -> R<(*const u8, u64)> {
+        let c = self.current.as_ref().ok_or_else(|| {
+            FfiError::new(
+                hurray_ffi::HURRAY_ERR_STATE,
+                "the encoder has no current item",
+            )
+        })?;
+        let n = c.chunks.len();
+        let chunk = usize::try_from(i)
+            .ok()
+            .and_then(|i| c.chunks.get(i))
+            .ok_or_else(|| {
+                FfiError::new(
+                    HURRAY_ERR_OUT_OF_RANGE,
+                    format!("chunk {i} is past the item's {n} chunks"),
+                )
+            })?;
+        Ok(match chunk {
+            Chunk::Descriptor(r) => (c.descriptors[r.clone()].as_ptr(), r.len() as u64),
+            Chunk::Buffer(p, n) => (*p, *n as u64),
+        })
+    }
+}
+
+/// Borrows the encoder behind a Java handle (see the Java contract in `handle`).
+fn encoder<'a>(e: jlong) -> R<&'a mut Encoder> {
+    borrow_box::<Encoder>(e)
 }
 
 /// `Native.decoderNew(long maxDescriptorBytes, long maxBufferBytes)`: a decoder with
@@ -47,11 +140,8 @@ pub extern "system" fn Java_dev_hurray_Native_decoderNew(
     max_buffer: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        let l = limits(max_descriptor, max_buffer)?;
-        let mut d: *mut HurrayStreamDecoder = ptr::null_mut();
-        // SAFETY: l readable; d writable.
-        ck(unsafe { hurray_stream_decoder_new(&l, &mut d) })?;
-        Ok(d as jlong)
+        let dec = HurrayStreamDecoder::new(&limits(max_descriptor, max_buffer))?;
+        Ok(into_long_box(Box::new(Decoder { dec, pending: None })))
     })
 }
 
@@ -65,21 +155,17 @@ pub extern "system" fn Java_dev_hurray_Native_decoderDemand<'l>(
     dec: jlong,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        let mut p: *mut u8 = ptr::null_mut();
-        let mut n = 0u64;
-        // SAFETY: dec is a live decoder; p, n writable.
-        ck(unsafe {
-            hurray_stream_decoder_demand(dec as *mut HurrayStreamDecoder, &mut p, &mut n)
-        })?;
+        let slice = decoder(dec)?.dec.decoder().demand();
         // SAFETY: the demanded slice is writable and valid until the next call on
         // the decoder; StreamReader.java drops the ByteBuffer before that call, and
         // defers a close() made during the read (from the user's InputStream, on
         // this thread) until the read returns, so the decoder outlives the slice.
-        unsafe { direct(env, p, n) }
+        unsafe { direct(env, slice.as_mut_ptr(), slice.len() as u64) }
     })
 }
 
-/// `Native.decoderAdvance(long, long)`: `hurray_stream_decoder_advance`.
+/// `Native.decoderAdvance(long, long)`: records `n` bytes written into the demanded
+/// slice.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_decoderAdvance(
     mut env: JNIEnv,
@@ -87,13 +173,11 @@ pub extern "system" fn Java_dev_hurray_Native_decoderAdvance(
     dec: jlong,
     n: jlong,
 ) {
-    run(&mut env, (), |_| {
-        // SAFETY: dec is a live decoder.
-        ck(unsafe { hurray_stream_decoder_advance(dec as *mut HurrayStreamDecoder, n as u64) })
-    })
+    run(&mut env, (), |_| Ok(decoder(dec)?.dec.advance(n as u64)?))
 }
 
-/// `Native.decoderNextTensor(long)`: the next complete tensor (owned), or 0.
+/// `Native.decoderNextTensor(long)`: the next complete tensor (owned), or 0. A
+/// composite is left for `decoderNext` (`HURRAY_ERR_NOT_APPLICABLE`).
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_decoderNextTensor(
     mut env: JNIEnv,
@@ -101,10 +185,32 @@ pub extern "system" fn Java_dev_hurray_Native_decoderNextTensor(
     dec: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        let mut t: *mut HurrayTensor = ptr::null_mut();
-        // SAFETY: dec is a live decoder; t writable.
-        ck(unsafe { hurray_stream_decoder_next_tensor(dec as *mut HurrayStreamDecoder, &mut t) })?;
-        Ok(t as jlong)
+        let d = decoder(dec)?;
+        match d.next()? {
+            None => Ok(0),
+            Some(hurray_io::Item::Tensor(t)) => Ok(into_long(HurrayTensor::from_io(t)?)),
+            Some(c) => {
+                d.pending = Some(c);
+                Err(FfiError::new(
+                    HURRAY_ERR_NOT_APPLICABLE,
+                    "the next item is a composite; take it with hurray_stream_decoder_next",
+                )
+                .into())
+            }
+        }
+    })
+}
+
+/// `Native.decoderNext(long)`: the next complete item (owned), or 0.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_decoderNext(
+    mut env: JNIEnv,
+    _c: JClass,
+    dec: jlong,
+) -> jlong {
+    run(&mut env, 0, |_| match decoder(dec)?.next()? {
+        None => Ok(0),
+        Some(i) => Ok(into_long(HurrayItem::from_io(i)?)),
     })
 }
 
@@ -116,8 +222,8 @@ pub extern "system" fn Java_dev_hurray_Native_decoderFinish(
     dec: jlong,
 ) {
     run(&mut env, (), |_| {
-        // SAFETY: dec is a live decoder.
-        ck(unsafe { hurray_stream_decoder_finish(dec as *mut HurrayStreamDecoder) })
+        let d = decoder(dec)?;
+        Ok(d.dec.decoder().finish().map_err(FfiError::from)?)
     })
 }
 
@@ -129,33 +235,29 @@ pub extern "system" fn Java_dev_hurray_Native_decoderPosition(
     dec: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        let mut n = 0u64;
-        // SAFETY: dec is a live decoder; n writable.
-        ck(unsafe { hurray_stream_decoder_position(dec as *const HurrayStreamDecoder, &mut n) })?;
-        Ok(n as jlong)
+        Ok(decoder(dec)?.dec.decoder().position() as jlong)
     })
 }
 
-/// `Native.decoderDestroy(long)`.
+/// `Native.decoderDestroy(long)`: items it handed out live on.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_decoderDestroy(
     mut env: JNIEnv,
     _c: JClass,
     dec: jlong,
 ) {
-    // SAFETY: the Java side destroys each decoder exactly once.
-    unsafe { destroy(&mut env, dec, hurray_stream_decoder_destroy) }
+    run(&mut env, (), |_| {
+        drop(take_box::<Decoder>(dec)?);
+        Ok(())
+    })
 }
 
 /// `Native.encoderNew()`: an encoder with the default limits.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_encoderNew(mut env: JNIEnv, _c: JClass) -> jlong {
     run(&mut env, 0, |_| {
-        let l = limits(0, 0)?;
-        let mut e: *mut HurrayStreamEncoder = ptr::null_mut();
-        // SAFETY: l readable; e writable.
-        ck(unsafe { hurray_stream_encoder_new(&l, &mut e) })?;
-        Ok(e as jlong)
+        let enc = StreamEncoder::new(limits(0, 0).to_limits()?);
+        Ok(into_long_box(Box::new(Encoder { enc, current: None })))
     })
 }
 
@@ -169,28 +271,33 @@ pub extern "system" fn Java_dev_hurray_Native_encoderBegin(
     t: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        let (mut count, mut len) = (0u64, 0u64);
-        // SAFETY: enc a live encoder, t a live tensor; outs writable.
-        ck(unsafe {
-            hurray_stream_encoder_begin_tensor(
-                enc as *mut HurrayStreamEncoder,
-                t as *const HurrayTensor,
-                &mut count,
-                &mut len,
+        let (e, t) = (encoder(enc)?, tensor_ref(t)?);
+        e.current = None;
+        if matches!(t.model().layout, hurray_core::Layout::CompositeHead(_)) {
+            // A writer's mistake, not a cut input: never report it as truncation.
+            return Err(FfiError::new(
+                HURRAY_ERR_FORMAT,
+                "a composite head is written with its members: use hurray_stream_encoder_begin_item",
             )
-        })?;
-        Ok(count as jlong)
+            .into());
+        }
+        Ok(e.begin(hurray_io::Item::Tensor(t.to_io()?))? as jlong)
     })
 }
 
-fn chunk(enc: jlong, i: jlong) -> R<(*const u8, u64)> {
-    let mut p: *const u8 = ptr::null();
-    let mut n = 0u64;
-    // SAFETY: enc a live encoder; outs writable.
-    ck(unsafe {
-        hurray_stream_encoder_chunk(enc as *const HurrayStreamEncoder, i as u64, &mut p, &mut n)
-    })?;
-    Ok((p, n))
+/// `Native.encoderBeginItem(long enc, long item)`: the chunk count of the item.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_encoderBeginItem(
+    mut env: JNIEnv,
+    _c: JClass,
+    enc: jlong,
+    it: jlong,
+) -> jlong {
+    run(&mut env, 0, |_| {
+        let (e, it) = (encoder(enc)?, item_ref(it)?);
+        e.current = None;
+        Ok(e.begin(it.to_io()?)? as jlong)
+    })
 }
 
 /// `Native.encoderChunk(long, long)`: a direct `ByteBuffer` over chunk `i` (valid
@@ -203,7 +310,7 @@ pub extern "system" fn Java_dev_hurray_Native_encoderChunk<'l>(
     i: jlong,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        let (p, n) = chunk(enc, i)?;
+        let (p, n) = encoder(enc)?.chunk(i)?;
         // SAFETY: valid until the next begin/end/destroy; StreamWriter.java writes it
         // out and drops it before then (a close() or nested write from the user's
         // OutputStream during the write is deferred or refused), and hands it out
@@ -220,15 +327,15 @@ pub extern "system" fn Java_dev_hurray_Native_encoderChunkAddress(
     enc: jlong,
     i: jlong,
 ) -> jlong {
-    run(&mut env, 0, |_| Ok(chunk(enc, i)?.0 as jlong))
+    run(&mut env, 0, |_| Ok(encoder(enc)?.chunk(i)?.0 as jlong))
 }
 
 /// `Native.encoderEnd(long)`: lets go of the current item's buffers.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_encoderEnd(mut env: JNIEnv, _c: JClass, enc: jlong) {
     run(&mut env, (), |_| {
-        // SAFETY: enc is a live encoder.
-        ck(unsafe { hurray_stream_encoder_end(enc as *mut HurrayStreamEncoder) })
+        encoder(enc)?.current = None;
+        Ok(())
     })
 }
 
@@ -239,44 +346,8 @@ pub extern "system" fn Java_dev_hurray_Native_encoderDestroy(
     _c: JClass,
     enc: jlong,
 ) {
-    // SAFETY: the Java side destroys each encoder exactly once.
-    unsafe { destroy(&mut env, enc, hurray_stream_encoder_destroy) }
-}
-
-/// `Native.decoderNext(long)`: the next complete item (owned), or 0.
-#[no_mangle]
-pub extern "system" fn Java_dev_hurray_Native_decoderNext(
-    mut env: JNIEnv,
-    _c: JClass,
-    dec: jlong,
-) -> jlong {
-    run(&mut env, 0, |_| {
-        let mut it: *mut HurrayItem = ptr::null_mut();
-        // SAFETY: dec is a live decoder; it writable.
-        ck(unsafe { hurray_stream_decoder_next(dec as *mut HurrayStreamDecoder, &mut it) })?;
-        Ok(it as jlong)
-    })
-}
-
-/// `Native.encoderBeginItem(long enc, long item)`: the chunk count of the item.
-#[no_mangle]
-pub extern "system" fn Java_dev_hurray_Native_encoderBeginItem(
-    mut env: JNIEnv,
-    _c: JClass,
-    enc: jlong,
-    it: jlong,
-) -> jlong {
-    run(&mut env, 0, |_| {
-        let (mut count, mut len) = (0u64, 0u64);
-        // SAFETY: enc a live encoder, it a live item; outs writable.
-        ck(unsafe {
-            hurray_stream_encoder_begin_item(
-                enc as *mut HurrayStreamEncoder,
-                item(it),
-                &mut count,
-                &mut len,
-            )
-        })?;
-        Ok(count as jlong)
+    run(&mut env, (), |_| {
+        drop(take_box::<Encoder>(enc)?);
+        Ok(())
     })
 }

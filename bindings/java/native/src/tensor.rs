@@ -1,33 +1,24 @@
 //! Tensors: made over Java's direct buffers, their descriptor and buffer views, and
 //! destruction.
 
-use std::ffi::c_void;
 use std::ptr;
 use std::sync::{Arc, Mutex};
 
-use hurray_ffi::tensor::{hurray_tensor_buffer_data, hurray_tensor_destroy};
-use hurray_ffi::HurrayTensor;
+use hurray_ffi::{FfiError, HurrayTensor, HURRAY_ERR_OUT_OF_RANGE};
 use jni::objects::{JByteArray, JByteBuffer, JClass, JObject, JObjectArray};
 use jni::sys::{jbyteArray, jint, jlong, jlongArray, jobject};
 use jni::JNIEnv;
 
 use crate::buffers::{direct, wrap_regions, Producer};
-use crate::convert::{bytes, new_longs};
+use crate::convert::new_longs;
 use crate::descriptor::decode;
 use crate::descriptor_access::pack;
-use crate::errors::{ck, run, Fail, R};
-use crate::handle::destroy;
+use crate::errors::{run, Fail, R};
+use crate::handle::{borrow, into_long, take};
 
-/// Borrows the tensor behind a Java handle, through the Rust face of hurray-ffi.
-///
-/// # Safety
-/// `t` must be 0 or a live tensor handle made by this library (every tensor handle
-/// the Java side holds is: `fileTensor`, `tensorNew`, `itemTensor`, the stream
-/// decoder), and stay alive for `'a` (the Java side holds it while it calls here).
-unsafe fn tensor_ref<'a>(t: jlong) -> R<&'a HurrayTensor> {
-    // SAFETY: the caller's contract; `as_ref` turns 0 into None.
-    unsafe { (t as *const HurrayTensor).as_ref() }
-        .ok_or_else(|| Fail::Arg("the tensor handle is 0".into()))
+/// Borrows the tensor behind a Java handle (see the Java contract in `handle`).
+pub(crate) fn tensor_ref<'a>(t: jlong) -> R<&'a HurrayTensor> {
+    borrow::<HurrayTensor>(t)
 }
 
 /// `Native.tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease)`:
@@ -44,8 +35,7 @@ pub extern "system" fn Java_dev_hurray_Native_tensorNew<'l>(
     on_release: JObject<'l>,
 ) -> jlong {
     run(&mut env, 0, |env| {
-        let desc = bytes(env, &desc)?;
-        let d = decode(&desc)?;
+        let d = decode(env, &desc)?;
         let count = env.get_array_length(&buffers)?;
         let mut globals = Vec::with_capacity(count as usize);
         let mut regions = Vec::with_capacity(count as usize);
@@ -72,7 +62,7 @@ pub extern "system" fn Java_dev_hurray_Native_tensorNew<'l>(
             buffers: globals,
             on_release: Mutex::new(on_release),
         });
-        let made = wrap_regions(&d, &desc, &regions, &producer);
+        let made = wrap_regions(d, &regions, &producer);
         if made.is_err() {
             // Everything the C ABI briefly held was dropped inside wrap_regions while
             // `producer` kept a count: disarm the callback before the last count goes.
@@ -81,15 +71,18 @@ pub extern "system" fn Java_dev_hurray_Native_tensorNew<'l>(
             }
         }
         drop(producer);
-        made
+        Ok(into_long(made?))
     })
 }
 
-/// `Native.tensorDestroy(long)`: `hurray_tensor_destroy`.
+/// `Native.tensorDestroy(long)`: frees an owned tensor (its buffers' releases run
+/// when the last view of them goes).
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_tensorDestroy(mut env: JNIEnv, _c: JClass, t: jlong) {
-    // SAFETY: the Java side passes each owned tensor handle here exactly once.
-    unsafe { destroy(&mut env, t, hurray_tensor_destroy) }
+    run(&mut env, (), |_| {
+        drop(take::<HurrayTensor>(t)?);
+        Ok(())
+    })
 }
 
 /// `Native.tensorDescriptor(long)`: the tensor's descriptor, encoded (a copy of the
@@ -101,8 +94,7 @@ pub extern "system" fn Java_dev_hurray_Native_tensorDescriptor<'l>(
     t: jlong,
 ) -> jbyteArray {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: the Java side passes a live tensor handle of this library.
-        let t = unsafe { tensor_ref(t)? };
+        let t = tensor_ref(t)?;
         Ok(env
             .byte_array_from_slice(t.descriptor_handle().bytes())?
             .into_raw())
@@ -119,18 +111,25 @@ pub extern "system" fn Java_dev_hurray_Native_tensorDescriptorInfo<'l>(
     t: jlong,
 ) -> jlongArray {
     run(&mut env, ptr::null_mut(), |env| {
-        // SAFETY: the Java side passes a live tensor handle of this library.
-        let t = unsafe { tensor_ref(t)? };
+        let t = tensor_ref(t)?;
         Ok(new_longs(env, &pack(t.descriptor_handle()))?.into_raw())
     })
 }
 
+/// Address and size in bytes of buffer `i` of the tensor behind `t`.
 fn buffer_data(t: jlong, i: jint) -> R<(*const u8, u64)> {
-    let i = u64::try_from(i).map_err(|_| Fail::Arg(format!("buffer index {i}")))?;
-    let mut p: *const c_void = ptr::null();
-    let mut n = 0u64;
-    // SAFETY: t is a live tensor; p and n writable.
-    ck(unsafe { hurray_tensor_buffer_data(t as *const HurrayTensor, i, &mut p, &mut n) })?;
+    let t = tensor_ref(t)?;
+    let list = t.buffer_list();
+    let b = usize::try_from(i)
+        .ok()
+        .and_then(|i| list.buffers().nth(i))
+        .ok_or_else(|| {
+            FfiError::new(
+                HURRAY_ERR_OUT_OF_RANGE,
+                format!("index {i} is past the tensor's {} buffers", list.len),
+            )
+        })?;
+    let (p, n) = b.raw_parts();
     Ok((p.cast(), n))
 }
 

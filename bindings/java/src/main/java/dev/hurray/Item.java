@@ -51,13 +51,8 @@ public final class Item implements AutoCloseable {
      * @throws HurrayException ({@link Status#INVALID_ARGUMENT}) for a composite head
      */
     public static Item of(Tensor tensor) {
-        long t = tensor.share();
-        try {
-            return new Item(Native.itemFromTensor(t));
-        } catch (RuntimeException | Error e) {
-            Native.tensorDestroy(t);
-            throw e;
-        }
+        // itemFromTensor consumes the shared handle, on error too.
+        return new Item(Native.itemFromTensor(tensor.share()));
     }
 
     /**
@@ -122,13 +117,8 @@ public final class Item implements AutoCloseable {
         }
         long it;
         try {
-            long h = head.share();
-            try {
-                it = Native.itemCompositeNew(h);
-            } catch (RuntimeException | Error e) {
-                Native.tensorDestroy(h);
-                throw e;
-            }
+            // itemCompositeNew consumes the shared handle, on error too.
+            it = Native.itemCompositeNew(head.share());
         } catch (RuntimeException | Error e) {
             for (long q : taken) {
                 Native.itemDestroy(q);
@@ -140,7 +130,8 @@ public final class Item implements AutoCloseable {
             try {
                 Native.itemCompositePush(it, taken.get(i));
             } catch (RuntimeException | Error e) {
-                for (long q : taken.subList(i, taken.size())) {
+                // itemCompositePush consumed member i, refused or not.
+                for (long q : taken.subList(i + 1, taken.size())) {
                     Native.itemDestroy(q);
                 }
                 result.close();

@@ -4,12 +4,15 @@ import java.nio.ByteBuffer;
 
 /**
  * The native methods of the binding: one per entry point of the JNI glue crate
- * {@code bindings/java/native} (libhurray_java), each a thin layer over the C ABI.
+ * {@code bindings/java/native} (libhurray_java), each a thin layer over hurray-ffi's
+ * safe Rust face.
  *
- * <p>Handles are C pointers carried as {@code long}. Callers in this package pass
- * only live handles, from one thread at a time. Every method throws a
- * {@link HurrayException} (with the C status and the C ABI's last-error message)
- * when the C call fails, {@link IllegalArgumentException} for an unusable Java
+ * <p>Handles are native addresses carried as {@code long}. Callers in this package
+ * pass only live handles, from one thread at a time, and never use a handle again
+ * after passing it to a method that moves it in ({@code *Destroy},
+ * {@code itemFromTensor}, {@code itemCompositeNew}, {@code itemCompositePush}: these
+ * consume it on error too). Every method throws a {@link HurrayException} (with the
+ * library's status and message) when the library refuses, {@link IllegalArgumentException} for an unusable Java
  * argument; a panic in the native code becomes a {@link HurrayException} with
  * {@link Status#INTERNAL_PANIC}.
  */
