@@ -121,8 +121,10 @@ export declare class Descriptor {
    * every rule of the format.
    *
    * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown names, bad numbers),
-   * `HURRAY_ERR_NOT_APPLICABLE` (extension layouts: use their encoded bytes),
-   * `HURRAY_ERR_DESCRIPTOR` (a rule of the format; the message names it).
+   * `HURRAY_ERR_NOT_APPLICABLE` (extension layouts: use their encoded bytes; a
+   * layout field given for another layout), `HURRAY_ERR_STATE` (a field the
+   * layout needs is missing), `HURRAY_ERR_DESCRIPTOR` (a rule of the format; the
+   * message names it).
    */
   static build(spec: DescriptorSpec): Descriptor
   /** The composite-head fields (layout `composite_head`), or `null`. */

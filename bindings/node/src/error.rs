@@ -36,6 +36,12 @@ pub fn check(status: i32) -> Result<()> {
     Err(napi::Error::new(name, message))
 }
 
+/// A library error as a JS error: `code` the status name, the message the same text
+/// the C ABI's last-error message carries (`"HURRAY_ERR_X: rule at byte N ..."`).
+pub fn ffi(e: hurray_ffi::FfiError) -> JsErr {
+    napi::Error::new(hurray_ffi::status_name(e.status).to_string(), e.to_string())
+}
+
 /// An error for misuse the binding detects itself (a closed object, a bad argument),
 /// with the C status name that fits it.
 pub fn err(code: &str, message: impl Into<String>) -> JsErr {

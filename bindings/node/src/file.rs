@@ -11,9 +11,11 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::budget::{Token, LIVE_MAPPINGS};
-use crate::error::{check, closed, err, napi_err, Result};
+use crate::error::{check, closed, err, ffi, napi_err, Result};
 use crate::item::Item;
-use crate::tensor::{adjust_external, Descriptor, Tensor, HOLDER_CHARGE, MAPPING_CHARGE};
+use crate::tensor::{
+    adjust_external, boxed_tensor, Descriptor, Tensor, HOLDER_CHARGE, MAPPING_CHARGE,
+};
 
 /// A JS string as a C string; NUL bytes are refused.
 fn c_string(what: &str, s: &str) -> Result<CString> {
@@ -192,10 +194,9 @@ impl FileReader {
         let mut t = ptr::null_mut();
         // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
         check(unsafe { hurray_file_reader_tensor(r, name.as_ptr(), &mut t) })?;
-        Ok(
-            Tensor::from_raw_holding(t, self.mapping.iter().cloned().collect())
-                .charge(&env, HOLDER_CHARGE),
-        )
+        // SAFETY: an owned tensor the reader just handed out.
+        let t = unsafe { crate::tensor::adopt_tensor(t) };
+        Ok(Tensor::holding(t, self.mapping.iter().cloned().collect()).charge(&env, HOLDER_CHARGE))
     }
 
     /// Every tensor of the file, in index order (the order of `names`; a composite
@@ -211,16 +212,13 @@ impl FileReader {
         // SAFETY: `r` is this object's live reader, made by this addon's hurray-ffi
         // (`open`), borrowed for this call only.
         let reader = unsafe { &*r }.reader();
-        let ffi = |e: hurray_ffi::FfiError| err(hurray_ffi::status_name(e.status), e.message);
         reader
             .tensors()
             .map(|(_, t)| {
                 let t = t.map_err(|e| ffi(e.into()))?;
-                let t = hurray_ffi::HurrayTensor::from_io(t)
-                    .map_err(ffi)?
-                    .into_raw();
+                let t = hurray_ffi::HurrayTensor::from_io(t).map_err(ffi)?;
                 Ok(
-                    Tensor::from_raw_holding(t, self.mapping.iter().cloned().collect())
+                    Tensor::holding(boxed_tensor(t), self.mapping.iter().cloned().collect())
                         .charge(&env, HOLDER_CHARGE),
                 )
             })
@@ -238,10 +236,9 @@ impl FileReader {
         let mut it = ptr::null_mut();
         // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
         check(unsafe { hurray_file_reader_item(r, name.as_ptr(), &mut it) })?;
-        Ok(
-            Item::from_raw_holding(it, self.mapping.iter().cloned().collect())
-                .charge(&env, HOLDER_CHARGE),
-        )
+        // SAFETY: an owned item the reader just handed out.
+        let it = unsafe { crate::item::adopt_item(it) };
+        Ok(Item::holding(it, self.mapping.iter().cloned().collect()).charge(&env, HOLDER_CHARGE))
     }
 
     /// The descriptor of the tensor named `name`, without touching its payload.
@@ -254,7 +251,10 @@ impl FileReader {
         let mut d = ptr::null_mut();
         // SAFETY: as `tensor`.
         check(unsafe { hurray_file_reader_descriptor(r, name.as_ptr(), &mut d) })?;
-        Ok(Descriptor::from_owned(d))
+        // SAFETY: an owned descriptor the reader just handed out; dropping the box
+        // destroys it as `hurray_descriptor_destroy` would.
+        let d = unsafe { Box::from_raw(d) };
+        Ok(Descriptor::from_handle(*d))
     }
 
     /// KV metadata as a plain object: strings, `bigint` for int64/uint64, numbers for
@@ -498,7 +498,7 @@ impl FileWriter {
         tensor.check_lent(env.raw())?;
         let name = c_string("name", &name)?;
         // SAFETY: writer and tensor live; name NUL-terminated.
-        check(unsafe { hurray_file_writer_write_tensor(w, name.as_ptr(), t.ptr()) })
+        check(unsafe { hurray_file_writer_write_tensor(w, name.as_ptr(), t.ptr()?) })
     }
 
     /// Writes `item` (a tensor or a composite with its members) under `name`;
@@ -509,6 +509,7 @@ impl FileWriter {
     pub fn write_item(&mut self, env: Env, name: String, item: &Item) -> Result<()> {
         let w = self.live()?;
         let (_, node) = item.node()?;
+        let node: *const hurray_ffi::HurrayItem = node;
         item.check_lent(env.raw())?;
         let name = c_string("name", &name)?;
         // SAFETY: writer and item live; name NUL-terminated.

@@ -1,12 +1,8 @@
 //! Stream decoder and encoder: the sans-io cores that the JS `StreamReader` and
 //! `StreamWriter` (lib/stream.js) drive over Node streams.
 
-use std::ffi::c_void;
 use std::ptr;
 
-use hurray_ffi::item::{
-    hurray_item_is_composite, hurray_item_member, hurray_item_member_count, hurray_item_tensor,
-};
 use hurray_ffi::stream::{
     hurray_stream_decoder_destroy, hurray_stream_decoder_feed, hurray_stream_decoder_finish,
     hurray_stream_decoder_new, hurray_stream_decoder_next_tensor, hurray_stream_decoder_position,
@@ -16,7 +12,6 @@ use hurray_ffi::stream::{
 use hurray_ffi::stream::{
     hurray_stream_decoder_next, hurray_stream_encoder_begin_item, hurray_stream_limits_default,
 };
-use hurray_ffi::tensor::hurray_tensor_buffer_data;
 use hurray_ffi::{
     HurrayItem, HurrayStreamDecoder, HurrayStreamEncoder, HurrayStreamLimits, HurrayTensor,
 };
@@ -112,39 +107,19 @@ enum Keep {
 }
 
 /// Address ranges of a tensor's buffers.
-fn regions_of(t: *const HurrayTensor, out: &mut Vec<(usize, usize)>) {
-    for i in 0.. {
-        let (mut p, mut n): (*const c_void, u64) = (ptr::null(), 0);
-        // SAFETY: `t` live; OUT_OF_RANGE ends the loop.
-        if unsafe { hurray_tensor_buffer_data(t, i, &mut p, &mut n) } != 0 {
-            break;
-        }
-        out.push((p as usize, n as usize));
-    }
+fn regions_of(t: &HurrayTensor, out: &mut Vec<(usize, usize)>) {
+    out.extend(t.buffer_list().buffers().map(|b| {
+        let (p, n) = b.raw_parts();
+        (p as usize, n as usize)
+    }));
 }
 
 /// Address ranges of every tensor's buffers in an item tree.
-pub(crate) fn item_regions(it: *const HurrayItem, out: &mut Vec<(usize, usize)>) -> Result<()> {
-    let mut t = ptr::null();
-    // SAFETY: `it` live; outs are locals.
-    check(unsafe { hurray_item_tensor(it, &mut t) })?;
-    regions_of(t, out);
-    let mut composite = 0u8;
-    // SAFETY: `it` live.
-    check(unsafe { hurray_item_is_composite(it, &mut composite) })?;
-    if composite == 0 {
-        return Ok(());
+fn item_regions(it: &HurrayItem, out: &mut Vec<(usize, usize)>) {
+    regions_of(it.tensor_handle(), out);
+    for m in it.members_iter() {
+        item_regions(m, out);
     }
-    let mut n = 0u64;
-    // SAFETY: `it` live.
-    check(unsafe { hurray_item_member_count(it, &mut n) })?;
-    for i in 0..n {
-        let mut m = ptr::null();
-        // SAFETY: `it` live, `i` < count.
-        check(unsafe { hurray_item_member(it, i, &mut m) })?;
-        item_regions(m, out)?;
-    }
-    Ok(())
 }
 
 /// Decodes a byte stream of tensors (the streaming container). Feed it bytes in any
@@ -233,7 +208,10 @@ impl StreamDecoder {
         Ok(if t.is_null() {
             None
         } else {
-            Some(Tensor::owned(&env, t))
+            // SAFETY: an owned tensor the decoder just handed out.
+            Some(Tensor::owned(&env, unsafe {
+                crate::tensor::adopt_tensor(t)
+            }))
         })
     }
 
@@ -251,7 +229,8 @@ impl StreamDecoder {
         Ok(if it.is_null() {
             None
         } else {
-            Some(Item::owned(&env, it)?)
+            // SAFETY: an owned item the decoder just handed out.
+            Some(Item::owned(&env, unsafe { crate::item::adopt_item(it) }))
         })
     }
 
@@ -385,10 +364,10 @@ impl StreamEncoder {
         // SAFETY: encoder and tensor are live; outs are locals. The encoder borrows
         // the tensor's buffers until `end` (in `chunks`).
         check(unsafe {
-            hurray_stream_encoder_begin_tensor(self.ptr, handle.ptr(), &mut count, &mut total)
+            hurray_stream_encoder_begin_tensor(self.ptr, handle.ptr()?, &mut count, &mut total)
         })?;
         let mut regions = Vec::new();
-        regions_of(handle.ptr(), &mut regions);
+        regions_of(handle.tensor()?, &mut regions);
         self.chunks(env, count, &regions, Keep::Tensor(handle))
     }
 
@@ -409,17 +388,13 @@ impl StreamEncoder {
         let (root, node) = item.node()?;
         item.check_lent(env.raw())?;
         let root = root.clone();
+        let mut regions = Vec::new();
+        item_regions(node, &mut regions);
+        let node: *const HurrayItem = node;
         let (mut count, mut total) = (0u64, 0u64);
         // SAFETY: encoder and item are live; the encoder borrows the item's buffers
         // until `end` (in `chunks`).
         check(unsafe { hurray_stream_encoder_begin_item(self.ptr, node, &mut count, &mut total) })?;
-        let mut regions = Vec::new();
-        let walked = item_regions(node, &mut regions);
-        if let Err(e) = walked {
-            // SAFETY: encoder live; ends the item begun above.
-            unsafe { hurray_stream_encoder_end(self.ptr) };
-            return Err(e);
-        }
         self.chunks(env, count, &regions, Keep::Item(root))
     }
 
