@@ -47,6 +47,14 @@ impl ReleaseGuard {
     }
 }
 
+impl ReleaseGuard {
+    /// Gives up the guard without running it: the callback and its context.
+    fn into_parts(self) -> (unsafe extern "C" fn(*mut c_void), *mut c_void) {
+        let me = std::mem::ManuallyDrop::new(self);
+        (me.f, me.ctx)
+    }
+}
+
 impl Drop for ReleaseGuard {
     fn drop(&mut self) {
         // SAFETY: f and ctx were registered together by the producer, which promised
@@ -427,6 +435,7 @@ impl HurrayBufferList {
     /// Appends an own-build buffer; the list owns it from now on.
     pub fn push(&mut self, b: Box<HurrayBuffer>) {
         let mut b = b;
+        handle::register(&*b);
         b.header.flags |= FLAG_BORROWED;
         self.owned.push(Box::into_raw(b));
         self.len = self.owned.len() as u64;
@@ -524,6 +533,56 @@ impl HurrayBuffer {
     /// Raw pointer and length of any buffer's bytes, from the public fields.
     pub fn raw_parts(&self) -> (*const c_void, u64) {
         (self.data, self.byte_size)
+    }
+
+    /// The buffer's bytes (`byte_size` of them) when they are host memory; `None` for
+    /// device memory, which the host must not read. Borrowed from the buffer.
+    pub fn bytes(&self) -> Option<&[u8]> {
+        self.host_bytes().map(|b| b.as_slice())
+    }
+
+    /// Wraps memory a language runtime holds (a direct `ByteBuffer`, a Node `Buffer`,
+    /// a NumPy array) as a buffer without copying: the Rust face of
+    /// `hurray_buffer_new` for producer-synced memory. `len` is in bytes; `ptr` may be
+    /// NULL only when `len` is 0. CPU memory becomes host bytes the library may read;
+    /// other devices' memory is carried, never read. `release` runs exactly once, from
+    /// any thread, when the last handle needing the memory is dropped — also when this
+    /// call fails (the memory is then handed straight back).
+    ///
+    /// Errors (`HURRAY_ERR_*`): `NULL_POINTER` (`ptr` NULL with `len` > 0);
+    /// `INVALID_ARGUMENT` (alignment not a power of two or below 64 for a non-empty
+    /// buffer, `ptr` not aligned to it, memory class invalid on the device, `len`
+    /// above `isize::MAX`); `SYNC_MODE_MISMATCH` (a sync mode other than
+    /// producer-synced, which needs an event or stream: use `hurray_buffer_new`).
+    ///
+    /// # Safety
+    /// `ptr` must point at `len` bytes that stay valid and unmodified until `release`
+    /// runs.
+    pub unsafe fn foreign(
+        ptr: *const c_void,
+        len: u64,
+        placement: Placement,
+        release: ReleaseGuard,
+    ) -> FfiResult<HurrayBuffer> {
+        let (f, ctx) = release.into_parts();
+        // SAFETY: the caller's promise is exactly buffer_from_caller's; no sync payload.
+        unsafe {
+            buffer_from_caller(
+                ptr,
+                len,
+                placement.alignment,
+                placement.device.tag(),
+                placement.sync_mode.tag(),
+                placement.memory_class.tag(),
+                std::ptr::null(),
+                Some(f),
+                ctx,
+            )
+        }
+        .inspect_err(|_| {
+            // buffer_from_caller leaves the release to its caller on error; run it.
+            drop(ReleaseGuard { f, ctx });
+        })
     }
 }
 

@@ -118,13 +118,41 @@ impl Drop for Header {
     }
 }
 
-/// A `repr(C)` handle type that starts with a [`Header`].
+mod sealed {
+    /// Only this crate's handle types implement [`super::Handle`].
+    pub trait Sealed {}
+}
+
+macro_rules! sealed {
+    ($($t:ty),*) => { $(impl sealed::Sealed for $t {})* };
+}
+
+sealed!(
+    crate::HurrayTensor,
+    crate::HurrayDescriptor,
+    crate::HurrayBuffer,
+    crate::HurrayBufferList,
+    crate::HurrayItem,
+    crate::HurrayDescriptorBuilder,
+    crate::HurrayStreamDecoder,
+    crate::HurrayStreamEncoder,
+    crate::HurrayFileReader,
+    crate::HurrayFileWriter,
+    crate::HurrayBufferPool
+);
+
+/// A `repr(C)` handle type that starts with a [`Header`]: one of the eleven handle
+/// kinds of this crate ([`kind`]). Public so [`crate::raw`] can be generic over it;
+/// sealed, so no type outside this crate can claim to be a handle.
 ///
 /// # Safety
 /// Implementors must be `#[repr(C)]` with `Header` as their first field.
-pub(crate) unsafe trait Handle: Sized {
+pub unsafe trait Handle: Sized + sealed::Sealed {
+    /// The [`kind`] value stored in the header.
     const KIND: u16;
+    /// The C type name, used in error messages.
     const NAME: &'static str;
+    /// The frozen prefix.
     fn header(&self) -> &Header;
 }
 
@@ -225,6 +253,14 @@ pub(crate) fn boxed<T: Handle>(h: T) -> Box<T> {
     b
 }
 
+/// Registers a boxed handle's final address (debug builds), for boxes made elsewhere
+/// than [`boxed`] (a binding's `Box::new`) that are moved into a parent: lookups
+/// through the parent then find it live. Registering twice is harmless.
+pub(crate) fn register<T: Handle>(_b: &T) {
+    #[cfg(debug_assertions)]
+    registry::insert(_b as *const T as usize);
+}
+
 /// Moves a handle to the heap and returns the pointer the caller will own.
 pub(crate) fn into_raw<T: Handle>(h: T) -> *mut T {
     Box::into_raw(boxed(h))
@@ -237,6 +273,31 @@ pub(crate) fn into_raw<T: Handle>(h: T) -> *mut T {
 pub(crate) unsafe fn from_raw<T: Handle>(p: *mut T) -> Box<T> {
     // SAFETY: the caller guarantees p came from Box::into_raw in into_raw::<T>.
     unsafe { Box::from_raw(p) }
+}
+
+/// Takes ownership back for a caller that will keep the box ([`crate::raw::take`]).
+/// Debug builds move the handle into a fresh box and hold the old allocation in
+/// quarantine, so a stale pointer is still recognised as destroyed (handles are
+/// plain movable values: no handle points into itself).
+///
+/// # Safety
+/// As [`from_raw`].
+pub(crate) unsafe fn take_own<T: Handle>(p: *mut T) -> Box<T> {
+    #[cfg(debug_assertions)]
+    {
+        // SAFETY: p is a live Box<T> allocation of this build (caller); its value is
+        // moved out exactly once and the allocation is never read again: it is only
+        // freed by the quarantine.
+        let v = unsafe { std::ptr::read(p) };
+        registry::remove(p as usize);
+        registry::quarantine(p as usize, std::alloc::Layout::new::<T>());
+        boxed(v)
+    }
+    #[cfg(not(debug_assertions))]
+    // SAFETY: forwarded contract.
+    unsafe {
+        from_raw(p)
+    }
 }
 
 /// Reads and checks the header of any handle: non-NULL and the right ABI version.

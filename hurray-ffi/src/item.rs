@@ -122,6 +122,7 @@ impl HurrayItem {
             return Err((e, member));
         }
         let mut member = member;
+        handle::register(&*member);
         member.header.flags |= FLAG_BORROWED;
         self.depth = depth;
         self.owned.push(Box::into_raw(member));

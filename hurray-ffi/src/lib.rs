@@ -27,6 +27,7 @@ pub mod descriptor_view;
 pub mod handle;
 pub mod item;
 pub mod pool;
+pub mod raw;
 pub mod status;
 pub mod tags;
 pub mod tensor;
@@ -41,7 +42,7 @@ pub use descriptor_access::{
     HurrayBlockPaged, HurrayBufferEntry, HurrayCompositeHead, HurrayDescriptorHeader,
     HurrayExtensionType, HurrayQuantization, HurrayStatistics,
 };
-pub use handle::{live_objects, HURRAY_C_ABI_VERSION};
+pub use handle::{live_objects, Handle, Header, HURRAY_C_ABI_VERSION};
 pub use item::HurrayItem;
 pub use pool::{HurrayBufferPool, HurrayBufferPoolStats};
 pub use status::*;
