@@ -33,29 +33,32 @@ export type DTypeName = Parameters<typeof Tensor.fromBuffer>[1];
 
 /** The C ABI status names an Error's `code` holds (`HURRAY_ERR_ADDON`: the addon failed to load). */
 export type HurrayErrorCode =
-  | 'HURRAY_ERR_NULL_POINTER'
-  | 'HURRAY_ERR_ABI_VERSION'
-  | 'HURRAY_ERR_BUFFER_MISMATCH'
-  | 'HURRAY_ERR_BUFFER_TOO_SMALL'
-  | 'HURRAY_ERR_DESCRIPTOR'
-  | 'HURRAY_ERR_DOUBLE_DESTROY'
-  | 'HURRAY_ERR_FILE_NOT_FOUND'
-  | 'HURRAY_ERR_FORMAT'
-  | 'HURRAY_ERR_INTERNAL_PANIC'
-  | 'HURRAY_ERR_INVALID_ARGUMENT'
-  | 'HURRAY_ERR_INVALID_SYNC_MODE'
-  | 'HURRAY_ERR_IO'
-  | 'HURRAY_ERR_LIMIT'
-  | 'HURRAY_ERR_NOT_APPLICABLE'
-  | 'HURRAY_ERR_NOT_FOUND'
-  | 'HURRAY_ERR_OUT_OF_RANGE'
-  | 'HURRAY_ERR_STATE'
-  | 'HURRAY_ERR_SYNC_MODE_MISMATCH'
-  | 'HURRAY_ERR_TRUNCATED'
-  | 'HURRAY_ERR_ADDON';
+  | 'ENOENT'
+  | 'EISDIR'
+  | 'ENOTDIR'
+  | 'EACCES'
+  | 'EPERM'
+  | 'EIO'
+  | 'EMFILE'
+  | 'ENFILE'
+  | 'ENAMETOOLONG'
+  | 'ELOOP'
+  | 'ERR_HURRAY_NOT_FOUND'
+  | 'ERR_HURRAY_IO'
+  | 'ERR_HURRAY_TRUNCATED'
+  | 'ERR_HURRAY_FORMAT'
+  | 'ERR_HURRAY_INVALID_ARGUMENT'
+  | 'ERR_HURRAY_STATE'
+  | 'ERR_HURRAY_LIMIT'
+  | 'ERR_HURRAY_UNSUPPORTED'
+  | 'ERR_HURRAY_INTERNAL'
+  | 'ERR_HURRAY_ADDON';
 
 /**
- * What the package throws: an `Error` whose `code` is a C ABI status name. An
+ * What the package throws: an `Error` whose `code` is an errno name (`ENOENT`,
+ * `EISDIR`, ...) when the operating system reported the failure, else
+ * `ERR_HURRAY_<CATEGORY>` (the status's category); the message starts with the
+ * exact C ABI status name (`HURRAY_ERR_OUT_OF_RANGE: ...`). An
  * argument of the wrong JavaScript type (a number where a string is expected, a
  * non-Tensor where a Tensor is) is refused by the napi-rs layer before it reaches
  * the library, with napi-rs's own `code` (`StringExpected`, `NumberExpected`,

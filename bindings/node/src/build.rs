@@ -164,7 +164,7 @@ fn u64_of(what: &str, v: f64) -> Result<u64> {
     }
 }
 
-/// A field the layout needs, or `HURRAY_ERR_STATE` naming it.
+/// A field the layout needs, or `ERR_HURRAY_STATE` naming it.
 fn needs<T>(v: Option<T>, layout: &str, field: &str) -> Result<T> {
     v.ok_or_else(|| {
         err(
@@ -174,7 +174,7 @@ fn needs<T>(v: Option<T>, layout: &str, field: &str) -> Result<T> {
     })
 }
 
-/// `HURRAY_ERR_NOT_APPLICABLE` when a layout field is given for another layout.
+/// `ERR_HURRAY_UNSUPPORTED` when a layout field is given for another layout.
 fn only_for(given: bool, field: &str, layout: &str, for_layouts: &[&str]) -> Result<()> {
     if given && !for_layouts.contains(&layout) {
         return Err(err(
@@ -415,10 +415,10 @@ impl Descriptor {
     /// quantization, shard, statistics and member-role sections. The library checks
     /// every rule of the format.
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown names, bad numbers),
-    /// `HURRAY_ERR_NOT_APPLICABLE` (extension layouts: use their encoded bytes; a
-    /// layout field given for another layout), `HURRAY_ERR_STATE` (a field the
-    /// layout needs is missing), `HURRAY_ERR_DESCRIPTOR` (a rule of the format; the
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown names, bad numbers),
+    /// `ERR_HURRAY_UNSUPPORTED` (extension layouts: use their encoded bytes; a
+    /// layout field given for another layout), `ERR_HURRAY_STATE` (a field the
+    /// layout needs is missing), `ERR_HURRAY_FORMAT` (a rule of the format; the
     /// message names it).
     #[napi(factory)]
     pub fn build(spec: DescriptorSpec) -> Result<Descriptor> {

@@ -49,7 +49,7 @@ unsafe impl Sync for ItemHandle {}
 impl ItemHandle {
     /// The node at member `path` (indices from the root; empty: the root).
     ///
-    /// Errors: `HURRAY_ERR_INTERNAL_PANIC` for a path that leads nowhere (paths are
+    /// Errors: `ERR_HURRAY_INTERNAL` for a path that leads nowhere (paths are
     /// made from the item's own members, and an item's tree never changes once
     /// shared, so this does not happen).
     pub(crate) fn node(&self, path: &[u32]) -> Result<&HurrayItem> {
@@ -154,7 +154,7 @@ impl Item {
         Ok(depth_of(&root.root))
     }
 
-    /// `HURRAY_ERR_STATE` when an ArrayBuffer lent to a tensor of this item was
+    /// `ERR_HURRAY_STATE` when an ArrayBuffer lent to a tensor of this item was
     /// detached: its memory is gone.
     pub(crate) fn check_lent(&self, env: napi::sys::napi_env) -> Result<()> {
         check_lent_refs(env, &self.lent)
@@ -188,8 +188,8 @@ impl Item {
     /// An item of one tensor, which moves in: `tensor` is closed afterwards (read it
     /// back with `item.tensor`).
     ///
-    /// Throws: `HURRAY_ERR_STATE` (closed, views of it are alive, or the
-    /// ArrayBuffer lent to it was detached), `HURRAY_ERR_INVALID_ARGUMENT` (a
+    /// Throws: `ERR_HURRAY_STATE` (closed, views of it are alive, or the
+    /// ArrayBuffer lent to it was detached), `ERR_HURRAY_INVALID_ARGUMENT` (a
     /// composite head, or already in an item).
     #[napi(factory)]
     pub fn of(env: Env, tensor: &mut Tensor) -> Result<Item> {
@@ -213,9 +213,9 @@ impl Item {
     /// head and the members are closed afterwards. Everything is checked before
     /// anything moves: a refused call leaves the head and every member usable.
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (not a head, `members.length` not the
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (not a head, `members.length` not the
     /// head's member count, a member of another item or given twice),
-    /// `HURRAY_ERR_STATE` (closed or still viewed inputs), `HURRAY_ERR_LIMIT`
+    /// `ERR_HURRAY_STATE` (closed or still viewed inputs), `ERR_HURRAY_LIMIT`
     /// (nesting too deep).
     #[napi(factory)]
     pub fn composite(env: Env, head: &mut Tensor, members: Vec<&mut Item>) -> Result<Item> {

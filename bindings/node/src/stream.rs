@@ -60,7 +60,7 @@ pub(crate) fn default_composite_depth() -> Result<u32> {
 }
 
 /// `v` as a u32 when it is an integer in 0..2^32; otherwise
-/// `HURRAY_ERR_INVALID_ARGUMENT` naming the option `name` (never wrapped or
+/// `ERR_HURRAY_INVALID_ARGUMENT` naming the option `name` (never wrapped or
 /// truncated).
 pub(crate) fn u32_option(name: &str, v: f64) -> Result<u32> {
     if v.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&v) {
@@ -125,8 +125,8 @@ fn item_regions(it: &HurrayItem, out: &mut Vec<(usize, usize)>) {
 /// Decodes a byte stream of tensors (the streaming container). Feed it bytes in any
 /// pieces, take completed tensors with `next()`, and call `finish()` at end of input.
 /// Bad input fails the decoder: `next()` throws the error once (after the tensors
-/// completed before it), with `code` `HURRAY_ERR_DESCRIPTOR`, `HURRAY_ERR_FORMAT`,
-/// `HURRAY_ERR_LIMIT`, ... and a message naming the rule and byte offset.
+/// completed before it), with `code` `ERR_HURRAY_FORMAT`, `ERR_HURRAY_FORMAT`,
+/// `ERR_HURRAY_LIMIT`, ... and a message naming the rule and byte offset.
 #[napi]
 pub struct StreamDecoder {
     ptr: *mut HurrayStreamDecoder,
@@ -156,7 +156,7 @@ impl StreamDecoder {
     /// A decoder with `limits` (defaults: 16 MiB descriptors, 64 GiB buffers,
     /// composite depth 8).
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (a limit out of range).
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (a limit out of range).
     #[napi(constructor)]
     pub fn new(limits: Option<StreamLimits>) -> Result<StreamDecoder> {
         let l = limits_in(limits)?;
@@ -173,7 +173,7 @@ impl StreamDecoder {
     /// number of bytes taken: all of them unless the decoder failed (then `next()`
     /// throws the reason).
     ///
-    /// Throws: `HURRAY_ERR_STATE` (closed, or after `finish()`).
+    /// Throws: `ERR_HURRAY_STATE` (closed, or after `finish()`).
     #[napi]
     pub fn feed(&mut self, bytes: &[u8]) -> Result<f64> {
         let d = self.live()?;
@@ -194,8 +194,8 @@ impl StreamDecoder {
     /// The next completed tensor, or `null` when none is complete yet. The tensor's
     /// buffers are library memory and outlive the decoder.
     ///
-    /// Throws: the decode error (once), `HURRAY_ERR_NOT_APPLICABLE` for a
-    /// composite item, or `HURRAY_ERR_LIMIT` while the decoded tensors alive (not
+    /// Throws: the decode error (once), `ERR_HURRAY_UNSUPPORTED` for a
+    /// composite item, or `ERR_HURRAY_LIMIT` while the decoded tensors alive (not
     /// closed or finalized) hold the budget (`$HURRAY_NODE_MAX_DECODED_BYTES`,
     /// default half the physical memory); the tensor stays in the decoder.
     #[napi(js_name = "next")]
@@ -218,7 +218,7 @@ impl StreamDecoder {
     /// The next completed item (a tensor or a composite), or `null` when none is
     /// complete yet. Its memory outlives the decoder.
     ///
-    /// Throws: the decode error (once), or `HURRAY_ERR_LIMIT` as `next`.
+    /// Throws: the decode error (once), or `ERR_HURRAY_LIMIT` as `next`.
     #[napi]
     pub fn next_item(&mut self, env: Env) -> Result<Option<Item>> {
         let d = self.live()?;
@@ -234,7 +234,7 @@ impl StreamDecoder {
         })
     }
 
-    /// Declares end of input. Throws `HURRAY_ERR_TRUNCATED` when the input ended
+    /// Declares end of input. Throws `ERR_HURRAY_TRUNCATED` when the input ended
     /// inside a tensor (the message gives the offset), or the pending decode error.
     #[napi]
     pub fn finish(&mut self) -> Result<()> {
@@ -333,7 +333,7 @@ impl Drop for StreamEncoder {
 impl StreamEncoder {
     /// An encoder that refuses what a decoder with `limits` would refuse.
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (a limit out of range).
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (a limit out of range).
     #[napi(constructor)]
     pub fn new(limits: Option<StreamLimits>) -> Result<StreamEncoder> {
         let l = limits_in(limits)?;
@@ -347,7 +347,7 @@ impl StreamEncoder {
     /// descriptor and framing are copies; each payload chunk is a zero-copy view of
     /// the tensor's own buffer that keeps the tensor's memory alive until collected.
     ///
-    /// Throws: `HURRAY_ERR_STATE` (closed tensor or encoder), or what the encoder
+    /// Throws: `ERR_HURRAY_STATE` (closed tensor or encoder), or what the encoder
     /// refuses (a limit, a buffer that does not match its descriptor).
     #[napi]
     pub fn encode<'env>(
@@ -374,7 +374,7 @@ impl StreamEncoder {
     /// The bytes of one item (a tensor or a composite with all its members), as
     /// `encode` gives them for a tensor.
     ///
-    /// Throws: `HURRAY_ERR_STATE` (closed, or an ArrayBuffer lent to one of its
+    /// Throws: `ERR_HURRAY_STATE` (closed, or an ArrayBuffer lent to one of its
     /// tensors was detached), or what the encoder refuses.
     #[napi]
     pub fn encode_item<'env>(

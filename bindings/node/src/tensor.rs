@@ -59,7 +59,7 @@ unsafe impl Sync for Handle {}
 impl Handle {
     /// The tensor.
     ///
-    /// Errors: `HURRAY_ERR_INTERNAL_PANIC` if a member path no longer leads to an
+    /// Errors: `ERR_HURRAY_INTERNAL` if a member path no longer leads to an
     /// item node (it cannot: an item's tree is fixed once made).
     pub(crate) fn tensor(&self) -> Result<&HurrayTensor> {
         match &self.held {
@@ -480,7 +480,7 @@ pub struct Descriptor {
 }
 
 impl Descriptor {
-    /// The descriptor handle; `HURRAY_ERR_STATE` once closed.
+    /// The descriptor handle; `ERR_HURRAY_STATE` once closed.
     pub(crate) fn handle(&self) -> Result<&HurrayDescriptor> {
         self.inner.as_ref().ok_or_else(|| closed("Descriptor"))
     }
@@ -500,7 +500,7 @@ impl Descriptor {
 impl Descriptor {
     /// Decodes and validates descriptor bytes (the wire encoding).
     ///
-    /// Throws: `code` `HURRAY_ERR_DESCRIPTOR` (or `HURRAY_ERR_NULL_POINTER` for empty
+    /// Throws: `code` `ERR_HURRAY_FORMAT` (or `ERR_HURRAY_INVALID_ARGUMENT` for empty
     /// bytes) with a message naming the rule and byte offset.
     #[napi(factory)]
     pub fn decode(bytes: &[u8]) -> Result<Descriptor> {
@@ -515,8 +515,8 @@ impl Descriptor {
     /// A row-major descriptor of `dtype` (`"float32"`, `"int8"`, ...) and `shape`
     /// (elements per dimension), with one CPU buffer of the exact size.
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, bad shape entries),
-    /// `HURRAY_ERR_DESCRIPTOR` (a rule of the format, e.g. rank over 64).
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown dtype, bad shape entries),
+    /// `ERR_HURRAY_FORMAT` (a rule of the format, e.g. rank over 64).
     #[napi(
         factory,
         ts_args_type = "dtype: 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2', shape: Array<number>"
@@ -631,7 +631,7 @@ impl Descriptor {
         Ok(self.handle()?.bytes().to_vec().into())
     }
 
-    /// Frees the descriptor now. Idempotent; later calls throw `HURRAY_ERR_STATE`.
+    /// Frees the descriptor now. Idempotent; later calls throw `ERR_HURRAY_STATE`.
     #[napi]
     pub fn close(&mut self) {
         self.inner = None;
@@ -641,7 +641,7 @@ impl Descriptor {
 /// A tensor: a descriptor plus its buffers, one `HurrayTensor` handle.
 ///
 /// Lifetime: `close()` releases this object's reference at once (idempotent; every
-/// later call throws `HURRAY_ERR_STATE`); the garbage collector does it otherwise.
+/// later call throws `ERR_HURRAY_STATE`); the garbage collector does it otherwise.
 /// Views from `buffer()` / `array()` hold their own reference, so the memory lives
 /// until the tensor is closed *and* every view is collected.
 #[napi(custom_finalize)]
@@ -742,7 +742,7 @@ impl Tensor {
         Tensor::holding(t, vec![token]).charge(env, bytes)
     }
 
-    /// `HURRAY_ERR_STATE` when an ArrayBuffer lent to this tensor was detached
+    /// `ERR_HURRAY_STATE` when an ArrayBuffer lent to this tensor was detached
     /// (transferred): its memory is gone.
     pub(crate) fn check_lent(&self, env: sys::napi_env) -> Result<()> {
         check_lent_refs(env, &self.lent)
@@ -761,7 +761,7 @@ impl Tensor {
     }
 }
 
-/// `HURRAY_ERR_STATE` when an ArrayBuffer behind one of the weak references `refs`
+/// `ERR_HURRAY_STATE` when an ArrayBuffer behind one of the weak references `refs`
 /// (made in `env`) was detached.
 pub(crate) fn check_lent_refs(env: sys::napi_env, refs: &[sys::napi_ref]) -> Result<()> {
     for &r in refs {
@@ -874,7 +874,7 @@ impl Tensor {
         Ok(())
     }
 
-    /// The member count a composite head declares; `HURRAY_ERR_INVALID_ARGUMENT`
+    /// The member count a composite head declares; `ERR_HURRAY_INVALID_ARGUMENT`
     /// when this is not a composite head.
     pub(crate) fn composite_member_count(&self) -> Result<u64> {
         let m = self.model()?;
@@ -1038,12 +1038,12 @@ impl Tensor {
     /// from another thread, delivered to the JS thread); then `onRelease` runs. The
     /// package marks the ArrayBuffer untransferable (permanently), so a transfer
     /// copies it instead of moving the memory; do not detach it by other means (the
-    /// tensor then throws `HURRAY_ERR_STATE` where it would use the memory, but views
+    /// tensor then throws `ERR_HURRAY_STATE` where it would use the memory, but views
     /// and items made before read freed memory).
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, misaligned memory, a
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown dtype, misaligned memory, a
     /// resizable ArrayBuffer or growable SharedArrayBuffer),
-    /// `HURRAY_ERR_BUFFER_MISMATCH` (too few bytes), `HURRAY_ERR_DESCRIPTOR`.
+    /// `ERR_HURRAY_INVALID_ARGUMENT` (too few bytes), `ERR_HURRAY_FORMAT`.
     // Configurable: lib/native.js wraps it with the JS-side checks on the lent memory.
     #[napi(
         factory,
@@ -1066,8 +1066,8 @@ impl Tensor {
     /// `buffers` one view per entry of its buffer table (in order), each 64-byte
     /// aligned and at least the entry's size. No copy; ownership as `fromBuffer`.
     ///
-    /// Throws: `HURRAY_ERR_DESCRIPTOR` (bad descriptor), `HURRAY_ERR_BUFFER_MISMATCH`
-    /// (wrong count or sizes), `HURRAY_ERR_INVALID_ARGUMENT` (misaligned memory).
+    /// Throws: `ERR_HURRAY_FORMAT` (bad descriptor), `ERR_HURRAY_INVALID_ARGUMENT`
+    /// (wrong count or sizes), `ERR_HURRAY_INVALID_ARGUMENT` (misaligned memory).
     // Configurable: lib/native.js wraps it with the JS-side checks on the lent memory.
     #[napi(
         factory,
@@ -1152,8 +1152,8 @@ impl Tensor {
     /// every other view (for a mapped file they stay in memory: the mapping is
     /// copy-on-write, the file never changes).
     ///
-    /// Throws: `HURRAY_ERR_OUT_OF_RANGE` (no such buffer, or an index that is not
-    /// an integer in 0..2^32), `HURRAY_ERR_STATE` (closed, or the lent ArrayBuffer
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (no such buffer, or an index that is not
+    /// an integer in 0..2^32), `ERR_HURRAY_STATE` (closed, or the lent ArrayBuffer
     /// was transferred).
     #[napi]
     pub fn buffer<'env>(&self, env: &'env Env, index: f64) -> Result<ArrayBuffer<'env>> {
@@ -1250,9 +1250,9 @@ impl Tensor {
     /// `byteOffset`, in memory order (for column-major, the first dimension varies
     /// fastest). Keeps the memory alive like `buffer()`.
     ///
-    /// Throws: `HURRAY_ERR_NOT_APPLICABLE` (other layouts; float16, bool and other
+    /// Throws: `ERR_HURRAY_UNSUPPORTED` (other layouts; float16, bool and other
     /// dtypes without a TypedArray; a `byteOffset` that is not a multiple of the
-    /// element size: use `buffer()`), `HURRAY_ERR_STATE` (closed).
+    /// element size: use `buffer()`), `ERR_HURRAY_STATE` (closed).
     #[napi(
         ts_return_type = "Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array"
     )]
@@ -1355,7 +1355,7 @@ impl Tensor {
 /// of every buffer): build TypedArrays over it and pass them to `Tensor.fromBuffer`.
 /// Freed when collected.
 ///
-/// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (bad size or alignment), `HURRAY_ERR_LIMIT`
+/// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (bad size or alignment), `ERR_HURRAY_LIMIT`
 /// when the size cannot be allocated.
 #[napi]
 pub fn alloc<'env>(
