@@ -3,6 +3,7 @@ package hurray
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -412,10 +413,9 @@ func TestWriterErrorsAreNotEOF(t *testing.T) {
 	closeAll(t, items)
 }
 
-// TestTruncatedFileErrors pins what a cut file gives: the trailer at its end is
-// read first, so a file cut anywhere past its fixed header and trailer fails a
-// format rule (ErrFormat, not io.ErrUnexpectedEOF); only a file too short to hold
-// them is reported truncated.
+// TestTruncatedFileErrors pins what a cut file gives: ErrTruncated, matching
+// io.ErrUnexpectedEOF, with the byte where the file ends, wherever it was cut (a
+// file whose end is not its trailer was cut short).
 func TestTruncatedFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ok.hrry")
@@ -442,8 +442,10 @@ func TestTruncatedFileErrors(t *testing.T) {
 	}
 	for _, n := range []int{len(raw) / 2, len(raw) - 1, 200} {
 		err := open(n)
-		if !errors.Is(err, ErrFormat) || errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Errorf("file cut to %d of %d bytes: %v, want ErrFormat", n, len(raw), err)
+		want := fmt.Sprintf("Truncated at byte %d", n)
+		if !errors.Is(err, ErrTruncated) || !errors.Is(err, io.ErrUnexpectedEOF) ||
+			!strings.Contains(err.Error(), want) {
+			t.Errorf("file cut to %d of %d bytes: %v, want ErrTruncated %q", n, len(raw), err, want)
 		}
 	}
 	for _, n := range []int{0, 10, 63} {

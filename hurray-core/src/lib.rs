@@ -12,6 +12,7 @@
 //! - [`Shard`], [`Statistics`], [`ExtensionType`], [`MemberRole`] — optional sections.
 //! - [`DecodeError`] / [`Rule`] — every rejection names its rule and byte offset.
 //! - [`content`] — the buffer-content rules (sparse indices, block tables, scales).
+//! - [`tables`] — one declaration of every enumeration (tags, names), for the generators.
 //!
 //! ```
 //! use hurray_core::{TensorDescriptor, Rule};
@@ -30,6 +31,7 @@ pub mod layout;
 pub mod quantization;
 mod sections;
 mod shape;
+pub mod tables;
 mod validate;
 mod wire;
 

@@ -51,6 +51,66 @@ pub extern "C" fn hurray_status_name(status: HurrayStatus) -> *const c_char {
     s.as_ptr().cast()
 }
 
+/// The [`ErrorCategory`] of a status (`HURRAY_CATEGORY_*`, stable numbers): what
+/// kind of failure it is, for mapping to a language's conventions. A status this
+/// build does not know gives `HURRAY_CATEGORY_INTERNAL`.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER` when `out_category` is NULL;
+/// `HURRAY_ERR_INVALID_ARGUMENT` for `HURRAY_OK` (success has no category).
+///
+/// Ownership: `*out_category` written by value; nothing to free.
+///
+/// # Safety
+/// `out_category` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_status_category(
+    status: HurrayStatus,
+    out_category: *mut i32,
+) -> HurrayStatus {
+    boundary(|| {
+        need(out_category, "out_category")?;
+        if status == HURRAY_OK {
+            return Err(FfiError::new(
+                HURRAY_ERR_INVALID_ARGUMENT,
+                "HURRAY_OK is not an error and has no category",
+            ));
+        }
+        // SAFETY: checked non-null; writable per the caller.
+        unsafe { put(out_category, "out_category", category(status) as i32) }
+    })
+}
+
+/// The stable snake-case name of an error category (`"not_found"`, `"io"`,
+/// `"truncated"`, `"format"`, `"invalid_argument"`, `"state"`, `"limit"`,
+/// `"unsupported"`, `"internal"`), or `"unknown"` for a number that is none.
+/// Ownership: borrowed static string; never NULL.
+#[no_mangle]
+pub extern "C" fn hurray_error_category_name(category: i32) -> *const c_char {
+    let s: &'static [u8] = match ErrorCategory::from_number(category) {
+        Some(ErrorCategory::NotFound) => b"not_found\0",
+        Some(ErrorCategory::Io) => b"io\0",
+        Some(ErrorCategory::Truncated) => b"truncated\0",
+        Some(ErrorCategory::Format) => b"format\0",
+        Some(ErrorCategory::InvalidArgument) => b"invalid_argument\0",
+        Some(ErrorCategory::State) => b"state\0",
+        Some(ErrorCategory::Limit) => b"limit\0",
+        Some(ErrorCategory::Unsupported) => b"unsupported\0",
+        Some(ErrorCategory::Internal) => b"internal\0",
+        None => b"unknown\0",
+    };
+    s.as_ptr().cast()
+}
+
+/// The operating system's error number (`errno`: `ENOENT`, `EISDIR`, ...) of the
+/// calling thread's last error, or 0 when that error did not come from the OS (or
+/// no call on this thread has failed). Set together with
+/// `hurray_last_error_message`. Never fails.
+/// Ownership: returns a value; nothing to free.
+#[no_mangle]
+pub extern "C" fn hurray_last_error_os_error() -> i32 {
+    last_os_error()
+}
+
 /// Number of live handles created by this copy of the library (tensors, descriptors,
 /// buffers, lists, items, decoders, encoders, readers, writers, and the descriptor,
 /// list and buffers a tensor owns). Tests assert it returns to 0. Never fails.

@@ -1319,10 +1319,8 @@ pub unsafe extern "C" fn hurray_file_writer_create(
             .copied()
             .unwrap_or_default()
             .to_options()?;
-        let w = FileWriter::create(&path, opts).map_err(|e| {
-            let e = FfiError::from(e);
-            FfiError::new(e.status, format!("{}: {}", path.display(), e.message))
-        })?;
+        let w = FileWriter::create(&path, opts)
+            .map_err(|e| FfiError::from(e).with_path(&path.display().to_string()))?;
         // SAFETY: checked non-null.
         unsafe { put(out, "out", handle::into_raw(HurrayFileWriter::new(w))) }
     })

@@ -154,10 +154,8 @@ pub(crate) unsafe fn open_reader(
     // SAFETY: forwarded.
     let path = unsafe { path_in(path, "path")? };
     need(out, "out")?;
-    let r = FileReader::open_with(&path, opts).map_err(|e| {
-        let e = FfiError::from(e);
-        FfiError::new(e.status, format!("{}: {}", path.display(), e.message))
-    })?;
+    let r = FileReader::open_with(&path, opts)
+        .map_err(|e| FfiError::from(e).with_path(&path.display().to_string()))?;
     // SAFETY: checked non-null.
     unsafe { put(out, "out", handle::into_raw(HurrayFileReader::new(r))) }
 }

@@ -1,7 +1,7 @@
 //! Status codes, the thread-local last-error message, and the one panic boundary
 //! every export runs inside.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -55,40 +55,174 @@ pub const HURRAY_ERR_FILE_NOT_FOUND: HurrayStatus = -41;
 /// A bug: the library panicked. The process continues; the object involved may be unusable.
 pub const HURRAY_ERR_INTERNAL_PANIC: HurrayStatus = -100;
 
+/// One status code: value, constant name, category and description. [`STATUSES`]
+/// is the one declaration the generators (`cargo xtask codegen`) and
+/// [`status_name`]/[`category`] read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatusRow {
+    /// The code.
+    pub value: HurrayStatus,
+    /// The C constant's name (`"HURRAY_ERR_TRUNCATED"`).
+    pub name: &'static str,
+    /// What kind of failure it is; `None` for `HURRAY_OK`.
+    pub category: Option<ErrorCategory>,
+    /// One line of description.
+    pub doc: &'static str,
+}
+
+macro_rules! statuses {
+    ($($c:ident $cat:expr, $doc:literal;)*) => {
+        /// Every status code, in the order of the header.
+        pub const STATUSES: &[StatusRow] = &[$(StatusRow {
+            value: $c,
+            name: stringify!($c),
+            category: $cat,
+            doc: $doc,
+        }),*];
+    };
+}
+
+statuses! {
+    HURRAY_OK None, "success";
+    HURRAY_ERR_NULL_POINTER Some(ErrorCategory::InvalidArgument), "a required pointer argument was NULL";
+    HURRAY_ERR_INVALID_ARGUMENT Some(ErrorCategory::InvalidArgument), "an argument is out of its documented range";
+    HURRAY_ERR_ABI_VERSION Some(ErrorCategory::Unsupported), "the ABI version of a handle or caller differs";
+    HURRAY_ERR_OUT_OF_RANGE Some(ErrorCategory::InvalidArgument), "an index is past the end of a list";
+    HURRAY_ERR_BUFFER_TOO_SMALL Some(ErrorCategory::InvalidArgument), "a caller-supplied output buffer is too small";
+    HURRAY_ERR_NOT_APPLICABLE Some(ErrorCategory::Unsupported), "the accessor does not apply (layout, absent section)";
+    HURRAY_ERR_DOUBLE_DESTROY Some(ErrorCategory::State), "a handle was destroyed twice";
+    HURRAY_ERR_STATE Some(ErrorCategory::State), "the object's state does not allow the call";
+    HURRAY_ERR_NOT_FOUND Some(ErrorCategory::NotFound), "a name or key was not found";
+    HURRAY_ERR_DESCRIPTOR Some(ErrorCategory::Format), "a descriptor did not decode or validate";
+    HURRAY_ERR_BUFFER_MISMATCH Some(ErrorCategory::InvalidArgument), "the buffers do not match the buffer table";
+    HURRAY_ERR_INVALID_SYNC_MODE Some(ErrorCategory::Format), "sync_mode is reserved or invalid";
+    HURRAY_ERR_SYNC_MODE_MISMATCH Some(ErrorCategory::InvalidArgument), "the sync payload does not match sync_mode";
+    HURRAY_ERR_FORMAT Some(ErrorCategory::Format), "a stream or file rule was broken";
+    HURRAY_ERR_TRUNCATED Some(ErrorCategory::Truncated), "input ended early";
+    HURRAY_ERR_LIMIT Some(ErrorCategory::Limit), "a configured limit was exceeded";
+    HURRAY_ERR_IO Some(ErrorCategory::Io), "the operating system reported an I/O error";
+    HURRAY_ERR_FILE_NOT_FOUND Some(ErrorCategory::NotFound), "a file does not exist";
+    HURRAY_ERR_INTERNAL_PANIC Some(ErrorCategory::Internal), "the library panicked (a bug)";
+}
+
 /// The constant's name for a status (`"HURRAY_ERR_NULL_POINTER"`), or `"HURRAY_UNKNOWN_STATUS"`.
 pub fn status_name(s: HurrayStatus) -> &'static str {
-    match s {
-        HURRAY_OK => "HURRAY_OK",
-        HURRAY_ERR_NULL_POINTER => "HURRAY_ERR_NULL_POINTER",
-        HURRAY_ERR_INVALID_ARGUMENT => "HURRAY_ERR_INVALID_ARGUMENT",
-        HURRAY_ERR_ABI_VERSION => "HURRAY_ERR_ABI_VERSION",
-        HURRAY_ERR_OUT_OF_RANGE => "HURRAY_ERR_OUT_OF_RANGE",
-        HURRAY_ERR_BUFFER_TOO_SMALL => "HURRAY_ERR_BUFFER_TOO_SMALL",
-        HURRAY_ERR_NOT_APPLICABLE => "HURRAY_ERR_NOT_APPLICABLE",
-        HURRAY_ERR_DOUBLE_DESTROY => "HURRAY_ERR_DOUBLE_DESTROY",
-        HURRAY_ERR_STATE => "HURRAY_ERR_STATE",
-        HURRAY_ERR_NOT_FOUND => "HURRAY_ERR_NOT_FOUND",
-        HURRAY_ERR_DESCRIPTOR => "HURRAY_ERR_DESCRIPTOR",
-        HURRAY_ERR_BUFFER_MISMATCH => "HURRAY_ERR_BUFFER_MISMATCH",
-        HURRAY_ERR_INVALID_SYNC_MODE => "HURRAY_ERR_INVALID_SYNC_MODE",
-        HURRAY_ERR_SYNC_MODE_MISMATCH => "HURRAY_ERR_SYNC_MODE_MISMATCH",
-        HURRAY_ERR_FORMAT => "HURRAY_ERR_FORMAT",
-        HURRAY_ERR_TRUNCATED => "HURRAY_ERR_TRUNCATED",
-        HURRAY_ERR_LIMIT => "HURRAY_ERR_LIMIT",
-        HURRAY_ERR_IO => "HURRAY_ERR_IO",
-        HURRAY_ERR_FILE_NOT_FOUND => "HURRAY_ERR_FILE_NOT_FOUND",
-        HURRAY_ERR_INTERNAL_PANIC => "HURRAY_ERR_INTERNAL_PANIC",
-        _ => "HURRAY_UNKNOWN_STATUS",
+    STATUSES
+        .iter()
+        .find(|r| r.value == s)
+        .map_or("HURRAY_UNKNOWN_STATUS", |r| r.name)
+}
+
+/// The kind of failure a status stands for, so that every binding maps statuses to
+/// its language's conventions in one place (issue 12 item 5): Python's
+/// `FileNotFoundError`/`OSError`, Java's `IOException` family, Go's `fs.ErrNotExist`
+/// and `io.ErrUnexpectedEOF`, Node's `error.code`.
+///
+/// The numbers are stable once published (C: `hurray_status_category`); new
+/// categories get new numbers, retired ones stay reserved.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCategory {
+    /// A file, tensor name or key does not exist.
+    NotFound = 1,
+    /// The operating system reported an I/O error ([`FfiError::os_error`] holds its errno).
+    Io = 2,
+    /// Input ended early: a truncated file or stream, a torn composite.
+    Truncated = 3,
+    /// Input broke a rule of the format (the message names the rule and byte offset).
+    Format = 4,
+    /// The caller passed a bad argument (NULL, out of range, too small, mismatched).
+    InvalidArgument = 5,
+    /// An object was used in a state that does not allow the call (closed, finished,
+    /// destroyed twice).
+    State = 6,
+    /// A configured limit for untrusted input was exceeded.
+    Limit = 7,
+    /// The request does not apply or is not supported by this build (wrong layout,
+    /// absent section, another ABI version).
+    Unsupported = 8,
+    /// A bug in the library (a caught panic), or a status this build does not know.
+    Internal = 9,
+}
+
+impl ErrorCategory {
+    /// Every category, in number order.
+    pub const ALL: [ErrorCategory; 9] = [
+        ErrorCategory::NotFound,
+        ErrorCategory::Io,
+        ErrorCategory::Truncated,
+        ErrorCategory::Format,
+        ErrorCategory::InvalidArgument,
+        ErrorCategory::State,
+        ErrorCategory::Limit,
+        ErrorCategory::Unsupported,
+        ErrorCategory::Internal,
+    ];
+
+    /// The category's stable name in snake case (`"not_found"`, `"io"`, ...), the
+    /// same in every language.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorCategory::NotFound => "not_found",
+            ErrorCategory::Io => "io",
+            ErrorCategory::Truncated => "truncated",
+            ErrorCategory::Format => "format",
+            ErrorCategory::InvalidArgument => "invalid_argument",
+            ErrorCategory::State => "state",
+            ErrorCategory::Limit => "limit",
+            ErrorCategory::Unsupported => "unsupported",
+            ErrorCategory::Internal => "internal",
+        }
+    }
+
+    /// The category with this stable number, if any.
+    pub fn from_number(n: i32) -> Option<ErrorCategory> {
+        ErrorCategory::ALL.into_iter().find(|c| *c as i32 == n)
     }
 }
 
-/// An error on its way out of the library: a status for programs, a message for people.
+/// The category of a status. `HURRAY_OK` has none and, like a status this build
+/// does not know, gives [`ErrorCategory::Internal`] (callers ask only about errors
+/// the library returned).
+pub fn category(status: HurrayStatus) -> ErrorCategory {
+    STATUSES
+        .iter()
+        .find(|r| r.value == status)
+        .and_then(|r| r.category)
+        .unwrap_or(ErrorCategory::Internal)
+}
+
+// Category numbers as C constants (`ErrorCategory as i32`); `category_constants_match`
+// below keeps them in step with the enum.
+/// [`ErrorCategory::NotFound`].
+pub const HURRAY_CATEGORY_NOT_FOUND: i32 = 1;
+/// [`ErrorCategory::Io`].
+pub const HURRAY_CATEGORY_IO: i32 = 2;
+/// [`ErrorCategory::Truncated`].
+pub const HURRAY_CATEGORY_TRUNCATED: i32 = 3;
+/// [`ErrorCategory::Format`].
+pub const HURRAY_CATEGORY_FORMAT: i32 = 4;
+/// [`ErrorCategory::InvalidArgument`].
+pub const HURRAY_CATEGORY_INVALID_ARGUMENT: i32 = 5;
+/// [`ErrorCategory::State`].
+pub const HURRAY_CATEGORY_STATE: i32 = 6;
+/// [`ErrorCategory::Limit`].
+pub const HURRAY_CATEGORY_LIMIT: i32 = 7;
+/// [`ErrorCategory::Unsupported`].
+pub const HURRAY_CATEGORY_UNSUPPORTED: i32 = 8;
+/// [`ErrorCategory::Internal`].
+pub const HURRAY_CATEGORY_INTERNAL: i32 = 9;
+
+/// An error on its way out of the library: a status for programs, a message for
+/// people, and the operating system's error number when the OS reported it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FfiError {
     /// The status code.
     pub status: HurrayStatus,
     /// Human detail: which rule, which byte offset.
     pub message: String,
+    /// `errno` of the I/O error behind this one (see [`FfiError::os_error`]).
+    os_error: Option<i32>,
 }
 
 /// How every buffer-content error's message starts (`HURRAY_ERR_FORMAT`, from
@@ -102,12 +236,37 @@ impl FfiError {
         self.status == HURRAY_ERR_FORMAT && self.message.starts_with(CONTENT_ERROR_PREFIX)
     }
 
-    /// An error with this status and message.
+    /// An error with this status and message (and no OS error number).
     pub fn new(status: HurrayStatus, message: impl Into<String>) -> FfiError {
         FfiError {
             status,
             message: message.into(),
+            os_error: None,
         }
+    }
+
+    /// This error's [`ErrorCategory`].
+    pub fn category(&self) -> ErrorCategory {
+        category(self.status)
+    }
+
+    /// The operating system's error number (`errno`, e.g. `ENOENT` 2, `EISDIR` 21 on
+    /// Linux) when the error came from an OS call; `None` otherwise.
+    pub fn os_error(&self) -> Option<i32> {
+        self.os_error
+    }
+
+    /// This error with `os_error` recorded as its OS error number.
+    pub fn with_os_error(mut self, os_error: Option<i32>) -> FfiError {
+        self.os_error = os_error;
+        self
+    }
+
+    /// This error with its message prefixed by `path` (`"<path>: <message>"`), so the
+    /// message of a failed file open names the file.
+    pub fn with_path(mut self, path: &str) -> FfiError {
+        self.message = format!("{path}: {}", self.message);
+        self
     }
     /// `HURRAY_ERR_NULL_POINTER` naming the argument.
     pub fn null(arg: &str) -> FfiError {
@@ -151,7 +310,11 @@ impl From<hurray_io::Error> for FfiError {
             } => HURRAY_ERR_INVALID_SYNC_MODE,
             _ => HURRAY_ERR_FORMAT,
         };
-        FfiError::new(status, e.to_string())
+        let os_error = match &e {
+            Error::Io(io) => io.raw_os_error(),
+            _ => None,
+        };
+        FfiError::new(status, e.to_string()).with_os_error(os_error)
     }
 }
 
@@ -160,13 +323,21 @@ pub type FfiResult<T> = Result<T, FfiError>;
 
 thread_local! {
     static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+    static LAST_OS_ERROR: Cell<i32> = const { Cell::new(0) };
 }
 
-/// Records `e` as this thread's last error and returns its status.
+/// Records `e` as this thread's last error (message and OS error number) and returns
+/// its status.
 pub(crate) fn set_last_error(e: &FfiError) -> HurrayStatus {
     let text = format!("{}: {}", status_name(e.status), e.message).replace('\0', "\\0");
     LAST_ERROR.with(|c| *c.borrow_mut() = CString::new(text).ok());
+    LAST_OS_ERROR.with(|c| c.set(e.os_error.unwrap_or(0)));
     e.status
+}
+
+/// The OS error number of this thread's last error, 0 when it had none.
+pub(crate) fn last_os_error() -> i32 {
+    LAST_OS_ERROR.with(|c| c.get())
 }
 
 /// The last error message of this thread as a C string, or NULL when none.
@@ -313,4 +484,73 @@ pub(crate) unsafe fn slice_in<'a, T>(p: *const T, len: u64, arg: &str) -> FfiRes
 /// does not apply.
 pub(crate) fn not_applicable(msg: impl Into<String>) -> FfiError {
     FfiError::new(HURRAY_ERR_NOT_APPLICABLE, msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn category_constants_match() {
+        let c = [
+            HURRAY_CATEGORY_NOT_FOUND,
+            HURRAY_CATEGORY_IO,
+            HURRAY_CATEGORY_TRUNCATED,
+            HURRAY_CATEGORY_FORMAT,
+            HURRAY_CATEGORY_INVALID_ARGUMENT,
+            HURRAY_CATEGORY_STATE,
+            HURRAY_CATEGORY_LIMIT,
+            HURRAY_CATEGORY_UNSUPPORTED,
+            HURRAY_CATEGORY_INTERNAL,
+        ];
+        let e: Vec<i32> = ErrorCategory::ALL.iter().map(|c| *c as i32).collect();
+        assert_eq!(e, c);
+        assert_eq!(
+            ErrorCategory::from_number(3),
+            Some(ErrorCategory::Truncated)
+        );
+        assert_eq!(ErrorCategory::from_number(0), None);
+        assert_eq!(ErrorCategory::from_number(10), None);
+    }
+
+    #[test]
+    fn statuses_have_their_categories() {
+        assert_eq!(category(HURRAY_ERR_FILE_NOT_FOUND), ErrorCategory::NotFound);
+        assert_eq!(category(HURRAY_ERR_NOT_FOUND), ErrorCategory::NotFound);
+        assert_eq!(category(HURRAY_ERR_IO), ErrorCategory::Io);
+        assert_eq!(category(HURRAY_ERR_TRUNCATED), ErrorCategory::Truncated);
+        assert_eq!(category(HURRAY_ERR_DESCRIPTOR), ErrorCategory::Format);
+        assert_eq!(category(HURRAY_ERR_FORMAT), ErrorCategory::Format);
+        assert_eq!(
+            category(HURRAY_ERR_NULL_POINTER),
+            ErrorCategory::InvalidArgument
+        );
+        assert_eq!(category(HURRAY_ERR_STATE), ErrorCategory::State);
+        assert_eq!(category(HURRAY_ERR_LIMIT), ErrorCategory::Limit);
+        assert_eq!(
+            category(HURRAY_ERR_NOT_APPLICABLE),
+            ErrorCategory::Unsupported
+        );
+        assert_eq!(category(HURRAY_ERR_INTERNAL_PANIC), ErrorCategory::Internal);
+        assert_eq!(category(-12345), ErrorCategory::Internal);
+        assert_eq!(ErrorCategory::InvalidArgument.name(), "invalid_argument");
+    }
+
+    #[test]
+    fn io_errors_keep_errno() {
+        let io = std::io::Error::from_raw_os_error(21);
+        let e = FfiError::from(hurray_io::Error::Io(io));
+        assert_eq!((e.status, e.os_error()), (HURRAY_ERR_IO, Some(21)));
+        assert_eq!(e.category(), ErrorCategory::Io);
+        let nf = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e = FfiError::from(hurray_io::Error::Io(nf));
+        assert_eq!((e.status, e.os_error()), (HURRAY_ERR_FILE_NOT_FOUND, None));
+        let e = FfiError::from(hurray_io::Error::format(
+            hurray_io::FormatRule::Truncated,
+            7,
+            "x",
+        ));
+        assert_eq!(e.category(), ErrorCategory::Truncated);
+        assert_eq!(e.with_path("/a/b").message, "/a/b: Truncated at byte 7: x");
+    }
 }

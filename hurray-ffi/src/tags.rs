@@ -226,3 +226,118 @@ pub const HURRAY_STAT_VALUE_STATS_VALID: u32 = 0x08;
 pub const HURRAY_STAT_NM_SPARSITY_VALID: u32 = 0x10;
 /// `has_nan`, `has_inf` are valid.
 pub const HURRAY_STAT_NAN_INF_VALID: u32 = 0x20;
+
+// ---- lookups over `hurray_core::tables` (the one declaration of every enumeration)
+
+use crate::status::{boundary, need, put, FfiError, HurrayStatus, HURRAY_ERR_NOT_FOUND};
+use hurray_core::tables;
+use std::ffi::{c_char, CString};
+use std::sync::OnceLock;
+
+/// 256 NUL-terminated names, one per tag, built once: static strings for C.
+fn names_of(cell: &'static OnceLock<Vec<CString>>, name: fn(u8) -> String) -> &'static [CString] {
+    cell.get_or_init(|| {
+        (0..=255u8)
+            .map(|t| CString::new(name(t)).expect("tag names hold no NUL"))
+            .collect()
+    })
+}
+
+/// The name of element type `tag`: the spec's name (`"float32"`), `"private(0xf3)"`
+/// for a private tag (`0xF0`–`0xFE`), `"unknown(0x2a)"` for any other tag; the same
+/// text every binding renders. Ownership: borrowed static string; never NULL.
+#[no_mangle]
+pub extern "C" fn hurray_type_name(tag: u8) -> *const c_char {
+    static NAMES: OnceLock<Vec<CString>> = OnceLock::new();
+    names_of(&NAMES, tables::type_name)[usize::from(tag)].as_ptr()
+}
+
+/// Bits per element of element type `tag` (1 for bool, 4 for int4, 6 for the float6
+/// types, 128 for complex128).
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER` when `out_bits` is NULL; `HURRAY_ERR_NOT_FOUND`
+/// for a private or unknown tag (a private type's size is in its extension-type
+/// section).
+///
+/// Ownership: `*out_bits` written by value; nothing to free.
+///
+/// # Safety
+/// `out_bits` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_type_bits(tag: u8, out_bits: *mut u32) -> HurrayStatus {
+    boundary(|| {
+        need(out_bits, "out_bits")?;
+        let row = tables::element_type(tag).ok_or_else(|| {
+            FfiError::new(
+                HURRAY_ERR_NOT_FOUND,
+                format!("element type {} has no fixed width", tables::type_name(tag)),
+            )
+        })?;
+        // SAFETY: checked non-null; writable per the caller.
+        unsafe { put(out_bits, "out_bits", row.bits) }
+    })
+}
+
+/// The tag of the element type named `name` (`"bfloat16"` gives `0x02`).
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_INVALID_ARGUMENT` when `name` is
+/// not UTF-8; `HURRAY_ERR_NOT_FOUND` for a name that is no element type.
+///
+/// Ownership: `name` borrowed for the call; `*out_tag` written by value.
+///
+/// # Safety
+/// `name` NULL or a NUL-terminated string; `out_tag` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_type_from_name(
+    name: *const c_char,
+    out_tag: *mut u8,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let name = unsafe { crate::file::str_in(name, "name")? };
+        need(out_tag, "out_tag")?;
+        let row = tables::element_type_named(name).ok_or_else(|| {
+            FfiError::new(
+                HURRAY_ERR_NOT_FOUND,
+                format!("no element type is named {name:?}"),
+            )
+        })?;
+        // SAFETY: checked non-null; writable per the caller.
+        unsafe { put(out_tag, "out_tag", row.tag) }
+    })
+}
+
+/// The name of layout `tag`: the spec's name (`"csr"`), `"private(0xf3)"` for a
+/// private extension tag, `"unknown(0x2a)"` for any other tag.
+/// Ownership: borrowed static string; never NULL.
+#[no_mangle]
+pub extern "C" fn hurray_layout_name(tag: u8) -> *const c_char {
+    static NAMES: OnceLock<Vec<CString>> = OnceLock::new();
+    names_of(&NAMES, tables::layout_name)[usize::from(tag)].as_ptr()
+}
+
+/// The tag of the layout named `name` (`"block_paged"` gives `0x0A`).
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_INVALID_ARGUMENT` when `name` is
+/// not UTF-8; `HURRAY_ERR_NOT_FOUND` for a name that is no layout.
+///
+/// Ownership: `name` borrowed for the call; `*out_tag` written by value.
+///
+/// # Safety
+/// `name` NULL or a NUL-terminated string; `out_tag` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_layout_from_name(
+    name: *const c_char,
+    out_tag: *mut u8,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let name = unsafe { crate::file::str_in(name, "name")? };
+        need(out_tag, "out_tag")?;
+        let tag = tables::layout_named(name).ok_or_else(|| {
+            FfiError::new(HURRAY_ERR_NOT_FOUND, format!("no layout is named {name:?}"))
+        })?;
+        // SAFETY: checked non-null; writable per the caller.
+        unsafe { put(out_tag, "out_tag", tag) }
+    })
+}

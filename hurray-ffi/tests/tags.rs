@@ -251,3 +251,36 @@ fn quantization_and_section_enumerations() {
         ]
     );
 }
+
+/// The C lookups over `hurray_core::tables`: names (unknown and private tags in the
+/// one shared form), widths, tags from names.
+#[test]
+fn type_and_layout_lookups() {
+    use hurray_ffi::tags::*;
+    use std::ffi::{CStr, CString};
+    let s = |p: *const std::ffi::c_char| unsafe { CStr::from_ptr(p) }.to_str().unwrap();
+    assert_eq!(s(hurray_type_name(0x03)), "float32");
+    assert_eq!(s(hurray_type_name(0x2a)), "unknown(0x2a)");
+    assert_eq!(s(hurray_type_name(0xf3)), "private(0xf3)");
+    assert_eq!(s(hurray_layout_name(0x0a)), "block_paged");
+    assert_eq!(s(hurray_layout_name(0x2a)), "unknown(0x2a)");
+    let mut bits = 0u32;
+    assert_eq!(unsafe { hurray_type_bits(HURRAY_TYPE_FLOAT6_E2M3, &mut bits) }, 0);
+    assert_eq!(bits, 6);
+    assert_eq!(unsafe { hurray_type_bits(0x2a, &mut bits) }, hurray_ffi::HURRAY_ERR_NOT_FOUND);
+    let mut tag = 0u8;
+    let name = CString::new("uint4").unwrap();
+    assert_eq!(unsafe { hurray_type_from_name(name.as_ptr(), &mut tag) }, 0);
+    assert_eq!(tag, HURRAY_TYPE_UINT4);
+    let name = CString::new("coo").unwrap();
+    assert_eq!(unsafe { hurray_layout_from_name(name.as_ptr(), &mut tag) }, 0);
+    assert_eq!(tag, HURRAY_LAYOUT_COO);
+    let name = CString::new("float").unwrap();
+    assert_eq!(
+        unsafe { hurray_type_from_name(name.as_ptr(), &mut tag) },
+        hurray_ffi::HURRAY_ERR_NOT_FOUND
+    );
+    for r in hurray_core::tables::ELEMENT_TYPES {
+        assert_eq!(s(hurray_type_name(r.tag)), r.name);
+    }
+}

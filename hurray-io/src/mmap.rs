@@ -20,6 +20,20 @@ pub struct MappedFile {
     map: Option<memmap2::MmapMut>,
 }
 
+/// The error of opening a directory as a file: the OS's `EISDIR` where the platform
+/// has it (so `raw_os_error` reports it), else the `IsADirectory` kind.
+pub(crate) fn is_a_directory() -> io::Error {
+    #[cfg(unix)]
+    {
+        // EISDIR is 21 on Linux, the BSDs and macOS.
+        io::Error::from_raw_os_error(21)
+    }
+    #[cfg(not(unix))]
+    {
+        io::Error::new(io::ErrorKind::IsADirectory, "Is a directory")
+    }
+}
+
 impl MappedFile {
     /// Maps the whole file at `path`.
     ///
@@ -28,7 +42,8 @@ impl MappedFile {
     /// pages fault (`SIGBUS`), and writes by others may show through pages this
     /// process has not copied.
     ///
-    /// Errors: the I/O error of opening, measuring or mapping the file.
+    /// Errors: the I/O error of opening, measuring or mapping the file; a directory
+    /// gives `EISDIR` (kind `IsADirectory`, "Is a directory").
     pub fn open(path: &Path) -> io::Result<MappedFile> {
         let file = File::open(path)?;
         Self::from_file(&file)
@@ -37,9 +52,15 @@ impl MappedFile {
     /// Maps the whole of an open file (which may be closed afterwards; the mapping
     /// stays valid).
     ///
-    /// Errors: the I/O error of measuring or mapping the file.
+    /// Errors: the I/O error of measuring or mapping the file; a directory gives
+    /// `EISDIR` (kind `IsADirectory`).
     pub fn from_file(file: &File) -> io::Result<MappedFile> {
-        if file.metadata()?.len() == 0 {
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            // Mapping a directory fails with ENODEV ("No such device"); say what it is.
+            return Err(is_a_directory());
+        }
+        if meta.len() == 0 {
             // Nothing to map (and some platforms refuse empty mappings).
             return Ok(MappedFile { map: None });
         }

@@ -960,6 +960,58 @@ fn too_small_files() {
     }
 }
 
+#[test]
+fn a_file_cut_short_is_truncated_not_a_bad_magic() {
+    let b = base();
+    // Every cut past header + trailer size: inside data, padding, KV, index, trailer.
+    let mut truncated = 0;
+    for n in 104..b.len() {
+        let e = open_err(&b[..n]);
+        let (rule, at) = rule_at(&e);
+        if rule == FormatRule::Truncated {
+            assert_eq!(at, n as u64, "{e}");
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("Truncated at byte {n}: the file ends at byte {n}")),
+                "{e}"
+            );
+            truncated += 1;
+        } else {
+            // The cut left a byte of "HRRY" in its place at the new end (or the
+            // whole of it: a descriptor's magic, then another rule fails).
+            let tail = &b[n - 4..n];
+            assert!(
+                tail.iter().zip(b"HRRY").any(|(a, m)| a == m),
+                "{n}: {e} (tail {tail:02x?})"
+            );
+        }
+    }
+    // Nearly every cut is reported as truncation, and every cut inside the trailer.
+    let cuts = b.len() - 104;
+    assert!(truncated * 100 >= cuts * 95, "{truncated} of {cuts}");
+    for k in 1..=3 {
+        assert_eq!(
+            rule_at(&open_err(&b[..b.len() - k])).0,
+            FormatRule::Truncated
+        );
+    }
+}
+
+#[test]
+fn a_directory_is_reported_as_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = FileReader::open(dir.path()).expect_err("a directory is not a file");
+    match &e {
+        Error::Io(io) => {
+            assert_eq!(io.kind(), std::io::ErrorKind::IsADirectory, "{e}");
+            #[cfg(unix)]
+            assert_eq!(io.raw_os_error(), Some(21), "{e}");
+        }
+        other => panic!("expected an I/O error, got {other}"),
+    }
+    assert!(!e.to_string().contains("No such device"), "{e}");
+}
+
 // ------------------------------------------------ limits
 
 #[test]

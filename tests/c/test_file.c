@@ -611,6 +611,86 @@ static void test_open_with_options(void) {
     CHECK(released_count(&rel) == 1);
 }
 
+/* Opens `path`, expects `status`, `category`, `os_error` and a message naming the path
+ * and containing `needle`. */
+static void check_open_fails(const char *path, HurrayStatus status, int32_t category,
+                             int32_t os_error, const char *needle) {
+    HurrayFileReader *r = NULL;
+    CHECK_ERR(status, hurray_file_reader_open(path, &r));
+    CHECK(r == NULL);
+    const char *m = hurray_last_error_message();
+    if (!strstr(m, path) || !strstr(m, needle)) {
+        fprintf(stderr, "message %s lacks %s or %s\n", m, path, needle);
+    }
+    CHECK(strstr(m, path) != NULL);
+    CHECK(strstr(m, needle) != NULL);
+    CHECK(hurray_last_error_os_error() == os_error);
+    int32_t c = 0;
+    CHECK_OK(hurray_status_category(status, &c));
+    CHECK(c == category);
+}
+
+/* The five bad inputs every binding is tested with: missing path, directory, empty
+ * file, truncated file, random bytes. */
+static void test_five_bad_inputs(void) {
+    char path[4096];
+    join_path(path, sizeof path, tmp_dir(), "five-missing.hrry");
+    unlink(path);
+    check_open_fails(path, HURRAY_ERR_FILE_NOT_FOUND, HURRAY_CATEGORY_NOT_FOUND, 2,
+                     "No such file");
+    check_open_fails(tmp_dir(), HURRAY_ERR_IO, HURRAY_CATEGORY_IO, 21, "Is a directory");
+
+    join_path(path, sizeof path, tmp_dir(), "five-empty.hrry");
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    fclose(f);
+    check_open_fails(path, HURRAY_ERR_TRUNCATED, HURRAY_CATEGORY_TRUNCATED, 0,
+                     "Truncated at byte 0");
+    unlink(path);
+
+    join_path(path, sizeof path, tmp_dir(), "five-random.hrry");
+    f = fopen(path, "wb");
+    CHECK(f != NULL);
+    uint32_t x = 12345;
+    for (int i = 0; i < 4096; i++) {
+        x = x * 1103515245u + 12345u;
+        fputc((int)(x >> 24), f);
+    }
+    fclose(f);
+    check_open_fails(path, HURRAY_ERR_FORMAT, HURRAY_CATEGORY_FORMAT, 0, "Magic at byte 0");
+    unlink(path);
+
+    const char *dir = env_or_null("HURRAY_CONFORMANCE_DIR");
+    if (dir) {
+        char src[4096];
+        join_path(src, sizeof src, dir, "files/basic.hrry");
+        size_t len = 0;
+        char *bytes = read_whole(src, &len);
+        CHECK(bytes != NULL && len > 200);
+        join_path(path, sizeof path, tmp_dir(), "five-truncated.hrry");
+        f = fopen(path, "wb");
+        CHECK(f != NULL);
+        CHECK(fwrite(bytes, 1, len - 61, f) == len - 61);
+        fclose(f);
+        char needle[64];
+        snprintf(needle, sizeof needle, "Truncated at byte %zu", len - 61);
+        check_open_fails(path, HURRAY_ERR_TRUNCATED, HURRAY_CATEGORY_TRUNCATED, 0, needle);
+        unlink(path);
+        free(bytes);
+    }
+
+    /* Category lookups. */
+    int32_t c = -1;
+    CHECK_ERR(HURRAY_ERR_INVALID_ARGUMENT, hurray_status_category(HURRAY_OK, &c));
+    CHECK_ERR(HURRAY_ERR_NULL_POINTER, hurray_status_category(HURRAY_ERR_IO, NULL));
+    CHECK_OK(hurray_status_category(-12345, &c));
+    CHECK(c == HURRAY_CATEGORY_INTERNAL);
+    CHECK(strcmp(hurray_error_category_name(HURRAY_CATEGORY_NOT_FOUND), "not_found") == 0);
+    CHECK(strcmp(hurray_error_category_name(HURRAY_CATEGORY_INVALID_ARGUMENT),
+                 "invalid_argument") == 0);
+    CHECK(strcmp(hurray_error_category_name(0), "unknown") == 0);
+}
+
 int main(void) {
     RUN(test_basic_hrry);
     RUN(test_open_with_options);
@@ -618,5 +698,6 @@ int main(void) {
     RUN(test_write_read_own_memory);
     RUN(test_abandoned_writer_leaves_no_file);
     RUN(test_file_errors);
+    RUN(test_five_bad_inputs);
     END_TESTS();
 }

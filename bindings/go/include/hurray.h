@@ -52,6 +52,33 @@ typedef struct HurrayBufferPool HurrayBufferPool;
 // anything else. Bumped whenever any exported signature or frozen prefix changes.
 #define HURRAY_C_ABI_VERSION 10
 
+// [`ErrorCategory::NotFound`].
+#define HURRAY_CATEGORY_NOT_FOUND 1
+
+// [`ErrorCategory::Io`].
+#define HURRAY_CATEGORY_IO 2
+
+// [`ErrorCategory::Truncated`].
+#define HURRAY_CATEGORY_TRUNCATED 3
+
+// [`ErrorCategory::Format`].
+#define HURRAY_CATEGORY_FORMAT 4
+
+// [`ErrorCategory::InvalidArgument`].
+#define HURRAY_CATEGORY_INVALID_ARGUMENT 5
+
+// [`ErrorCategory::State`].
+#define HURRAY_CATEGORY_STATE 6
+
+// [`ErrorCategory::Limit`].
+#define HURRAY_CATEGORY_LIMIT 7
+
+// [`ErrorCategory::Unsupported`].
+#define HURRAY_CATEGORY_UNSUPPORTED 8
+
+// [`ErrorCategory::Internal`].
+#define HURRAY_CATEGORY_INTERNAL 9
+
 // `float16`: IEEE binary16.
 #define HURRAY_TYPE_FLOAT16 1
 
@@ -851,6 +878,8 @@ typedef struct HurrayStreamLimits {
 // A bug: the library panicked. The process continues; the object involved may be unusable.
 #define HURRAY_ERR_INTERNAL_PANIC -100
 
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -868,6 +897,32 @@ const char *hurray_last_error_message(void);
 // The name of a status code (`"HURRAY_ERR_NULL_POINTER"`), or
 // `"HURRAY_UNKNOWN_STATUS"`. Ownership: borrowed static string; never NULL.
 const char *hurray_status_name(HurrayStatus status);
+
+// The [`ErrorCategory`] of a status (`HURRAY_CATEGORY_*`, stable numbers): what
+// kind of failure it is, for mapping to a language's conventions. A status this
+// build does not know gives `HURRAY_CATEGORY_INTERNAL`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` when `out_category` is NULL;
+// `HURRAY_ERR_INVALID_ARGUMENT` for `HURRAY_OK` (success has no category).
+//
+// Ownership: `*out_category` written by value; nothing to free.
+//
+// # Safety
+// `out_category` NULL or writable.
+HurrayStatus hurray_status_category(HurrayStatus status, int32_t *out_category);
+
+// The stable snake-case name of an error category (`"not_found"`, `"io"`,
+// `"truncated"`, `"format"`, `"invalid_argument"`, `"state"`, `"limit"`,
+// `"unsupported"`, `"internal"`), or `"unknown"` for a number that is none.
+// Ownership: borrowed static string; never NULL.
+const char *hurray_error_category_name(int32_t category);
+
+// The operating system's error number (`errno`: `ENOENT`, `EISDIR`, ...) of the
+// calling thread's last error, or 0 when that error did not come from the OS (or
+// no call on this thread has failed). Set together with
+// `hurray_last_error_message`. Never fails.
+// Ownership: returns a value; nothing to free.
+int32_t hurray_last_error_os_error(void);
 
 // Number of live handles created by this copy of the library (tensors, descriptors,
 // buffers, lists, items, decoders, encoders, readers, writers, and the descriptor,
@@ -1991,6 +2046,51 @@ HurrayStatus hurray_buffer_pool_destroy(HurrayBufferPool **pool);
 // `decoder` NULL or live; `pool` NULL or live.
 HurrayStatus hurray_stream_decoder_set_pool(HurrayStreamDecoder *decoder,
                                             const HurrayBufferPool *pool);
+
+// The name of element type `tag`: the spec's name (`"float32"`), `"private(0xf3)"`
+// for a private tag (`0xF0`–`0xFE`), `"unknown(0x2a)"` for any other tag; the same
+// text every binding renders. Ownership: borrowed static string; never NULL.
+const char *hurray_type_name(uint8_t tag);
+
+// Bits per element of element type `tag` (1 for bool, 4 for int4, 6 for the float6
+// types, 128 for complex128).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` when `out_bits` is NULL; `HURRAY_ERR_NOT_FOUND`
+// for a private or unknown tag (a private type's size is in its extension-type
+// section).
+//
+// Ownership: `*out_bits` written by value; nothing to free.
+//
+// # Safety
+// `out_bits` NULL or writable.
+HurrayStatus hurray_type_bits(uint8_t tag, uint32_t *out_bits);
+
+// The tag of the element type named `name` (`"bfloat16"` gives `0x02`).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_INVALID_ARGUMENT` when `name` is
+// not UTF-8; `HURRAY_ERR_NOT_FOUND` for a name that is no element type.
+//
+// Ownership: `name` borrowed for the call; `*out_tag` written by value.
+//
+// # Safety
+// `name` NULL or a NUL-terminated string; `out_tag` NULL or writable.
+HurrayStatus hurray_type_from_name(const char *name, uint8_t *out_tag);
+
+// The name of layout `tag`: the spec's name (`"csr"`), `"private(0xf3)"` for a
+// private extension tag, `"unknown(0x2a)"` for any other tag.
+// Ownership: borrowed static string; never NULL.
+const char *hurray_layout_name(uint8_t tag);
+
+// The tag of the layout named `name` (`"block_paged"` gives `0x0A`).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_INVALID_ARGUMENT` when `name` is
+// not UTF-8; `HURRAY_ERR_NOT_FOUND` for a name that is no layout.
+//
+// Ownership: `name` borrowed for the call; `*out_tag` written by value.
+//
+// # Safety
+// `name` NULL or a NUL-terminated string; `out_tag` NULL or writable.
+HurrayStatus hurray_layout_from_name(const char *name, uint8_t *out_tag);
 
 // Makes a tensor from descriptor bytes, a buffer list and an owner.
 //

@@ -19,6 +19,17 @@ pub struct Trailer {
     pub index_crc32c: u32,
 }
 
+/// True when `last4` (a file's last 4 bytes, not `HRRY`) looks like the end of a
+/// file cut short rather than a damaged trailer magic: no byte of the magic is in
+/// its place (data, padding or a descriptor end the file), or the file ends with the
+/// first 1 to 3 bytes of the magic (cut inside it). A damaged magic keeps most of
+/// its bytes in place.
+fn looks_cut(last4: &[u8]) -> bool {
+    let none_in_place = last4.iter().zip(TRAILER_MAGIC).all(|(a, b)| *a != b);
+    let cut_inside = (1..4).any(|k| last4[4 - k..] == TRAILER_MAGIC[..k]);
+    none_in_place || cut_inside
+}
+
 impl Trailer {
     /// The 40 trailer bytes.
     pub fn encode(&self) -> [u8; TRAILER_LEN] {
@@ -37,7 +48,10 @@ impl Trailer {
     /// reserved bytes, the CRC field when the flag is clear (§14 item 8), and the
     /// consistency of the KV fields with `HAS_KV_METADATA` (item 29).
     ///
-    /// Errors: `Truncated` unless 40 bytes, `Magic` at `at + 36`, `ReservedNonZero` at
+    /// Errors: `Truncated` unless 40 bytes; `Truncated` at `at + 40` (the end of the
+    /// file) when the last 4 bytes look like a file cut short (no byte of `HRRY` in
+    /// its place, or ending with `H`, `HR` or `HRR`), else `Magic` at `at + 36` (a
+    /// damaged magic); `ReservedNonZero` at
     /// `at + 32..36`, `CrcWithoutFlag` at `at + 28`, `KvPresence` at `at + 16`.
     pub fn parse(bytes: &[u8], at: u64, file_flags: u32) -> Result<Trailer> {
         if bytes.len() != TRAILER_LEN {
@@ -48,6 +62,18 @@ impl Trailer {
             ));
         }
         if bytes[36..40] != TRAILER_MAGIC {
+            let end = at + TRAILER_LEN as u64;
+            if looks_cut(&bytes[36..40]) {
+                return Err(Error::format(
+                    FormatRule::Truncated,
+                    end,
+                    format_args!(
+                        "the file ends at byte {end} without its trailer (last 4 bytes \
+                         {:02x?}, not the trailer magic \"HRRY\"): it was cut short",
+                        &bytes[36..40]
+                    ),
+                ));
+            }
             return Err(Error::format(
                 FormatRule::Magic,
                 at + 36,
