@@ -9,12 +9,15 @@
 //!   `ERR_HURRAY_UNSUPPORTED`, `ERR_HURRAY_INTERNAL` (and `ERR_HURRAY_IO` for an I/O
 //!   error without an errno).
 //!
+//! Categories come from hurray-ffi (`FfiError::category`, one table for every
+//! binding), the errno from `FfiError::os_error`.
+//!
 //! The message starts with the exact status name (`HURRAY_ERR_OUT_OF_RANGE: ...`)
 //! and then names the rule, byte offset or path.
 
 use std::ffi::CStr;
 
-use hurray_ffi::abi::{hurray_last_error_message, hurray_status_name};
+use hurray_ffi::abi::{hurray_last_error_message, hurray_last_error_os_error, hurray_status_name};
 use hurray_ffi::{HurrayStatus, HURRAY_ERR_FILE_NOT_FOUND};
 
 /// A JS error: `code` as the module comment says, the reason a human message.
@@ -22,30 +25,19 @@ pub type JsErr = napi::Error<String>;
 /// The result type of every exported function.
 pub type Result<T> = std::result::Result<T, JsErr>;
 
-/// The `error.code` of a status, given the OS error number behind it (if any).
+/// The `error.code` of a status, given the OS error number behind it (if any): the
+/// errno name, else `ERR_HURRAY_<CATEGORY>` of the status's category.
 fn node_code(status: HurrayStatus, os_errno: Option<i32>) -> String {
-    use hurray_ffi::*;
     if let Some(name) = os_errno.and_then(errno_name) {
         return name.to_string();
     }
-    let category = match status {
-        HURRAY_ERR_FILE_NOT_FOUND => return "ENOENT".to_string(),
-        HURRAY_ERR_NOT_FOUND => "NOT_FOUND",
-        HURRAY_ERR_IO => "IO",
-        HURRAY_ERR_TRUNCATED => "TRUNCATED",
-        HURRAY_ERR_DESCRIPTOR | HURRAY_ERR_FORMAT | HURRAY_ERR_INVALID_SYNC_MODE => "FORMAT",
-        HURRAY_ERR_NULL_POINTER
-        | HURRAY_ERR_INVALID_ARGUMENT
-        | HURRAY_ERR_OUT_OF_RANGE
-        | HURRAY_ERR_BUFFER_TOO_SMALL
-        | HURRAY_ERR_BUFFER_MISMATCH
-        | HURRAY_ERR_SYNC_MODE_MISMATCH => "INVALID_ARGUMENT",
-        HURRAY_ERR_STATE | HURRAY_ERR_DOUBLE_DESTROY => "STATE",
-        HURRAY_ERR_LIMIT => "LIMIT",
-        HURRAY_ERR_NOT_APPLICABLE | HURRAY_ERR_ABI_VERSION => "UNSUPPORTED",
-        _ => "INTERNAL",
-    };
-    format!("ERR_HURRAY_{category}")
+    if status == HURRAY_ERR_FILE_NOT_FOUND {
+        return "ENOENT".to_string();
+    }
+    format!(
+        "ERR_HURRAY_{}",
+        hurray_ffi::category(status).name().to_ascii_uppercase()
+    )
 }
 
 /// Node's name of an errno value (Linux numbering), for the errors a path can give.
@@ -65,21 +57,9 @@ fn errno_name(n: i32) -> Option<&'static str> {
     })
 }
 
-/// The OS error number a library message ends with (`... (os error 21)`), which the
-/// I/O errors of the library carry.
-fn os_errno_in(message: &str) -> Option<i32> {
-    let rest = &message[message.rfind("(os error ")? + "(os error ".len()..];
-    rest[..rest.find(')')?].parse().ok()
-}
-
 /// A JS error for `status` with `message` (which should start with the status name).
-fn error_of(status: HurrayStatus, message: String) -> JsErr {
-    let os = if status == HURRAY_ERR_FILE_NOT_FOUND || status == hurray_ffi::HURRAY_ERR_IO {
-        os_errno_in(&message)
-    } else {
-        None
-    };
-    napi::Error::new(node_code(status, os), message)
+fn error_of(status: HurrayStatus, os_errno: Option<i32>, message: String) -> JsErr {
+    napi::Error::new(node_code(status, os_errno), message)
 }
 
 /// `Ok(())` for `HURRAY_OK`; otherwise the error of the status with the calling
@@ -101,8 +81,10 @@ pub fn check(status: i32) -> Result<()> {
                 .into_owned(),
         )
     };
+    let os = Some(hurray_last_error_os_error()).filter(|&n| n != 0);
     Err(error_of(
         status,
+        os,
         if message.is_empty() { name } else { message },
     ))
 }
@@ -110,17 +92,18 @@ pub fn check(status: i32) -> Result<()> {
 /// A library error as a JS error; the message is the text the C ABI's last-error
 /// message carries (`"HURRAY_ERR_X: rule at byte N ..."`).
 pub fn ffi(e: hurray_ffi::FfiError) -> JsErr {
-    error_of(e.status, e.to_string())
+    error_of(e.status, e.os_error(), e.to_string())
 }
 
 /// An error for misuse the binding detects itself (a closed object, a bad argument),
 /// given the name of the C status that fits it (`"HURRAY_ERR_STATE"`, ...).
 pub fn err(status_name: &str, message: impl Into<String>) -> JsErr {
     // The status of the name (statuses are small negative numbers).
-    let status = (-1000..0)
-        .find(|&s| hurray_ffi::status_name(s) == status_name)
-        .unwrap_or(hurray_ffi::HURRAY_ERR_INTERNAL_PANIC);
-    error_of(status, format!("{status_name}: {}", message.into()))
+    let status = hurray_ffi::STATUSES
+        .iter()
+        .find(|s| s.name == status_name)
+        .map_or(hurray_ffi::HURRAY_ERR_INTERNAL_PANIC, |s| s.value);
+    error_of(status, None, format!("{status_name}: {}", message.into()))
 }
 
 /// The error of any call on a closed object: `code` `ERR_HURRAY_STATE`.
