@@ -18,10 +18,11 @@ use crate::handle::{self, kind, Handle, Header};
 use crate::item::HurrayItem;
 use crate::status::*;
 use crate::tensor::HurrayTensor;
+use hurray_io::file::ReadOptions;
 use hurray_io::file::{kv::tag, CrcStatus, KvArray, KvArrayRef, KvValue, KvValueRef};
 use hurray_io::{FileReader, FileWriter, WriteOptions};
 use std::ffi::{c_char, CStr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 // ---- KV value types (`file-format.md` §7.3)
 /// KV value type: UTF-8 string.
@@ -279,16 +280,183 @@ impl HurrayFileReader {
         &self.reader
     }
 
-    fn kv_value(&self, index: u64) -> FfiResult<KvValueRef<'_>> {
-        let kv = self.reader.kv();
-        usize::try_from(index)
-            .ok()
-            .and_then(|i| kv.get(i))
-            .map(|e| e.value)
-            .ok_or_else(|| out_of_range("KV entry", index, kv.len()))
+    /// Opens the file at `path`: memory-maps it (private, copy-on-write: writes to
+    /// tensor memory never reach the file) and validates header, trailer, index (CRC
+    /// included), KV, every descriptor and the composite structure under `options`'
+    /// limits, without reading payload bytes (`file-format.md`). The file must not be
+    /// truncated or modified by anyone while mapped. The face of
+    /// `hurray_file_reader_open_with`.
+    ///
+    /// Errors (`HURRAY_ERR_*`, the message starting with the path): `INVALID_ARGUMENT`
+    /// (empty path); `FILE_NOT_FOUND`; `IO`; `TRUNCATED`, `FORMAT`, `LIMIT`,
+    /// `DESCRIPTOR` (the message names the rule and the byte offset).
+    pub fn open(path: &Path, options: &ReadOptions) -> FfiResult<HurrayFileReader> {
+        if path.as_os_str().is_empty() {
+            return Err(FfiError::new(
+                HURRAY_ERR_INVALID_ARGUMENT,
+                "`path` is empty",
+            ));
+        }
+        let r = FileReader::open_with(path, options)
+            .map_err(|e| FfiError::from(e).with_path(&path.display().to_string()))?;
+        Ok(HurrayFileReader::new(r))
     }
 
-    fn info(&self) -> HurrayFileInfo {
+    /// Number of tensors in the index (composite heads and members included).
+    pub fn tensor_count(&self) -> u64 {
+        self.reader.len() as u64
+    }
+
+    /// The name of tensor `i` in index order (UTF-8, borrowed from the mapping).
+    ///
+    /// Errors: `HURRAY_ERR_OUT_OF_RANGE` (`i` >= [`tensor_count`](Self::tensor_count)).
+    pub fn tensor_name(&self, i: u64) -> FfiResult<&str> {
+        usize::try_from(i)
+            .ok()
+            .and_then(|k| self.reader.catalog().entry(k))
+            .map(|e| e.name)
+            .ok_or_else(|| out_of_range("tensor", i, self.reader.len()))
+    }
+
+    /// The descriptor of the tensor named `name`, decoded from the file without
+    /// reading its data (owned: a new handle each call).
+    ///
+    /// Errors: `HURRAY_ERR_NOT_FOUND`.
+    pub fn descriptor(&self, name: &str) -> FfiResult<HurrayDescriptor> {
+        let d = self
+            .reader
+            .descriptor(name)
+            .ok_or_else(|| not_found("tensor", name))?;
+        HurrayDescriptor::new(d)
+    }
+
+    /// The tensor named `name`: its descriptor and zero-copy views of its buffers in
+    /// the mapping, each aligned as its descriptor declares. For a composite head this
+    /// is the head alone (no buffers); see [`item`](Self::item). The tensor holds a
+    /// reference to the mapping, so it outlives the reader.
+    ///
+    /// Errors: `HURRAY_ERR_NOT_FOUND`; `HURRAY_ERR_FORMAT` (strict readers: buffer
+    /// contents break a content rule, checked at the first lookup).
+    pub fn tensor(&self, name: &str) -> FfiResult<HurrayTensor> {
+        let t = self
+            .reader
+            .tensor(name)?
+            .ok_or_else(|| not_found("tensor", name))?;
+        HurrayTensor::from_io(t)
+    }
+
+    /// The item named `name`: a tensor, or for a composite head the whole composite
+    /// with its members (nested). Like tensors, it outlives the reader.
+    ///
+    /// Errors: those of [`tensor`](Self::tensor), for any tensor of the item.
+    pub fn item(&self, name: &str) -> FfiResult<HurrayItem> {
+        let i = self
+            .reader
+            .item(name)?
+            .ok_or_else(|| not_found("tensor", name))?;
+        HurrayItem::from_io(i)
+    }
+
+    /// Number of KV entries (0 when the file has no KV section).
+    pub fn kv_count(&self) -> u64 {
+        self.reader.kv().len() as u64
+    }
+
+    /// The key of KV entry `i` in file order (UTF-8, borrowed from the mapping).
+    ///
+    /// Errors: `HURRAY_ERR_OUT_OF_RANGE`.
+    pub fn kv_key(&self, i: u64) -> FfiResult<&str> {
+        let kv = self.reader.kv();
+        usize::try_from(i)
+            .ok()
+            .and_then(|k| kv.get(k))
+            .map(|e| e.key)
+            .ok_or_else(|| out_of_range("KV entry", i, kv.len()))
+    }
+
+    /// The index of the KV entry whose key is `key` (byte-exact), `None` when absent.
+    pub fn kv_find(&self, key: &str) -> Option<u64> {
+        self.reader.kv().position(key).map(|i| i as u64)
+    }
+
+    /// The value of KV entry `i`, decoded from the mapping on each call; strings,
+    /// bytes and array elements are borrowed from the mapping (`file-format.md` §7.3).
+    ///
+    /// Errors: `HURRAY_ERR_OUT_OF_RANGE`.
+    pub fn kv_value(&self, i: u64) -> FfiResult<KvValueRef<'_>> {
+        let kv = self.reader.kv();
+        usize::try_from(i)
+            .ok()
+            .and_then(|k| kv.get(k))
+            .map(|e| e.value)
+            .ok_or_else(|| out_of_range("KV entry", i, kv.len()))
+    }
+
+    /// Copies elements `[first, first + count)` of the int64, uint64, float64 or bool
+    /// array of KV entry `index` into `out` in their C form: 8 native-endian bytes
+    /// each (`int64_t`, `uint64_t`, `double`), or 1 byte (0 or 1) each for bool.
+    /// Reads a window of a huge array without memory for all of it; the first
+    /// `count * size` bytes of `out` are written, the rest untouched. Returns that
+    /// number of bytes.
+    ///
+    /// Errors: `HURRAY_ERR_OUT_OF_RANGE` (`index`, or a window past the array's end);
+    /// `HURRAY_ERR_NOT_APPLICABLE` (not an array of those types);
+    /// `HURRAY_ERR_BUFFER_TOO_SMALL` (`out` shorter than `count * size`; nothing
+    /// is written).
+    pub fn kv_array_window(
+        &self,
+        index: u64,
+        first: u64,
+        count: u64,
+        out: &mut [u8],
+    ) -> FfiResult<u64> {
+        let v = self.kv_value(index)?;
+        let a = v
+            .as_array()
+            .filter(|a| {
+                matches!(
+                    a.element_tag(),
+                    tag::INT64 | tag::UINT64 | tag::FLOAT64 | tag::BOOL
+                )
+            })
+            .ok_or_else(|| kv_wrong_type(&v, "numeric or bool array"))?;
+        let n = a.len() as u64;
+        if first.checked_add(count).is_none_or(|end| end > n) {
+            return Err(FfiError::new(
+                HURRAY_ERR_OUT_OF_RANGE,
+                format!("the window [{first}, +{count}) is past the array's {n} elements"),
+            ));
+        }
+        let size: usize = if a.element_tag() == tag::BOOL { 1 } else { 8 };
+        // count <= n, and n elements exist in memory: the product fits.
+        let bytes = count as usize * size;
+        if out.len() < bytes {
+            return Err(FfiError::new(
+                HURRAY_ERR_BUFFER_TOO_SMALL,
+                format!(
+                    "the window needs {bytes} bytes, the output holds {}",
+                    out.len()
+                ),
+            ));
+        }
+        for (k, dst) in out[..bytes].chunks_exact_mut(size).enumerate() {
+            // `first + k < n`: every element exists.
+            let x = a.get(first as usize + k).unwrap_or(KvValueRef::Bool(false));
+            let b: [u8; 8] = match x {
+                KvValueRef::Int64(x) => x.to_ne_bytes(),
+                KvValueRef::UInt64(x) => x.to_ne_bytes(),
+                KvValueRef::Float64(x) => x.to_ne_bytes(),
+                KvValueRef::Bool(b) => [u8::from(b), 0, 0, 0, 0, 0, 0, 0],
+                _ => [0; 8],
+            };
+            dst.copy_from_slice(&b[..size]);
+        }
+        Ok(bytes as u64)
+    }
+
+    /// File-level facts: version, flags, data alignment, CRC status, count hint,
+    /// section offsets and lengths, tensor and KV counts.
+    pub fn info(&self) -> HurrayFileInfo {
         let i = self.reader.info();
         let (crc_status, index_crc32c) = match i.crc {
             CrcStatus::Verified(v) => (HURRAY_CRC_VERIFIED, v),
@@ -403,7 +571,7 @@ pub unsafe extern "C" fn hurray_file_reader_tensor_count(
         // SAFETY: forwarded.
         let r = unsafe { handle::own(reader, "reader")? };
         // SAFETY: NULL reported, else writable.
-        unsafe { put(out, "out", r.reader.len() as u64) }
+        unsafe { put(out, "out", r.tensor_count()) }
     })
 }
 
@@ -427,10 +595,9 @@ pub unsafe extern "C" fn hurray_file_reader_tensor_name(
     boundary(|| {
         // SAFETY: forwarded.
         let r = unsafe { handle::own(reader, "reader")? };
-        let s = usize::try_from(index)
-            .ok()
-            .and_then(|i| r.text.name(&r.reader, i))
-            .ok_or_else(|| out_of_range("tensor", index, r.reader.len()))?;
+        r.tensor_name(index)?;
+        // The NUL-terminated copy C needs (the index is in range).
+        let s = r.text.name(&r.reader, index as usize).unwrap_or(b"\0");
         // SAFETY: forwarded.
         unsafe { put_str(s, out_name, out_len, "out_name") }
     })
@@ -458,12 +625,7 @@ pub unsafe extern "C" fn hurray_file_reader_descriptor(
         // SAFETY: forwarded.
         let name = unsafe { str_in(name, "name")? };
         need(out, "out")?;
-        let cat = r.reader.catalog();
-        let d = cat
-            .position(name)
-            .and_then(|i| cat.descriptor_at(i))
-            .ok_or_else(|| not_found("tensor", name))?;
-        let d = HurrayDescriptor::new(d)?;
+        let d = r.descriptor(name)?;
         // SAFETY: checked non-null.
         unsafe { put(out, "out", handle::into_raw(d)) }
     })
@@ -494,11 +656,7 @@ pub unsafe extern "C" fn hurray_file_reader_tensor(
         // SAFETY: forwarded.
         let name = unsafe { str_in(name, "name")? };
         need(out, "out")?;
-        let t = r
-            .reader
-            .tensor(name)?
-            .ok_or_else(|| not_found("tensor", name))?;
-        let t = HurrayTensor::from_io(t)?;
+        let t = r.tensor(name)?;
         // SAFETY: checked non-null.
         unsafe { put(out, "out", handle::into_raw(t)) }
     })
@@ -526,11 +684,7 @@ pub unsafe extern "C" fn hurray_file_reader_item(
         // SAFETY: forwarded.
         let name = unsafe { str_in(name, "name")? };
         need(out, "out")?;
-        let i = r
-            .reader
-            .item(name)?
-            .ok_or_else(|| not_found("tensor", name))?;
-        let i = HurrayItem::from_io(i)?;
+        let i = r.item(name)?;
         // SAFETY: checked non-null.
         unsafe { put(out, "out", handle::into_raw(i)) }
     })
@@ -553,7 +707,7 @@ pub unsafe extern "C" fn hurray_file_reader_kv_count(
         // SAFETY: forwarded.
         let r = unsafe { handle::own(reader, "reader")? };
         // SAFETY: NULL reported, else writable.
-        unsafe { put(out, "out", r.reader.kv().len() as u64) }
+        unsafe { put(out, "out", r.kv_count()) }
     })
 }
 
@@ -577,10 +731,9 @@ pub unsafe extern "C" fn hurray_file_reader_kv_key(
     boundary(|| {
         // SAFETY: forwarded.
         let r = unsafe { handle::own(reader, "reader")? };
-        let s = usize::try_from(index)
-            .ok()
-            .and_then(|i| r.text.key(&r.reader, i))
-            .ok_or_else(|| out_of_range("KV entry", index, r.reader.kv().len()))?;
+        r.kv_key(index)?;
+        // The NUL-terminated copy C needs (the index is in range).
+        let s = r.text.key(&r.reader, index as usize).unwrap_or(b"\0");
         // SAFETY: forwarded.
         unsafe { put_str(s, out_key, out_len, "out_key") }
     })
@@ -607,13 +760,9 @@ pub unsafe extern "C" fn hurray_file_reader_kv_find(
         // SAFETY: forwarded.
         let key = unsafe { str_in(key, "key")? };
         need(out_index, "out_index")?;
-        let i = r
-            .reader
-            .kv()
-            .position(key)
-            .ok_or_else(|| not_found("KV key", key))?;
+        let i = r.kv_find(key).ok_or_else(|| not_found("KV key", key))?;
         // SAFETY: checked non-null.
-        unsafe { put(out_index, "out_index", i as u64) }
+        unsafe { put(out_index, "out_index", i) }
     })
 }
 
@@ -1074,59 +1223,26 @@ pub unsafe extern "C" fn hurray_file_reader_kv_array_window(
     boundary(|| {
         // SAFETY: forwarded.
         let r = unsafe { handle::own(reader, "reader")? };
-        let v = r.kv_value(index)?;
-        let a = v
-            .as_array()
-            .filter(|a| {
-                matches!(
-                    a.element_tag(),
-                    tag::INT64 | tag::UINT64 | tag::FLOAT64 | tag::BOOL
+        let slice: &mut [u8] = if out.is_null() {
+            &mut []
+        } else {
+            let n = usize::try_from(out_size).map_err(|_| {
+                FfiError::new(
+                    HURRAY_ERR_INVALID_ARGUMENT,
+                    "`out_size` exceeds the address space",
                 )
-            })
-            .ok_or_else(|| kv_wrong_type(&v, "numeric or bool array"))?;
-        let n = a.len() as u64;
-        if first.checked_add(count).is_none_or(|end| end > n) {
-            return Err(FfiError::new(
-                HURRAY_ERR_OUT_OF_RANGE,
-                format!("the window [{first}, +{count}) is past the array's {n} elements"),
-            ));
+            })?;
+            // SAFETY: `out` is non-NULL and valid for `out_size` bytes of writes (the
+            // caller's contract); nothing else refers to it during the call.
+            unsafe { std::slice::from_raw_parts_mut(out.cast::<u8>(), n) }
+        };
+        match r.kv_array_window(index, first, count, slice) {
+            // A NULL `out` that claims room is a NULL pointer, not a small buffer.
+            Err(e) if e.status == HURRAY_ERR_BUFFER_TOO_SMALL && out.is_null() && out_size > 0 => {
+                Err(FfiError::null("out"))
+            }
+            r => r.map(|_| ()),
         }
-        let size: u64 = if a.element_tag() == tag::BOOL { 1 } else { 8 };
-        let bytes = count * size;
-        if out_size < bytes {
-            return Err(FfiError::new(
-                HURRAY_ERR_BUFFER_TOO_SMALL,
-                format!("the window needs {bytes} bytes, the output holds {out_size}"),
-            ));
-        }
-        if count == 0 {
-            return Ok(());
-        }
-        need(out, "out")?;
-        let out = out.cast::<u8>();
-        for k in 0..count {
-            // `first + k < n`: every element exists.
-            let x = a
-                .get((first + k) as usize)
-                .unwrap_or(KvValueRef::Bool(false));
-            let bytes: [u8; 8] = match x {
-                KvValueRef::Int64(x) => x.to_ne_bytes(),
-                KvValueRef::UInt64(x) => x.to_ne_bytes(),
-                KvValueRef::Float64(x) => x.to_ne_bytes(),
-                KvValueRef::Bool(b) => [u8::from(b), 0, 0, 0, 0, 0, 0, 0],
-                _ => [0; 8],
-            };
-            // SAFETY: `out` is valid for `out_size >= count * size` bytes (the
-            // caller's contract) and `k * size + size <= count * size`.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    bytes.as_ptr(),
-                    out.add((k * size) as usize),
-                    size as usize,
-                )
-            };
-        }
-        Ok(())
     })
 }
 
@@ -1267,8 +1383,85 @@ impl HurrayFileWriter {
         })
     }
 
-    fn add_kv(&mut self, key: &str, value: KvValue) -> FfiResult<()> {
+    /// Starts writing the file that will appear at `path` when
+    /// [`finish`](Self::finish)ed: bytes go to a temporary file beside it, renamed
+    /// over `path` at the end (durable unless `options.durable` is 0). Dropping the
+    /// writer unfinished abandons the file: nothing appears at `path`.
+    ///
+    /// Errors (`HURRAY_ERR_*`, the message starting with the path): `INVALID_ARGUMENT`
+    /// (empty path, an option flag not 0 or 1); `FORMAT` (an illegal
+    /// `data_buffer_alignment`); `FILE_NOT_FOUND` (the directory does not exist); `IO`.
+    pub fn create(path: &Path, options: &HurrayWriteOptions) -> FfiResult<HurrayFileWriter> {
+        if path.as_os_str().is_empty() {
+            return Err(FfiError::new(
+                HURRAY_ERR_INVALID_ARGUMENT,
+                "`path` is empty",
+            ));
+        }
+        let opts = options.to_options()?;
+        let w = FileWriter::create(path, opts)
+            .map_err(|e| FfiError::from(e).with_path(&path.display().to_string()))?;
+        Ok(HurrayFileWriter::new(w))
+    }
+
+    /// Writes `tensor` under `name` (UTF-8, 1..=65535 bytes, unique in the file): its
+    /// descriptor, padding, then its buffers, read during the call (the tensor stays
+    /// the caller's).
+    ///
+    /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` (a device buffer); `HURRAY_ERR_STATE`
+    /// (finished writer); `HURRAY_ERR_FORMAT` (empty or duplicate name, a composite
+    /// head: use [`write_item`](Self::write_item)); `HURRAY_ERR_BUFFER_MISMATCH`;
+    /// `HURRAY_ERR_IO` (the writer is then unusable: drop it).
+    pub fn write_tensor(&mut self, name: &str, tensor: &HurrayTensor) -> FfiResult<()> {
+        let t = tensor.to_io()?;
+        self.write_io_tensor(name, &t)
+    }
+
+    /// [`write_tensor`](Self::write_tensor) for a tensor already in hurray-io form
+    /// (a foreign tensor's borrowed views).
+    pub(crate) fn write_io_tensor(&mut self, name: &str, t: &hurray_io::Tensor) -> FfiResult<()> {
+        self.open()?.write_tensor(name, t).map_err(FfiError::from)
+    }
+
+    /// Writes `item` under `name`: a tensor, or a composite whose head gets `name`
+    /// and whose members get `name/0`, `name/1`, nested `name/1/0`, ... The whole
+    /// composite is validated before any byte of it is written.
+    ///
+    /// Errors: those of [`write_tensor`](Self::write_tensor), and `HURRAY_ERR_STATE`
+    /// (a composite with fewer members than its head declares), `HURRAY_ERR_FORMAT`
+    /// (a composite rule; the message names it).
+    pub fn write_item(&mut self, name: &str, item: &HurrayItem) -> FfiResult<()> {
+        let i = item.to_io()?;
+        let w = self.open()?;
+        match i {
+            hurray_io::Item::Tensor(t) => w.write_tensor(name, &t),
+            hurray_io::Item::Composite(c) => w.write_composite(name, &c),
+        }
+        .map_err(FfiError::from)
+    }
+
+    /// Adds a KV entry (written after the tensors, in the order added); keys are
+    /// UTF-8, 1..=65535 bytes and unique (`file-format.md` §7).
+    ///
+    /// Errors: `HURRAY_ERR_STATE` (finished writer); `HURRAY_ERR_FORMAT` (empty or
+    /// duplicate key); `HURRAY_ERR_LIMIT` (key over 65535 bytes, the KV section would
+    /// reach 4 GiB).
+    pub fn add_kv(&mut self, key: &str, value: KvValue) -> FfiResult<()> {
         self.open()?.add_kv(key, value).map_err(FfiError::from)
+    }
+
+    /// Writes the index, KV section and trailer and moves the file into place. The
+    /// writer is spent afterwards, whatever the result (later calls fail with
+    /// `HURRAY_ERR_STATE`).
+    ///
+    /// Errors: `HURRAY_ERR_STATE` (already finished); `HURRAY_ERR_IO`;
+    /// `HURRAY_ERR_FORMAT` (a composite left incomplete).
+    pub fn finish(&mut self) -> FfiResult<()> {
+        self.open()?;
+        match self.writer.take() {
+            Some(w) => w.finish().map_err(FfiError::from),
+            None => Ok(()),
+        }
     }
 }
 
@@ -1315,14 +1508,10 @@ pub unsafe extern "C" fn hurray_file_writer_create(
         let path = unsafe { path_in(path, "path")? };
         need(out, "out")?;
         // SAFETY: NULL or valid per the caller.
-        let opts = unsafe { options.as_ref() }
-            .copied()
-            .unwrap_or_default()
-            .to_options()?;
-        let w = FileWriter::create(&path, opts)
-            .map_err(|e| FfiError::from(e).with_path(&path.display().to_string()))?;
+        let opts = unsafe { options.as_ref() }.copied().unwrap_or_default();
+        let w = HurrayFileWriter::create(&path, &opts)?;
         // SAFETY: checked non-null.
-        unsafe { put(out, "out", handle::into_raw(HurrayFileWriter::new(w))) }
+        unsafe { put(out, "out", handle::into_raw(w)) }
     })
 }
 
@@ -1354,7 +1543,7 @@ pub unsafe extern "C" fn hurray_file_writer_write_tensor(
         let name = unsafe { str_in(name, "name")? };
         // SAFETY: forwarded.
         let t = unsafe { crate::foreign::io_tensor(tensor, "tensor")? };
-        w.open()?.write_tensor(name, &t).map_err(FfiError::from)
+        w.write_io_tensor(name, &t)
     })
 }
 
@@ -1383,12 +1572,7 @@ pub unsafe extern "C" fn hurray_file_writer_write_item(
         let name = unsafe { str_in(name, "name")? };
         // SAFETY: forwarded.
         let i = unsafe { handle::own(item, "item")? };
-        let w = w.open()?;
-        match i.to_io()? {
-            hurray_io::Item::Tensor(t) => w.write_tensor(name, &t),
-            hurray_io::Item::Composite(c) => w.write_composite(name, &c),
-        }
-        .map_err(FfiError::from)
+        w.write_item(name, i)
     })
 }
 
@@ -1708,9 +1892,7 @@ pub unsafe extern "C" fn hurray_file_writer_finish(writer: *mut HurrayFileWriter
     boundary(|| {
         // SAFETY: forwarded.
         let w = unsafe { handle::own_mut(writer, "writer")? };
-        w.open()?;
-        let inner = w.writer.take().expect("checked open above");
-        inner.finish().map_err(FfiError::from)
+        w.finish()
     })
 }
 

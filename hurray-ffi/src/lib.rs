@@ -55,5 +55,11 @@ mod foreign;
 pub mod read_options;
 pub mod stream;
 pub use file::{HurrayFileInfo, HurrayFileReader, HurrayFileWriter, HurrayWriteOptions};
+/// hurray-io's file read options (limits, permissive decoding), taken by
+/// [`HurrayFileReader::open`].
+pub use hurray_io::file::ReadOptions;
+/// hurray-io's KV values: owned ([`KvValue`], [`KvArray`]) for writers, borrowed from
+/// the mapping ([`KvValueRef`], [`KvArrayRef`]) for readers (`file-format.md` §7.3).
+pub use hurray_io::file::{KvArray, KvArrayRef, KvValue, KvValueRef};
 pub use read_options::HurrayFileReadOptions;
 pub use stream::{HurrayStreamDecoder, HurrayStreamEncoder, HurrayStreamLimits};

@@ -7,7 +7,7 @@ use crate::handle;
 use crate::status::*;
 use hurray_core::DecodeOptions;
 use hurray_io::file::ReadOptions;
-use hurray_io::{FileReader, Limits};
+use hurray_io::Limits;
 use std::ffi::c_char;
 
 /// How a file reader treats its input. Fill it with
@@ -154,8 +154,7 @@ pub(crate) unsafe fn open_reader(
     // SAFETY: forwarded.
     let path = unsafe { path_in(path, "path")? };
     need(out, "out")?;
-    let r = FileReader::open_with(&path, opts)
-        .map_err(|e| FfiError::from(e).with_path(&path.display().to_string()))?;
+    let r = HurrayFileReader::open(&path, opts)?;
     // SAFETY: checked non-null.
-    unsafe { put(out, "out", handle::into_raw(HurrayFileReader::new(r))) }
+    unsafe { put(out, "out", handle::into_raw(r)) }
 }

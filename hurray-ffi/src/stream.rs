@@ -161,7 +161,7 @@ impl HurrayStreamDecoder {
         }
     }
 
-    /// The next completed item: `Ok(None)` when none is complete yet.
+    /// The next completed item in hurray-io form: `Ok(None)` when none is complete yet.
     ///
     /// Errors: the decode error, once, after the items completed before it.
     pub fn next_item(&mut self) -> FfiResult<Option<hurray_io::Item>> {
@@ -173,6 +173,70 @@ impl HurrayStreamDecoder {
             Some(Ok(i)) => Ok(Some(i)),
             Some(Err(e)) => Err(e.into()),
         }
+    }
+
+    /// Where the next input bytes must be written: write any prefix of the slice
+    /// (one `read`), then call [`advance`](Self::advance) with the count. During a
+    /// buffer this is the unfilled part of the buffer's final 64-byte-aligned
+    /// allocation, so payload bytes are written once. Never longer than what the
+    /// stream grammar expects next. Empty only when the decoder has failed (the
+    /// error comes from [`next`](Self::next)) or has finished.
+    pub fn demand(&mut self) -> &mut [u8] {
+        self.dec.demand()
+    }
+
+    /// Copies as much of `bytes` as the decoder accepts and returns that count: all of
+    /// them, unless the decoder failed or had finished. Completed items queue up for
+    /// [`next`](Self::next). (The demand/advance path avoids this extra copy.)
+    pub fn feed(&mut self, bytes: &[u8]) -> u64 {
+        self.dec.feed(bytes) as u64
+    }
+
+    /// Takes the next completed item, in stream order: a tensor, or a composite with
+    /// all its members; `Ok(None)` when none is complete yet (feed more bytes). Its
+    /// buffers are library memory and outlive the decoder.
+    ///
+    /// Errors: once, after the items completed before it, the input's error:
+    /// `HURRAY_ERR_DESCRIPTOR`, `HURRAY_ERR_FORMAT`, `HURRAY_ERR_LIMIT`,
+    /// `HURRAY_ERR_BUFFER_MISMATCH`, `HURRAY_ERR_INVALID_SYNC_MODE` (the message names
+    /// the rule and the absolute stream offset); then `Ok(None)`.
+    #[allow(clippy::should_implement_trait)] // a fallible pull, not an iterator
+    pub fn next(&mut self) -> FfiResult<Option<HurrayItem>> {
+        self.next_item()?.map(HurrayItem::from_io).transpose()
+    }
+
+    /// Like [`next`](Self::next), for streams of plain tensors.
+    ///
+    /// Errors: those of [`next`](Self::next), and `HURRAY_ERR_NOT_APPLICABLE` when the
+    /// next item is a composite: it is kept, take it with [`next`](Self::next).
+    pub fn next_tensor(&mut self) -> FfiResult<Option<HurrayTensor>> {
+        match self.next_item()? {
+            None => Ok(None),
+            Some(hurray_io::Item::Tensor(t)) => HurrayTensor::from_io(t).map(Some),
+            Some(c) => {
+                self.pending = Some(c);
+                Err(not_applicable(
+                    "the next item is a composite; take it with hurray_stream_decoder_next",
+                ))
+            }
+        }
+    }
+
+    /// Bytes consumed so far: the absolute stream offset of the next byte expected.
+    pub fn position(&self) -> u64 {
+        self.dec.position()
+    }
+
+    /// Declares the end of input and classifies it (`streams-and-transport.md` A.2):
+    /// `Ok` for a clean end on a tensor boundary outside any composite. Items
+    /// completed before the end stay available from [`next`](Self::next); afterwards
+    /// the decoder demands nothing.
+    ///
+    /// Errors: `HURRAY_ERR_TRUNCATED` (input ended inside a descriptor or buffer, or
+    /// while a composite still expected members; the message names the offset), or
+    /// the earlier decode error again.
+    pub fn finish(&mut self) -> FfiResult<()> {
+        self.dec.finish().map_err(FfiError::from)
     }
 }
 
@@ -247,7 +311,7 @@ pub unsafe extern "C" fn hurray_stream_decoder_demand(
         let d = unsafe { handle::own_mut(decoder, "decoder")? };
         need(out_ptr, "out_ptr")?;
         need(out_len, "out_len")?;
-        let slice = d.dec.demand();
+        let slice = d.demand();
         let (p, n) = if slice.is_empty() {
             (std::ptr::null_mut(), 0)
         } else {
@@ -313,7 +377,7 @@ pub unsafe extern "C" fn hurray_stream_decoder_feed(
         need(out_consumed, "out_consumed")?;
         // SAFETY: forwarded.
         let input = unsafe { slice_in(bytes, len, "bytes")? };
-        let n = d.dec.feed(input) as u64;
+        let n = d.feed(input);
         // SAFETY: checked non-null.
         unsafe { put(out_consumed, "out_consumed", n) }
     })
@@ -344,10 +408,7 @@ pub unsafe extern "C" fn hurray_stream_decoder_next(
         // SAFETY: forwarded.
         let d = unsafe { handle::own_mut(decoder, "decoder")? };
         need(out, "out")?;
-        let p = match d.next_item()? {
-            None => std::ptr::null_mut(),
-            Some(i) => handle::into_raw(HurrayItem::from_io(i)?),
-        };
+        let p = d.next()?.map_or(std::ptr::null_mut(), handle::into_raw);
         // SAFETY: checked non-null.
         unsafe { put(out, "out", p) }
     })
@@ -373,16 +434,9 @@ pub unsafe extern "C" fn hurray_stream_decoder_next_tensor(
         // SAFETY: forwarded.
         let d = unsafe { handle::own_mut(decoder, "decoder")? };
         need(out, "out")?;
-        let p = match d.next_item()? {
-            None => std::ptr::null_mut(),
-            Some(hurray_io::Item::Tensor(t)) => handle::into_raw(HurrayTensor::from_io(t)?),
-            Some(c) => {
-                d.pending = Some(c);
-                return Err(not_applicable(
-                    "the next item is a composite; take it with hurray_stream_decoder_next",
-                ));
-            }
-        };
+        let p = d
+            .next_tensor()?
+            .map_or(std::ptr::null_mut(), handle::into_raw);
         // SAFETY: checked non-null.
         unsafe { put(out, "out", p) }
     })
@@ -409,7 +463,7 @@ pub unsafe extern "C" fn hurray_stream_decoder_finish(
     boundary(|| {
         // SAFETY: forwarded.
         let d = unsafe { handle::own_mut(decoder, "decoder")? };
-        d.dec.finish().map_err(FfiError::from)
+        d.finish()
     })
 }
 
@@ -430,7 +484,7 @@ pub unsafe extern "C" fn hurray_stream_decoder_position(
         // SAFETY: forwarded.
         let d = unsafe { handle::own(decoder, "decoder")? };
         // SAFETY: NULL reported, else writable.
-        unsafe { put(out, "out", d.dec.position()) }
+        unsafe { put(out, "out", d.position()) }
     })
 }
 
@@ -557,6 +611,81 @@ impl HurrayStreamEncoder {
         self.current = Some(c);
         Ok(r)
     }
+
+    /// Checks `tensor` (buffers against the buffer table; sync modes in
+    /// cross-machine mode) and makes it the current item. Returns its chunk count and
+    /// its length in bytes; read the chunks with [`chunk`](Self::chunk) and write them
+    /// in order. Buffer chunks are the tensor's own buffers (no copy); the encoder
+    /// holds a reference to them until the next begin, [`end`](Self::end) or drop.
+    ///
+    /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` (a device buffer);
+    /// `HURRAY_ERR_BUFFER_MISMATCH`; `HURRAY_ERR_INVALID_SYNC_MODE` (cross-machine
+    /// mode and a buffer that is not producer-synced); `HURRAY_ERR_FORMAT` (a
+    /// composite head: use [`begin_item`](Self::begin_item)). On error there is no
+    /// current item.
+    pub fn begin_tensor(&mut self, tensor: &HurrayTensor) -> FfiResult<(u64, u64)> {
+        self.current = None;
+        let t = tensor.to_io()?;
+        self.begin_io_tensor(t)
+    }
+
+    /// [`begin_tensor`](Self::begin_tensor) for a tensor in hurray-io form.
+    pub(crate) fn begin_io_tensor(&mut self, t: hurray_io::Tensor) -> FfiResult<(u64, u64)> {
+        self.current = None;
+        if matches!(t.descriptor().layout, hurray_core::Layout::CompositeHead(_)) {
+            // A writer's mistake, not a cut input: never report it as truncation.
+            return Err(FfiError::new(
+                HURRAY_ERR_FORMAT,
+                "a composite head is written with its members: use hurray_stream_encoder_begin_item",
+            ));
+        }
+        self.begin(hurray_io::Item::Tensor(t))
+    }
+
+    /// [`begin_tensor`](Self::begin_tensor) for an item: a tensor, or a composite
+    /// whose descriptors go out in pre-order (head, then each member, nested heads
+    /// expanded in place), each followed by its buffers. The whole composite is
+    /// checked first, so a torn or invalid composite never reaches the output.
+    ///
+    /// Errors: those of [`begin_tensor`](Self::begin_tensor), and `HURRAY_ERR_STATE`
+    /// (a composite with fewer members than its head declares), `HURRAY_ERR_FORMAT`
+    /// (a composite rule; the message names it).
+    pub fn begin_item(&mut self, item: &HurrayItem) -> FfiResult<(u64, u64)> {
+        self.current = None;
+        let i = item.to_io()?;
+        self.begin(i)
+    }
+
+    /// Chunk `index` of the current item (never empty), borrowed until the next
+    /// begin, [`end`](Self::end) or drop.
+    ///
+    /// Errors: `HURRAY_ERR_STATE` (no current item); `HURRAY_ERR_OUT_OF_RANGE`
+    /// (`index` >= the chunk count).
+    pub fn chunk(&self, index: u64) -> FfiResult<&[u8]> {
+        let c = self.current.as_ref().ok_or_else(|| {
+            FfiError::new(
+                HURRAY_ERR_STATE,
+                "no current item: call hurray_stream_encoder_begin_tensor or _item first",
+            )
+        })?;
+        let (p, n) = c.chunk(index)?;
+        // SAFETY: a chunk is either the encoder's own descriptor bytes or a whole
+        // buffer of the current item, whose memory `Current::_item` keeps alive and
+        // unmodified until `current` is replaced, which needs `&mut self`; chunks are
+        // never empty, so `p` is non-NULL.
+        Ok(unsafe { std::slice::from_raw_parts(p, n as usize) })
+    }
+
+    /// Lets go of the current item (and its references to the caller's buffers).
+    pub fn end(&mut self) {
+        self.current = None;
+    }
+
+    /// Bytes of all items begun so far (every chunk assumed written): the stream
+    /// offset the next item starts at.
+    pub fn position(&self) -> u64 {
+        self.enc.position()
+    }
 }
 
 /// Makes a stream encoder. Of `limits` (NULL: defaults) it uses `cross_machine` (every
@@ -620,14 +749,7 @@ pub unsafe extern "C" fn hurray_stream_encoder_begin_tensor(
         let t = unsafe { crate::foreign::io_tensor(tensor, "tensor")? };
         need(out_chunk_count, "out_chunk_count")?;
         need(out_len, "out_len")?;
-        if matches!(t.descriptor().layout, hurray_core::Layout::CompositeHead(_)) {
-            // A writer's mistake, not a cut input: never report it as truncation.
-            return Err(FfiError::new(
-                HURRAY_ERR_FORMAT,
-                "a composite head is written with its members: use hurray_stream_encoder_begin_item",
-            ));
-        }
-        let (n, len) = e.begin(hurray_io::Item::Tensor(t))?;
+        let (n, len) = e.begin_io_tensor(t)?;
         // SAFETY: both checked non-null.
         unsafe {
             put(out_chunk_count, "out_chunk_count", n)?;
@@ -664,7 +786,7 @@ pub unsafe extern "C" fn hurray_stream_encoder_begin_item(
         let i = unsafe { handle::own(item, "item")? };
         need(out_chunk_count, "out_chunk_count")?;
         need(out_len, "out_len")?;
-        let (n, len) = e.begin(i.to_io()?)?;
+        let (n, len) = e.begin_item(i)?;
         // SAFETY: both checked non-null.
         unsafe {
             put(out_chunk_count, "out_chunk_count", n)?;
@@ -697,13 +819,8 @@ pub unsafe extern "C" fn hurray_stream_encoder_chunk(
         let e = unsafe { handle::own(encoder, "encoder")? };
         need(out_ptr, "out_ptr")?;
         need(out_len, "out_len")?;
-        let c = e.current.as_ref().ok_or_else(|| {
-            FfiError::new(
-                HURRAY_ERR_STATE,
-                "no current item: call hurray_stream_encoder_begin_tensor or _item first",
-            )
-        })?;
-        let (p, n) = c.chunk(index)?;
+        let c = e.chunk(index)?;
+        let (p, n) = (c.as_ptr(), c.len() as u64);
         // SAFETY: both checked non-null.
         unsafe {
             put(out_ptr, "out_ptr", p)?;
@@ -728,7 +845,7 @@ pub unsafe extern "C" fn hurray_stream_encoder_end(
     boundary(|| {
         // SAFETY: forwarded.
         let e = unsafe { handle::own_mut(encoder, "encoder")? };
-        e.current = None;
+        e.end();
         Ok(())
     })
 }
@@ -751,7 +868,7 @@ pub unsafe extern "C" fn hurray_stream_encoder_position(
         // SAFETY: forwarded.
         let e = unsafe { handle::own(encoder, "encoder")? };
         // SAFETY: NULL reported, else writable.
-        unsafe { put(out, "out", e.enc.position()) }
+        unsafe { put(out, "out", e.position()) }
     })
 }
 

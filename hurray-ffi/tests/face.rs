@@ -131,3 +131,232 @@ fn foreign_buffer_releases_once_and_refuses_bad_placement() {
     drop(b);
     assert_eq!(RELEASED.load(Ordering::SeqCst), 4);
 }
+
+/// A fresh path in a per-process temporary folder.
+fn temp_path(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("hurray-ffi-face-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// A file with tensors `w` ([4] float32) and `b` ([4] float32) and one KV entry of
+/// each type, written by hurray-io.
+fn sample_file(name: &str) -> std::path::PathBuf {
+    use hurray_io::file::WriteOptions;
+    let path = temp_path(name);
+    let mut w = hurray_io::FileWriter::create(&path, WriteOptions::default()).unwrap();
+    let t = f32_tensor([1.0, 2.0, 3.0, 4.5]).to_io().unwrap();
+    w.write_tensor("w", &t).unwrap();
+    let t = f32_tensor([-1.0, 0.0, 0.5, 8.0]).to_io().unwrap();
+    w.write_tensor("b", &t).unwrap();
+    w.add_kv("s", KvValue::String("héllo".into())).unwrap();
+    w.add_kv("i", KvValue::Int64(-5)).unwrap();
+    w.add_kv("ai", KvValue::Array(KvArray::Int64(vec![10, -20, 30])))
+        .unwrap();
+    w.add_kv("ab", KvValue::Array(KvArray::Bool(vec![true, false, true])))
+        .unwrap();
+    w.add_kv(
+        "as",
+        KvValue::Array(KvArray::String(vec!["x".into(), "yz".into()])),
+    )
+    .unwrap();
+    w.finish().unwrap();
+    path
+}
+
+#[test]
+fn file_reader_face_reads_names_tensors_and_kv() {
+    let _l = live();
+    let path = sample_file("reader.hurray");
+    let r = HurrayFileReader::open(&path, &ReadOptions::default()).unwrap();
+    assert_eq!(r.tensor_count(), 2);
+    assert_eq!(r.info().tensor_count, 2);
+    assert_eq!(r.info().kv_count, 5);
+    assert_eq!(r.tensor_name(0).unwrap(), "w");
+    assert_eq!(r.tensor_name(1).unwrap(), "b");
+    assert_eq!(err(r.tensor_name(2)).status, HURRAY_ERR_OUT_OF_RANGE);
+    assert_eq!(r.descriptor("b").unwrap().model().shape, vec![4]);
+    assert_eq!(err(r.descriptor("nope")).status, HURRAY_ERR_NOT_FOUND);
+    let t = r.tensor("b").unwrap();
+    let bytes = t.buffer_list().buffers().next().unwrap().bytes().unwrap();
+    assert_eq!(&bytes[12..16], &8.0f32.to_le_bytes());
+    assert_eq!(err(r.tensor("nope")).status, HURRAY_ERR_NOT_FOUND);
+    let item = r.item("w").unwrap();
+    assert!(!item.is_composite());
+    // KV: keys, lookup, values borrowed from the mapping.
+    assert_eq!(r.kv_count(), 5);
+    assert_eq!(r.kv_key(0).unwrap(), "s");
+    assert_eq!(err(r.kv_key(5)).status, HURRAY_ERR_OUT_OF_RANGE);
+    let i = r.kv_find("i").unwrap();
+    assert_eq!(r.kv_key(i).unwrap(), "i");
+    assert!(r.kv_find("missing").is_none());
+    assert_eq!(r.kv_value(i).unwrap(), KvValueRef::Int64(-5));
+    assert_eq!(
+        r.kv_value(r.kv_find("s").unwrap()).unwrap(),
+        KvValueRef::String("héllo")
+    );
+    // Windows of numeric and bool arrays, in C form.
+    let ai = r.kv_find("ai").unwrap();
+    let mut out = [0u8; 24];
+    assert_eq!(r.kv_array_window(ai, 1, 2, &mut out).unwrap(), 16);
+    assert_eq!(i64::from_ne_bytes(out[0..8].try_into().unwrap()), -20);
+    assert_eq!(i64::from_ne_bytes(out[8..16].try_into().unwrap()), 30);
+    assert_eq!(out[16..], [0; 8], "bytes past the window are untouched");
+    let e = err(r.kv_array_window(ai, 2, 2, &mut out));
+    assert_eq!(e.status, HURRAY_ERR_OUT_OF_RANGE);
+    let e = err(r.kv_array_window(ai, 0, 3, &mut out[..16]));
+    assert_eq!(e.status, HURRAY_ERR_BUFFER_TOO_SMALL);
+    let mut ab = [9u8; 3];
+    let abi = r.kv_find("ab").unwrap();
+    assert_eq!(r.kv_array_window(abi, 0, 3, &mut ab).unwrap(), 3);
+    assert_eq!(ab, [1, 0, 1]);
+    let e = err(r.kv_array_window(r.kv_find("as").unwrap(), 0, 1, &mut out));
+    assert_eq!(e.status, HURRAY_ERR_NOT_APPLICABLE);
+    // Tensors outlive the reader.
+    drop(r);
+    assert_eq!(t.model().shape, vec![4]);
+    drop((t, item));
+    let _ = std::fs::remove_file(path);
+}
+
+#[test]
+fn file_reader_face_open_errors_name_the_path() {
+    let _l = live();
+    let missing = temp_path("missing.hurray");
+    let e = err(HurrayFileReader::open(&missing, &ReadOptions::default()));
+    assert_eq!(e.status, HURRAY_ERR_FILE_NOT_FOUND);
+    assert!(e.message.contains("missing.hurray"), "{}", e.message);
+    let e = err(HurrayFileReader::open(
+        std::path::Path::new(""),
+        &ReadOptions::default(),
+    ));
+    assert_eq!(e.status, HURRAY_ERR_INVALID_ARGUMENT);
+}
+
+#[test]
+fn file_writer_face_round_trips_through_the_reader_face() {
+    let _l = live();
+    let path = temp_path("writer.hurray");
+    let opts = HurrayWriteOptions {
+        durable: 0,
+        ..HurrayWriteOptions::default()
+    };
+    let mut w = HurrayFileWriter::create(&path, &opts).unwrap();
+    w.write_tensor("a", &f32_tensor([1.0, 2.0, 3.0, 4.0]))
+        .unwrap();
+    let item = HurrayItem::from_tensor(f32_tensor([5.0, 6.0, 7.0, 8.5])).unwrap();
+    w.write_item("b", &item).unwrap();
+    let e = err(w.write_tensor("a", &f32_tensor([0.0; 4])));
+    assert_eq!(e.status, HURRAY_ERR_FORMAT, "duplicate name: {}", e.message);
+    w.add_kv("k", KvValue::UInt64(7)).unwrap();
+    w.add_kv("f", KvValue::Array(KvArray::Float64(vec![0.5, -1.25])))
+        .unwrap();
+    let e = err(w.add_kv("k", KvValue::Bool(true)));
+    assert_eq!(e.status, HURRAY_ERR_FORMAT, "duplicate key: {}", e.message);
+    assert!(!path.exists(), "nothing appears before finish");
+    w.finish().unwrap();
+    assert_eq!(err(w.finish()).status, HURRAY_ERR_STATE);
+    let e = err(w.write_tensor("c", &f32_tensor([0.0; 4])));
+    assert_eq!(e.status, HURRAY_ERR_STATE);
+    drop((w, item));
+
+    let r = HurrayFileReader::open(&path, &ReadOptions::default()).unwrap();
+    assert_eq!(r.tensor_count(), 2);
+    let b = r.tensor("b").unwrap();
+    let bytes = b.buffer_list().buffers().next().unwrap().bytes().unwrap();
+    assert_eq!(&bytes[12..16], &8.5f32.to_le_bytes());
+    assert_eq!(
+        r.kv_value(r.kv_find("k").unwrap()).unwrap(),
+        KvValueRef::UInt64(7)
+    );
+    let f = r.kv_value(r.kv_find("f").unwrap()).unwrap();
+    let f: Vec<_> = f.as_array().unwrap().iter().collect();
+    assert_eq!(
+        f,
+        vec![KvValueRef::Float64(0.5), KvValueRef::Float64(-1.25)]
+    );
+    drop((r, b));
+    let _ = std::fs::remove_file(&path);
+
+    // An unfinished writer leaves nothing at the path.
+    let path = temp_path("abandoned.hurray");
+    let mut w = HurrayFileWriter::create(&path, &opts).unwrap();
+    w.write_tensor("a", &f32_tensor([1.0; 4])).unwrap();
+    drop(w);
+    assert!(!path.exists());
+    // Bad options and paths.
+    let bad = HurrayWriteOptions {
+        durable: 2,
+        ..HurrayWriteOptions::default()
+    };
+    assert_eq!(
+        err(HurrayFileWriter::create(&path, &bad)).status,
+        HURRAY_ERR_INVALID_ARGUMENT
+    );
+    let e = err(HurrayFileWriter::create(
+        &temp_path("no-such-dir").join("x.hurray"),
+        &opts,
+    ));
+    assert_eq!(e.status, HURRAY_ERR_FILE_NOT_FOUND);
+    assert!(e.message.contains("no-such-dir"), "{}", e.message);
+}
+
+#[test]
+fn stream_encoder_and_decoder_faces_round_trip() {
+    let _l = live();
+    let limits = HurrayStreamLimits::default();
+    let mut enc = HurrayStreamEncoder::new(&limits).unwrap();
+    assert_eq!(err(enc.chunk(0)).status, HURRAY_ERR_STATE);
+    let mut stream = Vec::new();
+    let t = f32_tensor([1.0, 2.0, 3.0, 4.25]);
+    let (n, len) = enc.begin_tensor(&t).unwrap();
+    assert_eq!(n, 2, "descriptor chunk + one buffer chunk");
+    let buf_ptr = t.buffer_list().buffers().next().unwrap().data;
+    drop(t); // the encoder keeps the buffer alive
+    for i in 0..n {
+        stream.extend_from_slice(enc.chunk(i).unwrap());
+    }
+    assert_eq!(enc.chunk(1).unwrap().as_ptr().cast(), buf_ptr, "no copy");
+    assert_eq!(err(enc.chunk(n)).status, HURRAY_ERR_OUT_OF_RANGE);
+    assert_eq!(stream.len() as u64, len);
+    let item = HurrayItem::from_tensor(f32_tensor([9.0, 8.0, 7.0, 6.0])).unwrap();
+    let (n2, len2) = enc.begin_item(&item).unwrap();
+    for i in 0..n2 {
+        stream.extend_from_slice(enc.chunk(i).unwrap());
+    }
+    enc.end();
+    assert_eq!(err(enc.chunk(0)).status, HURRAY_ERR_STATE);
+    assert_eq!(enc.position(), len + len2);
+    drop((enc, item));
+
+    // Decode through demand/advance, 7 bytes at a time.
+    let mut dec = HurrayStreamDecoder::new(&limits).unwrap();
+    let mut at = 0;
+    while at < stream.len() {
+        let slot = dec.demand();
+        let k = slot.len().min(7).min(stream.len() - at);
+        slot[..k].copy_from_slice(&stream[at..at + k]);
+        let over = slot.len() as u64 + 1;
+        assert_eq!(err(dec.advance(over)).status, HURRAY_ERR_INVALID_ARGUMENT);
+        dec.advance(k as u64).unwrap();
+        at += k;
+    }
+    assert_eq!(dec.position(), stream.len() as u64);
+    let t = dec.next_tensor().unwrap().unwrap();
+    let b = t.buffer_list().buffers().next().unwrap().bytes().unwrap();
+    assert_eq!(&b[12..16], &4.25f32.to_le_bytes());
+    let i = dec.next().unwrap().unwrap();
+    let b = i.tensor_handle().buffer_list().buffers().next().unwrap();
+    assert_eq!(&b.bytes().unwrap()[0..4], &9.0f32.to_le_bytes());
+    assert!(dec.next().unwrap().is_none());
+    dec.finish().unwrap();
+    drop((dec, t, i));
+
+    // Fed in one go but cut short: truncated, naming the offset.
+    let mut dec = HurrayStreamDecoder::new(&limits).unwrap();
+    let cut = stream.len() as u64 - 3;
+    assert_eq!(dec.feed(&stream[..cut as usize]), cut);
+    assert!(dec.next_tensor().unwrap().is_some());
+    let e = err(dec.finish());
+    assert_eq!(e.status, HURRAY_ERR_TRUNCATED, "{}", e.message);
+}
