@@ -47,10 +47,33 @@ export type DType = Tensor['dtype'];
 export type DTypeName = Parameters<typeof Tensor.fromBuffer>[1];
 
 /** The C ABI status names an Error's `code` holds (`HURRAY_ERR_ADDON`: the addon failed to load). */
-export type HurrayErrorCode = Exclude<StatusName, 'HURRAY_OK'> | 'HURRAY_ERR_ADDON';
+export type HurrayErrorCode =
+  | 'ENOENT'
+  | 'EISDIR'
+  | 'ENOTDIR'
+  | 'EACCES'
+  | 'EPERM'
+  | 'EIO'
+  | 'EMFILE'
+  | 'ENFILE'
+  | 'ENAMETOOLONG'
+  | 'ELOOP'
+  | 'ERR_HURRAY_NOT_FOUND'
+  | 'ERR_HURRAY_IO'
+  | 'ERR_HURRAY_TRUNCATED'
+  | 'ERR_HURRAY_FORMAT'
+  | 'ERR_HURRAY_INVALID_ARGUMENT'
+  | 'ERR_HURRAY_STATE'
+  | 'ERR_HURRAY_LIMIT'
+  | 'ERR_HURRAY_UNSUPPORTED'
+  | 'ERR_HURRAY_INTERNAL'
+  | 'ERR_HURRAY_ADDON';
 
 /**
- * What the package throws: an `Error` whose `code` is a C ABI status name. An
+ * What the package throws: an `Error` whose `code` is an errno name (`ENOENT`,
+ * `EISDIR`, ...) when the operating system reported the failure, else
+ * `ERR_HURRAY_<CATEGORY>` (the status's category); the message starts with the
+ * exact C ABI status name (`HURRAY_ERR_OUT_OF_RANGE: ...`). An
  * argument of the wrong JavaScript type (a number where a string is expected, a
  * non-Tensor where a Tensor is) is refused by the napi-rs layer before it reaches
  * the library, with napi-rs's own `code` (`StringExpected`, `NumberExpected`,

@@ -62,7 +62,7 @@ export declare class Descriptor {
   /**
    * Decodes and validates descriptor bytes (the wire encoding).
    *
-   * Throws: `code` `HURRAY_ERR_DESCRIPTOR` (or `HURRAY_ERR_NULL_POINTER` for empty
+   * Throws: `code` `ERR_HURRAY_FORMAT` (or `ERR_HURRAY_INVALID_ARGUMENT` for empty
    * bytes) with a message naming the rule and byte offset.
    */
   static decode(bytes: Uint8Array): Descriptor
@@ -70,8 +70,8 @@ export declare class Descriptor {
    * A row-major descriptor of `dtype` (`"float32"`, `"int8"`, ...) and `shape`
    * (elements per dimension), with one CPU buffer of the exact size.
    *
-   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, bad shape entries),
-   * `HURRAY_ERR_DESCRIPTOR` (a rule of the format, e.g. rank over 64).
+   * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown dtype, bad shape entries),
+   * `ERR_HURRAY_FORMAT` (a rule of the format, e.g. rank over 64).
    */
   static dense(dtype: 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2', shape: Array<number>): Descriptor
   /** Elements per dimension (exact below 2^53). */
@@ -112,7 +112,7 @@ export declare class Descriptor {
   get nnz(): number | null
   /** The wire encoding (a copy). */
   encode(): Buffer
-  /** Frees the descriptor now. Idempotent; later calls throw `HURRAY_ERR_STATE`. */
+  /** Frees the descriptor now. Idempotent; later calls throw `ERR_HURRAY_STATE`. */
   close(): void
   /**
    * Builds a descriptor from a plain object (`DescriptorSpec`): dtype, shape,
@@ -120,9 +120,11 @@ export declare class Descriptor {
    * quantization, shard, statistics and member-role sections. The library checks
    * every rule of the format.
    *
-   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown names, bad numbers),
-   * `HURRAY_ERR_NOT_APPLICABLE` (extension layouts: use their encoded bytes),
-   * `HURRAY_ERR_DESCRIPTOR` (a rule of the format; the message names it).
+   * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown names, bad numbers),
+   * `ERR_HURRAY_UNSUPPORTED` (extension layouts: use their encoded bytes; a
+   * layout field given for another layout), `ERR_HURRAY_STATE` (a field the
+   * layout needs is missing), `ERR_HURRAY_FORMAT` (a rule of the format; the
+   * message names it).
    */
   static build(spec: DescriptorSpec): Descriptor
   /** The composite-head fields (layout `composite_head`), or `null`. */
@@ -215,9 +217,9 @@ export declare class FileReader {
   /**
    * Opens and memory-maps the file at `path`, validating everything but payload.
    *
-   * Throws: `HURRAY_ERR_FILE_NOT_FOUND`, `HURRAY_ERR_IO`, `HURRAY_ERR_FORMAT`,
-   * `HURRAY_ERR_TRUNCATED`, `HURRAY_ERR_DESCRIPTOR`, ... naming rule and offset;
-   * `HURRAY_ERR_LIMIT` when 7/8 of `vm.max_map_count` mappings are alive (Linux):
+   * Throws: `ENOENT`, `ERR_HURRAY_IO`, `ERR_HURRAY_FORMAT`,
+   * `ERR_HURRAY_TRUNCATED`, `ERR_HURRAY_FORMAT`, ... naming rule and offset;
+   * `ERR_HURRAY_LIMIT` when 7/8 of `vm.max_map_count` mappings are alive (Linux):
    * a mapping lives while its reader or any tensor, item or view taken from it
    * does.
    */
@@ -229,7 +231,7 @@ export declare class FileReader {
   /**
    * The tensor named `name`: zero-copy over the mapping; outlives the reader.
    *
-   * Throws: `HURRAY_ERR_NOT_FOUND`.
+   * Throws: `ERR_HURRAY_NOT_FOUND`.
    */
   tensor(name: string): Tensor
   /**
@@ -238,7 +240,7 @@ export declare class FileReader {
    * r.tensor(n))` returns, in one call instead of one per name. Zero-copy over
    * the mapping; each outlives the reader.
    *
-   * Throws: `HURRAY_ERR_FORMAT` when a tensor's buffer contents break a content
+   * Throws: `ERR_HURRAY_FORMAT` when a tensor's buffer contents break a content
    * rule (as `tensor()` of its name would).
    */
   tensors(): Array<Tensor>
@@ -246,13 +248,13 @@ export declare class FileReader {
    * The item named `name`: a tensor, or a composite with its members (zero-copy,
    * outlives the reader like `tensor`).
    *
-   * Throws: `HURRAY_ERR_NOT_FOUND`.
+   * Throws: `ERR_HURRAY_NOT_FOUND`.
    */
   item(name: string): Item
   /**
    * The descriptor of the tensor named `name`, without touching its payload.
    *
-   * Throws: `HURRAY_ERR_NOT_FOUND`.
+   * Throws: `ERR_HURRAY_NOT_FOUND`.
    */
   descriptor(name: string): Descriptor
   /**
@@ -268,14 +270,14 @@ export declare class FileReader {
   /**
    * The KV value under `key` (types as `metadata()`).
    *
-   * Throws: `HURRAY_ERR_NOT_FOUND`.
+   * Throws: `ERR_HURRAY_NOT_FOUND`.
    */
   value(key: string): unknown
   /**
    * The length of the KV value under `key`: the number of elements of an array,
    * of bytes of a string (UTF-8) or `Buffer`, 1 for other scalars.
    *
-   * Throws: `HURRAY_ERR_NOT_FOUND`.
+   * Throws: `ERR_HURRAY_NOT_FOUND`.
    */
   metadataLength(key: string): number
   /**
@@ -285,8 +287,8 @@ export declare class FileReader {
    * a bool and twice its 4-byte prefix of an empty string, and a window of
    * `count` elements only that many.
    *
-   * Throws: `HURRAY_ERR_NOT_FOUND`; `HURRAY_ERR_NOT_APPLICABLE` (not an array);
-   * `HURRAY_ERR_OUT_OF_RANGE` (the window passes the end, or is negative).
+   * Throws: `ERR_HURRAY_NOT_FOUND`; `ERR_HURRAY_UNSUPPORTED` (not an array);
+   * `ERR_HURRAY_INVALID_ARGUMENT` (the window passes the end, or is negative).
    */
   metadataRange(key: string, offset: number, count: number): unknown[]
   /**
@@ -306,15 +308,15 @@ export declare class FileWriter {
   /**
    * Starts writing a file at `path` (into a temporary file beside it).
    *
-   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (options), `HURRAY_ERR_IO`,
-   * `HURRAY_ERR_FILE_NOT_FOUND` (missing directory).
+   * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (options), `ERR_HURRAY_IO`,
+   * `ENOENT` (missing directory).
    */
   static create(path: string, options?: WriteOptions | undefined | null): FileWriter
   /**
    * Writes `tensor` under `name` (its buffers are read during the call).
    *
-   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (duplicate name), `HURRAY_ERR_STATE`
-   * (closed tensor or finished writer), `HURRAY_ERR_IO`.
+   * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (duplicate name), `ERR_HURRAY_STATE`
+   * (closed tensor or finished writer), `ERR_HURRAY_IO`.
    */
   writeTensor(name: string, tensor: Tensor): void
   /**
@@ -351,7 +353,7 @@ export declare class FileWriter {
   /**
    * Writes the index and trailer and renames the file into place.
    *
-   * Throws: `HURRAY_ERR_STATE` (already finished), `HURRAY_ERR_IO`.
+   * Throws: `ERR_HURRAY_STATE` (already finished), `ERR_HURRAY_IO`.
    */
   finish(): void
   /** Frees the writer (idempotent); an unfinished file is abandoned. */
@@ -387,8 +389,8 @@ export declare class Item {
    * An item of one tensor, which moves in: `tensor` is closed afterwards (read it
    * back with `item.tensor`).
    *
-   * Throws: `HURRAY_ERR_STATE` (closed, views of it are alive, or the
-   * ArrayBuffer lent to it was detached), `HURRAY_ERR_INVALID_ARGUMENT` (a
+   * Throws: `ERR_HURRAY_STATE` (closed, views of it are alive, or the
+   * ArrayBuffer lent to it was detached), `ERR_HURRAY_INVALID_ARGUMENT` (a
    * composite head, or already in an item).
    */
   static of(tensor: Tensor): Item
@@ -398,9 +400,9 @@ export declare class Item {
    * head and the members are closed afterwards. Everything is checked before
    * anything moves: a refused call leaves the head and every member usable.
    *
-   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (not a head, `members.length` not the
+   * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (not a head, `members.length` not the
    * head's member count, a member of another item or given twice),
-   * `HURRAY_ERR_STATE` (closed or still viewed inputs), `HURRAY_ERR_LIMIT`
+   * `ERR_HURRAY_STATE` (closed or still viewed inputs), `ERR_HURRAY_LIMIT`
    * (nesting too deep).
    */
   static composite(head: Tensor, members: Array<Item>): Item
@@ -510,15 +512,15 @@ export interface Statistics {
  * Decodes a byte stream of tensors (the streaming container). Feed it bytes in any
  * pieces, take completed tensors with `next()`, and call `finish()` at end of input.
  * Bad input fails the decoder: `next()` throws the error once (after the tensors
- * completed before it), with `code` `HURRAY_ERR_DESCRIPTOR`, `HURRAY_ERR_FORMAT`,
- * `HURRAY_ERR_LIMIT`, ... and a message naming the rule and byte offset.
+ * completed before it), with `code` `ERR_HURRAY_FORMAT`, `ERR_HURRAY_FORMAT`,
+ * `ERR_HURRAY_LIMIT`, ... and a message naming the rule and byte offset.
  */
 export declare class StreamDecoder {
   /**
    * A decoder with `limits` (defaults: 16 MiB descriptors, 64 GiB buffers,
    * composite depth 8).
    *
-   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (a limit out of range).
+   * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (a limit out of range).
    */
   constructor(limits?: StreamLimits | undefined | null)
   /**
@@ -526,15 +528,15 @@ export declare class StreamDecoder {
    * number of bytes taken: all of them unless the decoder failed (then `next()`
    * throws the reason).
    *
-   * Throws: `HURRAY_ERR_STATE` (closed, or after `finish()`).
+   * Throws: `ERR_HURRAY_STATE` (closed, or after `finish()`).
    */
   feed(bytes: Uint8Array): number
   /**
    * The next completed tensor, or `null` when none is complete yet. The tensor's
    * buffers are library memory and outlive the decoder.
    *
-   * Throws: the decode error (once), `HURRAY_ERR_NOT_APPLICABLE` for a
-   * composite item, or `HURRAY_ERR_LIMIT` while the decoded tensors alive (not
+   * Throws: the decode error (once), `ERR_HURRAY_UNSUPPORTED` for a
+   * composite item, or `ERR_HURRAY_LIMIT` while the decoded tensors alive (not
    * closed or finalized) hold the budget (`$HURRAY_NODE_MAX_DECODED_BYTES`,
    * default half the physical memory); the tensor stays in the decoder.
    */
@@ -543,11 +545,11 @@ export declare class StreamDecoder {
    * The next completed item (a tensor or a composite), or `null` when none is
    * complete yet. Its memory outlives the decoder.
    *
-   * Throws: the decode error (once), or `HURRAY_ERR_LIMIT` as `next`.
+   * Throws: the decode error (once), or `ERR_HURRAY_LIMIT` as `next`.
    */
   nextItem(): Item | null
   /**
-   * Declares end of input. Throws `HURRAY_ERR_TRUNCATED` when the input ended
+   * Declares end of input. Throws `ERR_HURRAY_TRUNCATED` when the input ended
    * inside a tensor (the message gives the offset), or the pending decode error.
    */
   finish(): void
@@ -562,7 +564,7 @@ export declare class StreamEncoder {
   /**
    * An encoder that refuses what a decoder with `limits` would refuse.
    *
-   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (a limit out of range).
+   * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (a limit out of range).
    */
   constructor(limits?: StreamLimits | undefined | null)
   /**
@@ -570,7 +572,7 @@ export declare class StreamEncoder {
    * descriptor and framing are copies; each payload chunk is a zero-copy view of
    * the tensor's own buffer that keeps the tensor's memory alive until collected.
    *
-   * Throws: `HURRAY_ERR_STATE` (closed tensor or encoder), or what the encoder
+   * Throws: `ERR_HURRAY_STATE` (closed tensor or encoder), or what the encoder
    * refuses (a limit, a buffer that does not match its descriptor).
    */
   encode(tensor: Tensor): Array<ArrayBuffer>
@@ -578,7 +580,7 @@ export declare class StreamEncoder {
    * The bytes of one item (a tensor or a composite with all its members), as
    * `encode` gives them for a tensor.
    *
-   * Throws: `HURRAY_ERR_STATE` (closed, or an ArrayBuffer lent to one of its
+   * Throws: `ERR_HURRAY_STATE` (closed, or an ArrayBuffer lent to one of its
    * tensors was detached), or what the encoder refuses.
    */
   encodeItem(item: Item): Array<ArrayBuffer>
@@ -617,7 +619,7 @@ export interface StreamLimits {
  * A tensor: a descriptor plus its buffers, one `HurrayTensor` handle.
  * 
  * Lifetime: `close()` releases this object's reference at once (idempotent; every
- * later call throws `HURRAY_ERR_STATE`); the garbage collector does it otherwise.
+ * later call throws `ERR_HURRAY_STATE`); the garbage collector does it otherwise.
  * Views from `buffer()` / `array()` hold their own reference, so the memory lives
  * until the tensor is closed *and* every view is collected.
  */
@@ -632,12 +634,12 @@ export declare class Tensor {
    * from another thread, delivered to the JS thread); then `onRelease` runs. The
    * package marks the ArrayBuffer untransferable (permanently), so a transfer
    * copies it instead of moving the memory; do not detach it by other means (the
-   * tensor then throws `HURRAY_ERR_STATE` where it would use the memory, but views
+   * tensor then throws `ERR_HURRAY_STATE` where it would use the memory, but views
    * and items made before read freed memory).
    *
-   * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, misaligned memory, a
+   * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown dtype, misaligned memory, a
    * resizable ArrayBuffer or growable SharedArrayBuffer),
-   * `HURRAY_ERR_BUFFER_MISMATCH` (too few bytes), `HURRAY_ERR_DESCRIPTOR`.
+   * `ERR_HURRAY_INVALID_ARGUMENT` (too few bytes), `ERR_HURRAY_FORMAT`.
    */
   static fromBuffer(data: ArrayBuffer | ArrayBufferView, dtype: 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2', shape: number[], options?: FromBufferOptions): Tensor
   /**
@@ -645,8 +647,8 @@ export declare class Tensor {
    * `buffers` one view per entry of its buffer table (in order), each 64-byte
    * aligned and at least the entry's size. No copy; ownership as `fromBuffer`.
    *
-   * Throws: `HURRAY_ERR_DESCRIPTOR` (bad descriptor), `HURRAY_ERR_BUFFER_MISMATCH`
-   * (wrong count or sizes), `HURRAY_ERR_INVALID_ARGUMENT` (misaligned memory).
+   * Throws: `ERR_HURRAY_FORMAT` (bad descriptor), `ERR_HURRAY_INVALID_ARGUMENT`
+   * (wrong count or sizes), `ERR_HURRAY_INVALID_ARGUMENT` (misaligned memory).
    */
   static fromBuffers(descriptor: Uint8Array, buffers: Array<ArrayBuffer | ArrayBufferView>, options?: FromBufferOptions): Tensor
   /** Whether `close()` was called (or the handle was handed on). */
@@ -674,8 +676,8 @@ export declare class Tensor {
    * every other view (for a mapped file they stay in memory: the mapping is
    * copy-on-write, the file never changes).
    *
-   * Throws: `HURRAY_ERR_OUT_OF_RANGE` (no such buffer, or an index that is not
-   * an integer in 0..2^32), `HURRAY_ERR_STATE` (closed, or the lent ArrayBuffer
+   * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (no such buffer, or an index that is not
+   * an integer in 0..2^32), `ERR_HURRAY_STATE` (closed, or the lent ArrayBuffer
    * was transferred).
    */
   buffer(index: number): ArrayBuffer
@@ -693,9 +695,9 @@ export declare class Tensor {
    * `byteOffset`, in memory order (for column-major, the first dimension varies
    * fastest). Keeps the memory alive like `buffer()`.
    *
-   * Throws: `HURRAY_ERR_NOT_APPLICABLE` (other layouts; float16, bool and other
+   * Throws: `ERR_HURRAY_UNSUPPORTED` (other layouts; float16, bool and other
    * dtypes without a TypedArray; a `byteOffset` that is not a multiple of the
-   * element size: use `buffer()`), `HURRAY_ERR_STATE` (closed).
+   * element size: use `buffer()`), `ERR_HURRAY_STATE` (closed).
    */
   array(): Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array
   /**
@@ -743,7 +745,7 @@ export interface WriteOptions {
  * of every buffer): build TypedArrays over it and pass them to `Tensor.fromBuffer`.
  * Freed when collected.
  * 
- * Throws: `HURRAY_ERR_INVALID_ARGUMENT` (bad size or alignment), `HURRAY_ERR_LIMIT`
+ * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (bad size or alignment), `ERR_HURRAY_LIMIT`
  * when the size cannot be allocated.
  */
 export declare function alloc(byteLength: number, alignment?: number | undefined | null): ArrayBuffer

@@ -13,7 +13,7 @@ try {
     `hurray: cannot load the native addon ${file} (${e.message}); ` +
       'build it with `cargo xtask node build` from the repository root',
   );
-  err.code = 'HURRAY_ERR_ADDON';
+  err.code = 'ERR_HURRAY_ADDON';
   err.cause = e;
   throw err;
 }
@@ -56,7 +56,7 @@ const taTag = getter(typedArrayProto, Symbol.toStringTag);
 
 function invalid(message) {
   const err = new Error(`HURRAY_ERR_INVALID_ARGUMENT: ${message}`);
-  err.code = 'HURRAY_ERR_INVALID_ARGUMENT';
+  err.code = 'ERR_HURRAY_INVALID_ARGUMENT';
   return err;
 }
 

@@ -9,7 +9,7 @@ const native = require('./native');
 
 function stateError(message) {
   const err = new Error(`HURRAY_ERR_STATE: ${message}`);
-  err.code = 'HURRAY_ERR_STATE';
+  err.code = 'ERR_HURRAY_STATE';
   return err;
 }
 
@@ -39,7 +39,7 @@ function asChunk(c) {
   if (ArrayBuffer.isView(c)) return new Uint8Array(c.buffer, c.byteOffset, c.byteLength);
   if (c instanceof ArrayBuffer) return new Uint8Array(c);
   const err = new TypeError(`hurray: a stream chunk must be bytes (Buffer, TypedArray, ArrayBuffer), got ${typeof c}`);
-  err.code = 'HURRAY_ERR_INVALID_ARGUMENT';
+  err.code = 'ERR_HURRAY_INVALID_ARGUMENT';
   throw err;
 }
 
@@ -49,7 +49,7 @@ function asChunk(c) {
  * Iterate it with `for await (const t of reader)` (plain tensors; a composite throws
  * `HURRAY_ERR_NOT_APPLICABLE`), or `for await (const it of reader.items())` (Items:
  * tensors and composites). A clean end of input ends the loop; input that ends
- * inside a tensor throws an Error with code `HURRAY_ERR_TRUNCATED`; malformed input
+ * inside a tensor throws an Error with code `ERR_HURRAY_TRUNCATED`; malformed input
  * throws the decoder's error (code and a message naming rule and offset) after
  * yielding what came before it. `limits` bound what the decoder accepts.
  */
@@ -74,7 +74,7 @@ class StreamReader {
   async *_read(next) {
     if (this._used) {
       const err = new Error('HURRAY_ERR_STATE: a StreamReader can be iterated once');
-      err.code = 'HURRAY_ERR_STATE';
+      err.code = 'ERR_HURRAY_STATE';
       throw err;
     }
     this._used = true;

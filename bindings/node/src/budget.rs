@@ -57,7 +57,7 @@ pub(crate) fn max_mappings() -> u64 {
     })
 }
 
-/// `HURRAY_ERR_LIMIT` when no further mapping may be made.
+/// `ERR_HURRAY_LIMIT` when no further mapping may be made.
 pub(crate) fn check_mappings() -> Result<()> {
     let live = LIVE_MAPPINGS.load(Ordering::Relaxed);
     if live >= max_mappings() {
@@ -95,7 +95,7 @@ pub(crate) fn max_decoded_bytes() -> u64 {
     })
 }
 
-/// `HURRAY_ERR_LIMIT` when the decoded tensors alive already hold the budget.
+/// `ERR_HURRAY_LIMIT` when the decoded tensors alive already hold the budget.
 pub(crate) fn check_decoded() -> Result<()> {
     let live = LIVE_DECODED_BYTES.load(Ordering::Relaxed);
     let max = max_decoded_bytes();

@@ -1,22 +1,20 @@
-//! `Descriptor.build`: a descriptor from a plain object, through the C descriptor
-//! builder (`hurray_descriptor_builder_*`), which checks every rule.
+//! `Descriptor.build`: a descriptor from a plain object, built as a
+//! `hurray_core::TensorDescriptor` model and checked against every rule by
+//! `HurrayDescriptor::new`; and the layout-specific fields read back off the model.
 
-use std::ptr;
+use std::sync::Arc;
 
-use hurray_ffi::builder::*;
-use hurray_ffi::descriptor_access::{
-    hurray_descriptor_block_paged, hurray_descriptor_composite_head,
-    hurray_descriptor_coo_is_sorted, hurray_descriptor_csf_mode_order, hurray_descriptor_hilbert,
-    hurray_descriptor_member_role, hurray_descriptor_morton_bits,
-    hurray_descriptor_tile_inner_strides, hurray_descriptor_tile_outer_strides,
-    hurray_descriptor_tile_shape, hurray_descriptor_tiling_depth, hurray_descriptor_tiling_level,
-    HurrayBlockPaged, HurrayBufferEntry, HurrayCompositeHead, HurrayQuantization, HurrayStatistics,
+use hurray_core::{
+    BlockPaged as BlockPagedModel, BufferHandle, CombineOp, CompositeHead as HeadModel,
+    CompositionRule, DeviceTag, ElementType, IndexType, KvRole, Layout, MemberRole, MemoryClass,
+    Quantization, ScaleType, Scheme, Shard as ShardModel, Statistics as StatisticsModel, SyncMode,
+    TensorDescriptor, TileOrder, Tiling,
 };
-use hurray_ffi::HurrayDescriptorBuilder;
+use hurray_ffi::HurrayDescriptor;
 use napi_derive::napi;
 
-use crate::error::{check, err, Result};
-use crate::tensor::{dtype_tag, optional, shape_in, Descriptor, Shard, Statistics};
+use crate::error::{err, ffi, Result};
+use crate::tensor::{element_type_of, shape_in, Descriptor, Shard, Statistics};
 
 /// One entry of the buffer table to build.
 #[napi(object)]
@@ -152,45 +150,8 @@ pub struct DescriptorSpec {
     pub member_role: Option<String>,
 }
 
-/// The builder handle, destroyed on drop.
-struct Builder(*mut HurrayDescriptorBuilder);
-
-impl Drop for Builder {
-    fn drop(&mut self) {
-        // SAFETY: owned handle or NULL; destroy nulls it.
-        unsafe { hurray_descriptor_builder_destroy(&mut self.0) };
-    }
-}
-
 fn bad(what: impl Into<String>) -> crate::error::JsErr {
     err("HURRAY_ERR_INVALID_ARGUMENT", what)
-}
-
-fn layout_tag(name: &str) -> Result<u8> {
-    use hurray_core::layout::tag as t;
-    Ok(match name {
-        "row_major" => t::ROW_MAJOR,
-        "column_major" => t::COLUMN_MAJOR,
-        "strided" => t::STRIDED,
-        "morton" => t::MORTON,
-        "tiled" => t::TILED,
-        "hilbert" => t::HILBERT,
-        "block_paged" => t::BLOCK_PAGED,
-        "coo" => t::COO,
-        "csr" => t::CSR,
-        "csc" => t::CSC,
-        "csf" => t::CSF,
-        "composite_head" => t::COMPOSITE_HEAD,
-        other => {
-            return Err(err(
-                "HURRAY_ERR_NOT_APPLICABLE",
-                format!(
-                    "layout {other:?} cannot be built from a plain object \
-                     (extension layouts: pass the encoded descriptor to Tensor.fromBuffers)"
-                ),
-            ))
-        }
-    })
 }
 
 fn u64_of(what: &str, v: f64) -> Result<u64> {
@@ -203,59 +164,248 @@ fn u64_of(what: &str, v: f64) -> Result<u64> {
     }
 }
 
-/// A tile order name as its byte, with its strides when strided (`nested`: the inner
-/// order, which may also be `"tiled"`).
-fn tile_order<'a>(
-    name: &str,
-    strides: &'a Option<Vec<i64>>,
-    nested: bool,
-) -> Result<(u8, Option<&'a Vec<i64>>)> {
-    Ok(match name {
-        "row_major" => (1, None),
-        "column_major" => (2, None),
-        "strided" => (
-            3,
-            Some(
-                strides
-                    .as_ref()
-                    .ok_or_else(|| bad("a strided tile order needs its strides"))?,
-            ),
-        ),
-        "tiled" if nested => (4, None),
-        o => return Err(bad(format!("unknown tile order {o:?}"))),
+/// A field the layout needs, or `ERR_HURRAY_STATE` naming it.
+fn needs<T>(v: Option<T>, layout: &str, field: &str) -> Result<T> {
+    v.ok_or_else(|| {
+        err(
+            "HURRAY_ERR_STATE",
+            format!("the {layout} layout needs `{field}`"),
+        )
     })
 }
 
-/// The name of a tile order byte.
-fn order_name(o: u8) -> &'static str {
-    match o {
-        1 => "row_major",
-        2 => "column_major",
-        3 => "strided",
-        4 => "tiled",
-        _ => "private",
+/// `ERR_HURRAY_UNSUPPORTED` when a layout field is given for another layout.
+fn only_for(given: bool, field: &str, layout: &str, for_layouts: &[&str]) -> Result<()> {
+    if given && !for_layouts.contains(&layout) {
+        return Err(err(
+            "HURRAY_ERR_NOT_APPLICABLE",
+            format!("`{field}` does not apply to the {layout} layout"),
+        ));
+    }
+    Ok(())
+}
+
+/// A tile order from its name and strides (`nested`: the inner order, which may
+/// also be `"tiled"`, returned as `None` for the caller to fill with the next level).
+fn tile_order(
+    name: &str,
+    strides: &Option<Vec<i64>>,
+    nested: bool,
+    rank: usize,
+) -> Result<Option<TileOrder>> {
+    Ok(Some(match name {
+        "row_major" => TileOrder::RowMajor,
+        "column_major" => TileOrder::ColumnMajor,
+        "strided" => {
+            let s = strides
+                .as_ref()
+                .ok_or_else(|| bad("a strided tile order needs its strides"))?;
+            if s.len() != rank {
+                return Err(bad("tile strides need one value per dimension"));
+            }
+            TileOrder::Strided(s.clone())
+        }
+        "tiled" if nested => return Ok(None),
+        o => return Err(bad(format!("unknown tile order {o:?}"))),
+    }))
+}
+
+/// The tiling levels (outermost first) as one nested `Tiling`.
+fn tiling_of(levels: &[TileLevel], rank: usize) -> Result<Tiling> {
+    let mut next: Option<Tiling> = None;
+    for (i, level) in levels.iter().enumerate().rev() {
+        let tile_shape = shape_in(&level.shape)?;
+        let outer = tile_order(&level.outer, &level.outer_strides, false, rank)?
+            .ok_or_else(|| bad("an outer tile order cannot be \"tiled\""))?;
+        let inner = match tile_order(&level.inner, &level.inner_strides, true, rank)? {
+            Some(o) => {
+                if next.is_some() {
+                    return Err(bad(format!(
+                        "tiling level {i} is followed by another level, so its inner order must be \"tiled\""
+                    )));
+                }
+                o
+            }
+            None => TileOrder::Tiled(Box::new(next.take().ok_or_else(|| {
+                err(
+                    "HURRAY_ERR_STATE",
+                    format!(
+                        "tiling level {i} has inner order \"tiled\" but no level {} follows",
+                        i + 1
+                    ),
+                )
+            })?)),
+        };
+        next = Some(Tiling {
+            tile_shape,
+            outer,
+            inner,
+        });
+    }
+    needs(next, "tiled", "tiling")
+}
+
+/// The layout named `name` with its fields from `spec`.
+fn layout_of(spec: &DescriptorSpec, name: &str, rank: usize) -> Result<Layout> {
+    only_for(spec.strides.is_some(), "strides", name, &["strided"])?;
+    only_for(spec.morton_bits.is_some(), "mortonBits", name, &["morton"])?;
+    only_for(
+        spec.nnz.is_some(),
+        "nnz",
+        name,
+        &["coo", "csr", "csc", "csf"],
+    )?;
+    only_for(spec.coo_sorted.is_some(), "cooSorted", name, &["coo"])?;
+    only_for(
+        spec.csf_mode_order.is_some(),
+        "csfModeOrder",
+        name,
+        &["csf"],
+    )?;
+    only_for(spec.tiling.is_some(), "tiling", name, &["tiled"])?;
+    only_for(
+        spec.block_paged.is_some(),
+        "blockPaged",
+        name,
+        &["block_paged"],
+    )?;
+    only_for(spec.hilbert.is_some(), "hilbert", name, &["hilbert"])?;
+    only_for(
+        spec.composite.is_some(),
+        "composite",
+        name,
+        &["composite_head"],
+    )?;
+    let nnz = || -> Result<u64> { u64_of("nnz", needs(spec.nnz, name, "nnz")?) };
+    Ok(match name {
+        "row_major" => Layout::RowMajor,
+        "column_major" => Layout::ColumnMajor,
+        "strided" => Layout::Strided {
+            strides: needs(spec.strides.clone(), name, "strides")?,
+        },
+        "tiled" => Layout::Tiled(tiling_of(spec.tiling.as_deref().unwrap_or(&[]), rank)?),
+        "morton" => Layout::Morton {
+            bits: needs(spec.morton_bits.clone(), name, "mortonBits")?,
+        },
+        "hilbert" => {
+            let h = needs(spec.hilbert.as_ref(), name, "hilbert")?;
+            Layout::Hilbert {
+                order: h.order,
+                rank: h.rank,
+            }
+        }
+        "coo" => Layout::Coo {
+            nnz: nnz()?,
+            is_sorted: spec.coo_sorted.unwrap_or(false),
+        },
+        "csr" => Layout::Csr { nnz: nnz()? },
+        "csc" => Layout::Csc { nnz: nnz()? },
+        "csf" => Layout::Csf {
+            nnz: nnz()?,
+            mode_order: needs(spec.csf_mode_order.clone(), name, "csfModeOrder")?,
+        },
+        "block_paged" => {
+            let p = needs(spec.block_paged.as_ref(), name, "blockPaged")?;
+            Layout::BlockPaged(BlockPagedModel {
+                page_size: p.page_size,
+                num_pages: u64_of("numPages", p.num_pages)?,
+                paged_axis: p.paged_axis.unwrap_or(0),
+                num_seqs: p.num_seqs,
+                kv_role: match p.kv_role.as_str() {
+                    "key" => KvRole::Key,
+                    "value" => KvRole::Value,
+                    "fused" => KvRole::Fused,
+                    r => return Err(bad(format!("unknown kvRole {r:?}"))),
+                },
+                layer_index: p.layer_index.unwrap_or(u32::MAX),
+                block_table_index_type: if p.index64 {
+                    IndexType::U64
+                } else {
+                    IndexType::U32
+                },
+            })
+        }
+        "composite_head" => {
+            let c = needs(spec.composite.as_ref(), name, "composite")?;
+            Layout::CompositeHead(HeadModel {
+                rule: match c.rule.as_str() {
+                    "partition" => CompositionRule::Partition,
+                    "overlay" => CompositionRule::Overlay,
+                    "group" => CompositionRule::Group,
+                    r => return Err(bad(format!("unknown composition rule {r:?}"))),
+                },
+                combine_op: match c.combine.as_deref().unwrap_or("none") {
+                    "none" => CombineOp::None,
+                    "replace" => CombineOp::Replace,
+                    "add" => CombineOp::Add,
+                    o => return Err(bad(format!("unknown combine op {o:?}"))),
+                },
+                member_count: c.member_count,
+            })
+        }
+        other => {
+            return Err(err(
+                "HURRAY_ERR_NOT_APPLICABLE",
+                format!(
+                    "layout {other:?} cannot be built from a plain object \
+                     (extension layouts: pass the encoded descriptor to Tensor.fromBuffers)"
+                ),
+            ))
+        }
+    })
+}
+
+/// The scale element type of a quantization spec.
+fn scale_type_of(name: Option<&str>) -> Result<ScaleType> {
+    match name.map(element_type_of).transpose()? {
+        Some(ElementType::Float16) => Ok(ScaleType::F16),
+        Some(ElementType::Bfloat16) => Ok(ScaleType::Bf16),
+        Some(ElementType::Float32) => Ok(ScaleType::F32),
+        Some(t) => Err(bad(format!(
+            "scaleType {:?} is not float16, bfloat16 or float32",
+            t.name()
+        ))),
+        None => Err(bad("this quantization scheme needs its scaleType")),
     }
 }
 
-/// Rule, combine op and member role names as the wire bytes.
-fn composite_bytes(c: &CompositeHead) -> Result<HurrayCompositeHead> {
-    let rule = match c.rule.as_str() {
-        "partition" => 1,
-        "overlay" => 2,
-        "group" => 3,
-        r => return Err(bad(format!("unknown composition rule {r:?}"))),
+/// The quantization section of a spec.
+fn quantization_of(q: &QuantizationSpec) -> Result<Quantization> {
+    let axis = q.axis.unwrap_or(0);
+    let block_size = q.block_size.unwrap_or(0);
+    let scale_buffer_index = q.scale_buffer_index.unwrap_or(u32::MAX);
+    let zero_point_buffer_index = q.zero_point_buffer_index;
+    let scheme = match q.scheme.as_str() {
+        "per_tensor_affine" => Scheme::PerTensor {
+            scale: q.scale.unwrap_or(0.0) as f32,
+            zero_point: q.zero_point.unwrap_or(0),
+        },
+        "per_channel_affine" => Scheme::PerChannel {
+            axis,
+            scale_buffer_index,
+            zero_point_buffer_index,
+            scale_type: scale_type_of(q.scale_type.as_deref())?,
+        },
+        "per_block_affine" => Scheme::PerBlock {
+            axis,
+            block_size,
+            scale_buffer_index,
+            zero_point_buffer_index,
+            scale_type: scale_type_of(q.scale_type.as_deref())?,
+        },
+        "nf4" => Scheme::Nf4 {
+            axis,
+            block_size,
+            scale_buffer_index,
+        },
+        "mxfp" => Scheme::Mxfp {
+            axis,
+            block_size,
+            scale_buffer_index,
+        },
+        s => return Err(bad(format!("unknown quantization scheme {s:?}"))),
     };
-    let combine = match c.combine.as_deref().unwrap_or("none") {
-        "none" => 0,
-        "replace" => 1,
-        "add" => 2,
-        o => return Err(bad(format!("unknown combine op {o:?}"))),
-    };
-    Ok(HurrayCompositeHead {
-        member_count: c.member_count,
-        composition_rule: rule,
-        combine_op: combine,
-    })
+    Ok(Quantization::from(scheme))
 }
 
 #[napi]
@@ -265,147 +415,54 @@ impl Descriptor {
     /// quantization, shard, statistics and member-role sections. The library checks
     /// every rule of the format.
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown names, bad numbers),
-    /// `HURRAY_ERR_NOT_APPLICABLE` (extension layouts: use their encoded bytes),
-    /// `HURRAY_ERR_DESCRIPTOR` (a rule of the format; the message names it).
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown names, bad numbers),
+    /// `ERR_HURRAY_UNSUPPORTED` (extension layouts: use their encoded bytes; a
+    /// layout field given for another layout), `ERR_HURRAY_STATE` (a field the
+    /// layout needs is missing), `ERR_HURRAY_FORMAT` (a rule of the format; the
+    /// message names it).
     #[napi(factory)]
     pub fn build(spec: DescriptorSpec) -> Result<Descriptor> {
-        let tag = dtype_tag(&spec.dtype)?;
-        let layout = layout_tag(spec.layout.as_deref().unwrap_or("row_major"))?;
+        let element_type = element_type_of(&spec.dtype)?;
         let shape = shape_in(&spec.shape)?;
-        let mut b = Builder(ptr::null_mut());
-        // SAFETY: `shape` holds `rank` readable entries; `b.0` a local out-pointer.
-        check(unsafe {
-            hurray_descriptor_builder_new(tag, layout, shape.len() as u32, shape.as_ptr(), &mut b.0)
-        })?;
-        // Each call below: SAFETY: `b.0` is the live builder; slices and structs are
-        // read during the call only.
-        if let Some(o) = spec.byte_offset {
-            let o = u64_of("byteOffset", o)?;
-            check(unsafe { hurray_descriptor_builder_set_byte_offset(b.0, o) })?;
-        }
-        if let Some(s) = &spec.strides {
-            check(unsafe {
-                hurray_descriptor_builder_set_strides(b.0, s.as_ptr(), s.len() as u64)
-            })?;
-        }
-        if let Some(m) = &spec.morton_bits {
-            check(unsafe {
-                hurray_descriptor_builder_set_morton_bits(b.0, m.as_ptr(), m.len() as u64)
-            })?;
-        }
-        if let Some(n) = spec.nnz {
-            let n = u64_of("nnz", n)?;
-            check(unsafe { hurray_descriptor_builder_set_nnz(b.0, n) })?;
-        }
-        if let Some(sorted) = spec.coo_sorted {
-            check(unsafe { hurray_descriptor_builder_set_coo_is_sorted(b.0, sorted as u8) })?;
-        }
-        if let Some(m) = &spec.csf_mode_order {
-            check(unsafe {
-                hurray_descriptor_builder_set_csf_mode_order(b.0, m.as_ptr(), m.len() as u64)
-            })?;
-        }
-        for level in spec.tiling.iter().flatten() {
-            let shape = shape_in(&level.shape)?;
-            let (outer, outer_strides) = tile_order(&level.outer, &level.outer_strides, false)?;
-            let (inner, inner_strides) = tile_order(&level.inner, &level.inner_strides, true)?;
-            for st in [&outer_strides, &inner_strides].into_iter().flatten() {
-                if st.len() != shape.len() {
-                    return Err(bad("tile strides need one value per dimension"));
+        let layout_name = spec.layout.as_deref().unwrap_or("row_major");
+        let layout = layout_of(&spec, layout_name, shape.len())?;
+        let buffers = spec
+            .buffers
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let byte_size = u64_of(&format!("buffers[{i}].byteSize"), e.byte_size)?;
+                let class = u8::try_from(e.memory_class.unwrap_or(0))
+                    .map_err(|_| bad("memoryClass is a byte"))?;
+                Ok(BufferHandle {
+                    byte_size,
+                    alignment: e.alignment.unwrap_or(if byte_size == 0 { 1 } else { 64 }),
+                    device: DeviceTag::Cpu,
+                    sync_mode: SyncMode::default(),
+                    memory_class: MemoryClass::from_tag(class).ok_or_else(|| {
+                        bad(format!("memoryClass {class:#04x} is reserved or invalid"))
+                    })?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let shard = match &spec.shard {
+            Some(s) => {
+                let parent =
+                    shape_in(&s.parent_shape.iter().map(|&x| x as f64).collect::<Vec<_>>())?;
+                let offset = shape_in(&s.offset.iter().map(|&x| x as f64).collect::<Vec<_>>())?;
+                if parent.len() != offset.len() {
+                    return Err(bad("shard parentShape and offset differ in length"));
                 }
+                Some(ShardModel {
+                    parent_shape: parent,
+                    offset,
+                })
             }
-            let ptr_of = |v: &Option<&Vec<i64>>| v.map_or(ptr::null(), |v| v.as_ptr());
-            check(unsafe {
-                hurray_descriptor_builder_push_tiling_level(
-                    b.0,
-                    shape.as_ptr(),
-                    outer,
-                    ptr_of(&outer_strides),
-                    inner,
-                    ptr_of(&inner_strides),
-                )
-            })?;
-        }
-        if let Some(p) = &spec.block_paged {
-            let f = HurrayBlockPaged {
-                num_pages: u64_of("numPages", p.num_pages)?,
-                page_size: p.page_size,
-                paged_axis: p.paged_axis.unwrap_or(0),
-                num_seqs: p.num_seqs,
-                layer_index: p.layer_index.unwrap_or(u32::MAX),
-                kv_role: match p.kv_role.as_str() {
-                    "key" => 0,
-                    "value" => 1,
-                    "fused" => 2,
-                    r => return Err(bad(format!("unknown kvRole {r:?}"))),
-                },
-                block_table_index_type: p.index64 as u8,
-            };
-            check(unsafe { hurray_descriptor_builder_set_block_paged(b.0, &f) })?;
-        }
-        if let Some(h) = &spec.hilbert {
-            check(unsafe { hurray_descriptor_builder_set_hilbert(b.0, h.order, h.rank) })?;
-        }
-        if let Some(c) = &spec.composite {
-            let h = composite_bytes(c)?;
-            check(unsafe { hurray_descriptor_builder_set_composite_head(b.0, &h) })?;
-        }
-        for (i, e) in spec.buffers.iter().enumerate() {
-            let size = u64_of(&format!("buffers[{i}].byteSize"), e.byte_size)?;
-            let entry = HurrayBufferEntry {
-                byte_size: size,
-                alignment: e.alignment.unwrap_or(if size == 0 { 1 } else { 64 }),
-                device_tag: 0,
-                sync_mode: 0,
-                memory_class: u8::try_from(e.memory_class.unwrap_or(0))
-                    .map_err(|_| bad("memoryClass is a byte"))?,
-            };
-            check(unsafe { hurray_descriptor_builder_add_buffer(b.0, &entry) })?;
-        }
-        if let Some(q) = &spec.quantization {
-            let scheme = match q.scheme.as_str() {
-                "per_tensor_affine" => 1,
-                "per_channel_affine" => 2,
-                "per_block_affine" => 3,
-                "nf4" => 4,
-                "mxfp" => 5,
-                s => return Err(bad(format!("unknown quantization scheme {s:?}"))),
-            };
-            let qs = HurrayQuantization {
-                scale: q.scale.unwrap_or(0.0) as f32,
-                zero_point: q.zero_point.unwrap_or(0),
-                axis: q.axis.unwrap_or(0),
-                block_size: q.block_size.unwrap_or(0),
-                scale_buffer_index: q.scale_buffer_index.unwrap_or(u32::MAX),
-                zero_point_buffer_index: q.zero_point_buffer_index.unwrap_or(u32::MAX),
-                flags: 0,
-                scheme_tag: scheme,
-                scheme_version: 0,
-                scale_type_tag: match &q.scale_type {
-                    Some(t) => dtype_tag(t)?,
-                    None => 0,
-                },
-            };
-            check(unsafe { hurray_descriptor_builder_set_quantization(b.0, &qs, ptr::null(), 0) })?;
-        }
-        if let Some(s) = &spec.shard {
-            let parent = shape_in(&s.parent_shape.iter().map(|&x| x as f64).collect::<Vec<_>>())?;
-            let offset = shape_in(&s.offset.iter().map(|&x| x as f64).collect::<Vec<_>>())?;
-            if parent.len() != offset.len() {
-                return Err(bad("shard parentShape and offset differ in length"));
-            }
-            check(unsafe {
-                hurray_descriptor_builder_set_shard(
-                    b.0,
-                    parent.as_ptr(),
-                    offset.as_ptr(),
-                    parent.len() as u64,
-                )
-            })?;
-        }
-        if let Some(s) = &spec.statistics {
-            let st = HurrayStatistics {
+            None => None,
+        };
+        let statistics = match &spec.statistics {
+            Some(s) => Some(StatisticsModel {
+                computed_mask: s.computed_mask,
                 nnz: u64_of("statistics.nnz", s.nnz)?,
                 sparsity_ratio: s.sparsity,
                 value_min: s.min,
@@ -413,51 +470,60 @@ impl Descriptor {
                 value_abs_max: s.absmax,
                 value_mean: s.mean,
                 value_stddev: s.stddev,
-                computed_mask: s.computed_mask,
                 nm_n: u8::try_from(s.nm_n).map_err(|_| bad("nmN is a byte"))?,
                 nm_m: u8::try_from(s.nm_m).map_err(|_| bad("nmM is a byte"))?,
                 has_nan: s.has_nan as u8,
                 has_inf: s.has_inf as u8,
-            };
-            check(unsafe { hurray_descriptor_builder_set_statistics(b.0, &st) })?;
-        }
-        if let Some(r) = &spec.member_role {
-            let role = match r.as_str() {
-                "correction" => 0,
-                "base" => 1,
-                r => return Err(bad(format!("unknown member role {r:?}"))),
-            };
-            check(unsafe { hurray_descriptor_builder_set_member_role(b.0, role) })?;
-        }
-        let mut d = ptr::null_mut();
-        check(unsafe { hurray_descriptor_builder_finish(b.0, &mut d) })?;
-        Ok(Descriptor::from_owned(d))
+            }),
+            None => None,
+        };
+        let composite_member = match spec.member_role.as_deref() {
+            Some("correction") => Some(MemberRole::Correction),
+            Some("base") => Some(MemberRole::Base),
+            Some(r) => return Err(bad(format!("unknown member role {r:?}"))),
+            None => None,
+        };
+        let model = TensorDescriptor {
+            version_minor: 0,
+            element_type,
+            shape,
+            byte_offset: match spec.byte_offset {
+                Some(o) => u64_of("byteOffset", o)?,
+                None => 0,
+            },
+            layout,
+            buffers,
+            quantization: spec
+                .quantization
+                .as_ref()
+                .map(quantization_of)
+                .transpose()?,
+            shard,
+            statistics,
+            extension_type: None,
+            composite_member,
+        };
+        Ok(Descriptor::from_handle(
+            HurrayDescriptor::new(Arc::new(model)).map_err(ffi)?,
+        ))
     }
 
     /// The composite-head fields (layout `composite_head`), or `null`.
     #[napi(getter)]
     pub fn composite(&self) -> Result<Option<CompositeHead>> {
-        let d = self.ptr()?;
-        let mut h = HurrayCompositeHead {
-            member_count: 0,
-            composition_rule: 0,
-            combine_op: 0,
-        };
-        // SAFETY: `d` live; `h` writable.
-        if !optional(unsafe { hurray_descriptor_composite_head(d, &mut h) })? {
+        let Layout::CompositeHead(h) = &self.model()?.layout else {
             return Ok(None);
-        }
-        let rule = match h.composition_rule {
-            1 => "partition",
-            2 => "overlay",
-            3 => "group",
-            _ => "private",
+        };
+        let rule = match h.rule {
+            CompositionRule::Partition => "partition",
+            CompositionRule::Overlay => "overlay",
+            CompositionRule::Group => "group",
+            CompositionRule::Private(_) => "private",
         };
         let combine = match h.combine_op {
-            0 => "none",
-            1 => "replace",
-            2 => "add",
-            _ => "private",
+            CombineOp::None => "none",
+            CombineOp::Replace => "replace",
+            CombineOp::Add => "add",
         };
         Ok(Some(CompositeHead {
             member_count: h.member_count,
@@ -469,43 +535,33 @@ impl Descriptor {
     /// The tiling levels of a tiled layout, outermost first, or `null`.
     #[napi(getter)]
     pub fn tiling(&self) -> Result<Option<Vec<TileLevel>>> {
-        let d = self.ptr()?;
-        let mut depth = 0u32;
-        // SAFETY: `d` live.
-        if !optional(unsafe { hurray_descriptor_tiling_depth(d, &mut depth) })? {
+        let Layout::Tiled(t) = &self.model()?.layout else {
             return Ok(None);
-        }
+        };
+        let name = |o: &TileOrder| match o {
+            TileOrder::RowMajor => "row_major",
+            TileOrder::ColumnMajor => "column_major",
+            TileOrder::Strided(_) => "strided",
+            TileOrder::Tiled(_) => "tiled",
+        };
+        let strides = |o: &TileOrder| match o {
+            TileOrder::Strided(s) => Some(s.clone()),
+            _ => None,
+        };
         let mut out = Vec::new();
-        for level in 0..depth {
-            let (mut o, mut i) = (0u8, 0u8);
-            // SAFETY: `d` live, `level` < depth.
-            check(unsafe { hurray_descriptor_tiling_level(d, level, &mut o, &mut i) })?;
-            let mut shape = [0u64; 64];
-            let mut n = 0u64;
-            // SAFETY: `d` live; `shape` holds 64 values, the largest rank.
-            check(unsafe {
-                hurray_descriptor_tile_shape(d, level, shape.as_mut_ptr(), 64, &mut n)
-            })?;
-            let strides = |outer: bool| -> Result<Option<Vec<i64>>> {
-                let mut v = [0i64; 64];
-                let mut n = 0u64;
-                // SAFETY: `d` live; `v` holds 64 values.
-                let s = unsafe {
-                    if outer {
-                        hurray_descriptor_tile_outer_strides(d, level, v.as_mut_ptr(), 64, &mut n)
-                    } else {
-                        hurray_descriptor_tile_inner_strides(d, level, v.as_mut_ptr(), 64, &mut n)
-                    }
-                };
-                Ok(optional(s)?.then(|| v[..n as usize].to_vec()))
-            };
+        let mut level = Some(t);
+        while let Some(l) = level {
             out.push(TileLevel {
-                shape: shape[..n as usize].iter().map(|&x| x as f64).collect(),
-                outer: order_name(o).into(),
-                outer_strides: if o == 3 { strides(true)? } else { None },
-                inner: order_name(i).into(),
-                inner_strides: if i == 3 { strides(false)? } else { None },
+                shape: l.tile_shape.iter().map(|&x| x as f64).collect(),
+                outer: name(&l.outer).into(),
+                outer_strides: strides(&l.outer),
+                inner: name(&l.inner).into(),
+                inner_strides: strides(&l.inner),
             });
+            level = match &l.inner {
+                TileOrder::Tiled(next) => Some(next),
+                _ => None,
+            };
         }
         Ok(Some(out))
     }
@@ -513,20 +569,9 @@ impl Descriptor {
     /// The block-paged fields, or `null`.
     #[napi(getter)]
     pub fn block_paged(&self) -> Result<Option<BlockPaged>> {
-        let d = self.ptr()?;
-        let mut f = HurrayBlockPaged {
-            num_pages: 0,
-            page_size: 0,
-            paged_axis: 0,
-            num_seqs: 0,
-            layer_index: 0,
-            kv_role: 0,
-            block_table_index_type: 0,
-        };
-        // SAFETY: `d` live; `f` writable.
-        if !optional(unsafe { hurray_descriptor_block_paged(d, &mut f) })? {
+        let Layout::BlockPaged(f) = &self.model()?.layout else {
             return Ok(None);
-        }
+        };
         Ok(Some(BlockPaged {
             page_size: f.page_size,
             num_pages: f.num_pages as f64,
@@ -534,75 +579,63 @@ impl Descriptor {
             paged_axis: Some(f.paged_axis),
             layer_index: (f.layer_index != u32::MAX).then_some(f.layer_index),
             kv_role: match f.kv_role {
-                0 => "key",
-                1 => "value",
-                2 => "fused",
-                _ => "private",
+                KvRole::Key => "key",
+                KvRole::Value => "value",
+                KvRole::Fused => "fused",
             }
             .into(),
-            index64: f.block_table_index_type == 1,
+            index64: f.block_table_index_type == IndexType::U64,
         }))
     }
 
     /// The Hilbert fields, or `null`.
     #[napi(getter)]
     pub fn hilbert(&self) -> Result<Option<Hilbert>> {
-        let d = self.ptr()?;
-        let (mut order, mut rank) = (0u32, 0u32);
-        // SAFETY: `d` live.
-        if !optional(unsafe { hurray_descriptor_hilbert(d, &mut order, &mut rank) })? {
-            return Ok(None);
-        }
-        Ok(Some(Hilbert { order, rank }))
+        Ok(match &self.model()?.layout {
+            Layout::Hilbert { order, rank } => Some(Hilbert {
+                order: *order,
+                rank: *rank,
+            }),
+            _ => None,
+        })
     }
 
     /// Bits per dimension of a Morton layout, or `null`.
     #[napi(getter)]
     pub fn morton_bits(&self) -> Result<Option<Vec<u32>>> {
-        let d = self.ptr()?;
-        let mut v = [0u32; 64];
-        let mut n = 0u64;
-        // SAFETY: `d` live; `v` holds 64 values.
-        if !optional(unsafe { hurray_descriptor_morton_bits(d, v.as_mut_ptr(), 64, &mut n) })? {
-            return Ok(None);
-        }
-        Ok(Some(v[..n as usize].to_vec()))
+        Ok(match &self.model()?.layout {
+            Layout::Morton { bits } => Some(bits.clone()),
+            _ => None,
+        })
     }
 
     /// Whether COO coordinates are sorted, or `null` for other layouts.
     #[napi(getter)]
     pub fn coo_sorted(&self) -> Result<Option<bool>> {
-        let d = self.ptr()?;
-        let mut b = 0u8;
-        // SAFETY: `d` live.
-        if !optional(unsafe { hurray_descriptor_coo_is_sorted(d, &mut b) })? {
-            return Ok(None);
-        }
-        Ok(Some(b != 0))
+        Ok(match &self.model()?.layout {
+            Layout::Coo { is_sorted, .. } => Some(*is_sorted),
+            _ => None,
+        })
     }
 
     /// The mode order of a CSF layout, or `null`.
     #[napi(getter)]
     pub fn csf_mode_order(&self) -> Result<Option<Vec<u32>>> {
-        let d = self.ptr()?;
-        let mut v = [0u32; 64];
-        let mut n = 0u64;
-        // SAFETY: `d` live; `v` holds 64 values.
-        if !optional(unsafe { hurray_descriptor_csf_mode_order(d, v.as_mut_ptr(), 64, &mut n) })? {
-            return Ok(None);
-        }
-        Ok(Some(v[..n as usize].to_vec()))
+        Ok(match &self.model()?.layout {
+            Layout::Csf { mode_order, .. } => Some(mode_order.clone()),
+            _ => None,
+        })
     }
 
     /// The member role of an overlay member (`"base"` or `"correction"`), or `null`.
     #[napi(getter)]
     pub fn member_role(&self) -> Result<Option<String>> {
-        let d = self.ptr()?;
-        let mut r = 0u8;
-        // SAFETY: `d` live.
-        if !optional(unsafe { hurray_descriptor_member_role(d, &mut r) })? {
-            return Ok(None);
-        }
-        Ok(Some(if r == 1 { "base" } else { "correction" }.into()))
+        Ok(self.model()?.composite_member.map(|r| {
+            match r {
+                MemberRole::Base => "base",
+                MemberRole::Correction => "correction",
+            }
+            .into()
+        }))
     }
 }

@@ -1,16 +1,69 @@
-//! The one place a C ABI status becomes a JS `Error` (`code` = status name).
+//! The one place a library status becomes a JS `Error`, with Node's conventions for
+//! `error.code` (docs/node.md "Errors"):
+//!
+//! - an error the operating system reported carries its errno name, as Node's own
+//!   `fs` errors do: `ENOENT` (no such file), `EISDIR` (a directory), `EACCES`, ...;
+//! - every other error carries `ERR_HURRAY_<CATEGORY>`, one code per category of the
+//!   status: `ERR_HURRAY_NOT_FOUND`, `ERR_HURRAY_TRUNCATED`, `ERR_HURRAY_FORMAT`,
+//!   `ERR_HURRAY_INVALID_ARGUMENT`, `ERR_HURRAY_STATE`, `ERR_HURRAY_LIMIT`,
+//!   `ERR_HURRAY_UNSUPPORTED`, `ERR_HURRAY_INTERNAL` (and `ERR_HURRAY_IO` for an I/O
+//!   error without an errno).
+//!
+//! Categories come from hurray-ffi (`FfiError::category`, one table for every
+//! binding), the errno from `FfiError::os_error`.
+//!
+//! The message starts with the exact status name (`HURRAY_ERR_OUT_OF_RANGE: ...`)
+//! and then names the rule, byte offset or path.
 
 use std::ffi::CStr;
 
-use hurray_ffi::abi::{hurray_last_error_message, hurray_status_name};
+use hurray_ffi::abi::{hurray_last_error_message, hurray_last_error_os_error, hurray_status_name};
+use hurray_ffi::{HurrayStatus, HURRAY_ERR_FILE_NOT_FOUND};
 
-/// A JS error: `code` is a `HURRAY_*` status name, the reason a human message.
+/// A JS error: `code` as the module comment says, the reason a human message.
 pub type JsErr = napi::Error<String>;
 /// The result type of every exported function.
 pub type Result<T> = std::result::Result<T, JsErr>;
 
-/// `Ok(())` for `HURRAY_OK`; otherwise an error carrying the status name as `code`
-/// and the calling thread's last-error message (which names the rule and offset).
+/// The `error.code` of a status, given the OS error number behind it (if any): the
+/// errno name, else `ERR_HURRAY_<CATEGORY>` of the status's category.
+fn node_code(status: HurrayStatus, os_errno: Option<i32>) -> String {
+    if let Some(name) = os_errno.and_then(errno_name) {
+        return name.to_string();
+    }
+    if status == HURRAY_ERR_FILE_NOT_FOUND {
+        return "ENOENT".to_string();
+    }
+    format!(
+        "ERR_HURRAY_{}",
+        hurray_ffi::category(status).name().to_ascii_uppercase()
+    )
+}
+
+/// Node's name of an errno value (Linux numbering), for the errors a path can give.
+fn errno_name(n: i32) -> Option<&'static str> {
+    Some(match n {
+        1 => "EPERM",
+        2 => "ENOENT",
+        5 => "EIO",
+        13 => "EACCES",
+        20 => "ENOTDIR",
+        21 => "EISDIR",
+        23 => "ENFILE",
+        24 => "EMFILE",
+        36 => "ENAMETOOLONG",
+        40 => "ELOOP",
+        _ => return None,
+    })
+}
+
+/// A JS error for `status` with `message` (which should start with the status name).
+fn error_of(status: HurrayStatus, os_errno: Option<i32>, message: String) -> JsErr {
+    napi::Error::new(node_code(status, os_errno), message)
+}
+
+/// `Ok(())` for `HURRAY_OK`; otherwise the error of the status with the calling
+/// thread's last-error message (which names the rule and offset).
 pub fn check(status: i32) -> Result<()> {
     if status == hurray_ffi::HURRAY_OK {
         return Ok(());
@@ -28,21 +81,32 @@ pub fn check(status: i32) -> Result<()> {
                 .into_owned(),
         )
     };
-    let message = if message.is_empty() {
-        name.clone()
-    } else {
-        message
-    };
-    Err(napi::Error::new(name, message))
+    let os = Some(hurray_last_error_os_error()).filter(|&n| n != 0);
+    Err(error_of(
+        status,
+        os,
+        if message.is_empty() { name } else { message },
+    ))
+}
+
+/// A library error as a JS error; the message is the text the C ABI's last-error
+/// message carries (`"HURRAY_ERR_X: rule at byte N ..."`).
+pub fn ffi(e: hurray_ffi::FfiError) -> JsErr {
+    error_of(e.status, e.os_error(), e.to_string())
 }
 
 /// An error for misuse the binding detects itself (a closed object, a bad argument),
-/// with the C status name that fits it.
-pub fn err(code: &str, message: impl Into<String>) -> JsErr {
-    napi::Error::new(code.to_string(), format!("{code}: {}", message.into()))
+/// given the name of the C status that fits it (`"HURRAY_ERR_STATE"`, ...).
+pub fn err(status_name: &str, message: impl Into<String>) -> JsErr {
+    // The status of the name (statuses are small negative numbers).
+    let status = hurray_ffi::STATUSES
+        .iter()
+        .find(|s| s.name == status_name)
+        .map_or(hurray_ffi::HURRAY_ERR_INTERNAL_PANIC, |s| s.value);
+    error_of(status, None, format!("{status_name}: {}", message.into()))
 }
 
-/// The error of any call on a closed object: `code` `HURRAY_ERR_STATE`.
+/// The error of any call on a closed object: `code` `ERR_HURRAY_STATE`.
 pub fn closed(what: &str) -> JsErr {
     err("HURRAY_ERR_STATE", format!("the {what} is closed"))
 }

@@ -11,9 +11,11 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::budget::{Token, LIVE_MAPPINGS};
-use crate::error::{check, closed, err, napi_err, Result};
+use crate::error::{check, closed, err, ffi, napi_err, Result};
 use crate::item::Item;
-use crate::tensor::{adjust_external, Descriptor, Tensor, HOLDER_CHARGE, MAPPING_CHARGE};
+use crate::tensor::{
+    adjust_external, boxed_tensor, Descriptor, Tensor, HOLDER_CHARGE, MAPPING_CHARGE,
+};
 
 /// A JS string as a C string; NUL bytes are refused.
 fn c_string(what: &str, s: &str) -> Result<CString> {
@@ -131,9 +133,9 @@ impl FileReader {
 impl FileReader {
     /// Opens and memory-maps the file at `path`, validating everything but payload.
     ///
-    /// Throws: `HURRAY_ERR_FILE_NOT_FOUND`, `HURRAY_ERR_IO`, `HURRAY_ERR_FORMAT`,
-    /// `HURRAY_ERR_TRUNCATED`, `HURRAY_ERR_DESCRIPTOR`, ... naming rule and offset;
-    /// `HURRAY_ERR_LIMIT` when 7/8 of `vm.max_map_count` mappings are alive (Linux):
+    /// Throws: `ENOENT`, `ERR_HURRAY_IO`, `ERR_HURRAY_FORMAT`,
+    /// `ERR_HURRAY_TRUNCATED`, `ERR_HURRAY_FORMAT`, ... naming rule and offset;
+    /// `ERR_HURRAY_LIMIT` when 7/8 of `vm.max_map_count` mappings are alive (Linux):
     /// a mapping lives while its reader or any tensor, item or view taken from it
     /// does.
     #[napi(factory)]
@@ -184,7 +186,7 @@ impl FileReader {
 
     /// The tensor named `name`: zero-copy over the mapping; outlives the reader.
     ///
-    /// Throws: `HURRAY_ERR_NOT_FOUND`.
+    /// Throws: `ERR_HURRAY_NOT_FOUND`.
     #[napi]
     pub fn tensor(&self, env: Env, name: String) -> Result<Tensor> {
         let r = self.live()?;
@@ -192,10 +194,9 @@ impl FileReader {
         let mut t = ptr::null_mut();
         // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
         check(unsafe { hurray_file_reader_tensor(r, name.as_ptr(), &mut t) })?;
-        Ok(
-            Tensor::from_raw_holding(t, self.mapping.iter().cloned().collect())
-                .charge(&env, HOLDER_CHARGE),
-        )
+        // SAFETY: an owned tensor the reader just handed out.
+        let t = unsafe { crate::tensor::adopt_tensor(t) };
+        Ok(Tensor::holding(t, self.mapping.iter().cloned().collect()).charge(&env, HOLDER_CHARGE))
     }
 
     /// Every tensor of the file, in index order (the order of `names`; a composite
@@ -203,7 +204,7 @@ impl FileReader {
     /// r.tensor(n))` returns, in one call instead of one per name. Zero-copy over
     /// the mapping; each outlives the reader.
     ///
-    /// Throws: `HURRAY_ERR_FORMAT` when a tensor's buffer contents break a content
+    /// Throws: `ERR_HURRAY_FORMAT` when a tensor's buffer contents break a content
     /// rule (as `tensor()` of its name would).
     #[napi]
     pub fn tensors(&self, env: Env) -> Result<Vec<Tensor>> {
@@ -211,16 +212,13 @@ impl FileReader {
         // SAFETY: `r` is this object's live reader, made by this addon's hurray-ffi
         // (`open`), borrowed for this call only.
         let reader = unsafe { &*r }.reader();
-        let ffi = |e: hurray_ffi::FfiError| err(hurray_ffi::status_name(e.status), e.message);
         reader
             .tensors()
             .map(|(_, t)| {
                 let t = t.map_err(|e| ffi(e.into()))?;
-                let t = hurray_ffi::HurrayTensor::from_io(t)
-                    .map_err(ffi)?
-                    .into_raw();
+                let t = hurray_ffi::HurrayTensor::from_io(t).map_err(ffi)?;
                 Ok(
-                    Tensor::from_raw_holding(t, self.mapping.iter().cloned().collect())
+                    Tensor::holding(boxed_tensor(t), self.mapping.iter().cloned().collect())
                         .charge(&env, HOLDER_CHARGE),
                 )
             })
@@ -230,7 +228,7 @@ impl FileReader {
     /// The item named `name`: a tensor, or a composite with its members (zero-copy,
     /// outlives the reader like `tensor`).
     ///
-    /// Throws: `HURRAY_ERR_NOT_FOUND`.
+    /// Throws: `ERR_HURRAY_NOT_FOUND`.
     #[napi]
     pub fn item(&self, env: Env, name: String) -> Result<Item> {
         let r = self.live()?;
@@ -238,15 +236,14 @@ impl FileReader {
         let mut it = ptr::null_mut();
         // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
         check(unsafe { hurray_file_reader_item(r, name.as_ptr(), &mut it) })?;
-        Ok(
-            Item::from_raw_holding(it, self.mapping.iter().cloned().collect())
-                .charge(&env, HOLDER_CHARGE),
-        )
+        // SAFETY: an owned item the reader just handed out.
+        let it = unsafe { crate::item::adopt_item(it) };
+        Ok(Item::holding(it, self.mapping.iter().cloned().collect()).charge(&env, HOLDER_CHARGE))
     }
 
     /// The descriptor of the tensor named `name`, without touching its payload.
     ///
-    /// Throws: `HURRAY_ERR_NOT_FOUND`.
+    /// Throws: `ERR_HURRAY_NOT_FOUND`.
     #[napi]
     pub fn descriptor(&self, name: String) -> Result<Descriptor> {
         let r = self.live()?;
@@ -254,7 +251,10 @@ impl FileReader {
         let mut d = ptr::null_mut();
         // SAFETY: as `tensor`.
         check(unsafe { hurray_file_reader_descriptor(r, name.as_ptr(), &mut d) })?;
-        Ok(Descriptor::from_owned(d))
+        // SAFETY: an owned descriptor the reader just handed out; dropping the box
+        // destroys it as `hurray_descriptor_destroy` would.
+        let d = unsafe { Box::from_raw(d) };
+        Ok(Descriptor::from_handle(*d))
     }
 
     /// KV metadata as a plain object: strings, `bigint` for int64/uint64, numbers for
@@ -303,7 +303,7 @@ impl FileReader {
 
     /// The KV value under `key` (types as `metadata()`).
     ///
-    /// Throws: `HURRAY_ERR_NOT_FOUND`.
+    /// Throws: `ERR_HURRAY_NOT_FOUND`.
     #[napi(ts_return_type = "unknown")]
     pub fn value<'env>(&self, env: &'env Env, key: String) -> Result<Unknown<'env>> {
         let i = self.kv_index(&key)?;
@@ -313,7 +313,7 @@ impl FileReader {
     /// The length of the KV value under `key`: the number of elements of an array,
     /// of bytes of a string (UTF-8) or `Buffer`, 1 for other scalars.
     ///
-    /// Throws: `HURRAY_ERR_NOT_FOUND`.
+    /// Throws: `ERR_HURRAY_NOT_FOUND`.
     #[napi]
     pub fn metadata_length(&self, key: String) -> Result<f64> {
         let i = self.kv_index(&key)?;
@@ -328,8 +328,8 @@ impl FileReader {
     /// a bool and twice its 4-byte prefix of an empty string, and a window of
     /// `count` elements only that many.
     ///
-    /// Throws: `HURRAY_ERR_NOT_FOUND`; `HURRAY_ERR_NOT_APPLICABLE` (not an array);
-    /// `HURRAY_ERR_OUT_OF_RANGE` (the window passes the end, or is negative).
+    /// Throws: `ERR_HURRAY_NOT_FOUND`; `ERR_HURRAY_UNSUPPORTED` (not an array);
+    /// `ERR_HURRAY_INVALID_ARGUMENT` (the window passes the end, or is negative).
     #[napi(ts_return_type = "unknown[]")]
     pub fn metadata_range<'env>(
         &self,
@@ -447,8 +447,8 @@ fn int_of(v: &Either<BigInt, f64>, signed: bool) -> Result<i128> {
 impl FileWriter {
     /// Starts writing a file at `path` (into a temporary file beside it).
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (options), `HURRAY_ERR_IO`,
-    /// `HURRAY_ERR_FILE_NOT_FOUND` (missing directory).
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (options), `ERR_HURRAY_IO`,
+    /// `ENOENT` (missing directory).
     #[napi(factory)]
     pub fn create(path: String, options: Option<WriteOptions>) -> Result<FileWriter> {
         let path = c_string("path", &path)?;
@@ -489,8 +489,8 @@ impl FileWriter {
 
     /// Writes `tensor` under `name` (its buffers are read during the call).
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (duplicate name), `HURRAY_ERR_STATE`
-    /// (closed tensor or finished writer), `HURRAY_ERR_IO`.
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (duplicate name), `ERR_HURRAY_STATE`
+    /// (closed tensor or finished writer), `ERR_HURRAY_IO`.
     #[napi]
     pub fn write_tensor(&mut self, env: Env, name: String, tensor: &Tensor) -> Result<()> {
         let w = self.live()?;
@@ -498,7 +498,7 @@ impl FileWriter {
         tensor.check_lent(env.raw())?;
         let name = c_string("name", &name)?;
         // SAFETY: writer and tensor live; name NUL-terminated.
-        check(unsafe { hurray_file_writer_write_tensor(w, name.as_ptr(), t.ptr()) })
+        check(unsafe { hurray_file_writer_write_tensor(w, name.as_ptr(), t.ptr()?) })
     }
 
     /// Writes `item` (a tensor or a composite with its members) under `name`;
@@ -509,6 +509,7 @@ impl FileWriter {
     pub fn write_item(&mut self, env: Env, name: String, item: &Item) -> Result<()> {
         let w = self.live()?;
         let (_, node) = item.node()?;
+        let node: *const hurray_ffi::HurrayItem = node;
         item.check_lent(env.raw())?;
         let name = c_string("name", &name)?;
         // SAFETY: writer and item live; name NUL-terminated.
@@ -655,7 +656,7 @@ impl FileWriter {
 
     /// Writes the index and trailer and renames the file into place.
     ///
-    /// Throws: `HURRAY_ERR_STATE` (already finished), `HURRAY_ERR_IO`.
+    /// Throws: `ERR_HURRAY_STATE` (already finished), `ERR_HURRAY_IO`.
     #[napi]
     pub fn finish(&mut self) -> Result<()> {
         let w = self.live()?;

@@ -1,60 +1,87 @@
 //! `Item`: a plain tensor or a composite (a head tensor plus ordered members, nested),
-//! as files and streams carry them.
+//! as files and streams carry them. Built and read through hurray-ffi's safe Rust
+//! face (`HurrayItem`); no `hurray_*` C function is called.
 
-use std::ptr;
 use std::sync::Arc;
 
-use hurray_ffi::item::{
-    hurray_item_composite_new, hurray_item_composite_push, hurray_item_destroy,
-    hurray_item_from_tensor, hurray_item_is_composite, hurray_item_member,
-    hurray_item_member_count, hurray_item_tensor,
-};
 use hurray_ffi::HurrayItem;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::budget::{Token, Tokens, LIVE_DECODED_BYTES};
-use crate::error::{check, closed, Result};
-use crate::tensor::{adjust_external, check_lent_refs, copy_lent_refs, delete_refs, Tensor};
+use crate::error::{closed, err, ffi, Result};
+use crate::tensor::{
+    adjust_external, check_lent_refs, copy_lent_refs, delete_refs, tensor_bytes, Tensor,
+};
 
 /// Nesting depth of an item: 0 for a plain tensor, 1 + the deepest member for a
 /// composite (as the library counts it).
-fn depth_of(it: *const HurrayItem) -> Result<u32> {
-    let mut composite = 0u8;
-    // SAFETY: `it` is a live item node.
-    check(unsafe { hurray_item_is_composite(it, &mut composite) })?;
-    if composite == 0 {
-        return Ok(0);
+fn depth_of(it: &HurrayItem) -> u32 {
+    if !it.is_composite() {
+        return 0;
     }
-    let mut n = 0u64;
-    // SAFETY: `it` live.
-    check(unsafe { hurray_item_member_count(it, &mut n) })?;
-    let mut deepest = 0;
-    for i in 0..n {
-        let mut m = ptr::null();
-        // SAFETY: `it` live, `i` < count.
-        check(unsafe { hurray_item_member(it, i, &mut m) })?;
-        deepest = deepest.max(depth_of(m)?);
-    }
-    Ok(deepest + 1)
+    1 + it.members_iter().map(depth_of).max().unwrap_or(0)
 }
 
-/// One owned `HurrayItem *` (the root of an item tree), destroyed with the last
-/// `Arc`: the `Item` objects of its nodes and the Tensors borrowed from them.
-pub struct ItemHandle(*mut HurrayItem, Tokens);
+/// Bytes of every tensor of an item (head and members, nested).
+pub(crate) fn item_bytes(it: &HurrayItem) -> i64 {
+    it.members_iter()
+        .fold(tensor_bytes(it.tensor_handle()), |a, m| {
+            a.saturating_add(item_bytes(m))
+        })
+}
 
-// SAFETY: as `tensor::Handle`: the C ABI lets a handle move between threads and be
-// destroyed on any; this binding reads it on the JS thread only.
+/// One owned root item, dropped (with its tensors, whose releases run) with the last
+/// `Arc`: the `Item` objects of its nodes and the Tensors taken from them hold it.
+pub struct ItemHandle {
+    root: Box<HurrayItem>,
+    /// Counted resources the item keeps alive; dropped after it (field order).
+    tokens: Tokens,
+}
+
+// SAFETY: a `HurrayItem` may move between threads and be dropped on any thread (its
+// tensors' releases are thread-safe by the ABI's contract); this binding reads it on
+// the JS thread only, and only the final drop may happen elsewhere.
 unsafe impl Send for ItemHandle {}
 // SAFETY: shared access is read-only, on the JS thread.
 unsafe impl Sync for ItemHandle {}
 
-impl Drop for ItemHandle {
-    fn drop(&mut self) {
-        // SAFETY: owned root item or NULL; destroy nulls it (destroying its tensors,
-        // whose releases run).
-        unsafe { hurray_item_destroy(&mut self.0) };
+impl ItemHandle {
+    /// The node at member `path` (indices from the root; empty: the root).
+    ///
+    /// Errors: `ERR_HURRAY_INTERNAL` for a path that leads nowhere (paths are
+    /// made from the item's own members, and an item's tree never changes once
+    /// shared, so this does not happen).
+    pub(crate) fn node(&self, path: &[u32]) -> Result<&HurrayItem> {
+        let mut n: &HurrayItem = &self.root;
+        for &i in path {
+            n = n.members_iter().nth(i as usize).ok_or_else(|| {
+                err(
+                    "HURRAY_ERR_INTERNAL_PANIC",
+                    format!("item member path {path:?} leads nowhere"),
+                )
+            })?;
+        }
+        Ok(n)
     }
+}
+
+/// An item the library returned as a pointer, taken back as a Rust value.
+///
+/// # Safety
+/// `p` is an owned, live `HurrayItem` made by this addon's hurray-ffi, not used
+/// again by the caller.
+pub(crate) unsafe fn adopt_item(p: *mut HurrayItem) -> Box<HurrayItem> {
+    // SAFETY: per this function's contract, a `Box` of this build leaked by
+    // `into_raw`; dropping it destroys the item as `hurray_item_destroy` would.
+    unsafe { Box::from_raw(p) }
+}
+
+/// An item this addon made, on the heap at the address the library registers for
+/// its own handles.
+fn boxed_item(it: HurrayItem) -> Box<HurrayItem> {
+    // SAFETY: `into_raw` leaks a fresh own-build box, taken back at once.
+    unsafe { adopt_item(it.into_raw()) }
 }
 
 /// A file or stream item: one tensor, or a composite whose head tensor describes how
@@ -63,7 +90,8 @@ impl Drop for ItemHandle {
 /// `close()` drops this object's reference.
 #[napi(custom_finalize)]
 pub struct Item {
-    inner: Option<(Arc<ItemHandle>, *const HurrayItem)>,
+    /// The root, and this node's member path below it (empty: the root).
+    inner: Option<(Arc<ItemHandle>, Vec<u32>)>,
     /// Weak napi references to the ArrayBuffers lent to the tensors that moved into
     /// this item (`Tensor.fromBuffer`), checked for detachment before the memory is
     /// used; copied into the members and tensors taken from it.
@@ -82,11 +110,10 @@ impl ObjectFinalize for Item {
 }
 
 impl Item {
-    /// Takes ownership of a root item the library returned, with the counted
-    /// resources it keeps alive (dropped after it is destroyed).
-    pub(crate) fn from_raw_holding(p: *mut HurrayItem, tokens: Tokens) -> Item {
+    /// A root item, with the counted resources it keeps alive (dropped after it).
+    pub(crate) fn holding(root: Box<HurrayItem>, tokens: Tokens) -> Item {
         Item {
-            inner: Some((Arc::new(ItemHandle(p, tokens)), p)),
+            inner: Some((Arc::new(ItemHandle { root, tokens }), Vec::new())),
             lent: Vec::new(),
             charged: 0,
         }
@@ -94,14 +121,10 @@ impl Item {
 
     /// A root item over library memory (a decoder's), its bytes charged to V8 as
     /// external memory.
-    pub(crate) fn owned(env: &Env, p: *mut HurrayItem) -> Result<Item> {
-        let mut regions = Vec::new();
-        crate::stream::item_regions(p, &mut regions)?;
-        let bytes = regions
-            .iter()
-            .fold(0i64, |a, &(_, n)| a.saturating_add(n as i64));
+    pub(crate) fn owned(env: &Env, root: Box<HurrayItem>) -> Item {
+        let bytes = item_bytes(&root);
         let token = Token::new(&LIVE_DECODED_BYTES, bytes as u64);
-        Ok(Item::from_raw_holding(p, vec![token]).charge(env, bytes))
+        Item::holding(root, vec![token]).charge(env, bytes)
     }
 
     /// Reports `bytes` of native memory this object keeps alive to V8 (undone on
@@ -115,53 +138,43 @@ impl Item {
     /// Checks, without changing anything, that this is a root item held only
     /// here (so `take_root` would succeed); returns its nesting depth.
     fn check_root(&self) -> Result<u32> {
-        let (root, node) = self.inner.as_ref().ok_or_else(|| closed("Item"))?;
-        if !std::ptr::eq(root.0, *node) {
-            return Err(crate::error::err(
+        let (root, path) = self.inner.as_ref().ok_or_else(|| closed("Item"))?;
+        if !path.is_empty() {
+            return Err(err(
                 "HURRAY_ERR_INVALID_ARGUMENT",
                 "a member of another item cannot move into a composite",
             ));
         }
         if Arc::strong_count(root) != 1 {
-            return Err(crate::error::err(
+            return Err(err(
                 "HURRAY_ERR_STATE",
                 "the item has live members or tensors taken from it",
             ));
         }
-        depth_of(*node)
+        Ok(depth_of(&root.root))
     }
 
-    /// `HURRAY_ERR_STATE` when an ArrayBuffer lent to a tensor of this item was
+    /// `ERR_HURRAY_STATE` when an ArrayBuffer lent to a tensor of this item was
     /// detached: its memory is gone.
     pub(crate) fn check_lent(&self, env: napi::sys::napi_env) -> Result<()> {
         check_lent_refs(env, &self.lent)
     }
 
-    pub(crate) fn node(&self) -> Result<(&Arc<ItemHandle>, *const HurrayItem)> {
-        self.inner
-            .as_ref()
-            .map(|(r, p)| (r, *p))
-            .ok_or_else(|| closed("Item"))
+    /// The root this node belongs to, and the node.
+    pub(crate) fn node(&self) -> Result<(&Arc<ItemHandle>, &HurrayItem)> {
+        let (root, path) = self.inner.as_ref().ok_or_else(|| closed("Item"))?;
+        Ok((root, root.node(path)?))
     }
 
     /// Takes the root out to move it into a composite (only a root, held only here).
-    fn take_root(&mut self) -> Result<(*mut HurrayItem, Tokens)> {
-        let (root, node) = self.inner.take().ok_or_else(|| closed("Item"))?;
-        if !std::ptr::eq(root.0, node) {
-            self.inner = Some((root, node));
-            return Err(crate::error::err(
-                "HURRAY_ERR_INVALID_ARGUMENT",
-                "a member of another item cannot move into a composite",
-            ));
-        }
+    fn take_root(&mut self) -> Result<(Box<HurrayItem>, Tokens)> {
+        self.check_root()?;
+        let (root, _) = self.inner.take().ok_or_else(|| closed("Item"))?;
         match Arc::try_unwrap(root) {
-            Ok(mut h) => Ok((
-                std::mem::replace(&mut h.0, ptr::null_mut()),
-                std::mem::take(&mut h.1),
-            )),
+            Ok(h) => Ok((h.root, h.tokens)),
             Err(root) => {
-                self.inner = Some((root, node));
-                Err(crate::error::err(
+                self.inner = Some((root, Vec::new()));
+                Err(err(
                     "HURRAY_ERR_STATE",
                     "the item has live members or tensors taken from it",
                 ))
@@ -175,23 +188,21 @@ impl Item {
     /// An item of one tensor, which moves in: `tensor` is closed afterwards (read it
     /// back with `item.tensor`).
     ///
-    /// Throws: `HURRAY_ERR_STATE` (closed, views of it are alive, or the
-    /// ArrayBuffer lent to it was detached), `HURRAY_ERR_INVALID_ARGUMENT` (a
+    /// Throws: `ERR_HURRAY_STATE` (closed, views of it are alive, or the
+    /// ArrayBuffer lent to it was detached), `ERR_HURRAY_INVALID_ARGUMENT` (a
     /// composite head, or already in an item).
     #[napi(factory)]
     pub fn of(env: Env, tensor: &mut Tensor) -> Result<Item> {
         tensor.check_lent(env.raw())?;
-        let (mut t, tokens) = tensor.take_owned()?;
-        let mut out = ptr::null_mut();
-        // SAFETY: `t` is an owned live tensor; on success it moves in (nulled); on
-        // error nothing moves and it is destroyed here, once.
-        let s = unsafe { hurray_item_from_tensor(&mut t, &mut out) };
-        if s != hurray_ffi::HURRAY_OK {
-            // SAFETY: still ours after a failed move.
-            unsafe { hurray_ffi::tensor::hurray_tensor_destroy(&mut t) };
-            return Err(check(s).unwrap_err());
+        if tensor.composite_member_count().is_ok() {
+            return Err(err(
+                "HURRAY_ERR_INVALID_ARGUMENT",
+                "the tensor is a composite head; make a composite item from it",
+            ));
         }
-        let mut item = Item::from_raw_holding(out, tokens);
+        let (t, tokens) = tensor.take_owned()?;
+        let it = HurrayItem::from_tensor(*t).map_err(ffi)?;
+        let mut item = Item::holding(boxed_item(it), tokens);
         item.charged = tensor.take_charge(); // the memory moved in with the handle
         item.lent = tensor.take_lent(); // and the lent buffers' checks
         Ok(item)
@@ -202,9 +213,9 @@ impl Item {
     /// head and the members are closed afterwards. Everything is checked before
     /// anything moves: a refused call leaves the head and every member usable.
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (not a head, `members.length` not the
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (not a head, `members.length` not the
     /// head's member count, a member of another item or given twice),
-    /// `HURRAY_ERR_STATE` (closed or still viewed inputs), `HURRAY_ERR_LIMIT`
+    /// `ERR_HURRAY_STATE` (closed or still viewed inputs), `ERR_HURRAY_LIMIT`
     /// (nesting too deep).
     #[napi(factory)]
     pub fn composite(env: Env, head: &mut Tensor, members: Vec<&mut Item>) -> Result<Item> {
@@ -212,7 +223,7 @@ impl Item {
         // head and every member as they were.
         let expected = head.composite_member_count()?;
         if expected != members.len() as u64 {
-            return Err(crate::error::err(
+            return Err(err(
                 "HURRAY_ERR_INVALID_ARGUMENT",
                 format!(
                     "the composite head declares {expected} member(s), {} given",
@@ -223,11 +234,11 @@ impl Item {
         head.check_owned()?;
         head.check_lent(env.raw())?;
         let limit = u64::from(crate::stream::default_composite_depth()?);
-        let mut seen = Vec::with_capacity(members.len());
+        let mut seen: Vec<*const ItemHandle> = Vec::with_capacity(members.len());
         for (i, m) in members.iter().enumerate() {
             let depth = m.check_root()?;
             if u64::from(depth) + 1 > limit {
-                return Err(crate::error::err(
+                return Err(err(
                     "HURRAY_ERR_LIMIT",
                     format!(
                         "member {i} would nest composites {} levels; the limit is {limit}",
@@ -235,94 +246,68 @@ impl Item {
                     ),
                 ));
             }
-            let p = m.node()?.1;
+            let p = Arc::as_ptr(m.node()?.0);
             if seen.contains(&p) {
-                return Err(crate::error::err(
+                return Err(err(
                     "HURRAY_ERR_INVALID_ARGUMENT",
                     format!("member {i} is given twice"),
                 ));
             }
             seen.push(p);
         }
-        let (mut t, tokens) = head.take_owned()?;
-        let mut out = ptr::null_mut();
-        // SAFETY: as in `of`.
-        let s = unsafe { hurray_item_composite_new(&mut t, &mut out) };
-        if s != hurray_ffi::HURRAY_OK {
-            // SAFETY: still ours after a failed move.
-            unsafe { hurray_ffi::tensor::hurray_tensor_destroy(&mut t) };
-            return Err(check(s).unwrap_err());
-        }
-        let mut item = Item::from_raw_holding(out, tokens);
-        item.charged = head.take_charge(); // charges move in with the handles
-        item.lent = head.take_lent();
+        let (t, mut tokens) = head.take_owned()?;
+        let mut composite = HurrayItem::composite(*t).map_err(ffi)?;
+        let mut charged = head.take_charge(); // charges move in with the handles
+        let mut lent = head.take_lent();
         for m in members {
-            let (mut root, root_tokens) = m.take_root()?;
-            // The member's counted resources move in with it (the handle was just
-            // made, so it is not shared yet).
-            if let Some(h) = item.inner.as_mut().and_then(|(h, _)| Arc::get_mut(h)) {
-                h.1.extend(root_tokens);
-            }
-            item.charged += std::mem::take(&mut m.charged);
-            item.lent.append(&mut m.lent);
-            // SAFETY: `out` is the live composite; `root` an owned item that moves in
-            // on success; on failure it is ours and destroyed here.
-            let s = unsafe { hurray_item_composite_push(out, &mut root) };
-            if s != hurray_ffi::HURRAY_OK {
-                // SAFETY: still ours after a failed move.
-                unsafe { hurray_item_destroy(&mut root) };
-                // Not expected after the checks above; the item (and what moved in)
-                // is dropped here, so its charge is given back.
-                adjust_external(env.raw(), -std::mem::take(&mut item.charged));
-                return Err(check(s).unwrap_err());
+            let (root, root_tokens) = m.take_root()?;
+            // The member's counted resources move in with it.
+            tokens.extend(root_tokens);
+            charged += std::mem::take(&mut m.charged);
+            lent.append(&mut m.lent);
+            // Not expected after the checks above; on error everything moved in so
+            // far is dropped here, so its charge is given back.
+            if let Err((e, _)) = composite.push(root) {
+                adjust_external(env.raw(), -charged);
+                delete_refs(env.raw(), &mut lent);
+                return Err(ffi(e));
             }
         }
+        let mut item = Item::holding(boxed_item(composite), tokens);
+        item.charged = charged;
+        item.lent = lent;
         Ok(item)
     }
 
     /// Whether this is a composite (a head plus members).
     #[napi(getter)]
     pub fn is_composite(&self) -> Result<bool> {
-        let (_, p) = self.node()?;
-        let mut b = 0u8;
-        // SAFETY: `p` is a live node of the root held in `self`.
-        check(unsafe { hurray_item_is_composite(p, &mut b) })?;
-        Ok(b != 0)
+        Ok(self.node()?.1.is_composite())
     }
 
     /// The plain tensor, or the composite's head. It keeps the item alive.
     #[napi(getter)]
     pub fn tensor(&self, env: Env) -> Result<Tensor> {
-        let (root, p) = self.node()?;
-        let mut t = ptr::null();
-        // SAFETY: `p` live; the tensor is borrowed while the root lives, and the
-        // returned Tensor holds the root.
-        check(unsafe { hurray_item_tensor(p, &mut t) })?;
-        Ok(Tensor::borrowed(t, root.clone()).with_lent(env.raw(), &self.lent))
+        let (root, path) = self.inner.as_ref().ok_or_else(|| closed("Item"))?;
+        Ok(Tensor::member(root.clone(), path.clone()).with_lent(env.raw(), &self.lent))
     }
 
     /// The members, in order (empty for a plain tensor). Each keeps the item alive.
     #[napi(getter)]
     pub fn members(&self, env: Env) -> Result<Vec<Item>> {
-        if !self.is_composite()? {
-            return Ok(Vec::new());
-        }
-        let (root, p) = self.node()?;
-        let mut n = 0u64;
-        // SAFETY: `p` live.
-        check(unsafe { hurray_item_member_count(p, &mut n) })?;
-        (0..n)
+        let (root, path) = self.inner.as_ref().ok_or_else(|| closed("Item"))?;
+        let n = root.node(path)?.members_iter().len();
+        Ok((0..n as u32)
             .map(|i| {
-                let mut m = ptr::null();
-                // SAFETY: `p` live, `i` < count; the member is borrowed from the root.
-                check(unsafe { hurray_item_member(p, i, &mut m) })?;
-                Ok(Item {
-                    inner: Some((root.clone(), m)),
+                let mut p = path.clone();
+                p.push(i);
+                Item {
+                    inner: Some((root.clone(), p)),
                     lent: copy_lent_refs(env.raw(), &self.lent),
                     charged: 0,
-                })
+                }
             })
-            .collect()
+            .collect())
     }
 
     /// Drops this object's reference (idempotent); the item goes with the last one.

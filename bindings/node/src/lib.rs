@@ -11,9 +11,9 @@
 //! - Memory a caller lends (`Tensor.fromBuffer`) is pinned by a napi reference to the
 //!   caller's view; the C release callback, which may run on any thread, hands that
 //!   reference to a threadsafe function that deletes it on the JS thread.
-//! - Every failure becomes a JS `Error` whose `code` is the C ABI status name
-//!   (`HURRAY_ERR_TRUNCATED`, ...) and whose message is the library's last-error text
-//!   (rule and byte offset).
+//! - Every failure becomes a JS `Error` whose `code` follows Node's conventions
+//!   (`ENOENT`, `EISDIR`, `ERR_HURRAY_TRUNCATED`, ...: `error.rs`) and whose message
+//!   is the library's error text (status name, rule and byte offset, path).
 //!
 //! `unsafe` appears only here, at the C boundary, each block with a `SAFETY:` note.
 

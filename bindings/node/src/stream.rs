@@ -1,12 +1,8 @@
 //! Stream decoder and encoder: the sans-io cores that the JS `StreamReader` and
 //! `StreamWriter` (lib/stream.js) drive over Node streams.
 
-use std::ffi::c_void;
 use std::ptr;
 
-use hurray_ffi::item::{
-    hurray_item_is_composite, hurray_item_member, hurray_item_member_count, hurray_item_tensor,
-};
 use hurray_ffi::stream::{
     hurray_stream_decoder_destroy, hurray_stream_decoder_feed, hurray_stream_decoder_finish,
     hurray_stream_decoder_new, hurray_stream_decoder_next_tensor, hurray_stream_decoder_position,
@@ -16,7 +12,6 @@ use hurray_ffi::stream::{
 use hurray_ffi::stream::{
     hurray_stream_decoder_next, hurray_stream_encoder_begin_item, hurray_stream_limits_default,
 };
-use hurray_ffi::tensor::hurray_tensor_buffer_data;
 use hurray_ffi::{
     HurrayItem, HurrayStreamDecoder, HurrayStreamEncoder, HurrayStreamLimits, HurrayTensor,
 };
@@ -65,7 +60,7 @@ pub(crate) fn default_composite_depth() -> Result<u32> {
 }
 
 /// `v` as a u32 when it is an integer in 0..2^32; otherwise
-/// `HURRAY_ERR_INVALID_ARGUMENT` naming the option `name` (never wrapped or
+/// `ERR_HURRAY_INVALID_ARGUMENT` naming the option `name` (never wrapped or
 /// truncated).
 pub(crate) fn u32_option(name: &str, v: f64) -> Result<u32> {
     if v.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&v) {
@@ -112,46 +107,26 @@ enum Keep {
 }
 
 /// Address ranges of a tensor's buffers.
-fn regions_of(t: *const HurrayTensor, out: &mut Vec<(usize, usize)>) {
-    for i in 0.. {
-        let (mut p, mut n): (*const c_void, u64) = (ptr::null(), 0);
-        // SAFETY: `t` live; OUT_OF_RANGE ends the loop.
-        if unsafe { hurray_tensor_buffer_data(t, i, &mut p, &mut n) } != 0 {
-            break;
-        }
-        out.push((p as usize, n as usize));
-    }
+fn regions_of(t: &HurrayTensor, out: &mut Vec<(usize, usize)>) {
+    out.extend(t.buffer_list().buffers().map(|b| {
+        let (p, n) = b.raw_parts();
+        (p as usize, n as usize)
+    }));
 }
 
 /// Address ranges of every tensor's buffers in an item tree.
-pub(crate) fn item_regions(it: *const HurrayItem, out: &mut Vec<(usize, usize)>) -> Result<()> {
-    let mut t = ptr::null();
-    // SAFETY: `it` live; outs are locals.
-    check(unsafe { hurray_item_tensor(it, &mut t) })?;
-    regions_of(t, out);
-    let mut composite = 0u8;
-    // SAFETY: `it` live.
-    check(unsafe { hurray_item_is_composite(it, &mut composite) })?;
-    if composite == 0 {
-        return Ok(());
+fn item_regions(it: &HurrayItem, out: &mut Vec<(usize, usize)>) {
+    regions_of(it.tensor_handle(), out);
+    for m in it.members_iter() {
+        item_regions(m, out);
     }
-    let mut n = 0u64;
-    // SAFETY: `it` live.
-    check(unsafe { hurray_item_member_count(it, &mut n) })?;
-    for i in 0..n {
-        let mut m = ptr::null();
-        // SAFETY: `it` live, `i` < count.
-        check(unsafe { hurray_item_member(it, i, &mut m) })?;
-        item_regions(m, out)?;
-    }
-    Ok(())
 }
 
 /// Decodes a byte stream of tensors (the streaming container). Feed it bytes in any
 /// pieces, take completed tensors with `next()`, and call `finish()` at end of input.
 /// Bad input fails the decoder: `next()` throws the error once (after the tensors
-/// completed before it), with `code` `HURRAY_ERR_DESCRIPTOR`, `HURRAY_ERR_FORMAT`,
-/// `HURRAY_ERR_LIMIT`, ... and a message naming the rule and byte offset.
+/// completed before it), with `code` `ERR_HURRAY_FORMAT`, `ERR_HURRAY_FORMAT`,
+/// `ERR_HURRAY_LIMIT`, ... and a message naming the rule and byte offset.
 #[napi]
 pub struct StreamDecoder {
     ptr: *mut HurrayStreamDecoder,
@@ -181,7 +156,7 @@ impl StreamDecoder {
     /// A decoder with `limits` (defaults: 16 MiB descriptors, 64 GiB buffers,
     /// composite depth 8).
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (a limit out of range).
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (a limit out of range).
     #[napi(constructor)]
     pub fn new(limits: Option<StreamLimits>) -> Result<StreamDecoder> {
         let l = limits_in(limits)?;
@@ -198,7 +173,7 @@ impl StreamDecoder {
     /// number of bytes taken: all of them unless the decoder failed (then `next()`
     /// throws the reason).
     ///
-    /// Throws: `HURRAY_ERR_STATE` (closed, or after `finish()`).
+    /// Throws: `ERR_HURRAY_STATE` (closed, or after `finish()`).
     #[napi]
     pub fn feed(&mut self, bytes: &[u8]) -> Result<f64> {
         let d = self.live()?;
@@ -219,8 +194,8 @@ impl StreamDecoder {
     /// The next completed tensor, or `null` when none is complete yet. The tensor's
     /// buffers are library memory and outlive the decoder.
     ///
-    /// Throws: the decode error (once), `HURRAY_ERR_NOT_APPLICABLE` for a
-    /// composite item, or `HURRAY_ERR_LIMIT` while the decoded tensors alive (not
+    /// Throws: the decode error (once), `ERR_HURRAY_UNSUPPORTED` for a
+    /// composite item, or `ERR_HURRAY_LIMIT` while the decoded tensors alive (not
     /// closed or finalized) hold the budget (`$HURRAY_NODE_MAX_DECODED_BYTES`,
     /// default half the physical memory); the tensor stays in the decoder.
     #[napi(js_name = "next")]
@@ -233,14 +208,17 @@ impl StreamDecoder {
         Ok(if t.is_null() {
             None
         } else {
-            Some(Tensor::owned(&env, t))
+            // SAFETY: an owned tensor the decoder just handed out.
+            Some(Tensor::owned(&env, unsafe {
+                crate::tensor::adopt_tensor(t)
+            }))
         })
     }
 
     /// The next completed item (a tensor or a composite), or `null` when none is
     /// complete yet. Its memory outlives the decoder.
     ///
-    /// Throws: the decode error (once), or `HURRAY_ERR_LIMIT` as `next`.
+    /// Throws: the decode error (once), or `ERR_HURRAY_LIMIT` as `next`.
     #[napi]
     pub fn next_item(&mut self, env: Env) -> Result<Option<Item>> {
         let d = self.live()?;
@@ -251,11 +229,12 @@ impl StreamDecoder {
         Ok(if it.is_null() {
             None
         } else {
-            Some(Item::owned(&env, it)?)
+            // SAFETY: an owned item the decoder just handed out.
+            Some(Item::owned(&env, unsafe { crate::item::adopt_item(it) }))
         })
     }
 
-    /// Declares end of input. Throws `HURRAY_ERR_TRUNCATED` when the input ended
+    /// Declares end of input. Throws `ERR_HURRAY_TRUNCATED` when the input ended
     /// inside a tensor (the message gives the offset), or the pending decode error.
     #[napi]
     pub fn finish(&mut self) -> Result<()> {
@@ -354,7 +333,7 @@ impl Drop for StreamEncoder {
 impl StreamEncoder {
     /// An encoder that refuses what a decoder with `limits` would refuse.
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (a limit out of range).
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (a limit out of range).
     #[napi(constructor)]
     pub fn new(limits: Option<StreamLimits>) -> Result<StreamEncoder> {
         let l = limits_in(limits)?;
@@ -368,7 +347,7 @@ impl StreamEncoder {
     /// descriptor and framing are copies; each payload chunk is a zero-copy view of
     /// the tensor's own buffer that keeps the tensor's memory alive until collected.
     ///
-    /// Throws: `HURRAY_ERR_STATE` (closed tensor or encoder), or what the encoder
+    /// Throws: `ERR_HURRAY_STATE` (closed tensor or encoder), or what the encoder
     /// refuses (a limit, a buffer that does not match its descriptor).
     #[napi]
     pub fn encode<'env>(
@@ -385,17 +364,17 @@ impl StreamEncoder {
         // SAFETY: encoder and tensor are live; outs are locals. The encoder borrows
         // the tensor's buffers until `end` (in `chunks`).
         check(unsafe {
-            hurray_stream_encoder_begin_tensor(self.ptr, handle.ptr(), &mut count, &mut total)
+            hurray_stream_encoder_begin_tensor(self.ptr, handle.ptr()?, &mut count, &mut total)
         })?;
         let mut regions = Vec::new();
-        regions_of(handle.ptr(), &mut regions);
+        regions_of(handle.tensor()?, &mut regions);
         self.chunks(env, count, &regions, Keep::Tensor(handle))
     }
 
     /// The bytes of one item (a tensor or a composite with all its members), as
     /// `encode` gives them for a tensor.
     ///
-    /// Throws: `HURRAY_ERR_STATE` (closed, or an ArrayBuffer lent to one of its
+    /// Throws: `ERR_HURRAY_STATE` (closed, or an ArrayBuffer lent to one of its
     /// tensors was detached), or what the encoder refuses.
     #[napi]
     pub fn encode_item<'env>(
@@ -409,17 +388,13 @@ impl StreamEncoder {
         let (root, node) = item.node()?;
         item.check_lent(env.raw())?;
         let root = root.clone();
+        let mut regions = Vec::new();
+        item_regions(node, &mut regions);
+        let node: *const HurrayItem = node;
         let (mut count, mut total) = (0u64, 0u64);
         // SAFETY: encoder and item are live; the encoder borrows the item's buffers
         // until `end` (in `chunks`).
         check(unsafe { hurray_stream_encoder_begin_item(self.ptr, node, &mut count, &mut total) })?;
-        let mut regions = Vec::new();
-        let walked = item_regions(node, &mut regions);
-        if let Err(e) = walked {
-            // SAFETY: encoder live; ends the item begun above.
-            unsafe { hurray_stream_encoder_end(self.ptr) };
-            return Err(e);
-        }
         self.chunks(env, count, &regions, Keep::Item(root))
     }
 

@@ -1,141 +1,114 @@
 //! `Tensor` (one `HurrayTensor` handle), `Descriptor`, zero-copy views, and tensors
 //! over the caller's own memory.
+//!
+//! Everything here goes through hurray-ffi's safe Rust face: descriptors are read
+//! off the `hurray_core::TensorDescriptor` model and built as models
+//! (`HurrayDescriptor::new`), tensors are `HurrayTensor` values, buffers are read
+//! through `HurrayBufferList`. No `hurray_*` C function is called.
 
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
 
-use hurray_core::ElementType;
-use hurray_ffi::buffer::{
-    hurray_buffer_destroy, hurray_buffer_list_destroy, hurray_buffer_list_new,
-    hurray_buffer_list_push, hurray_buffer_new,
+use hurray_core::{ElementType, Layout, TensorDescriptor};
+use hurray_ffi::buffer::buffer_from_caller;
+use hurray_ffi::{
+    FfiError, HurrayBuffer, HurrayDescriptor, HurrayQuantization, HurrayStatistics, HurrayTensor,
+    ReleaseGuard,
 };
-use hurray_ffi::descriptor::{
-    hurray_descriptor_decode, hurray_descriptor_dense, hurray_descriptor_destroy,
-    hurray_descriptor_encode,
-};
-use hurray_ffi::descriptor_access::{
-    hurray_descriptor_buffer, hurray_descriptor_header, hurray_descriptor_nnz,
-    hurray_descriptor_quantization, hurray_descriptor_shape, hurray_descriptor_shard,
-    hurray_descriptor_statistics, hurray_descriptor_strides, HurrayBufferEntry,
-    HurrayDescriptorHeader, HurrayQuantization, HurrayStatistics,
-};
-use hurray_ffi::tensor::{
-    hurray_tensor_buffer_data, hurray_tensor_descriptor, hurray_tensor_destroy, hurray_tensor_new,
-};
-use hurray_ffi::{HurrayBuffer, HurrayBufferList, HurrayDescriptor, HurrayTensor};
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
 use crate::budget::{Token, Tokens, LIVE_DECODED_BYTES};
-use crate::error::{check, closed, err, napi_check, napi_err, JsErr, Result};
+use crate::error::{closed, err, ffi, napi_check, napi_err, JsErr, Result};
+use crate::item::ItemHandle;
 use crate::release::{release, Hold};
 
-/// The largest rank the format allows.
-const MAX_RANK: usize = 64;
 /// Alignment every non-empty buffer handed to the library must have, in bytes.
 const MIN_ALIGN: usize = 64;
 
-/// One `HurrayTensor *`, shared by a Tensor and its views through an `Arc`. Owned
-/// (`parent` None): destroyed when the last `Arc` goes. Borrowed from an item
-/// (`parent` Some): the item's tensor, kept valid by holding the item.
+/// Where the `HurrayTensor` of a [`Handle`] lives.
+enum Held {
+    /// Owned by the handle, dropped (destroyed, its releases run) with it.
+    Owned(Box<HurrayTensor>),
+    /// The tensor of the item node at this member path below the root item, kept
+    /// valid by holding the root.
+    Member(Arc<ItemHandle>, Vec<u32>),
+}
+
+/// One tensor, shared by a Tensor and its views through an `Arc`: an owned
+/// `HurrayTensor` (dropped with the last `Arc`), or one inside an item (kept valid
+/// by holding the item).
 pub(crate) struct Handle {
-    ptr: *mut HurrayTensor,
-    parent: Option<Arc<crate::item::ItemHandle>>,
+    held: Held,
     /// Counted resources this handle keeps alive (its file mapping, its decoded
-    /// bytes); dropped after the tensor is destroyed, and moved with the handle.
+    /// bytes); dropped after the tensor (field order), and moved with the handle.
     tokens: Tokens,
 }
 
-// SAFETY: the C ABI lets a handle move between threads and be destroyed on any
-// thread; this binding reads it only on the JS thread (views and Tensor methods), and
-// only the final drop, which nothing can race, may happen elsewhere.
+// SAFETY: a `HurrayTensor` may move between threads and be dropped on any thread
+// (its releases are thread-safe by the ABI's contract); this binding reads it only on
+// the JS thread (views and Tensor methods), and only the final drop, which nothing
+// can race, may happen elsewhere.
 unsafe impl Send for Handle {}
 // SAFETY: shared access is read-only (accessors of an immutable tensor) and happens
 // on the JS thread; see `Send`.
 unsafe impl Sync for Handle {}
 
-impl Drop for Handle {
-    fn drop(&mut self) {
-        if self.parent.is_some() {
-            return; // the item owns it; dropping `parent` may destroy the item
-        }
-        // SAFETY: `self.ptr` is an owned live tensor (or NULL); destroy nulls it, so it
-        // is destroyed exactly once. A failure here cannot be reported; it cannot
-        // happen for a valid handle.
-        unsafe { hurray_tensor_destroy(&mut self.ptr) };
-    }
-}
-
 impl Handle {
-    pub(crate) fn ptr(&self) -> *const HurrayTensor {
-        self.ptr
+    /// The tensor.
+    ///
+    /// Errors: `ERR_HURRAY_INTERNAL` if a member path no longer leads to an
+    /// item node (it cannot: an item's tree is fixed once made).
+    pub(crate) fn tensor(&self) -> Result<&HurrayTensor> {
+        match &self.held {
+            Held::Owned(t) => Ok(t),
+            Held::Member(root, path) => Ok(root.node(path)?.tensor_handle()),
+        }
+    }
+
+    /// The tensor as a pointer, for the hurray-ffi calls that still take one.
+    pub(crate) fn ptr(&self) -> Result<*const HurrayTensor> {
+        self.tensor().map(|t| t as *const HurrayTensor)
     }
 }
 
-/// An owned descriptor handle, destroyed on drop.
-struct OwnedDescriptor(*mut HurrayDescriptor);
-
-impl Drop for OwnedDescriptor {
-    fn drop(&mut self) {
-        // SAFETY: owned handle or NULL; destroy nulls it.
-        unsafe { hurray_descriptor_destroy(&mut self.0) };
-    }
+/// A tensor handle the library returned as a pointer, taken back as a Rust value.
+///
+/// # Safety
+/// `p` is an owned, live `HurrayTensor` made by this addon's hurray-ffi (a C export
+/// of it, or `HurrayTensor::into_raw`), not used again by the caller.
+pub(crate) unsafe fn adopt_tensor(p: *mut HurrayTensor) -> Box<HurrayTensor> {
+    // SAFETY: per this function's contract, `p` is a `Box` of this build leaked by
+    // `into_raw`; dropping the box destroys it as `hurray_tensor_destroy` would.
+    unsafe { Box::from_raw(p) }
 }
 
-/// Header of a descriptor handle.
-fn header_of(d: *const HurrayDescriptor) -> Result<HurrayDescriptorHeader> {
-    let mut h = std::mem::MaybeUninit::<HurrayDescriptorHeader>::uninit();
-    // SAFETY: `d` is a live descriptor; `h` is writable and written on success.
-    check(unsafe { hurray_descriptor_header(d, h.as_mut_ptr()) })?;
-    // SAFETY: written by the successful call above.
-    Ok(unsafe { h.assume_init() })
+/// A tensor this addon made, on the heap at the address the library registers for
+/// its own handles (debug builds check that address when the pointer is passed).
+pub(crate) fn boxed_tensor(t: HurrayTensor) -> Box<HurrayTensor> {
+    // SAFETY: `into_raw` leaks a fresh own-build box, taken back at once.
+    unsafe { adopt_tensor(t.into_raw()) }
 }
 
-/// Shape of a descriptor handle, in elements per dimension.
-fn shape_of(d: *const HurrayDescriptor) -> Result<Vec<i64>> {
-    let mut shape = [0u64; MAX_RANK];
-    let mut rank = 0u64;
-    // SAFETY: `d` is live; the array holds MAX_RANK entries, the most any rank has.
-    check(unsafe { hurray_descriptor_shape(d, shape.as_mut_ptr(), MAX_RANK as u64, &mut rank) })?;
-    Ok(shape[..rank as usize].iter().map(|&n| n as i64).collect())
+/// Shape in elements per dimension, as JS numbers (exact below 2^53).
+fn shape_js(m: &TensorDescriptor) -> Vec<i64> {
+    m.shape.iter().map(|&n| n as i64).collect()
 }
 
-/// The buffer table of a descriptor handle.
-fn entries_of(d: *const HurrayDescriptor) -> Result<Vec<BufferEntry>> {
-    let h = header_of(d)?;
-    (0..h.buffer_count)
-        .map(|i| {
-            let mut e = std::mem::MaybeUninit::<HurrayBufferEntry>::uninit();
-            // SAFETY: `d` is live, `i` below its buffer count, `e` writable.
-            check(unsafe { hurray_descriptor_buffer(d, i, e.as_mut_ptr()) })?;
-            // SAFETY: written by the successful call.
-            let e = unsafe { e.assume_init() };
-            Ok(BufferEntry {
-                byte_size: e.byte_size as i64,
-                alignment: e.alignment,
-                device_tag: e.device_tag as u32,
-                sync_mode: e.sync_mode as u32,
-                memory_class: e.memory_class as u32,
-            })
+/// The buffer table of a descriptor model.
+fn entries_js(m: &TensorDescriptor) -> Vec<BufferEntry> {
+    m.buffers
+        .iter()
+        .map(|e| BufferEntry {
+            byte_size: e.byte_size as i64,
+            alignment: e.alignment,
+            device_tag: e.device.tag() as u32,
+            sync_mode: e.sync_mode.tag() as u32,
+            memory_class: e.memory_class.tag() as u32,
         })
         .collect()
-}
-
-/// The encoded bytes of a descriptor handle.
-fn encode_of(d: *const HurrayDescriptor) -> Result<Vec<u8>> {
-    let mut len = 0u64;
-    // SAFETY: a NULL array asks for the length only.
-    let s = unsafe { hurray_descriptor_encode(d, ptr::null_mut(), 0, &mut len) };
-    if s != hurray_ffi::HURRAY_OK && s != hurray_ffi::HURRAY_ERR_BUFFER_TOO_SMALL {
-        check(s)?;
-    }
-    let mut bytes = vec![0u8; len as usize];
-    // SAFETY: `bytes` holds `len` writable bytes.
-    check(unsafe { hurray_descriptor_encode(d, bytes.as_mut_ptr(), len, &mut len) })?;
-    bytes.truncate(len as usize);
-    Ok(bytes)
 }
 
 /// The element type name of a `type_tag` (`"float32"`, ...), as the conformance
@@ -147,16 +120,14 @@ pub(crate) fn dtype_name(tag: u8) -> String {
     }
 }
 
-/// The `type_tag` of an element type name.
-pub(crate) fn dtype_tag(name: &str) -> Result<u8> {
-    ElementType::from_name(name)
-        .map(ElementType::tag)
-        .ok_or_else(|| {
-            err(
-                "HURRAY_ERR_INVALID_ARGUMENT",
-                format!("unknown element type {name:?} (expected e.g. \"float32\", \"int8\")"),
-            )
-        })
+/// The element type of a name (`"float32"`, ...).
+pub(crate) fn element_type_of(name: &str) -> Result<ElementType> {
+    ElementType::from_name(name).ok_or_else(|| {
+        err(
+            "HURRAY_ERR_INVALID_ARGUMENT",
+            format!("unknown element type {name:?} (expected e.g. \"float32\", \"int8\")"),
+        )
+    })
 }
 
 /// The name of a `layout_tag` (`"row_major"`, `"csr"`, ...), as
@@ -417,23 +388,10 @@ pub struct Statistics {
     pub has_inf: bool,
 }
 
-/// `Ok(None)` for `HURRAY_ERR_NOT_APPLICABLE` (an absent section), else as `check`.
-pub(crate) fn optional(status: i32) -> Result<bool> {
-    if status == hurray_ffi::HURRAY_ERR_NOT_APPLICABLE {
-        Ok(false)
-    } else {
-        check(status).map(|()| true)
-    }
-}
-
-fn quantization_of(d: *const HurrayDescriptor) -> Result<Option<Quantization>> {
-    let mut q = std::mem::MaybeUninit::<HurrayQuantization>::uninit();
-    // SAFETY: `d` live; `q` written on success.
-    if !optional(unsafe { hurray_descriptor_quantization(d, q.as_mut_ptr()) })? {
-        return Ok(None);
-    }
-    // SAFETY: written by the successful call.
-    let q = unsafe { q.assume_init() };
+/// The quantization section of a model, flattened (absent fields 0, absent buffer
+/// indices -1).
+fn quantization_js(m: &TensorDescriptor) -> Option<Quantization> {
+    let q = HurrayQuantization::from(m.quantization.as_ref()?);
     let index = |i: u32| if i == u32::MAX { -1 } else { i as i64 };
     let scheme = match q.scheme_tag {
         1 => "per_tensor_affine",
@@ -443,7 +401,7 @@ fn quantization_of(d: *const HurrayDescriptor) -> Result<Option<Quantization>> {
         5 => "mxfp",
         _ => "private",
     };
-    Ok(Some(Quantization {
+    Some(Quantization {
         scheme: scheme.to_string(),
         scheme_tag: q.scheme_tag as u32,
         scale: q.scale as f64,
@@ -458,41 +416,20 @@ fn quantization_of(d: *const HurrayDescriptor) -> Result<Option<Quantization>> {
             dtype_name(q.scale_type_tag)
         },
         flags: q.flags as u32,
-    }))
+    })
 }
 
-fn shard_of(d: *const HurrayDescriptor) -> Result<Option<Shard>> {
-    let (mut parent, mut offset) = ([0u64; MAX_RANK], [0u64; MAX_RANK]);
-    let mut n = 0u64;
-    // SAFETY: `d` live; both arrays hold MAX_RANK entries, the largest rank.
-    let s = unsafe {
-        hurray_descriptor_shard(
-            d,
-            parent.as_mut_ptr(),
-            offset.as_mut_ptr(),
-            MAX_RANK as u64,
-            &mut n,
-        )
-    };
-    if !optional(s)? {
-        return Ok(None);
-    }
-    let n = n as usize;
-    Ok(Some(Shard {
-        parent_shape: parent[..n].iter().map(|&x| x as i64).collect(),
-        offset: offset[..n].iter().map(|&x| x as i64).collect(),
-    }))
+fn shard_js(m: &TensorDescriptor) -> Option<Shard> {
+    let s = m.shard.as_ref()?;
+    Some(Shard {
+        parent_shape: s.parent_shape.iter().map(|&x| x as i64).collect(),
+        offset: s.offset.iter().map(|&x| x as i64).collect(),
+    })
 }
 
-fn statistics_of(d: *const HurrayDescriptor) -> Result<Option<Statistics>> {
-    let mut st = std::mem::MaybeUninit::<HurrayStatistics>::uninit();
-    // SAFETY: `d` live; `st` written on success.
-    if !optional(unsafe { hurray_descriptor_statistics(d, st.as_mut_ptr()) })? {
-        return Ok(None);
-    }
-    // SAFETY: written by the successful call.
-    let st = unsafe { st.assume_init() };
-    Ok(Some(Statistics {
+fn statistics_js(m: &TensorDescriptor) -> Option<Statistics> {
+    let st = HurrayStatistics::from(m.statistics.as_ref()?);
+    Some(Statistics {
         computed_mask: st.computed_mask,
         nnz: st.nnz as f64,
         sparsity: st.sparsity_ratio,
@@ -505,27 +442,24 @@ fn statistics_of(d: *const HurrayDescriptor) -> Result<Option<Statistics>> {
         nm_m: st.nm_m as u32,
         has_nan: st.has_nan != 0,
         has_inf: st.has_inf != 0,
-    }))
+    })
 }
 
-fn strides_of(d: *const HurrayDescriptor) -> Result<Option<Vec<i64>>> {
-    let mut v = [0i64; MAX_RANK];
-    let mut n = 0u64;
-    // SAFETY: `d` live; `v` holds MAX_RANK entries.
-    if !optional(unsafe { hurray_descriptor_strides(d, v.as_mut_ptr(), MAX_RANK as u64, &mut n) })?
-    {
-        return Ok(None);
+fn strides_js(m: &TensorDescriptor) -> Option<Vec<i64>> {
+    match &m.layout {
+        Layout::Strided { strides } => Some(strides.clone()),
+        _ => None,
     }
-    Ok(Some(v[..n as usize].to_vec()))
 }
 
-fn nnz_of(d: *const HurrayDescriptor) -> Result<Option<f64>> {
-    let mut n = 0u64;
-    // SAFETY: `d` live.
-    if !optional(unsafe { hurray_descriptor_nnz(d, &mut n) })? {
-        return Ok(None);
+fn nnz_js(m: &TensorDescriptor) -> Option<f64> {
+    match &m.layout {
+        Layout::Coo { nnz, .. }
+        | Layout::Csr { nnz }
+        | Layout::Csc { nnz }
+        | Layout::Csf { nnz, .. } => Some(*nnz as f64),
+        _ => None,
     }
-    Ok(Some(n as f64))
 }
 
 /// Options of `Tensor.fromBuffer` and `Tensor.fromBuffers`.
@@ -542,21 +476,23 @@ pub struct FromBufferOptions {
 /// table). Immutable. `close()` frees it now; otherwise the garbage collector does.
 #[napi]
 pub struct Descriptor {
-    inner: Option<OwnedDescriptor>,
+    inner: Option<HurrayDescriptor>,
 }
 
 impl Descriptor {
-    pub(crate) fn ptr(&self) -> Result<*const HurrayDescriptor> {
-        self.inner
-            .as_ref()
-            .map(|d| d.0 as *const _)
-            .ok_or_else(|| closed("Descriptor"))
+    /// The descriptor handle; `ERR_HURRAY_STATE` once closed.
+    pub(crate) fn handle(&self) -> Result<&HurrayDescriptor> {
+        self.inner.as_ref().ok_or_else(|| closed("Descriptor"))
     }
 
-    pub(crate) fn from_owned(p: *mut HurrayDescriptor) -> Descriptor {
-        Descriptor {
-            inner: Some(OwnedDescriptor(p)),
-        }
+    /// The model (what every field is read from).
+    pub(crate) fn model(&self) -> Result<&TensorDescriptor> {
+        Ok(self.handle()?.model())
+    }
+
+    /// Wraps a descriptor handle.
+    pub(crate) fn from_handle(d: HurrayDescriptor) -> Descriptor {
+        Descriptor { inner: Some(d) }
     }
 }
 
@@ -564,40 +500,40 @@ impl Descriptor {
 impl Descriptor {
     /// Decodes and validates descriptor bytes (the wire encoding).
     ///
-    /// Throws: `code` `HURRAY_ERR_DESCRIPTOR` (or `HURRAY_ERR_NULL_POINTER` for empty
+    /// Throws: `code` `ERR_HURRAY_FORMAT` (or `ERR_HURRAY_INVALID_ARGUMENT` for empty
     /// bytes) with a message naming the rule and byte offset.
     #[napi(factory)]
     pub fn decode(bytes: &[u8]) -> Result<Descriptor> {
-        let mut out = ptr::null_mut();
-        // SAFETY: `bytes` is readable for its length during the call.
-        check(unsafe { hurray_descriptor_decode(bytes.as_ptr(), bytes.len() as u64, &mut out) })?;
-        Ok(Descriptor::from_owned(out))
+        if bytes.is_empty() {
+            return Err(ffi(FfiError::null("bytes")));
+        }
+        Ok(Descriptor::from_handle(
+            HurrayDescriptor::decode(bytes).map_err(ffi)?,
+        ))
     }
 
     /// A row-major descriptor of `dtype` (`"float32"`, `"int8"`, ...) and `shape`
     /// (elements per dimension), with one CPU buffer of the exact size.
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, bad shape entries),
-    /// `HURRAY_ERR_DESCRIPTOR` (a rule of the format, e.g. rank over 64).
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown dtype, bad shape entries),
+    /// `ERR_HURRAY_FORMAT` (a rule of the format, e.g. rank over 64).
     #[napi(
         factory,
         ts_args_type = "dtype: 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2', shape: Array<number>"
     )]
     pub fn dense(dtype: String, shape: Vec<f64>) -> Result<Descriptor> {
-        let tag = dtype_tag(&dtype)?;
+        let t = element_type_of(&dtype)?;
         let shape = shape_in(&shape)?;
-        let mut out = ptr::null_mut();
-        // SAFETY: `shape` holds `rank` readable entries.
-        check(unsafe {
-            hurray_descriptor_dense(tag, shape.len() as u32, shape.as_ptr(), &mut out)
-        })?;
-        Ok(Descriptor::from_owned(out))
+        let m = TensorDescriptor::dense(t, &shape).map_err(|e| ffi(e.into()))?;
+        Ok(Descriptor::from_handle(
+            HurrayDescriptor::new(Arc::new(m)).map_err(ffi)?,
+        ))
     }
 
     /// Elements per dimension (exact below 2^53).
     #[napi(getter)]
     pub fn shape(&self) -> Result<Vec<i64>> {
-        shape_of(self.ptr()?)
+        Ok(shape_js(self.model()?))
     }
 
     /// Element type name (`"float32"`, `"int8"`, `"float16"`, ...).
@@ -606,96 +542,96 @@ impl Descriptor {
         ts_return_type = "'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2' | 'private' | `unknown(0x${string})`"
     )]
     pub fn dtype(&self) -> Result<String> {
-        Ok(dtype_name(header_of(self.ptr()?)?.type_tag))
+        Ok(dtype_name(self.model()?.element_type.tag()))
     }
 
     /// The `type_tag` byte.
     #[napi(getter)]
     pub fn dtype_tag(&self) -> Result<u32> {
-        Ok(header_of(self.ptr()?)?.type_tag as u32)
+        Ok(self.model()?.element_type.tag() as u32)
     }
 
     /// Layout name (`"row_major"`, `"csr"`, ...).
     #[napi(getter)]
     pub fn layout(&self) -> Result<String> {
-        Ok(layout_name(header_of(self.ptr()?)?.layout_tag))
+        Ok(layout_name(self.model()?.layout.tag()))
     }
 
     /// The `layout_tag` byte.
     #[napi(getter)]
     pub fn layout_tag(&self) -> Result<u32> {
-        Ok(header_of(self.ptr()?)?.layout_tag as u32)
+        Ok(self.model()?.layout.tag() as u32)
     }
 
     /// Bytes from the start of buffer 0 to element [0, ..., 0].
     #[napi(getter)]
     pub fn byte_offset(&self) -> Result<i64> {
-        Ok(header_of(self.ptr()?)?.byte_offset as i64)
+        Ok(self.model()?.byte_offset as i64)
     }
 
     /// The descriptor's `flags` (which optional sections are present).
     #[napi(getter)]
     pub fn flags(&self) -> Result<u32> {
-        Ok(header_of(self.ptr()?)?.flags)
+        Ok(self.model()?.flags())
     }
 
     /// Whether a quantization section is present.
     #[napi(getter)]
     pub fn has_quantization(&self) -> Result<bool> {
-        Ok(header_of(self.ptr()?)?.flags & hurray_ffi::tags::HURRAY_FLAG_HAS_QUANTIZATION != 0)
+        Ok(self.model()?.quantization.is_some())
     }
 
     /// Whether a shard section is present.
     #[napi(getter)]
     pub fn has_shard(&self) -> Result<bool> {
-        Ok(header_of(self.ptr()?)?.flags & hurray_ffi::tags::HURRAY_FLAG_HAS_SHARD != 0)
+        Ok(self.model()?.shard.is_some())
     }
 
     /// The buffer table: one entry per buffer, sizes in bytes.
     #[napi]
     pub fn buffers(&self) -> Result<Vec<BufferEntry>> {
-        entries_of(self.ptr()?)
+        Ok(entries_js(self.model()?))
     }
 
     /// The quantization section, or `null` when absent.
     #[napi(getter)]
     pub fn quantization(&self) -> Result<Option<Quantization>> {
-        quantization_of(self.ptr()?)
+        Ok(quantization_js(self.model()?))
     }
 
     /// The shard section, or `null` when absent.
     #[napi(getter)]
     pub fn shard(&self) -> Result<Option<Shard>> {
-        shard_of(self.ptr()?)
+        Ok(shard_js(self.model()?))
     }
 
     /// The statistics section, or `null` when absent.
     #[napi(getter)]
     pub fn statistics(&self) -> Result<Option<Statistics>> {
-        statistics_of(self.ptr()?)
+        Ok(statistics_js(self.model()?))
     }
 
     /// Strides in elements, one per dimension (may be negative), for the strided
     /// layout; `null` for other layouts.
     #[napi(getter)]
     pub fn strides(&self) -> Result<Option<Vec<i64>>> {
-        strides_of(self.ptr()?)
+        Ok(strides_js(self.model()?))
     }
 
     /// Stored (non-zero) elements of a sparse layout (COO, CSR, CSC, CSF); `null`
     /// for other layouts.
     #[napi(getter)]
     pub fn nnz(&self) -> Result<Option<f64>> {
-        nnz_of(self.ptr()?)
+        Ok(nnz_js(self.model()?))
     }
 
     /// The wire encoding (a copy).
     #[napi]
     pub fn encode(&self) -> Result<Buffer> {
-        Ok(encode_of(self.ptr()?)?.into())
+        Ok(self.handle()?.bytes().to_vec().into())
     }
 
-    /// Frees the descriptor now. Idempotent; later calls throw `HURRAY_ERR_STATE`.
+    /// Frees the descriptor now. Idempotent; later calls throw `ERR_HURRAY_STATE`.
     #[napi]
     pub fn close(&mut self) {
         self.inner = None;
@@ -705,7 +641,7 @@ impl Descriptor {
 /// A tensor: a descriptor plus its buffers, one `HurrayTensor` handle.
 ///
 /// Lifetime: `close()` releases this object's reference at once (idempotent; every
-/// later call throws `HURRAY_ERR_STATE`); the garbage collector does it otherwise.
+/// later call throws `ERR_HURRAY_STATE`); the garbage collector does it otherwise.
 /// Views from `buffer()` / `array()` hold their own reference, so the memory lives
 /// until the tensor is closed *and* every view is collected.
 #[napi(custom_finalize)]
@@ -753,17 +689,10 @@ pub(crate) fn adjust_external(env: sys::napi_env, bytes: i64) {
 }
 
 /// Total bytes of a tensor's buffers.
-pub(crate) fn tensor_bytes(t: *const HurrayTensor) -> i64 {
-    let mut total = 0i64;
-    for i in 0.. {
-        let (mut p, mut n): (*const c_void, u64) = (ptr::null(), 0);
-        // SAFETY: `t` live; OUT_OF_RANGE ends the loop.
-        if unsafe { hurray_tensor_buffer_data(t, i, &mut p, &mut n) } != hurray_ffi::HURRAY_OK {
-            break;
-        }
-        total = total.saturating_add(n.min(i64::MAX as u64) as i64);
-    }
-    total
+pub(crate) fn tensor_bytes(t: &HurrayTensor) -> i64 {
+    t.buffer_list().buffers().fold(0i64, |a, b| {
+        a.saturating_add(b.raw_parts().1.min(i64::MAX as u64) as i64)
+    })
 }
 
 impl Tensor {
@@ -807,13 +736,13 @@ impl Tensor {
 
     /// A tensor over library memory (a decoder's), its bytes charged as external
     /// memory.
-    pub(crate) fn owned(env: &Env, p: *mut HurrayTensor) -> Tensor {
-        let bytes = tensor_bytes(p);
+    pub(crate) fn owned(env: &Env, t: Box<HurrayTensor>) -> Tensor {
+        let bytes = tensor_bytes(&t);
         let token = Token::new(&LIVE_DECODED_BYTES, bytes as u64);
-        Tensor::from_raw_holding(p, vec![token]).charge(env, bytes)
+        Tensor::holding(t, vec![token]).charge(env, bytes)
     }
 
-    /// `HURRAY_ERR_STATE` when an ArrayBuffer lent to this tensor was detached
+    /// `ERR_HURRAY_STATE` when an ArrayBuffer lent to this tensor was detached
     /// (transferred): its memory is gone.
     pub(crate) fn check_lent(&self, env: sys::napi_env) -> Result<()> {
         check_lent_refs(env, &self.lent)
@@ -832,7 +761,7 @@ impl Tensor {
     }
 }
 
-/// `HURRAY_ERR_STATE` when an ArrayBuffer behind one of the weak references `refs`
+/// `ERR_HURRAY_STATE` when an ArrayBuffer behind one of the weak references `refs`
 /// (made in `env`) was detached.
 pub(crate) fn check_lent_refs(env: sys::napi_env, refs: &[sys::napi_ref]) -> Result<()> {
     for &r in refs {
@@ -888,40 +817,34 @@ impl ObjectFinalize for Tensor {
 }
 
 impl Tensor {
-    /// Takes ownership of a tensor handle the library returned.
-    pub(crate) fn from_raw(p: *mut HurrayTensor) -> Tensor {
-        Tensor::from_raw_holding(p, Vec::new())
-    }
-
-    /// Takes ownership of a tensor handle the library returned, with the counted
-    /// resources it keeps alive.
-    pub(crate) fn from_raw_holding(p: *mut HurrayTensor, tokens: Tokens) -> Tensor {
+    /// A Tensor owning `t`, with the counted resources it keeps alive.
+    pub(crate) fn holding(t: Box<HurrayTensor>, tokens: Tokens) -> Tensor {
         Tensor::new(Handle {
-            ptr: p,
-            parent: None,
+            held: Held::Owned(t),
             tokens,
         })
     }
 
-    /// A Tensor over the tensor an item owns; it keeps the item alive.
-    pub(crate) fn borrowed(p: *const HurrayTensor, parent: Arc<crate::item::ItemHandle>) -> Tensor {
+    /// A Tensor over the tensor of the item node at `path` below `root`; it keeps
+    /// the item alive.
+    pub(crate) fn member(root: Arc<ItemHandle>, path: Vec<u32>) -> Tensor {
         Tensor::new(Handle {
-            ptr: p as *mut _,
-            parent: Some(parent),
+            held: Held::Member(root, path),
             tokens: Vec::new(),
         })
     }
 
-    /// Takes the owned tensor handle out to move it into an item; the Tensor is
-    /// closed afterwards. Refused (nothing changes) while views or encoders hold it,
-    /// or when it is itself part of an item. The counted resources move with it.
-    pub(crate) fn take_owned(&mut self) -> Result<(*mut HurrayTensor, Tokens)> {
+    /// Takes the owned tensor out to move it into an item; the Tensor is closed
+    /// afterwards. Refused (nothing changes) while views or encoders hold it, or
+    /// when it is itself part of an item. The counted resources move with it.
+    pub(crate) fn take_owned(&mut self) -> Result<(Box<HurrayTensor>, Tokens)> {
+        self.check_owned()?;
         let arc = self.inner.take().ok_or_else(|| closed("Tensor"))?;
         match Arc::try_unwrap(arc) {
-            Ok(mut h) if h.parent.is_none() => Ok((
-                std::mem::replace(&mut h.ptr, ptr::null_mut()),
-                std::mem::take(&mut h.tokens),
-            )),
+            Ok(Handle {
+                held: Held::Owned(t),
+                tokens,
+            }) => Ok((t, tokens)),
             Ok(h) => {
                 self.inner = Some(Arc::new(h));
                 Err(err(
@@ -931,11 +854,7 @@ impl Tensor {
             }
             Err(arc) => {
                 self.inner = Some(arc);
-                Err(err(
-                    "HURRAY_ERR_STATE",
-                    "the tensor has live views (buffer(), array(), encoder chunks); \
-                     it can move into an item only while nothing else holds it",
-                ))
+                Err(views_alive())
             }
         }
     }
@@ -943,44 +862,32 @@ impl Tensor {
     /// Checks, without changing anything, that `take_owned` would succeed.
     pub(crate) fn check_owned(&self) -> Result<()> {
         let arc = self.handle()?;
-        if arc.parent.is_some() {
+        if matches!(arc.held, Held::Member(..)) {
             return Err(err(
                 "HURRAY_ERR_INVALID_ARGUMENT",
                 "the tensor already belongs to an item",
             ));
         }
         if Arc::strong_count(arc) != 1 {
-            return Err(err(
-                "HURRAY_ERR_STATE",
-                "the tensor has live views (buffer(), array(), encoder chunks); \
-                 it can move into an item only while nothing else holds it",
-            ));
+            return Err(views_alive());
         }
         Ok(())
     }
 
-    /// The member count a composite head declares; `HURRAY_ERR_INVALID_ARGUMENT`
+    /// The member count a composite head declares; `ERR_HURRAY_INVALID_ARGUMENT`
     /// when this is not a composite head.
     pub(crate) fn composite_member_count(&self) -> Result<u64> {
-        let d = self.descriptor_ptr()?;
-        let mut h = hurray_ffi::descriptor_access::HurrayCompositeHead {
-            member_count: 0,
-            composition_rule: 0,
-            combine_op: 0,
-        };
-        // SAFETY: `d` live; `h` writable.
-        if !optional(unsafe {
-            hurray_ffi::descriptor_access::hurray_descriptor_composite_head(d, &mut h)
-        })? {
-            return Err(err(
+        let m = self.model()?;
+        match &m.layout {
+            Layout::CompositeHead(h) => Ok(u64::from(h.member_count)),
+            other => Err(err(
                 "HURRAY_ERR_INVALID_ARGUMENT",
                 format!(
                     "the head's layout is {}, not a composite head",
-                    layout_name(header_of(d)?.layout_tag)
+                    layout_name(other.tag())
                 ),
-            ));
+            )),
         }
-        Ok(u64::from(h.member_count))
     }
 
     pub(crate) fn handle(&self) -> Result<&Arc<Handle>> {
@@ -993,42 +900,20 @@ impl Tensor {
         self.inner.take().ok_or_else(|| closed("Tensor"))
     }
 
-    fn descriptor_ptr(&self) -> Result<*const HurrayDescriptor> {
-        let t = self.handle()?.ptr();
-        let mut d = ptr::null();
-        // SAFETY: `t` is live; the descriptor is borrowed for as long as it lives.
-        check(unsafe { hurray_tensor_descriptor(t, &mut d) })?;
-        Ok(d)
-    }
-
-    /// The fixed header, read from the descriptor view the tensor's descriptor keeps
-    /// (hurray-ffi's Rust face: no C call; `bufferCount`, `dtype`, ... read it).
-    fn header(&self) -> Result<HurrayDescriptorHeader> {
-        let p = self.handle()?.ptr();
-        // SAFETY: `p` is a live tensor made by this addon's hurray-ffi (a reader, a
-        // decoder, `fromBuffer`, an item's member: never another copy's), kept alive
-        // by `self.inner` for this borrow.
-        let t = unsafe { &*p };
-        Ok(t.descriptor_handle().view().header)
+    /// The tensor's descriptor model (every read-only field comes from it).
+    fn model(&self) -> Result<&TensorDescriptor> {
+        Ok(self.handle()?.tensor()?.model())
     }
 
     /// Builds a tensor over caller memory: `descriptor` bytes and one view per buffer.
     fn build(
         env: &Env,
-        descriptor: &[u8],
+        descriptor: HurrayDescriptor,
         buffers: &[Unknown<'_>],
         options: Option<FromBufferOptions>,
     ) -> Result<Tensor> {
         let raw_env = env.raw();
-        let d = {
-            let mut out = ptr::null_mut();
-            // SAFETY: `descriptor` is readable for its length.
-            check(unsafe {
-                hurray_descriptor_decode(descriptor.as_ptr(), descriptor.len() as u64, &mut out)
-            })?;
-            OwnedDescriptor(out)
-        };
-        let entries = entries_of(d.0)?;
+        let entries = &descriptor.model().buffers;
         if entries.len() != buffers.len() {
             return Err(err(
                 "HURRAY_ERR_BUFFER_MISMATCH",
@@ -1039,29 +924,17 @@ impl Tensor {
                 ),
             ));
         }
-        // The list owns every buffer pushed into it; destroyed on any error below.
-        struct List(*mut HurrayBufferList);
-        impl Drop for List {
-            fn drop(&mut self) {
-                // SAFETY: owned list or NULL.
-                unsafe { hurray_buffer_list_destroy(&mut self.0) };
-            }
-        }
         // Weak references to the lent ArrayBuffers, deleted on any error below.
         struct Lent(sys::napi_env, Vec<sys::napi_ref>);
         impl Drop for Lent {
             fn drop(&mut self) {
-                for r in self.1.drain(..) {
-                    // SAFETY: made in this env by the loop below, deleted once.
-                    unsafe { sys::napi_delete_reference(self.0, r) };
-                }
+                delete_refs(self.0, &mut self.1);
             }
         }
         let mut lent = Lent(raw_env, Vec::new());
-        let mut list = List(ptr::null_mut());
-        // SAFETY: out-pointer is a local.
-        check(unsafe { hurray_buffer_list_new(&mut list.0) })?;
-        for (i, (view, entry)) in buffers.iter().zip(&entries).enumerate() {
+        // Dropped on any error below (each runs its release: the pin is queued).
+        let mut list: Vec<Box<HurrayBuffer>> = Vec::with_capacity(buffers.len());
+        for (i, (view, entry)) in buffers.iter().zip(entries).enumerate() {
             // SAFETY: `view` is an argument of the current call.
             let (data, len, ab) = unsafe { bytes_of(raw_env, view.raw())? };
             let mut r = ptr::null_mut();
@@ -1073,16 +946,13 @@ impl Tensor {
                 )?
             };
             lent.1.push(r);
-            if (len as u64) < entry.byte_size as u64 {
+            let size = entry.byte_size;
+            if (len as u64) < size {
                 return Err(err(
                     "HURRAY_ERR_BUFFER_MISMATCH",
-                    format!(
-                        "buffer {i} holds {len} bytes; the descriptor needs {}",
-                        entry.byte_size
-                    ),
+                    format!("buffer {i} holds {len} bytes; the descriptor needs {size}"),
                 ));
             }
-            let size = entry.byte_size as u64;
             // The entry's alignment (at least 64 for a non-empty buffer) is what the
             // memory must have.
             let align = if size == 0 {
@@ -1102,12 +972,11 @@ impl Tensor {
             // SAFETY: the view belongs to this call.
             let hold = unsafe { Hold::new(raw_env, view.raw(), ptr::null_mut())? };
             let ctx = hold.into_context();
-            let mut buf: *mut HurrayBuffer = ptr::null_mut();
             // SAFETY: `data` points at `len` >= `size` bytes kept alive (and, per the
             // documented contract, not transferred) by the pin in `ctx` until
             // `release` runs; on error the library does not call `release`.
-            let s = unsafe {
-                hurray_buffer_new(
+            let made = unsafe {
+                buffer_from_caller(
                     if size == 0 {
                         ptr::null()
                     } else {
@@ -1115,66 +984,47 @@ impl Tensor {
                     },
                     size,
                     align,
-                    entry.device_tag as u8,
-                    entry.sync_mode as u8,
-                    entry.memory_class as u8,
+                    entry.device.tag(),
+                    entry.sync_mode.tag(),
+                    entry.memory_class.tag(),
                     ptr::null(),
                     Some(release),
                     ctx,
-                    &mut buf,
                 )
             };
-            if s != hurray_ffi::HURRAY_OK {
-                let e = check(s).unwrap_err();
-                // SAFETY: refused, so the context is still ours; we are on the JS thread.
-                unsafe { (*Hold::from_context(ctx)).discard(raw_env) };
-                return Err(e);
-            }
-            // SAFETY: `list.0` and `buf` are live owned handles; push moves `buf`.
-            let s = unsafe { hurray_buffer_list_push(list.0, &mut buf) };
-            if s != hurray_ffi::HURRAY_OK {
-                // SAFETY: still ours; destroying it runs the release (queued).
-                unsafe { hurray_buffer_destroy(&mut buf) };
-                return Err(check(s).unwrap_err());
+            match made {
+                Ok(b) => list.push(Box::new(b)),
+                Err(e) => {
+                    // SAFETY: refused, so the context is still ours; JS thread.
+                    unsafe { (*Hold::from_context(ctx)).discard(raw_env) };
+                    return Err(ffi(e));
+                }
             }
         }
-        let (owner, owner_release) = match options.and_then(|o| o.on_release) {
+        let owner = match options.and_then(|o| o.on_release) {
             Some(f) => {
                 // SAFETY: `f` is an argument of the current call.
                 let hold = unsafe { Hold::new(raw_env, ptr::null_mut(), f.raw())? };
-                (
-                    hold.into_context(),
-                    Some(release as unsafe extern "C" fn(*mut c_void)),
-                )
+                ReleaseGuard::new(Some(release), hold.into_context())
             }
-            None => (ptr::null_mut(), None),
+            None => None,
         };
-        let mut t = ptr::null_mut();
-        // SAFETY: `descriptor` readable; `list.0` live and consumed on success only;
-        // `owner` is released exactly once by the library on success.
-        let s = unsafe {
-            hurray_tensor_new(
-                hurray_ffi::HURRAY_C_ABI_VERSION,
-                descriptor.as_ptr(),
-                descriptor.len() as u64,
-                list.0,
-                owner,
-                owner_release,
-                &mut t,
-            )
-        };
-        if s != hurray_ffi::HURRAY_OK {
-            if !owner.is_null() {
-                // SAFETY: refused, so still ours; JS thread.
-                unsafe { (*Hold::from_context(owner)).discard(raw_env) };
-            }
-            return Err(check(s).unwrap_err());
-        }
-        list.0 = ptr::null_mut(); // consumed by the tensor
-        let mut tensor = Tensor::from_raw(t);
+        // On error the buffers and the owner are dropped: their releases run (queued
+        // to the JS thread, which deletes the pins and runs onRelease).
+        let t = HurrayTensor::new(descriptor, list, owner).map_err(ffi)?;
+        let mut tensor = Tensor::holding(boxed_tensor(t), Vec::new());
         tensor.lent = std::mem::take(&mut lent.1);
         Ok(tensor)
     }
+}
+
+/// The error of moving a tensor that something else still holds.
+fn views_alive() -> JsErr {
+    err(
+        "HURRAY_ERR_STATE",
+        "the tensor has live views (buffer(), array(), encoder chunks); \
+         it can move into an item only while nothing else holds it",
+    )
 }
 
 #[napi]
@@ -1188,12 +1038,12 @@ impl Tensor {
     /// from another thread, delivered to the JS thread); then `onRelease` runs. The
     /// package marks the ArrayBuffer untransferable (permanently), so a transfer
     /// copies it instead of moving the memory; do not detach it by other means (the
-    /// tensor then throws `HURRAY_ERR_STATE` where it would use the memory, but views
+    /// tensor then throws `ERR_HURRAY_STATE` where it would use the memory, but views
     /// and items made before read freed memory).
     ///
-    /// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (unknown dtype, misaligned memory, a
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown dtype, misaligned memory, a
     /// resizable ArrayBuffer or growable SharedArrayBuffer),
-    /// `HURRAY_ERR_BUFFER_MISMATCH` (too few bytes), `HURRAY_ERR_DESCRIPTOR`.
+    /// `ERR_HURRAY_INVALID_ARGUMENT` (too few bytes), `ERR_HURRAY_FORMAT`.
     // Configurable: lib/native.js wraps it with the JS-side checks on the lent memory.
     #[napi(
         factory,
@@ -1208,16 +1058,16 @@ impl Tensor {
         options: Option<FromBufferOptions>,
     ) -> Result<Tensor> {
         let d = Descriptor::dense(dtype, shape)?;
-        let bytes = encode_of(d.ptr()?)?;
-        Tensor::build(&env, &bytes, &[data], options)
+        let d = d.inner.ok_or_else(|| closed("Descriptor"))?;
+        Tensor::build(&env, d, &[data], options)
     }
 
     /// A tensor of any layout over caller memory: `descriptor` is the wire encoding,
     /// `buffers` one view per entry of its buffer table (in order), each 64-byte
     /// aligned and at least the entry's size. No copy; ownership as `fromBuffer`.
     ///
-    /// Throws: `HURRAY_ERR_DESCRIPTOR` (bad descriptor), `HURRAY_ERR_BUFFER_MISMATCH`
-    /// (wrong count or sizes), `HURRAY_ERR_INVALID_ARGUMENT` (misaligned memory).
+    /// Throws: `ERR_HURRAY_FORMAT` (bad descriptor), `ERR_HURRAY_INVALID_ARGUMENT`
+    /// (wrong count or sizes), `ERR_HURRAY_INVALID_ARGUMENT` (misaligned memory).
     // Configurable: lib/native.js wraps it with the JS-side checks on the lent memory.
     #[napi(
         factory,
@@ -1230,7 +1080,11 @@ impl Tensor {
         buffers: Vec<Unknown<'_>>,
         options: Option<FromBufferOptions>,
     ) -> Result<Tensor> {
-        Tensor::build(&env, descriptor, &buffers, options)
+        if descriptor.is_empty() {
+            return Err(ffi(FfiError::null("descriptor")));
+        }
+        let d = HurrayDescriptor::decode(descriptor).map_err(ffi)?;
+        Tensor::build(&env, d, &buffers, options)
     }
 
     /// Whether `close()` was called (or the handle was handed on).
@@ -1242,7 +1096,7 @@ impl Tensor {
     /// Elements per dimension (exact below 2^53).
     #[napi(getter)]
     pub fn shape(&self) -> Result<Vec<i64>> {
-        shape_of(self.descriptor_ptr()?)
+        Ok(shape_js(self.model()?))
     }
 
     /// Element type name (`"float32"`, `"int8"`, ...).
@@ -1251,37 +1105,43 @@ impl Tensor {
         ts_return_type = "'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2' | 'private' | `unknown(0x${string})`"
     )]
     pub fn dtype(&self) -> Result<String> {
-        Ok(dtype_name(self.header()?.type_tag))
+        Ok(dtype_name(self.model()?.element_type.tag()))
     }
 
     /// Layout name (`"row_major"`, `"csr"`, ...).
     #[napi(getter)]
     pub fn layout(&self) -> Result<String> {
-        Ok(layout_name(self.header()?.layout_tag))
+        Ok(layout_name(self.model()?.layout.tag()))
     }
 
     /// Bytes from the start of buffer 0 to element [0, ..., 0].
     #[napi(getter)]
     pub fn byte_offset(&self) -> Result<i64> {
-        Ok(self.header()?.byte_offset as i64)
+        Ok(self.model()?.byte_offset as i64)
     }
 
     /// Number of buffers (entries of the buffer table).
     #[napi(getter)]
     pub fn buffer_count(&self) -> Result<u32> {
-        Ok(self.header()?.buffer_count)
+        Ok(self.model()?.buffers.len() as u32)
     }
 
     /// A copy of the descriptor, as its own `Descriptor` object.
     #[napi]
     pub fn descriptor(&self) -> Result<Descriptor> {
-        Descriptor::decode(&encode_of(self.descriptor_ptr()?)?)
+        Descriptor::decode(self.handle()?.tensor()?.descriptor_handle().bytes())
     }
 
     /// The descriptor's wire encoding (a copy).
     #[napi]
     pub fn descriptor_bytes(&self) -> Result<Buffer> {
-        Ok(encode_of(self.descriptor_ptr()?)?.into())
+        Ok(self
+            .handle()?
+            .tensor()?
+            .descriptor_handle()
+            .bytes()
+            .to_vec()
+            .into())
     }
 
     /// Buffer `index` as a zero-copy `ArrayBuffer` over the tensor's memory (a
@@ -1292,8 +1152,8 @@ impl Tensor {
     /// every other view (for a mapped file they stay in memory: the mapping is
     /// copy-on-write, the file never changes).
     ///
-    /// Throws: `HURRAY_ERR_OUT_OF_RANGE` (no such buffer, or an index that is not
-    /// an integer in 0..2^32), `HURRAY_ERR_STATE` (closed, or the lent ArrayBuffer
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (no such buffer, or an index that is not
+    /// an integer in 0..2^32), `ERR_HURRAY_STATE` (closed, or the lent ArrayBuffer
     /// was transferred).
     #[napi]
     pub fn buffer<'env>(&self, env: &'env Env, index: f64) -> Result<ArrayBuffer<'env>> {
@@ -1328,13 +1188,21 @@ impl Tensor {
                 return unsafe { ArrayBuffer::from_napi_value(raw_env, v) }.map_err(napi_err);
             }
         }
-        let mut data: *const c_void = ptr::null();
-        let mut size = 0u64;
-        // SAFETY: the handle is live; data is borrowed while it lives, and the
-        // ArrayBuffer below holds a reference to it.
-        check(unsafe {
-            hurray_tensor_buffer_data(handle.ptr(), index as u64, &mut data, &mut size)
-        })?;
+        // Borrowed while the handle lives; the ArrayBuffer below holds the handle.
+        let list = handle.tensor()?.buffer_list();
+        let (data, size) = list
+            .buffers()
+            .nth(index as usize)
+            .map(HurrayBuffer::raw_parts)
+            .ok_or_else(|| {
+                err(
+                    "HURRAY_ERR_OUT_OF_RANGE",
+                    format!(
+                        "buffer index {index} is out of range: the tensor has {} buffer(s)",
+                        list.len
+                    ),
+                )
+            })?;
         let ab = if size == 0 || data.is_null() {
             ArrayBuffer::from_data(env, Vec::<u8>::new()).map_err(napi_err)?
         } else {
@@ -1371,7 +1239,7 @@ impl Tensor {
     /// Throws: as `buffer()`.
     #[napi]
     pub fn buffers<'env>(&self, env: &'env Env) -> Result<Vec<ArrayBuffer<'env>>> {
-        (0..self.header()?.buffer_count)
+        (0..self.model()?.buffers.len() as u32)
             .map(|i| self.buffer(env, f64::from(i)))
             .collect()
     }
@@ -1382,27 +1250,26 @@ impl Tensor {
     /// `byteOffset`, in memory order (for column-major, the first dimension varies
     /// fastest). Keeps the memory alive like `buffer()`.
     ///
-    /// Throws: `HURRAY_ERR_NOT_APPLICABLE` (other layouts; float16, bool and other
+    /// Throws: `ERR_HURRAY_UNSUPPORTED` (other layouts; float16, bool and other
     /// dtypes without a TypedArray; a `byteOffset` that is not a multiple of the
-    /// element size: use `buffer()`), `HURRAY_ERR_STATE` (closed).
+    /// element size: use `buffer()`), `ERR_HURRAY_STATE` (closed).
     #[napi(
         ts_return_type = "Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array"
     )]
     pub fn array<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         use sys::TypedarrayType as T;
-        let h = self.header()?;
-        if h.layout_tag != hurray_core::layout::tag::ROW_MAJOR
-            && h.layout_tag != hurray_core::layout::tag::COLUMN_MAJOR
-        {
+        let m = self.model()?;
+        if !matches!(m.layout, Layout::RowMajor | Layout::ColumnMajor) {
             return Err(err(
                 "HURRAY_ERR_NOT_APPLICABLE",
                 format!(
                     "array() needs a dense tensor; this one is {}",
-                    layout_name(h.layout_tag)
+                    layout_name(m.layout.tag())
                 ),
             ));
         }
-        let (ty, size) = match ElementType::from_tag(h.type_tag) {
+        let (type_tag, byte_offset) = (m.element_type.tag(), m.byte_offset);
+        let (ty, size) = match ElementType::from_tag(type_tag) {
             Some(ElementType::Int8) => (T::int8_array, 1),
             Some(ElementType::Uint8) => (T::uint8_array, 1),
             Some(ElementType::Int16) => (T::int16_array, 2),
@@ -1418,28 +1285,29 @@ impl Tensor {
                     "HURRAY_ERR_NOT_APPLICABLE",
                     format!(
                         "{} has no TypedArray; use buffer(0) for its bytes",
-                        dtype_name(h.type_tag)
+                        dtype_name(type_tag)
                     ),
                 ))
             }
         };
-        let count: u64 = shape_of(self.descriptor_ptr()?)?
+        let count: u64 = m
+            .shape
             .iter()
-            .try_fold(1u64, |a, &n| a.checked_mul(n as u64))
+            .try_fold(1u64, |a, &n| a.checked_mul(n))
             .ok_or_else(|| err("HURRAY_ERR_LIMIT", "element count overflows"))?;
         let ab = self.buffer(env, 0.0)?;
         let need = count
             .checked_mul(size)
-            .and_then(|b| b.checked_add(h.byte_offset))
+            .and_then(|b| b.checked_add(byte_offset))
             .ok_or_else(|| err("HURRAY_ERR_LIMIT", "byte size overflows"))?;
-        if h.byte_offset % size != 0 {
+        if byte_offset % size != 0 {
             return Err(err(
                 "HURRAY_ERR_NOT_APPLICABLE",
                 format!(
                     "byteOffset {} is not a multiple of the {size}-byte {} element, so no \
                      TypedArray can start there; read the bytes with buffer(0)",
-                    h.byte_offset,
-                    dtype_name(h.type_tag)
+                    byte_offset,
+                    dtype_name(type_tag)
                 ),
             ));
         }
@@ -1449,8 +1317,8 @@ impl Tensor {
                 format!(
                     "buffer 0 holds {} bytes; {count} {} elements at offset {} need {need}",
                     ab.len(),
-                    dtype_name(h.type_tag),
-                    h.byte_offset
+                    dtype_name(type_tag),
+                    byte_offset
                 ),
             ));
         }
@@ -1464,7 +1332,7 @@ impl Tensor {
                     ty,
                     count as usize,
                     ab.raw(),
-                    h.byte_offset as usize,
+                    byte_offset as usize,
                     &mut out,
                 ),
                 "napi_create_typedarray",
@@ -1487,7 +1355,7 @@ impl Tensor {
 /// of every buffer): build TypedArrays over it and pass them to `Tensor.fromBuffer`.
 /// Freed when collected.
 ///
-/// Throws: `HURRAY_ERR_INVALID_ARGUMENT` (bad size or alignment), `HURRAY_ERR_LIMIT`
+/// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (bad size or alignment), `ERR_HURRAY_LIMIT`
 /// when the size cannot be allocated.
 #[napi]
 pub fn alloc<'env>(

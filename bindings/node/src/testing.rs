@@ -1,21 +1,18 @@
 //! Test-only natives (feature `test-support`): leak accounting, release counters,
 //! an off-thread destroy, buffer addresses, and the external memory V8 counts.
 
-use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 
-use hurray_ffi::abi::hurray_debug_live_objects;
-use hurray_ffi::tensor::hurray_tensor_buffer_data;
 use napi_derive::napi;
 
-use crate::error::{check, Result};
+use crate::error::Result;
 use crate::release::{RELEASES_CALLED, RELEASES_DONE};
 use crate::tensor::Tensor;
 
-/// `hurray_debug_live_objects()`: handles this copy of the library holds.
+/// Live handles this copy of the library holds (`hurray_ffi::live_objects`).
 #[napi]
 pub fn debug_live_objects() -> i64 {
-    hurray_debug_live_objects()
+    hurray_ffi::live_objects()
 }
 
 /// C release callbacks invoked so far (any thread).
@@ -43,12 +40,15 @@ pub fn debug_destroy_on_other_thread(tensor: &mut Tensor) -> Result<()> {
 /// The address of buffer `index` of `tensor`, as a number (for aliasing checks).
 #[napi]
 pub fn debug_buffer_address(tensor: &Tensor, index: u32) -> Result<f64> {
-    let h = tensor.handle()?;
-    let mut p: *const c_void = std::ptr::null();
-    let mut n = 0u64;
-    // SAFETY: live tensor; outs are locals.
-    check(unsafe { hurray_tensor_buffer_data(h.ptr(), index as u64, &mut p, &mut n) })?;
-    Ok(p as usize as f64)
+    let t = tensor.handle()?.tensor()?;
+    let b = t
+        .buffer_list()
+        .buffers()
+        .nth(index as usize)
+        .ok_or_else(|| {
+            crate::error::err("HURRAY_ERR_OUT_OF_RANGE", format!("no buffer {index}"))
+        })?;
+    Ok(b.raw_parts().0 as usize as f64)
 }
 
 /// File mappings alive (`budget::LIVE_MAPPINGS`).

@@ -43,7 +43,7 @@ test('Item.of refuses a tensor whose lent ArrayBuffer was detached', () => {
     gc();
     try { const it = h.Item.of(t); console.log('accepted'); setTimeout(() => { gc(); console.log(it.tensor.array()[0]); }, 10); }
     catch (e) { console.log(e.code); }`);
-  assert.equal(out, 'HURRAY_ERR_STATE');
+  assert.equal(out, 'ERR_HURRAY_STATE');
 });
 
 test('items made before a detach check it on every later use', () => {
@@ -73,7 +73,7 @@ test('items made before a detach check it on every later use', () => {
       code(() => w.writeItem('c', comp)),
     ].join(' '));
     w.close();`);
-  assert.equal(out, Array(8).fill('HURRAY_ERR_STATE').join(' '));
+  assert.equal(out, Array(8).fill('ERR_HURRAY_STATE').join(' '));
 });
 
 test('a lent ArrayBuffer cannot be transferred away from tensors, items, views or chunks', () => {
@@ -115,7 +115,7 @@ test('the resizable check cannot be spoofed', (t) => {
     t.skip('this Node has no resizable ArrayBuffers');
     return;
   }
-  const refused = { code: 'HURRAY_ERR_INVALID_ARGUMENT', message: /resizable|growable/ };
+  const refused = { code: 'ERR_HURRAY_INVALID_ARGUMENT', message: /resizable|growable/ };
   const tryAll = (buf) => {
     for (let off = 0; off < 128; off += 8) {
       hurray.Tensor.fromBuffer(new Uint8Array(buf, off, 1024), 'uint8', [1024]).close(); // throws
@@ -144,7 +144,7 @@ test('the resizable check cannot be spoofed', (t) => {
 });
 
 test('integer options are validated, never wrapped or truncated', () => {
-  const bad = { code: 'HURRAY_ERR_INVALID_ARGUMENT' };
+  const bad = { code: 'ERR_HURRAY_INVALID_ARGUMENT' };
   const file = path.join(dir, 'opts.hrry');
   for (const a of [4096.5, 2 ** 32 + 8192, 2 ** 32 + 4096, -4096, NaN, Infinity]) {
     assert.throws(() => hurray.FileWriter.create(file, { dataBufferAlignment: a }), { ...bad, message: /dataBufferAlignment/ }, String(a));
@@ -262,7 +262,7 @@ test('tensors outliving closed readers stop at HURRAY_ERR_LIMIT, not an abort', 
     // The process still works (mappings and malloc are left).
     const objs = []; for (let k = 0; k < 1e5; k++) objs.push({ k });
     console.log(keep[0].array()[0]);`);
-  assert.equal(out, 'HURRAY_ERR_LIMIT\n1');
+  assert.equal(out, 'ERR_HURRAY_LIMIT\n1');
 });
 
 test('decoded tensors dropped in a synchronous loop stop at a memory budget, not OOM', () => {
@@ -295,7 +295,7 @@ test('decoded tensors dropped in a synchronous loop stop at a memory budget, not
     return r.stdout.trim();
   };
   // 256 MiB of budget, 16 MiB tensors: refused after about 16 (never 64 = 1 GiB).
-  assert.match(run('drop'), /^HURRAY_ERR_LIMIT 1[0-6] true$/);
+  assert.match(run('drop'), /^ERR_HURRAY_LIMIT 1[0-6] true$/);
   assert.equal(run('close'), 'done 64');
   assert.equal(run('yield'), 'done 64');
 });

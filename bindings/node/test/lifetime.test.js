@@ -96,7 +96,7 @@ test('a release triggered off the JS thread reaches the JS thread, once', async 
   });
   testing.debugDestroyOnOtherThread(t);
   assert.equal(t.closed, true);
-  assert.throws(() => t.shape, { code: 'HURRAY_ERR_STATE' });
+  assert.throws(() => t.shape, { code: 'ERR_HURRAY_STATE' });
   assert.equal(testing.debugLiveObjects(), live, 'destroyed on the other thread');
   assert.equal(testing.debugReleasesCalled() - called, 2, 'both releases ran (off the JS thread)');
   await until(() => testing.debugReleasesDone() - done === 2, 'the releases to reach the JS thread');

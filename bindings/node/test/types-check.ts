@@ -48,7 +48,7 @@ const wc = new hurray.StreamWriter(new PassThrough(), undefined, { copy: true })
 function codeOf(e: unknown): hurray.HurrayErrorCode | string | undefined {
   return e instanceof Error ? (e as hurray.HurrayError).code : undefined;
 }
-const isState = (e: hurray.HurrayError): boolean => e.code === 'HURRAY_ERR_STATE';
+const isState = (e: hurray.HurrayError): boolean => e.code === 'ERR_HURRAY_STATE';
 const dn: hurray.DTypeName = 'int4';
 // @ts-expect-error: dtype inputs are the known names, not any string.
 hurray.Descriptor.dense('float33', [1]);

@@ -113,7 +113,7 @@ test('FileReader.tensors() gives every tensor in names order, as tensor(name) do
   r.close();
   // Like tensor(), they outlive the reader.
   assert.deepEqual(Array.from(all[0].array()), [1, 2, 3]);
-  assert.throws(() => r.tensors(), { code: 'HURRAY_ERR_STATE' });
+  assert.throws(() => r.tensors(), { code: 'ERR_HURRAY_STATE' });
   for (const t of all) t.close();
   dense.close();
   sparse.close();
@@ -127,5 +127,5 @@ test('Tensor.buffers() gives the ArrayBuffers buffer(i) gives, in buffer-table o
   bufs.forEach((ab, i) => assert.equal(ab, t.buffer(i), `buffer ${i} is the cached one`));
   assert.deepEqual(Array.from(new BigUint64Array(bufs[1])), [0n, 1n, 2n, 0n, 3n, 3n]);
   t.close();
-  assert.throws(() => t.buffers(), { code: 'HURRAY_ERR_STATE' });
+  assert.throws(() => t.buffers(), { code: 'ERR_HURRAY_STATE' });
 });

@@ -68,8 +68,8 @@ async function judge(rule, read) {
     await read();
   } catch (e) {
     const msg = String(e && e.message);
-    if (e && e.code === 'HURRAY_ERR_FORMAT' && msg.includes(rule)) return ['pass', msg];
-    return ['fail', `expected a HURRAY_ERR_FORMAT error naming ${rule}, got ${e && e.code}: ${msg}`];
+    if (e && e.code === 'ERR_HURRAY_FORMAT' && msg.includes(rule)) return ['pass', msg];
+    return ['fail', `expected an ERR_HURRAY_FORMAT error naming ${rule}, got ${e && e.code}: ${msg}`];
   }
   return ['fail', `read without error; expected ${rule}`];
 }

@@ -488,7 +488,7 @@ async function checkStream(c, file) {
       i++;
     }
   } catch (e) {
-    if (e.code && e.code.startsWith('HURRAY_ERR_')) throw new Error(`item ${i}: ${e.message}`);
+    if (e.code && e.code.startsWith('ERR_HURRAY_')) throw new Error(`item ${i}: ${e.message}`);
     throw e;
   }
   if (i !== c.items.length) throw new Error(`the stream ends after ${i} items, expected ${c.items.length}`);
@@ -611,7 +611,7 @@ function metadata(file, ranged) {
       try {
         r.metadataRange(k, 0, 0);
       } catch (e) {
-        if (e.code !== 'HURRAY_ERR_NOT_APPLICABLE') throw e;
+        if (e.code !== 'ERR_HURRAY_UNSUPPORTED') throw e;
         isArray = false;
       }
       if (!isArray) {
