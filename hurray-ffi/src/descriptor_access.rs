@@ -229,7 +229,7 @@ impl From<&BufferHandle> for HurrayBufferEntry {
 impl HurrayBufferEntry {
     /// The model entry; tags must be assigned or private values (the rest of the
     /// rules are checked when the descriptor is finished).
-    pub(crate) fn to_model(self) -> FfiResult<BufferHandle> {
+    pub fn to_model(self) -> FfiResult<BufferHandle> {
         Ok(BufferHandle {
             byte_size: self.byte_size,
             alignment: self.alignment,
@@ -270,7 +270,11 @@ impl From<&BlockPaged> for HurrayBlockPaged {
 }
 
 impl HurrayBlockPaged {
-    pub(crate) fn to_model(self) -> FfiResult<BlockPaged> {
+    /// The model's block-paged fields (`layouts.md` §2.10); enumeration values are
+    /// checked here, the rest when the descriptor is built.
+    ///
+    /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` for an unassigned `kv_role` or index type.
+    pub fn to_model(self) -> FfiResult<BlockPaged> {
         Ok(BlockPaged {
             page_size: self.page_size,
             num_pages: self.num_pages,
@@ -307,7 +311,10 @@ impl From<&CompositeHead> for HurrayCompositeHead {
 }
 
 impl HurrayCompositeHead {
-    pub(crate) fn to_model(self) -> FfiResult<CompositeHead> {
+    /// The model's composite head (`descriptor.md` composite section).
+    ///
+    /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` for an unassigned rule or operation.
+    pub fn to_model(self) -> FfiResult<CompositeHead> {
         Ok(CompositeHead {
             rule: match self.composition_rule {
                 1 => CompositionRule::Partition,
@@ -437,7 +444,7 @@ impl HurrayQuantization {
     /// The model section. For the assigned schemes `scheme_version` and `flags` are
     /// ignored (written as 1 and as implied by `zero_point_buffer_index`); for a
     /// private scheme `trailing` is its whole payload after the 4-byte header.
-    pub(crate) fn to_model(self, trailing: &[u8]) -> FfiResult<Quantization> {
+    pub fn to_model(self, trailing: &[u8]) -> FfiResult<Quantization> {
         let scheme = match self.scheme_tag {
             1 => Scheme::PerTensor {
                 scale: self.scale,
@@ -510,7 +517,8 @@ impl From<&Statistics> for HurrayStatistics {
 }
 
 impl HurrayStatistics {
-    pub(crate) fn to_model(self) -> Statistics {
+    /// The model's statistics section (fields outside `mask` are ignored).
+    pub fn to_model(self) -> Statistics {
         Statistics {
             computed_mask: self.computed_mask,
             nnz: self.nnz,
@@ -546,7 +554,10 @@ impl From<&ExtensionType> for HurrayExtensionType {
 }
 
 impl HurrayExtensionType {
-    pub(crate) fn to_model(self) -> FfiResult<ExtensionType> {
+    /// The model's extension-type section (`element-types.md` private types).
+    ///
+    /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` for a flag field other than 0 or 1.
+    pub fn to_model(self) -> FfiResult<ExtensionType> {
         Ok(ExtensionType {
             bit_width: self.bit_width,
             packing_factor: self.packing_factor,
