@@ -52,7 +52,7 @@ final class Hostile {
         }
     }
 
-    static void readFile(Path path) {
+    static void readFile(Path path) throws Exception {
         try (TensorFile f = TensorFile.open(path)) {
             for (String name : f.names()) {
                 try (Item it = f.item(name)) {

@@ -25,6 +25,7 @@ import dev.hurray.TensorFileWriter;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.reflect.RecordComponent;
@@ -830,7 +831,7 @@ public final class Matrix {
     /** One open + view pass: names, tensors and a view of every buffer, in index order. */
     record ViewSet(TensorFile file, List<String> names, List<Tensor> tensors,
             List<List<ByteBuffer>> views) {
-        static ViewSet open(Path path) {
+        static ViewSet open(Path path) throws IOException {
             TensorFile f = TensorFile.open(path);
             List<String> names = f.names();
             List<Tensor> tensors = new ArrayList<>();
@@ -860,7 +861,7 @@ public final class Matrix {
      * in this JVM and {@code warm SECONDS}: the fastest (closing is outside the
      * timing, as in the first).
      */
-    static void views(Path path) {
+    static void views(Path path) throws IOException {
         // Load (extract) the native library first: the timing covers open + views only.
         dev.hurray.Hurray.abiVersion();
         long t0 = System.nanoTime();
@@ -941,7 +942,7 @@ public final class Matrix {
      * {@code metadata()}, or, ranged, key by key in windows of 65536 elements), and
      * prints what it read, like every language's metadata command.
      */
-    static void metadata(Path path, boolean ranged) {
+    static void metadata(Path path, boolean ranged) throws IOException {
         long elements = 0, bytes = 0, nameBytes = 0;
         List<String> keys;
         Map<String, Object> held = null;

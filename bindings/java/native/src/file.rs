@@ -11,7 +11,7 @@ use jni::sys::{jlong, jlongArray, jobject};
 use jni::JNIEnv;
 
 use crate::convert::{new_longs, string};
-use crate::errors::{run, Fail, R};
+use crate::errors::{checked, run, Fail, R};
 use crate::handle::{borrow, into_long, take};
 
 /// The reader behind a Java handle.
@@ -38,7 +38,8 @@ pub extern "system" fn Java_dev_hurray_Native_fileOpen<'l>(
 ) -> jlong {
     run(&mut env, 0, |env| {
         let path = string(env, &path)?;
-        let r = HurrayFileReader::open(Path::new(&path), &ReadOptions::default())?;
+        let r = HurrayFileReader::open(Path::new(&path), &ReadOptions::default())
+            .map_err(checked(Some(&path)))?;
         Ok(into_long(r))
     })
 }

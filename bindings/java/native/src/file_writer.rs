@@ -12,7 +12,7 @@ use jni::sys::{jboolean, jint, jlong};
 use jni::JNIEnv;
 
 use crate::convert::{bytes, longs, string};
-use crate::errors::{run, Fail, R};
+use crate::errors::{checked, run, Fail, R};
 use crate::handle::{borrow_mut, into_long, take};
 use crate::item::item_ref;
 use crate::tensor::tensor_ref;
@@ -42,7 +42,8 @@ pub extern "system" fn Java_dev_hurray_Native_writerCreate<'l>(
         }
         o.durable = u8::from(durable != 0);
         o.sorted_index = u8::from(sorted != 0);
-        Ok(into_long(HurrayFileWriter::create(Path::new(&path), &o)?))
+        let w = HurrayFileWriter::create(Path::new(&path), &o).map_err(checked(Some(&path)))?;
+        Ok(into_long(w))
     })
 }
 
@@ -58,7 +59,8 @@ pub extern "system" fn Java_dev_hurray_Native_writerWriteTensor<'l>(
 ) {
     run(&mut env, (), |env| {
         let name = string(env, &name)?;
-        Ok(writer(w)?.write_tensor(&name, tensor_ref(t)?)?)
+        let (w, t) = (writer(w)?, tensor_ref(t)?);
+        w.write_tensor(&name, t).map_err(checked(None))
     })
 }
 
@@ -73,7 +75,8 @@ pub extern "system" fn Java_dev_hurray_Native_writerWriteItem<'l>(
 ) {
     run(&mut env, (), |env| {
         let name = string(env, &name)?;
-        Ok(writer(w)?.write_item(&name, item_ref(it)?)?)
+        let (w, it) = (writer(w)?, item_ref(it)?);
+        w.write_item(&name, it).map_err(checked(None))
     })
 }
 
@@ -202,7 +205,7 @@ pub extern "system" fn Java_dev_hurray_Native_writerAddKv<'l>(
 /// `Native.writerFinish(long)`: writes index and trailer, renames into place.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_writerFinish(mut env: JNIEnv, _c: JClass, w: jlong) {
-    run(&mut env, (), |_| Ok(writer(w)?.finish()?))
+    run(&mut env, (), |_| writer(w)?.finish().map_err(checked(None)))
 }
 
 /// `Native.writerDestroy(long)`: an unfinished writer removes its temporary file.

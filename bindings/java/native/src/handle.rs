@@ -1,11 +1,9 @@
 //! Handles cross JNI as `long`s. This is the only place a Java `long` becomes a
-//! Rust reference, in two kinds:
-//!
-//! - library handles (`HurrayTensor`, `HurrayItem`, `HurrayFileReader`,
-//!   `HurrayStreamDecoder`, ...) go through `hurray_ffi::raw`, which checks the
-//!   handle's kind and ABI version (and, in debug builds, that it is still live);
-//! - this crate's own state (a file writer, a stream encoder) is a plain `Box`
-//!   ([`into_long_box`], [`borrow_box`], [`take_box`]).
+//! Rust reference. Every handle is a library handle (`HurrayTensor`, `HurrayItem`,
+//! `HurrayFileReader`, `HurrayFileWriter`, `HurrayStreamDecoder`,
+//! `HurrayStreamEncoder`), converted through `hurray_ffi::raw`, which checks the
+//! handle's kind and ABI version (and, in debug builds, that it is still live); this
+//! crate keeps no state of its own behind a `long`.
 //!
 //! # The Java contract (the safety argument of this module)
 //!
@@ -65,31 +63,4 @@ pub(crate) fn take<T: Handle>(h: jlong) -> R<Box<T>> {
     // SAFETY: the Java contract (1, 3): an owned handle, handed over once; raw::take
     // checks kind and refuses a borrowed one.
     unsafe { raw::take(h as *mut T) }?.ok_or_else(|| Fail::Arg("a native handle is 0".into()))
-}
-
-/// Moves this crate's own state to the heap; the `long` Java will own.
-pub(crate) fn into_long_box<T>(b: Box<T>) -> jlong {
-    Box::into_raw(b) as jlong
-}
-
-/// This crate's state behind `h`, mutably, for one native call.
-///
-pub(crate) fn borrow_box<'a, T>(h: jlong) -> R<&'a mut T> {
-    if h == 0 {
-        return Err(Fail::Arg("a native handle is 0".into()));
-    }
-    // SAFETY: the Java contract (1, 2): a live `T` from into_long_box, used by this
-    // thread only.
-    Ok(unsafe { &mut *(h as *mut T) })
-}
-
-/// Takes back this crate's state behind `h`.
-///
-pub(crate) fn take_box<T>(h: jlong) -> R<Box<T>> {
-    if h == 0 {
-        return Err(Fail::Arg("a native handle is 0".into()));
-    }
-    // SAFETY: the Java contract (1, 3): h came from into_long_box (Box::into_raw of
-    // a Box<T>) and is taken once.
-    Ok(unsafe { Box::from_raw(h as *mut T) })
 }

@@ -14,9 +14,12 @@
 //!   `unsafe` is left only there and where a direct `ByteBuffer` is made over
 //!   library memory or Java memory is wrapped as a buffer;
 //! - the body runs inside `run`, which catches panics and turns every error into a
-//!   pending Java exception: an `FfiError` becomes a `dev.hurray.HurrayException`
-//!   (built by `HurrayException.fromNative(status, message)`) carrying the status and
-//!   the message `"<STATUS_NAME>: <detail>"` (which names the rule and byte offset);
+//!   pending Java exception: an `FfiError` becomes the Java type its category maps
+//!   to, in one place (`errors`): checked `IOException`s (`MissingFileException`,
+//!   `IsDirectoryException`, `HurrayIOException`, `TruncatedException`) where the
+//!   `Native` method declares them, else `FormatException`, `NotFoundException` or
+//!   `HurrayException`, each carrying the status, the OS error number and the message
+//!   `"<STATUS_NAME>: <detail>"` (which names the rule, byte offset or path);
 //! - memory a Java producer hands in (`Producer`) is held by JNI global references
 //!   and released exactly once, from any thread, when the last handle that needs it
 //!   lets go (the release attaches the thread and deletes the references).

@@ -1,59 +1,55 @@
 package dev.hurray;
 
 /**
- * A failed call of the C ABI: carries the C status ({@link #status()}, one of
+ * An unchecked library failure: carries the C status ({@link #status()}, one of
  * {@link Status}) and the library's message, which names the rule broken and the
  * byte offset ({@code "HURRAY_ERR_FORMAT: ... at byte 112"}).
  *
- * <p>Subclasses group the statuses a program branches on:
- * {@link FormatException} (bad input: descriptor, buffer table, stream or file rules,
- * limits), {@link TruncatedException} (input ended early, a kind of bad input) and
- * {@link NotFoundException} (no such tensor, key or file). The exception is unchecked:
- * I/O errors of the Java streams a reader or writer wraps stay
- * {@link java.io.IOException}s.
+ * <p>Subclasses group the statuses a program branches on: {@link FormatException}
+ * (bad input: a descriptor, buffer table, stream or file rule, or a limit) and
+ * {@link NotFoundException} (no such tensor or KV key). Failures of the file system
+ * and of cut input are checked {@link java.io.IOException}s instead
+ * ({@link MissingFileException}, {@link IsDirectoryException},
+ * {@link HurrayIOException}, {@link TruncatedException}); all of them implement
+ * {@link HurrayError}. docs/java.md ("Errors") says which is thrown when, and why.
  */
-public class HurrayException extends RuntimeException {
+public class HurrayException extends RuntimeException implements HurrayError {
     private static final long serialVersionUID = 1L;
 
     /** The C status code (negative). */
     private final int status;
 
+    /** The OS error number, or 0. */
+    private final int osError;
+
     /**
      * @param status the C status code (negative)
-     * @param message the C ABI's message, {@code "<STATUS_NAME>: <detail>"}
+     * @param message the library's message, {@code "<STATUS_NAME>: <detail>"}
      */
     public HurrayException(int status, String message) {
-        super(message == null || message.isEmpty() ? "status " + status : message);
-        this.status = status;
+        this(status, 0, message);
     }
 
-    /** @return the C status code, one of the {@link Status} constants */
+    /**
+     * Made by the native code (errors.rs), for every unchecked library failure.
+     *
+     * @param status the C status code
+     * @param osError the OS error number, or 0
+     * @param message the library's message
+     */
+    HurrayException(int status, int osError, String message) {
+        super(message == null || message.isEmpty() ? "status " + status : message);
+        this.status = status;
+        this.osError = osError;
+    }
+
+    @Override
     public int status() {
         return status;
     }
 
-    /** @return the C name of {@link #status()}, e.g. {@code "HURRAY_ERR_TRUNCATED"} */
-    public String statusName() {
-        return Status.name(status);
-    }
-
-    /** Called by the native code: the subclass that fits {@code status}. */
-    static HurrayException fromNative(int status, String message) {
-        switch (status) {
-            case Status.TRUNCATED:
-                return new TruncatedException(status, message);
-            case Status.DESCRIPTOR:
-            case Status.BUFFER_MISMATCH:
-            case Status.INVALID_SYNC_MODE:
-            case Status.SYNC_MODE_MISMATCH:
-            case Status.FORMAT:
-            case Status.LIMIT:
-                return new FormatException(status, message);
-            case Status.NOT_FOUND:
-            case Status.FILE_NOT_FOUND:
-                return new NotFoundException(status, message);
-            default:
-                return new HurrayException(status, message);
-        }
+    @Override
+    public int osError() {
+        return osError;
     }
 }

@@ -1,5 +1,6 @@
 package dev.hurray;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /**
@@ -11,10 +12,16 @@ import java.nio.ByteBuffer;
  * pass only live handles, from one thread at a time, and never use a handle again
  * after passing it to a method that moves it in ({@code *Destroy},
  * {@code itemFromTensor}, {@code itemCompositeNew}, {@code itemCompositePush}: these
- * consume it on error too). Every method throws a {@link HurrayException} (with the
- * library's status and message) when the library refuses, {@link IllegalArgumentException} for an unusable Java
- * argument; a panic in the native code becomes a {@link HurrayException} with
- * {@link Status#INTERNAL_PANIC}.
+ * consume it on error too). When the library refuses, a method throws the exception
+ * its error category maps to (in one place, the glue's {@code errors.rs}; see
+ * docs/java.md "Errors"): the methods declared {@code throws IOException} (file open
+ * and write, stream decoding) throw the checked {@link MissingFileException},
+ * {@link IsDirectoryException}, {@link HurrayIOException} and
+ * {@link TruncatedException}; elsewhere an I/O-family error arrives wrapped in
+ * {@link java.io.UncheckedIOException}. Bad input is a {@link FormatException}, other
+ * refusals a {@link HurrayException}; an unusable Java argument is an
+ * {@link IllegalArgumentException}; a panic in the native code becomes a
+ * {@link HurrayException} with {@link Status#INTERNAL_PANIC}.
  */
 final class Native {
     private Native() {}
@@ -66,9 +73,9 @@ final class Native {
 
     static native void decoderAdvance(long decoder, long n);
 
-    static native long decoderNextTensor(long decoder);
+    static native long decoderNextTensor(long decoder) throws IOException;
 
-    static native void decoderFinish(long decoder);
+    static native void decoderFinish(long decoder) throws IOException;
 
     static native long decoderPosition(long decoder);
 
@@ -88,7 +95,7 @@ final class Native {
     static native void encoderDestroy(long encoder);
 
     // File reader.
-    static native long fileOpen(String path);
+    static native long fileOpen(String path) throws IOException;
 
     static native long[] fileInfo(long reader);
 
@@ -123,22 +130,22 @@ final class Native {
 
     static native void itemDestroy(long item);
 
-    static native long decoderNext(long decoder);
+    static native long decoderNext(long decoder) throws IOException;
 
     static native long encoderBeginItem(long encoder, long item);
 
     static native long fileItem(long reader, String name);
 
-    static native void writerWriteItem(long writer, String name, long item);
+    static native void writerWriteItem(long writer, String name, long item) throws IOException;
 
     // File writer.
-    static native long writerCreate(String path, int alignment, boolean durable, boolean sorted);
+    static native long writerCreate(String path, int alignment, boolean durable, boolean sorted) throws IOException;
 
-    static native void writerWriteTensor(long writer, String name, long tensor);
+    static native void writerWriteTensor(long writer, String name, long tensor) throws IOException;
 
     static native void writerAddKv(long writer, String key, Object value);
 
-    static native void writerFinish(long writer);
+    static native void writerFinish(long writer) throws IOException;
 
     static native void writerDestroy(long writer);
 }

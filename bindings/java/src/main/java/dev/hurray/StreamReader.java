@@ -17,8 +17,10 @@ import java.util.Objects;
  * tensor's final, 64-byte-aligned allocation, so payload bytes are placed once.
  *
  * <p>{@link #next()} returns the next tensor ({@link #nextItem()} the next item, which
- * may be a composite), or {@code null} at a clean end of the stream; a stream that ends inside a tensor throws {@link TruncatedException}, bad
- * bytes throw {@link FormatException}, both naming the rule and byte offset. Tensors
+ * may be a composite), or {@code null} at a clean end of the stream; a stream that
+ * ends inside a tensor throws the checked {@link TruncatedException} (an
+ * {@link java.io.EOFException}), bad bytes the unchecked {@link FormatException},
+ * both naming the rule and byte offset. Tensors
  * own their memory and outlive the reader. The reader is also {@link Iterable} (the
  * iterator wraps {@link IOException} in {@link UncheckedIOException}).
  *
@@ -35,7 +37,7 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
     /** A read is in progress (the input stream may call back on this thread). */
     private boolean busy;
     /** The first decode error (truncation, bad bytes); re-thrown by every later read. */
-    private RuntimeException failure;
+    private Exception failure;
 
     /**
      * A reader with the default limits (descriptors up to 16 MiB, buffers up to 64 GiB).
@@ -68,7 +70,7 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
     }
 
     /** Marks a read in progress and returns the decoder; the caller runs {@link #done}. */
-    private long begin() {
+    private long begin() throws IOException {
         if (closed) {
             throw new IllegalStateException("hurray: stream reader is closed");
         }
@@ -76,8 +78,11 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
             throw new IllegalStateException(
                     "hurray: stream reader used from its own input stream during a read");
         }
+        if (failure instanceof TruncatedException t) {
+            throw t;
+        }
         if (failure != null) {
-            throw failure;
+            throw (RuntimeException) failure;
         }
         busy = true;
         return ref.ptr();
@@ -96,8 +101,8 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
      *
      * @return the tensor (the caller closes it), or null at a clean end of the stream
      * @throws IOException from the input stream
-     * @throws TruncatedException when the stream ends inside a tensor (and again on
-     *     every later call)
+     * @throws TruncatedException (an {@code IOException}) when the stream ends inside
+     *     a tensor (and again on every later call)
      * @throws FormatException for bad bytes (and again on every later call)
      * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the next item is a
      *     composite: read it with {@link #nextItem()}
@@ -119,8 +124,8 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
      *
      * @return the item (the caller closes it), or null at a clean end of the stream
      * @throws IOException from the input stream
-     * @throws TruncatedException when the stream ends inside an item (and again on
-     *     every later call)
+     * @throws TruncatedException (an {@code IOException}) when the stream ends inside
+     *     an item (and again on every later call)
      * @throws FormatException for bad bytes (and again on every later call)
      * @throws IllegalStateException when closed, or when called from this reader's own
      *     input stream during a read
@@ -161,10 +166,10 @@ public final class StreamReader implements AutoCloseable, Iterable<Tensor> {
                 }
                 Native.decoderAdvance(dec, got);
             }
-        } catch (HurrayException e) {
+        } catch (HurrayException | TruncatedException e) {
             // Truncation and bad bytes end the stream: every later read throws them
             // too. A composite refused by next() is not an error of the stream.
-            if (e.status() != Status.NOT_APPLICABLE) {
+            if (((HurrayError) e).status() != Status.NOT_APPLICABLE) {
                 failure = e;
             }
             throw e;

@@ -1,5 +1,6 @@
 package dev.hurray;
 
+import java.io.IOException;
 import java.lang.ref.Cleaner;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -56,14 +57,25 @@ public final class TensorFile implements AutoCloseable {
     /**
      * Opens, maps and validates a file.
      *
+     * <p>Failures of the file system and a cut file are checked {@link IOException}s
+     * that name the path; a file that breaks a rule of the format is the unchecked
+     * {@link FormatException}. Every one of them is a {@link HurrayError}.
+     *
      * @param path the file
      * @return the reader (close it)
-     * @throws NotFoundException when the file does not exist
+     * @throws MissingFileException (a {@link java.nio.file.NoSuchFileException}) when
+     *     the file does not exist
+     * @throws IsDirectoryException (a {@link java.nio.file.FileSystemException}) when
+     *     the path is a directory
+     * @throws TruncatedException (an {@link java.io.EOFException}) when the file is
+     *     cut short, empty included ("Truncated at byte N")
+     * @throws HurrayIOException (a {@link java.nio.file.FileSystemException}) for
+     *     other system errors, with the OS error number
+     * @throws IOException the family of the four above
      * @throws FormatException when it breaks a rule of the format (message names the
-     *     rule and byte offset); {@link TruncatedException} when it is cut short
-     * @throws HurrayException ({@link Status#IO}) for other system errors
+     *     path, the rule and byte offset)
      */
-    public static TensorFile open(Path path) {
+    public static TensorFile open(Path path) throws IOException {
         return new TensorFile(Native.fileOpen(path.toString()));
     }
 

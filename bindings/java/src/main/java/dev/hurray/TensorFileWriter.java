@@ -1,5 +1,6 @@
 package dev.hurray;
 
+import java.io.IOException;
 import java.lang.ref.Cleaner;
 import java.nio.file.Path;
 import java.util.Objects;
@@ -40,10 +41,11 @@ public final class TensorFileWriter implements AutoCloseable {
      *
      * @param path destination
      * @return the writer (close it)
-     * @throws HurrayException ({@link Status#IO}, {@link Status#FILE_NOT_FOUND}) when
-     *     the temporary file cannot be created
+     * @throws MissingFileException when the destination's directory does not exist
+     * @throws IOException ({@link HurrayIOException}) when the temporary file cannot
+     *     be created
      */
-    public static TensorFileWriter create(Path path) {
+    public static TensorFileWriter create(Path path) throws IOException {
         return create(path, 0, true);
     }
 
@@ -54,8 +56,13 @@ public final class TensorFileWriter implements AutoCloseable {
      * @param dataBufferAlignment bytes, a power of two in 4096..2 MiB (0: 4096)
      * @param durable fsync the file and its directory on finish
      * @return the writer
+     * @throws MissingFileException when the destination's directory does not exist
+     * @throws IOException ({@link HurrayIOException}) when the temporary file cannot
+     *     be created
+     * @throws FormatException for an illegal alignment
      */
-    public static TensorFileWriter create(Path path, int dataBufferAlignment, boolean durable) {
+    public static TensorFileWriter create(Path path, int dataBufferAlignment, boolean durable)
+            throws IOException {
         return new TensorFileWriter(
                 Native.writerCreate(path.toString(), dataBufferAlignment, durable, false));
     }
@@ -73,10 +80,11 @@ public final class TensorFileWriter implements AutoCloseable {
      *
      * @param name unique tensor name
      * @param tensor an open tensor
-     * @throws HurrayException for a duplicate name, a finished writer
-     *     ({@link Status#STATE}) or an I/O error
+     * @throws IOException ({@link HurrayIOException}) when writing fails
+     * @throws HurrayException for a duplicate name or a finished writer
+     *     ({@link Status#STATE})
      */
-    public synchronized void write(String name, Tensor tensor) {
+    public synchronized void write(String name, Tensor tensor) throws IOException {
         long w = writer();
         synchronized (tensor) {
             Native.writerWriteTensor(w, Objects.requireNonNull(name, "name"), tensor.handle());
@@ -90,9 +98,10 @@ public final class TensorFileWriter implements AutoCloseable {
      *
      * @param name unique name
      * @param item an open item
-     * @throws HurrayException for a duplicate name, a finished writer or an I/O error
+     * @throws IOException ({@link HurrayIOException}) when writing fails
+     * @throws HurrayException for a duplicate name or a finished writer
      */
-    public synchronized void write(String name, Item item) {
+    public synchronized void write(String name, Item item) throws IOException {
         long w = writer();
         synchronized (item) {
             Native.writerWriteItem(w, Objects.requireNonNull(name, "name"), item.handle());
@@ -120,9 +129,11 @@ public final class TensorFileWriter implements AutoCloseable {
     /**
      * Writes the index and trailer and renames the file into place.
      *
-     * @throws HurrayException on an I/O error or when already finished
+     * @throws IOException ({@link HurrayIOException}) when writing, syncing or the
+     *     rename fails
+     * @throws HurrayException ({@link Status#STATE}) when already finished
      */
-    public synchronized void finish() {
+    public synchronized void finish() throws IOException {
         Native.writerFinish(writer());
     }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -92,7 +93,11 @@ class BadInputTest extends LeakChecked {
                 assertEquals(first.getMessage(), again.getMessage());
                 assertThrows(TruncatedException.class, r::nextItem);
             }
-            assertThrows(TruncatedException.class, () -> r.iterator().hasNext());
+            // The iterator cannot throw checked exceptions: the JDK's wrapper, over the same one.
+            java.io.UncheckedIOException wrapped = assertThrows(java.io.UncheckedIOException.class,
+                    () -> r.iterator().hasNext());
+            assertTrue(wrapped.getCause() instanceof TruncatedException, wrapped.toString());
+            assertEquals(first.getMessage(), wrapped.getCause().getMessage());
         }
     }
 
@@ -122,9 +127,9 @@ class BadInputTest extends LeakChecked {
                 bad[i] ^= bit;
                 try {
                     readAll(bad);
-                } catch (HurrayException e) {
+                } catch (HurrayException | TruncatedException e) {
                     errors++;
-                    assertTrue(e.status() < 0);
+                    assertTrue(((HurrayError) e).status() < 0);
                 }
             }
         }
@@ -167,10 +172,7 @@ class BadInputTest extends LeakChecked {
     }
 
     @Test
-    void missingFileIsNotFound() {
-        NotFoundException e = assertThrows(NotFoundException.class,
-                () -> TensorFile.open(tmp.resolve("nope.hrry")));
-        assertEquals(Status.FILE_NOT_FOUND, e.status());
+    void tensorOrKeyMissingIsNotFound() throws Exception {
         try (TensorFile f = openGood()) {
             assertEquals(Status.NOT_FOUND, assertThrows(NotFoundException.class,
                     () -> f.tensor("absent")).status());
@@ -179,12 +181,66 @@ class BadInputTest extends LeakChecked {
         }
     }
 
-    private TensorFile openGood() {
-        try {
-            return TensorFile.open(goodFile());
-        } catch (Exception e) {
-            throw new AssertionError(e);
-        }
+    /** The five bad inputs of issue 12: each the JDK's conventional type, naming the path. */
+    @Test
+    void fiveBadInputsGiveConventionalExceptionsNamingThePath() throws Exception {
+        Path missing = tmp.resolve("nope.hrry");
+        MissingFileException nf = assertThrows(MissingFileException.class,
+                () -> TensorFile.open(missing));
+        assertTrue(nf instanceof java.nio.file.NoSuchFileException);
+        assertEquals(missing.toString(), nf.getFile());
+        assertTrue(nf.getMessage().startsWith(missing + ": HURRAY_ERR_FILE_NOT_FOUND: "),
+                nf.getMessage());
+        assertEquals(Status.FILE_NOT_FOUND, nf.status());
+        assertEquals("not_found", nf.category());
+        assertEquals(2, nf.osError()); // ENOENT
+
+        Path dir = Files.createDirectory(tmp.resolve("adir.hrry"));
+        IsDirectoryException d = assertThrows(IsDirectoryException.class,
+                () -> TensorFile.open(dir));
+        assertTrue(d instanceof java.nio.file.FileSystemException);
+        assertEquals(dir.toString(), d.getFile());
+        assertTrue(d.getMessage().startsWith(dir + ": HURRAY_ERR_IO: "), d.getMessage());
+        assertTrue(d.getMessage().toLowerCase(java.util.Locale.ROOT).contains("directory"),
+                d.getMessage());
+        assertEquals(21, d.osError()); // EISDIR
+        assertEquals("io", d.category());
+
+        Path empty = Files.write(tmp.resolve("empty.hrry"), new byte[0]);
+        TruncatedException e0 = assertThrows(TruncatedException.class,
+                () -> TensorFile.open(empty));
+        assertTrue(e0 instanceof java.io.EOFException);
+        assertEquals(Status.TRUNCATED, e0.status());
+        assertEquals("truncated", e0.category());
+        assertTrue(e0.getMessage().contains(empty.toString()), e0.getMessage());
+        assertTrue(e0.getMessage().contains("Truncated at byte 0"), e0.getMessage());
+
+        byte[] good = Files.readAllBytes(goodFile());
+        Path cut = Files.write(tmp.resolve("cut.hrry"), Arrays.copyOf(good, good.length - 3));
+        TruncatedException ec = assertThrows(TruncatedException.class,
+                () -> TensorFile.open(cut));
+        assertTrue(ec.getMessage().contains(cut.toString()), ec.getMessage());
+        assertTrue(ec.getMessage().contains("Truncated at byte " + (good.length - 3)),
+                ec.getMessage());
+
+        byte[] noise = new byte[4096];
+        new java.util.Random(12).nextBytes(noise);
+        Path random = Files.write(tmp.resolve("random.hrry"), noise);
+        FormatException ef = assertThrows(FormatException.class, () -> TensorFile.open(random));
+        assertTrue(ef instanceof HurrayError);
+        assertEquals("format", ef.category());
+        assertTrue(ef.getMessage().contains(random.toString()), ef.getMessage());
+        assertTrue(ef.getMessage().contains("at byte"), ef.getMessage());
+
+        // The writer: a destination whose directory does not exist.
+        Path nowhere = tmp.resolve("no/such/dir/out.hrry");
+        MissingFileException wf = assertThrows(MissingFileException.class,
+                () -> TensorFileWriter.create(nowhere));
+        assertTrue(wf.getMessage().contains(nowhere.toString()), wf.getMessage());
+    }
+
+    private TensorFile openGood() throws Exception {
+        return TensorFile.open(goodFile());
     }
 
     @Test
@@ -193,8 +249,8 @@ class BadInputTest extends LeakChecked {
         Path bad = tmp.resolve("bad.hrry");
 
         Files.write(bad, Arrays.copyOf(good, good.length - 3));
-        HurrayException cut = assertThrows(HurrayException.class, () -> TensorFile.open(bad));
-        assertTrue(cut instanceof FormatException, cut.toString());
+        TruncatedException cut = assertThrows(TruncatedException.class,
+                () -> TensorFile.open(bad));
         assertTrue(cut.getMessage().contains("at byte"), cut.getMessage());
 
         byte[] flipped = good.clone();
@@ -225,8 +281,9 @@ class BadInputTest extends LeakChecked {
                     }
                 }
                 opened++;
-            } catch (HurrayException ex) {
-                assertTrue(ex.status() < 0);
+            } catch (HurrayException | IOException ex) {
+                assertTrue(ex instanceof HurrayError, ex.toString());
+                assertTrue(((HurrayError) ex).status() < 0);
                 refused++;
             }
         }

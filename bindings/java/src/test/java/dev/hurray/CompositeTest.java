@@ -1,5 +1,7 @@
 package dev.hurray;
 
+import java.io.IOException;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -123,7 +125,7 @@ class CompositeTest extends LeakChecked {
     }
 
     /** A float32 [2] file tensor named "x" holding {1, 2}, and its path. */
-    private Path fileWithX() {
+    private Path fileWithX() throws IOException {
         Path path = tmp.resolve("x.hrry");
         try (TensorFileWriter w = TensorFileWriter.create(path, 0, false);
                 Tensor t = Tensor.dense(ElementType.FLOAT32, TestSupport.floats(1, 2), 2)) {
@@ -172,7 +174,7 @@ class CompositeTest extends LeakChecked {
         assertArrayEquals(new float[] {1, 2}, floatsOnDisk(path), "the file never changes");
     }
 
-    private static float[] floatsOnDisk(Path path) {
+    private static float[] floatsOnDisk(Path path) throws IOException {
         try (TensorFile f = TensorFile.open(path); Tensor t = f.tensor("x")) {
             float[] v = new float[t.floats().remaining()];
             t.floats().get(v);

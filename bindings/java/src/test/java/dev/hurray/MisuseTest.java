@@ -92,11 +92,14 @@ class MisuseTest extends LeakChecked {
         assertTrue(misaligned.getMessage().contains("not aligned to the 64 bytes"),
                 misaligned.getMessage());
         assertTrue(misaligned.getMessage().contains("Tensor.allocate"), misaligned.getMessage());
-        FormatException size = assertThrows(FormatException.class,
+        // A buffer that does not match the table is the caller's argument, not bad input.
+        HurrayException size = assertThrows(HurrayException.class,
                 () -> Tensor.wrap(d, released::incrementAndGet, Tensor.allocate(12)));
         assertEquals(Status.BUFFER_MISMATCH, size.status());
+        assertEquals("invalid_argument", size.category());
+        assertTrue(!(size instanceof FormatException), size.toString());
         assertTrue(size.getMessage().startsWith("HURRAY_ERR_BUFFER_MISMATCH"), size.getMessage());
-        FormatException count = assertThrows(FormatException.class,
+        HurrayException count = assertThrows(HurrayException.class,
                 () -> Tensor.wrap(d, released::incrementAndGet, Tensor.allocate(16),
                         Tensor.allocate(16)));
         assertEquals(Status.BUFFER_MISMATCH, count.status());
