@@ -6,9 +6,8 @@ use std::ptr;
 use std::sync::Arc;
 
 use hurray_core::{
-    BlockPaged, BufferHandle, CombineOp, CompositeHead, CompositionRule, DeviceTag, IndexType,
-    KvRole, Layout, MemberRole, MemoryClass, Quantization, ScaleType, Scheme, Shard, Statistics,
-    SyncMode, TensorDescriptor, TileOrder, Tiling,
+    BufferHandle, CompositeHead, Layout, MemberRole, Quantization, Shard, Statistics,
+    TensorDescriptor, TileOrder, Tiling,
 };
 use hurray_ffi::tags::{
     HURRAY_LAYOUT_BLOCK_PAGED as BLOCK_PAGED, HURRAY_LAYOUT_COLUMN_MAJOR as COLUMN_MAJOR,
@@ -19,15 +18,16 @@ use hurray_ffi::tags::{
     HURRAY_LAYOUT_TILED as TILED,
 };
 use hurray_ffi::{
-    FfiError, HurrayDescriptor, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_ERR_INVALID_SYNC_MODE,
-    HURRAY_ERR_STATE,
+    FfiError, HurrayBlockPaged, HurrayBufferEntry, HurrayCompositeHead, HurrayDescriptor,
+    HurrayQuantization, HurrayStatistics, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_ERR_STATE,
 };
-use jni::objects::{JClass, JLongArray};
-use jni::sys::{jbyteArray, jint, jlong};
+use jni::objects::{JClass, JLongArray, JObject, JObjectArray};
+use jni::sys::{jboolean, jint, jlong, jobject};
 use jni::JNIEnv;
 
 use crate::convert::longs;
 use crate::descriptor::element_type;
+use crate::descriptor_access::java_descriptor;
 use crate::errors::{run, Fail, R};
 
 /// `HURRAY_ERR_INVALID_ARGUMENT` with `msg`.
@@ -50,17 +50,151 @@ fn u32s(v: &[i64], what: &str) -> R<Vec<u32>> {
         .collect()
 }
 
-fn byte(v: i64, what: &str) -> R<u8> {
+fn byte(v: i32, what: &str) -> R<u8> {
     u8::try_from(v).map_err(|_| bad(format!("{what} {v} is not a byte")))
 }
 
-/// A tile order from Java's order byte and rank strides; `None` for an inner
+/// Reads the fields of one Java record (`Descriptor.Quantization`, ...) by name.
+struct Record<'a, 'l> {
+    env: &'a mut JNIEnv<'l>,
+    obj: JObject<'l>,
+}
+
+impl<'l> Record<'_, 'l> {
+    fn int(&mut self, name: &str) -> R<i32> {
+        Ok(self.env.get_field(&self.obj, name, "I")?.i()?)
+    }
+    fn long(&mut self, name: &str) -> R<i64> {
+        Ok(self.env.get_field(&self.obj, name, "J")?.j()?)
+    }
+    fn float(&mut self, name: &str) -> R<f32> {
+        Ok(self.env.get_field(&self.obj, name, "F")?.f()?)
+    }
+    fn double(&mut self, name: &str) -> R<f64> {
+        Ok(self.env.get_field(&self.obj, name, "D")?.d()?)
+    }
+    fn boolean(&mut self, name: &str) -> R<bool> {
+        Ok(self.env.get_field(&self.obj, name, "Z")?.z()?)
+    }
+    fn longs(&mut self, name: &str) -> R<Vec<i64>> {
+        let a = JLongArray::from(self.env.get_field(&self.obj, name, "[J")?.l()?);
+        let v = longs(self.env, &a)?;
+        self.env.delete_local_ref(a)?;
+        Ok(v)
+    }
+}
+
+/// The record `obj`, or `None` for null.
+fn record<'a, 'l>(env: &'a mut JNIEnv<'l>, obj: JObject<'l>) -> Option<Record<'a, 'l>> {
+    (!obj.is_null()).then_some(Record { env, obj })
+}
+
+/// The elements of a Java record array, each read by `f`; an empty list for null.
+fn records<'l, T>(
+    env: &mut JNIEnv<'l>,
+    a: JObjectArray<'l>,
+    mut f: impl FnMut(&mut Record<'_, 'l>) -> R<T>,
+) -> R<Vec<T>> {
+    if a.is_null() {
+        return Ok(Vec::new());
+    }
+    let n = env.get_array_length(&a)?;
+    let mut v = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let obj = env.get_object_array_element(&a, i)?;
+        if obj.is_null() {
+            return Err(Fail::Arg(format!("element {i} is null")));
+        }
+        let mut r = Record { env, obj };
+        v.push(f(&mut r)?);
+        let Record { env: e, obj } = r;
+        e.delete_local_ref(obj)?;
+    }
+    Ok(v)
+}
+
+/// A buffer-table entry from `Descriptor.BufferEntry`.
+fn buffer_entry(r: &mut Record) -> R<BufferHandle> {
+    Ok(HurrayBufferEntry {
+        byte_size: r.long("byteSize")? as u64,
+        alignment: r.int("alignment")? as u32,
+        device_tag: byte(r.int("deviceTag")?, "device tag")?,
+        sync_mode: byte(r.int("syncMode")?, "sync mode")?,
+        memory_class: byte(r.int("memoryClass")?, "memory class")?,
+    }
+    .to_model()?)
+}
+
+/// The quantization section from `Descriptor.Quantization` (assigned schemes;
+/// `flags` is implied by the zero-point buffer).
+fn quantization(r: &mut Record) -> R<Quantization> {
+    Ok(HurrayQuantization {
+        scale: r.float("scale")?,
+        zero_point: r.int("zeroPoint")?,
+        axis: r.int("axis")? as u32,
+        block_size: r.int("blockSize")? as u32,
+        scale_buffer_index: r.int("scaleBufferIndex")? as u32,
+        // Java's NO_BUFFER (-1) is HURRAY_NO_BUFFER (u32::MAX).
+        zero_point_buffer_index: r.int("zeroPointBufferIndex")? as u32,
+        flags: 0,
+        scheme_tag: byte(r.int("scheme")?, "scheme")?,
+        scheme_version: 1,
+        scale_type_tag: byte(r.int("scaleTypeTag")?, "scale type tag")?,
+    }
+    .to_model(&[])?)
+}
+
+/// The statistics section from `Descriptor.Statistics`.
+fn statistics(r: &mut Record) -> R<Statistics> {
+    Ok(HurrayStatistics {
+        nnz: r.long("nnz")? as u64,
+        sparsity_ratio: r.double("sparsityRatio")?,
+        value_min: r.double("min")?,
+        value_max: r.double("max")?,
+        value_abs_max: r.double("absMax")?,
+        value_mean: r.double("mean")?,
+        value_stddev: r.double("stddev")?,
+        computed_mask: r.int("computedMask")? as u32,
+        nm_n: byte(r.int("nmN")?, "nm_n")?,
+        nm_m: byte(r.int("nmM")?, "nm_m")?,
+        has_nan: u8::from(r.boolean("hasNan")?),
+        has_inf: u8::from(r.boolean("hasInf")?),
+    }
+    .to_model())
+}
+
+/// The composite head from `Descriptor.CompositeHead`.
+fn composite_head(r: &mut Record) -> R<CompositeHead> {
+    Ok(HurrayCompositeHead {
+        member_count: r.int("memberCount")? as u32,
+        composition_rule: byte(r.int("rule")?, "composition rule")?,
+        combine_op: byte(r.int("combineOp")?, "combine op")?,
+    }
+    .to_model()?)
+}
+
+/// The block-paged fields from `Descriptor.BlockPaged` (a layer index of -1 is
+/// `HURRAY_LAYER_INDEX_NONE`).
+fn block_paged(r: &mut Record) -> R<hurray_core::BlockPaged> {
+    Ok(HurrayBlockPaged {
+        num_pages: r.long("numPages")? as u64,
+        page_size: r.int("pageSize")? as u32,
+        paged_axis: r.int("pagedAxis")? as u32,
+        num_seqs: r.int("numSeqs")? as u32,
+        layer_index: r.int("layerIndex")? as u32,
+        kv_role: byte(r.int("kvRole")?, "kv role")?,
+        block_table_index_type: byte(r.int("indexType")?, "index type")?,
+    }
+    .to_model()?)
+}
+
+/// A tile order from a `TileLevel` order byte and its strides; `None` for an inner
 /// order 4 (the next level is the tile's own tiling).
-fn tile_order(v: i64, strides: &[i64], outer: bool) -> R<Option<TileOrder>> {
+fn tile_order(v: i32, strides: Vec<i64>, outer: bool) -> R<Option<TileOrder>> {
     Ok(Some(match v {
         1 => TileOrder::RowMajor,
         2 => TileOrder::ColumnMajor,
-        3 => TileOrder::Strided(strides.to_vec()),
+        3 => TileOrder::Strided(strides),
         4 if !outer => return Ok(None),
         v => {
             let which = if outer { "outer_order" } else { "inner_order" };
@@ -69,27 +203,22 @@ fn tile_order(v: i64, strides: &[i64], outer: bool) -> R<Option<TileOrder>> {
     }))
 }
 
-/// The tiling of Java's tiled layout fields: depth, then per level outer order, inner
-/// order, tile shape, outer strides, inner strides (rank values each).
-fn tiling(v: &[i64], rank: usize) -> R<Tiling> {
-    let short = || bad("too few tiled layout fields".into());
-    let depth = usize::try_from(*v.first().ok_or_else(short)?).map_err(|_| short())?;
-    let per = 2 + 3 * rank;
-    if depth == 0 || v.len() != 1 + depth * per {
-        return Err(if depth == 0 {
-            missing("a tiling level")
-        } else {
-            short()
-        });
-    }
-    let mut levels = Vec::with_capacity(depth);
-    for l in 0..depth {
-        let f = &v[1 + l * per..1 + (l + 1) * per];
-        let outer = tile_order(f[0], &f[2 + rank..2 + 2 * rank], true)?.ok_or_else(short)?;
-        let inner = tile_order(f[1], &f[2 + 2 * rank..2 + 3 * rank], false)?;
-        levels.push((u64s(&f[2..2 + rank]), outer, inner));
-    }
-    // Innermost first: each outer level's inner order 4 wraps the level below it.
+/// One `Descriptor.TileLevel`: tile shape, outer order, inner order (`None`: tiled
+/// by the next level).
+type Level = (Vec<u64>, TileOrder, Option<TileOrder>);
+
+fn tile_level(r: &mut Record) -> R<Level> {
+    let outer_strides = r.longs("outerStrides")?;
+    let inner_strides = r.longs("innerStrides")?;
+    let outer = tile_order(r.int("outerOrder")?, outer_strides, true)?
+        .ok_or_else(|| bad("outer_order 4".into()))?;
+    let inner = tile_order(r.int("innerOrder")?, inner_strides, false)?;
+    Ok((u64s(&r.longs("tileShape")?), outer, inner))
+}
+
+/// The tiling of the levels, outermost first: each level whose inner order is 4 is
+/// tiled by the next.
+fn tiling(levels: Vec<Level>) -> R<Tiling> {
     let mut next: Option<Tiling> = None;
     for (tile_shape, outer, inner) in levels.into_iter().rev() {
         let inner = match (inner, next.take()) {
@@ -108,82 +237,59 @@ fn tiling(v: &[i64], rank: usize) -> R<Tiling> {
             inner,
         });
     }
-    next.ok_or_else(short)
+    next.ok_or_else(|| missing("a tiling level"))
 }
 
-/// The layout of `tag` from Java's strides, nnz, COO sortedness, composite head and
-/// layout fields.
-fn layout(
-    tag: u8,
-    rank: usize,
+/// The layout fields Java gave, each typed, for [`layout`].
+struct LayoutFields {
     strides: Option<Vec<i64>>,
     nnz: Option<u64>,
     coo_sorted: bool,
     head: Option<CompositeHead>,
-    f: Option<&[i64]>,
-) -> R<Layout> {
-    let nnz = || nnz.ok_or_else(|| missing("nnz"));
-    let fields = || f.ok_or_else(|| missing("its layout fields"));
+    tiling: Vec<Level>,
+    morton: Option<Vec<i64>>,
+    hilbert: Option<Vec<i64>>,
+    csf: Option<Vec<i64>>,
+    paged: Option<hurray_core::BlockPaged>,
+}
+
+/// The layout of `tag` from the fields Java gave.
+fn layout(tag: u8, f: LayoutFields) -> R<Layout> {
+    let nnz = || f.nnz.ok_or_else(|| missing("nnz"));
     Ok(match tag {
         ROW_MAJOR => Layout::RowMajor,
         COLUMN_MAJOR => Layout::ColumnMajor,
         STRIDED => Layout::Strided {
-            strides: strides.ok_or_else(|| missing("strides"))?,
+            strides: f.strides.ok_or_else(|| missing("strides"))?,
         },
-        TILED => Layout::Tiled(tiling(fields()?, rank)?),
+        TILED => Layout::Tiled(tiling(f.tiling)?),
         MORTON => Layout::Morton {
-            bits: u32s(fields()?, "Morton bits")?,
+            bits: u32s(
+                &f.morton.ok_or_else(|| missing("Morton bits"))?,
+                "Morton bits",
+            )?,
         },
         COO => Layout::Coo {
             nnz: nnz()?,
-            is_sorted: coo_sorted,
+            is_sorted: f.coo_sorted,
         },
         CSR => Layout::Csr { nnz: nnz()? },
         CSC => Layout::Csc { nnz: nnz()? },
         CSF => Layout::Csf {
             nnz: nnz()?,
-            mode_order: u32s(fields()?, "CSF mode order")?,
+            mode_order: u32s(
+                &f.csf.ok_or_else(|| missing("a CSF mode order"))?,
+                "CSF mode order",
+            )?,
         },
-        BLOCK_PAGED => {
-            let v = fields()?;
-            let [num_pages, page_size, paged_axis, num_seqs, layer, role, index] = v[..] else {
-                return Err(bad("block-paged needs 7 layout fields".into()));
-            };
-            let u32_of = |x: i64, what: &str| {
-                u32::try_from(x)
-                    .or(if x == -1 { Ok(u32::MAX) } else { Err(()) })
-                    .map_err(|_| bad(format!("{what} {x} is not a u32")))
-            };
-            Layout::BlockPaged(BlockPaged {
-                num_pages: num_pages as u64,
-                page_size: u32_of(page_size, "page_size")?,
-                paged_axis: u32_of(paged_axis, "paged_axis")?,
-                num_seqs: u32_of(num_seqs, "num_seqs")?,
-                layer_index: u32_of(layer, "layer_index")?,
-                kv_role: match role {
-                    0 => KvRole::Key,
-                    1 => KvRole::Value,
-                    2 => KvRole::Fused,
-                    v => return Err(bad(format!("kv_role {v:#04x} is not 0, 1 or 2"))),
-                },
-                block_table_index_type: match index {
-                    0 => IndexType::U32,
-                    1 => IndexType::U64,
-                    v => {
-                        return Err(bad(format!(
-                            "block_table_index_type {v:#04x} is not 0 or 1"
-                        )))
-                    }
-                },
-            })
-        }
-        COMPOSITE_HEAD => Layout::CompositeHead(head.ok_or_else(|| missing("a composite head"))?),
-        HILBERT => match fields()? {
-            &[order, curve_rank] => Layout::Hilbert {
-                order: u32_in(order, "Hilbert order")?,
-                rank: u32_in(curve_rank, "Hilbert curve rank")?,
+        BLOCK_PAGED => Layout::BlockPaged(f.paged.ok_or_else(|| missing("block-paged fields"))?),
+        COMPOSITE_HEAD => Layout::CompositeHead(f.head.ok_or_else(|| missing("a composite head"))?),
+        HILBERT => match f.hilbert.as_deref() {
+            Some(&[order, curve_rank]) => Layout::Hilbert {
+                order: u32s(&[order], "Hilbert order")?[0],
+                rank: u32s(&[curve_rank], "Hilbert curve rank")?[0],
             },
-            _ => return Err(bad("Hilbert needs 2 layout fields".into())),
+            _ => return Err(missing("the Hilbert order and curve rank")),
         },
         t => {
             return Err(bad(format!(
@@ -193,130 +299,12 @@ fn layout(
     })
 }
 
-fn u32_in(v: i64, what: &str) -> R<u32> {
-    u32::try_from(v).map_err(|_| bad(format!("{what} {v} is not a u32")))
-}
-
-fn scale_type(tag: i64) -> R<ScaleType> {
-    match tag {
-        1 => Ok(ScaleType::F16),
-        2 => Ok(ScaleType::Bf16),
-        3 => Ok(ScaleType::F32),
-        v => Err(bad(format!("scale_type_tag {v:#04x} is not 1, 2 or 3"))),
-    }
-}
-
-/// The quantization section of Java's 8 fields: scheme, scale bits, zero point,
-/// axis, block size, scale buffer, zero-point buffer (-1: none), scale type.
-fn quantization(q: &[i64]) -> R<Quantization> {
-    let [scheme, scale, zero_point, axis, block_size, scale_buf, zp_buf, scale_tag] = q[..] else {
-        return Err(bad("quantization needs 8 fields".into()));
-    };
-    let axis = u32_in(axis, "axis")?;
-    let block_size = u32_in(block_size, "block_size")?;
-    let scale_buffer_index = scale_buf as u32;
-    let zero_point_buffer_index = (zp_buf >= 0).then_some(zp_buf as u32);
-    let scheme = match scheme {
-        1 => Scheme::PerTensor {
-            scale: f32::from_bits(scale as u32),
-            zero_point: zero_point as i32,
-        },
-        2 => Scheme::PerChannel {
-            axis,
-            scale_buffer_index,
-            zero_point_buffer_index,
-            scale_type: scale_type(scale_tag)?,
-        },
-        3 => Scheme::PerBlock {
-            axis,
-            block_size,
-            scale_buffer_index,
-            zero_point_buffer_index,
-            scale_type: scale_type(scale_tag)?,
-        },
-        4 => Scheme::Nf4 {
-            axis,
-            block_size,
-            scale_buffer_index,
-        },
-        5 => Scheme::Mxfp {
-            axis,
-            block_size,
-            scale_buffer_index,
-        },
-        t => {
-            return Err(bad(format!(
-                "scheme_tag {t:#04x} is not an assigned scheme (1..5)"
-            )))
-        }
-    };
-    Ok(Quantization::from(scheme))
-}
-
-/// The statistics section of Java's 12 fields (doubles as IEEE bits).
-fn statistics(v: &[i64]) -> R<Statistics> {
-    if v.len() != 12 {
-        return Err(bad("statistics need 12 fields".into()));
-    }
-    let f = |i: usize| f64::from_bits(v[i] as u64);
-    Ok(Statistics {
-        computed_mask: v[0] as u32,
-        nnz: v[1] as u64,
-        sparsity_ratio: f(2),
-        value_min: f(3),
-        value_max: f(4),
-        value_abs_max: f(5),
-        value_mean: f(6),
-        value_stddev: f(7),
-        nm_n: byte(v[8], "nm_n")?,
-        nm_m: byte(v[9], "nm_m")?,
-        has_nan: byte(v[10], "has_nan")?,
-        has_inf: byte(v[11], "has_inf")?,
-    })
-}
-
-/// The composite head of Java's 3 fields: member count, rule, combine op.
-fn composite_head(c: &[i64]) -> R<CompositeHead> {
-    let [member_count, rule, op] = c[..] else {
-        return Err(bad("a composite head needs 3 fields".into()));
-    };
-    Ok(CompositeHead {
-        member_count: u32_in(member_count, "member_count")?,
-        rule: match rule {
-            1 => CompositionRule::Partition,
-            2 => CompositionRule::Overlay,
-            3 => CompositionRule::Group,
-            v => return Err(bad(format!("composition_rule {v:#04x} is not 1, 2 or 3"))),
-        },
-        combine_op: match op {
-            0 => CombineOp::None,
-            1 => CombineOp::Replace,
-            2 => CombineOp::Add,
-            v => return Err(bad(format!("combine_op {v:#04x} is not 0, 1 or 2"))),
-        },
-    })
-}
-
-/// A CPU, producer-synced buffer-table entry.
-fn buffer_entry(size: i64, align: i64, memory: i64) -> R<BufferHandle> {
-    let class = byte(memory, "memory class")?;
-    Ok(BufferHandle {
-        byte_size: size as u64,
-        alignment: u32::try_from(align).map_err(|_| bad(format!("alignment {align}")))?,
-        device: DeviceTag::Cpu,
-        sync_mode: SyncMode::from_tag(0).ok_or_else(|| {
-            Fail::from(FfiError::new(HURRAY_ERR_INVALID_SYNC_MODE, "sync_mode 0"))
-        })?,
-        memory_class: MemoryClass::from_tag(class)
-            .ok_or_else(|| bad(format!("memory_class {class:#04x} is reserved or invalid")))?,
-    })
-}
-
-/// `Native.descriptorBuild(...)`: a descriptor from Java's fields. `strides`
-/// null: none; `nnz` < 0: none; `cooSorted` < 0: unset; `bufSizes`/`bufAligns`/
-/// `bufMemory` the buffer table (CPU, producer-synced); `quant` null or the 8 fields
-/// of a quantization section; `stats` null or the 12 fields of a statistics section
-/// (doubles as IEEE bits). Returns the encoded, validated descriptor.
+/// `Native.descriptorBuild(...)`: a descriptor from the Java builder's typed fields:
+/// `strides`, `mortonBits`, `hilbert` (`{order, curveRank}`), `csfModeOrder` null
+/// when not given; `hasNnz`/`nnz`; `cooSorted` 1/0 (anything else: unsorted);
+/// `buffers` the buffer table; `quant`, `stats`, `composite`, `shard`, `blockPaged`
+/// null when absent; `memberRole` < 0: none; `tiling` the tiled layout's levels,
+/// outermost first. Returns the validated descriptor as a Java `Descriptor`.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_descriptorBuild<'l>(
     mut env: JNIEnv<'l>,
@@ -326,19 +314,21 @@ pub extern "system" fn Java_dev_hurray_Native_descriptorBuild<'l>(
     shape: JLongArray<'l>,
     strides: JLongArray<'l>,
     byte_offset: jlong,
+    has_nnz: jboolean,
     nnz: jlong,
     coo_sorted: jint,
-    buf_sizes: JLongArray<'l>,
-    buf_aligns: JLongArray<'l>,
-    buf_memory: JLongArray<'l>,
-    quant: JLongArray<'l>,
-    stats: JLongArray<'l>,
-    composite: JLongArray<'l>,
+    buffers: JObjectArray<'l>,
+    quant: JObject<'l>,
+    stats: JObject<'l>,
+    composite: JObject<'l>,
     member_role: jint,
-    shard_parent: JLongArray<'l>,
-    shard_offset: JLongArray<'l>,
-    layout_fields: JLongArray<'l>,
-) -> jbyteArray {
+    shard: JObject<'l>,
+    tiling: JObjectArray<'l>,
+    morton: JLongArray<'l>,
+    hilbert: JLongArray<'l>,
+    csf: JLongArray<'l>,
+    paged: JObject<'l>,
+) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
         let shape = u64s(&longs(env, &shape)?);
         let layout_tag =
@@ -350,56 +340,51 @@ pub extern "system" fn Java_dev_hurray_Native_descriptorBuild<'l>(
                 Some(longs(env, a)?)
             })
         };
-        let strides = opt(env, &strides)?;
-        let sizes = longs(env, &buf_sizes)?;
-        let aligns = longs(env, &buf_aligns)?;
-        let memory = longs(env, &buf_memory)?;
-        if sizes.len() != aligns.len() || sizes.len() != memory.len() {
-            return Err(Fail::Arg(
-                "buffer sizes, alignments and memory classes differ in length".into(),
-            ));
-        }
-        let buffers = sizes
-            .iter()
-            .zip(&aligns)
-            .zip(&memory)
-            .map(|((&s, &a), &m)| buffer_entry(s, a, m))
-            .collect::<R<Vec<_>>>()?;
-        let head = opt(env, &composite)?
-            .map(|c| composite_head(&c))
-            .transpose()?;
-        let fields = opt(env, &layout_fields)?;
-        let layout = layout(
-            layout_tag,
-            shape.len(),
-            strides,
-            u64::try_from(nnz).ok(),
-            coo_sorted > 0,
-            head,
-            fields.as_deref(),
-        )?;
-        let shard = match (opt(env, &shard_parent)?, opt(env, &shard_offset)?) {
-            (Some(p), Some(o)) if p.len() == o.len() => Some(Shard {
-                parent_shape: u64s(&p),
-                offset: u64s(&o),
-            }),
-            (None, _) => None,
-            _ => {
-                return Err(Fail::Arg(
-                    "shard parent shape and offset differ in length".into(),
-                ))
+        let fields = LayoutFields {
+            strides: opt(env, &strides)?,
+            nnz: (has_nnz != 0).then_some(nnz as u64),
+            coo_sorted: coo_sorted == 1,
+            head: record(env, composite)
+                .map(|mut r| composite_head(&mut r))
+                .transpose()?,
+            tiling: records(env, tiling, tile_level)?,
+            morton: opt(env, &morton)?,
+            hilbert: opt(env, &hilbert)?,
+            csf: opt(env, &csf)?,
+            paged: record(env, paged)
+                .map(|mut r| block_paged(&mut r))
+                .transpose()?,
+        };
+        let buffers = records(env, buffers, buffer_entry)?;
+        let shard = match record(env, shard) {
+            Some(mut r) => {
+                let (parent, offset) = (r.longs("parentShape")?, r.longs("offset")?);
+                if parent.len() != offset.len() {
+                    return Err(Fail::Arg(
+                        "shard parent shape and offset differ in length".into(),
+                    ));
+                }
+                Some(Shard {
+                    parent_shape: u64s(&parent),
+                    offset: u64s(&offset),
+                })
             }
+            None => None,
         };
         let model = TensorDescriptor {
             version_minor: 0,
             element_type: element_type(type_tag)?,
             shape,
             byte_offset: byte_offset as u64,
-            layout,
+            layout: layout(layout_tag, fields)?,
             buffers,
-            quantization: opt(env, &quant)?.map(|q| quantization(&q)).transpose()?,
+            quantization: record(env, quant)
+                .map(|mut r| quantization(&mut r))
+                .transpose()?,
             shard,
-            statistics: opt(env, &stats)?.map(|v| statistics(&v)).transpose()?,
+            statistics: record(env, stats)
+                .map(|mut r| statistics(&mut r))
+                .transpose()?,
             extension_type: None,
             composite_member: match member_role {
                 r if r < 0 => None,
@@ -409,6 +394,6 @@ pub extern "system" fn Java_dev_hurray_Native_descriptorBuild<'l>(
             },
         };
         let d = HurrayDescriptor::new(Arc::new(model))?;
-        Ok(env.byte_array_from_slice(d.bytes())?.into_raw())
+        Ok(java_descriptor(env, &d)?.into_raw())
     })
 }

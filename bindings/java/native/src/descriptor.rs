@@ -1,6 +1,6 @@
-//! Descriptors: Java holds the encoded bytes; these decode them (`descriptorInfo`)
-//! or make a dense one (`descriptorDense`), through `HurrayDescriptor` and the
-//! hurray-core model.
+//! Descriptors: decode Java's bytes (`descriptorDecode`) or make a dense one
+//! (`descriptorDense`) through `HurrayDescriptor` and the hurray-core model; Java
+//! gets a typed `Descriptor` (`descriptor_access::java_descriptor`).
 
 use std::ptr;
 use std::sync::Arc;
@@ -10,11 +10,11 @@ use hurray_ffi::{
     FfiError, HurrayDescriptor, HURRAY_ERR_INVALID_ARGUMENT, HURRAY_ERR_NULL_POINTER,
 };
 use jni::objects::{JByteArray, JClass, JLongArray};
-use jni::sys::{jbyteArray, jint, jlongArray};
+use jni::sys::{jint, jobject};
 use jni::JNIEnv;
 
-use crate::convert::{bytes, longs, new_longs};
-use crate::descriptor_access::pack;
+use crate::convert::{bytes, longs};
+use crate::descriptor_access::java_descriptor;
 use crate::errors::{run, Fail, R};
 
 /// The element type of a Java type tag (a wire byte).
@@ -42,34 +42,34 @@ pub(crate) fn decode(env: &mut JNIEnv, b: &JByteArray) -> R<HurrayDescriptor> {
     Ok(HurrayDescriptor::decode(&b)?)
 }
 
-/// `Native.descriptorInfo(byte[])`: decodes and validates the bytes, then packs them
-/// ([`pack`]).
+/// `Native.descriptorDecode(byte[])`: decodes and validates the bytes, as a Java
+/// `Descriptor` ([`java_descriptor`]).
 #[no_mangle]
-pub extern "system" fn Java_dev_hurray_Native_descriptorInfo<'l>(
+pub extern "system" fn Java_dev_hurray_Native_descriptorDecode<'l>(
     mut env: JNIEnv<'l>,
     _c: JClass,
     b: JByteArray<'l>,
-) -> jlongArray {
+) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
         let d = decode(env, &b)?;
-        Ok(new_longs(env, &pack(&d))?.into_raw())
+        Ok(java_descriptor(env, &d)?.into_raw())
     })
 }
 
 /// `Native.descriptorDense(int type, long[] shape)`: a row-major CPU descriptor with
-/// one buffer of the contiguous size, encoded.
+/// one buffer of the contiguous size, as a Java `Descriptor`.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_descriptorDense<'l>(
     mut env: JNIEnv<'l>,
     _c: JClass,
     type_tag: jint,
     shape: JLongArray<'l>,
-) -> jbyteArray {
+) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
         let shape: Vec<u64> = longs(env, &shape)?.iter().map(|&x| x as u64).collect();
         let model =
             TensorDescriptor::dense(element_type(type_tag)?, &shape).map_err(FfiError::from)?;
         let d = HurrayDescriptor::new(Arc::new(model))?;
-        Ok(env.byte_array_from_slice(d.bytes())?.into_raw())
+        Ok(java_descriptor(env, &d)?.into_raw())
     })
 }

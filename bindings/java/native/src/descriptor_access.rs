@@ -1,134 +1,90 @@
-//! Packs a decoded descriptor into the `long[]` that `Descriptor.java` reads, from
-//! the descriptor's hurray-core model (`HurrayDescriptor::model`) and the library's
-//! data-shaped section structs (`HurrayQuantization::from(&Quantization)`, ...). No
-//! C call, no re-decoding, no raw pointer: one pass over the model.
+//! A decoded descriptor as a Java `dev.hurray.Descriptor`, built in this one place
+//! from the descriptor's hurray-core model (`HurrayDescriptor::model`) and the
+//! library's data-shaped section structs (`HurrayQuantization::from(&Quantization)`,
+//! ...): each section is a typed Java record made by its constructor, so neither
+//! side reads fields by position. No C call, no re-decoding.
+
+use std::sync::OnceLock;
 
 use hurray_core::{Layout, MemberRole, TileOrder, Tiling, VERSION_MAJOR};
 use hurray_ffi::{
     HurrayBlockPaged, HurrayBufferEntry, HurrayCompositeHead, HurrayDescriptor, HurrayQuantization,
     HurrayStatistics,
 };
+use jni::objects::{GlobalRef, JObject, JValue};
+use jni::JNIEnv;
 
-/// `v`, each value's bits as a Java `long` (u64 reinterpreted).
-fn longs<T: Copy + Into<u64>>(v: &[T]) -> impl Iterator<Item = i64> + '_ {
-    v.iter().map(|&x| x.into() as i64)
+use crate::convert::new_longs;
+use crate::errors::R;
+
+/// The Java classes a descriptor is made of, looked up once (global references kept
+/// for the life of the library: a class lookup costs more than the object).
+pub(crate) struct Classes {
+    pub(crate) descriptor: GlobalRef,
+    pub(crate) buffer_entry: GlobalRef,
+    pub(crate) quantization: GlobalRef,
+    pub(crate) statistics: GlobalRef,
+    pub(crate) composite_head: GlobalRef,
+    pub(crate) shard: GlobalRef,
+    pub(crate) tile_level: GlobalRef,
+    pub(crate) block_paged: GlobalRef,
 }
 
-/// Packs `d` for `Descriptor.java`, in the order it reads: header, shape, buffer
-/// table, then strides, nnz, quantization, statistics, COO sortedness, composite
-/// head, member role and shard (each behind a present flag, with zeros in place of
-/// an absent fixed-size section), then the layout-specific fields
-/// ([`layout_fields`]) behind their count. Values are `long`s (u64 reinterpreted,
-/// floats as their bits).
-pub(crate) fn pack(d: &HurrayDescriptor) -> Vec<i64> {
-    let m = d.model();
-    let rank = m.shape.len();
-    let mut out = vec![
-        i64::from(VERSION_MAJOR),
-        i64::from(m.version_minor),
-        i64::from(m.element_type.tag()),
-        i64::from(m.layout.tag()),
-        i64::from(m.flags()),
-        rank as i64,
-        m.buffers.len() as i64,
-        m.byte_offset as i64,
-        d.bytes().len() as i64,
-    ];
-    out.extend(longs(&m.shape));
-    for e in m.buffers.iter().map(HurrayBufferEntry::from) {
-        out.extend([
-            e.byte_size as i64,
-            i64::from(e.alignment),
-            i64::from(e.device_tag),
-            i64::from(e.sync_mode),
-            i64::from(e.memory_class),
-        ]);
+/// The classes of [`Classes`], looked up on first use.
+pub(crate) fn classes(env: &mut JNIEnv) -> R<&'static Classes> {
+    static CLASSES: OnceLock<Classes> = OnceLock::new();
+    if let Some(c) = CLASSES.get() {
+        return Ok(c);
     }
-    match &m.layout {
-        Layout::Strided { strides } => {
-            out.push(1);
-            out.extend(strides);
-        }
-        _ => out.push(0),
-    }
-    match &m.layout {
-        Layout::Coo { nnz, .. }
-        | Layout::Csr { nnz }
-        | Layout::Csc { nnz }
-        | Layout::Csf { nnz, .. } => out.extend([1, *nnz as i64]),
-        _ => out.extend([0, 0]),
-    }
-    match m.quantization.as_ref().map(HurrayQuantization::from) {
-        Some(q) => out.extend([
-            1,
-            i64::from(q.scheme_tag),
-            i64::from(q.scale.to_bits()),
-            i64::from(q.zero_point),
-            i64::from(q.axis),
-            i64::from(q.block_size),
-            i64::from(q.scale_buffer_index),
-            i64::from(q.zero_point_buffer_index),
-            i64::from(q.scale_type_tag),
-            i64::from(q.flags),
-        ]),
-        None => out.extend([0; 10]),
-    }
-    match m.statistics.as_ref().map(HurrayStatistics::from) {
-        Some(st) => out.extend([
-            1,
-            i64::from(st.computed_mask),
-            st.nnz as i64,
-            st.sparsity_ratio.to_bits() as i64,
-            st.value_min.to_bits() as i64,
-            st.value_max.to_bits() as i64,
-            st.value_abs_max.to_bits() as i64,
-            st.value_mean.to_bits() as i64,
-            st.value_stddev.to_bits() as i64,
-            i64::from(st.nm_n),
-            i64::from(st.nm_m),
-            i64::from(st.has_nan),
-            i64::from(st.has_inf),
-        ]),
-        None => out.extend([0; 13]),
-    }
-    match &m.layout {
-        Layout::Coo { is_sorted, .. } => out.extend([1, i64::from(*is_sorted)]),
-        _ => out.extend([0, 0]),
-    }
-    match &m.layout {
-        Layout::CompositeHead(h) => {
-            let c = HurrayCompositeHead::from(h);
-            out.extend([
-                1,
-                i64::from(c.member_count),
-                i64::from(c.composition_rule),
-                i64::from(c.combine_op),
-            ]);
-        }
-        _ => out.extend([0; 4]),
-    }
-    match m.composite_member {
-        Some(MemberRole::Correction) => out.extend([1, 0]),
-        Some(MemberRole::Base) => out.extend([1, 1]),
-        None => out.extend([0, 0]),
-    }
-    match &m.shard {
-        Some(s) => {
-            out.push(1);
-            out.extend(longs(&s.parent_shape));
-            out.extend(longs(&s.offset));
-        }
-        None => out.push(0),
-    }
-    let extra = layout_fields(&m.layout, rank);
-    out.push(extra.len() as i64);
-    out.extend(extra);
-    out
+    let mut global = |name: &str| -> R<GlobalRef> {
+        let class = env.find_class(name)?;
+        let g = env.new_global_ref(&class)?;
+        env.delete_local_ref(class)?;
+        Ok(g)
+    };
+    let c = Classes {
+        descriptor: global("dev/hurray/Descriptor")?,
+        buffer_entry: global("dev/hurray/Descriptor$BufferEntry")?,
+        quantization: global("dev/hurray/Descriptor$Quantization")?,
+        statistics: global("dev/hurray/Descriptor$Statistics")?,
+        composite_head: global("dev/hurray/Descriptor$CompositeHead")?,
+        shard: global("dev/hurray/Descriptor$Shard")?,
+        tile_level: global("dev/hurray/Descriptor$TileLevel")?,
+        block_paged: global("dev/hurray/Descriptor$BlockPaged")?,
+    };
+    Ok(CLASSES.get_or_init(|| c))
 }
 
-/// The byte of a tile order (`TILED` 4: the next level is the tile's own tiling) and
-/// its strides (`rank` zeros unless strided).
-fn order(o: &TileOrder, rank: usize) -> (i64, Vec<i64>) {
+/// `v` as a Java `long[]` (u64 bits reinterpreted), or null for `None`.
+fn longs_or_null<'l, T: Copy + Into<u64>>(env: &mut JNIEnv<'l>, v: Option<&[T]>) -> R<JObject<'l>> {
+    Ok(match v {
+        Some(v) => {
+            let v: Vec<i64> = v.iter().map(|&x| x.into() as i64).collect();
+            new_longs(env, &v)?.into()
+        }
+        None => JObject::null(),
+    })
+}
+
+/// A Java `T[]` of `items`, each made by `make`.
+fn array_of<'l, T>(
+    env: &mut JNIEnv<'l>,
+    class: &GlobalRef,
+    items: &[T],
+    mut make: impl FnMut(&mut JNIEnv<'l>, &T) -> R<JObject<'l>>,
+) -> R<JObject<'l>> {
+    let a = env.new_object_array(items.len() as i32, class, JObject::null())?;
+    for (i, it) in items.iter().enumerate() {
+        let o = make(env, it)?;
+        env.set_object_array_element(&a, i as i32, &o)?;
+        env.delete_local_ref(o)?;
+    }
+    Ok(a.into())
+}
+
+/// A tile order's byte (`TILED` 4: the next level is the tile's own tiling) and its
+/// strides (`rank` zeros unless strided), as `Descriptor.TileLevel` carries them.
+fn order(o: &TileOrder, rank: usize) -> (i32, Vec<i64>) {
     match o {
         TileOrder::RowMajor => (1, vec![0; rank]),
         TileOrder::ColumnMajor => (2, vec![0; rank]),
@@ -137,45 +93,207 @@ fn order(o: &TileOrder, rank: usize) -> (i64, Vec<i64>) {
     }
 }
 
-/// The layout-specific fields, in the order `Descriptor.java` reads them:
-/// tiled: depth, then per level outer order, inner order, tile shape (rank), outer
-/// strides (rank), inner strides (rank; zeros where the order has none); Morton: bits
-/// (rank); Hilbert: order, curve rank; CSF: mode order (rank); block-paged: num_pages,
-/// page_size, paged_axis, num_seqs, layer_index, kv_role, index type. Else empty.
-fn layout_fields(layout: &Layout, rank: usize) -> Vec<i64> {
-    let mut out = Vec::new();
-    match layout {
-        Layout::Tiled(t) => {
-            let mut levels: Vec<&Tiling> = vec![t];
-            while let TileOrder::Tiled(next) = &levels[levels.len() - 1].inner {
-                levels.push(next);
-            }
-            out.push(levels.len() as i64);
-            for l in levels {
-                let (outer, outer_strides) = order(&l.outer, rank);
-                let (inner, inner_strides) = order(&l.inner, rank);
-                out.extend([outer, inner]);
-                out.extend(longs(&l.tile_shape));
-                out.extend(outer_strides);
-                out.extend(inner_strides);
-            }
+/// The levels of a tiling, outermost first.
+fn levels(t: &Tiling) -> Vec<&Tiling> {
+    let mut levels = vec![t];
+    while let TileOrder::Tiled(next) = &levels[levels.len() - 1].inner {
+        levels.push(next);
+    }
+    levels
+}
+
+/// The Java `Descriptor` of `d`: its canonical bytes and every field, typed.
+pub(crate) fn java_descriptor<'l>(env: &mut JNIEnv<'l>, d: &HurrayDescriptor) -> R<JObject<'l>> {
+    let c = classes(env)?;
+    let m = d.model();
+    let rank = m.shape.len();
+    let bytes: JObject = env.byte_array_from_slice(d.bytes())?.into();
+    let shape = longs_or_null(env, Some(&m.shape))?;
+    let buffers = array_of(env, &c.buffer_entry, &m.buffers, |env, b| {
+        let e = HurrayBufferEntry::from(b);
+        Ok(env.new_object(
+            &c.buffer_entry,
+            "(JIIII)V",
+            &[
+                JValue::Long(e.byte_size as i64),
+                JValue::Int(e.alignment as i32),
+                JValue::Int(i32::from(e.device_tag)),
+                JValue::Int(i32::from(e.sync_mode)),
+                JValue::Int(i32::from(e.memory_class)),
+            ],
+        )?)
+    })?;
+    let strides = match &m.layout {
+        Layout::Strided { strides } => new_longs(env, strides)?.into(),
+        _ => JObject::null(),
+    };
+    let nnz = match &m.layout {
+        Layout::Coo { nnz, .. }
+        | Layout::Csr { nnz }
+        | Layout::Csc { nnz }
+        | Layout::Csf { nnz, .. } => Some(*nnz),
+        _ => None,
+    };
+    let quantization = match m.quantization.as_ref().map(HurrayQuantization::from) {
+        Some(q) => env.new_object(
+            &c.quantization,
+            "(IFIIIIIII)V",
+            &[
+                JValue::Int(i32::from(q.scheme_tag)),
+                JValue::Float(q.scale),
+                JValue::Int(q.zero_point),
+                JValue::Int(q.axis as i32),
+                JValue::Int(q.block_size as i32),
+                JValue::Int(q.scale_buffer_index as i32),
+                // HURRAY_NO_BUFFER (u32::MAX) is Java's NO_BUFFER (-1).
+                JValue::Int(q.zero_point_buffer_index as i32),
+                JValue::Int(i32::from(q.scale_type_tag)),
+                JValue::Int(i32::from(q.flags)),
+            ],
+        )?,
+        None => JObject::null(),
+    };
+    let statistics = match m.statistics.as_ref().map(HurrayStatistics::from) {
+        Some(s) => env.new_object(
+            &c.statistics,
+            "(IJDDDDDDIIZZ)V",
+            &[
+                JValue::Int(s.computed_mask as i32),
+                JValue::Long(s.nnz as i64),
+                JValue::Double(s.sparsity_ratio),
+                JValue::Double(s.value_min),
+                JValue::Double(s.value_max),
+                JValue::Double(s.value_abs_max),
+                JValue::Double(s.value_mean),
+                JValue::Double(s.value_stddev),
+                JValue::Int(i32::from(s.nm_n)),
+                JValue::Int(i32::from(s.nm_m)),
+                JValue::Bool(u8::from(s.has_nan != 0)),
+                JValue::Bool(u8::from(s.has_inf != 0)),
+            ],
+        )?,
+        None => JObject::null(),
+    };
+    let coo_sorted = match &m.layout {
+        Layout::Coo { is_sorted, .. } => i32::from(*is_sorted),
+        _ => -1,
+    };
+    let head = match &m.layout {
+        Layout::CompositeHead(h) => {
+            let h = HurrayCompositeHead::from(h);
+            env.new_object(
+                &c.composite_head,
+                "(III)V",
+                &[
+                    JValue::Int(h.member_count as i32),
+                    JValue::Int(i32::from(h.composition_rule)),
+                    JValue::Int(i32::from(h.combine_op)),
+                ],
+            )?
         }
-        Layout::Morton { bits } => out.extend(longs(bits)),
-        Layout::Hilbert { order, rank } => out.extend([i64::from(*order), i64::from(*rank)]),
-        Layout::Csf { mode_order, .. } => out.extend(longs(mode_order)),
+        _ => JObject::null(),
+    };
+    let member_role = match m.composite_member {
+        Some(MemberRole::Correction) => 0,
+        Some(MemberRole::Base) => 1,
+        None => -1,
+    };
+    let shard = match &m.shard {
+        Some(s) => {
+            let parent = longs_or_null(env, Some(&s.parent_shape))?;
+            let offset = longs_or_null(env, Some(&s.offset))?;
+            env.new_object(
+                &c.shard,
+                "([J[J)V",
+                &[JValue::Object(&parent), JValue::Object(&offset)],
+            )?
+        }
+        None => JObject::null(),
+    };
+    let tiling = match &m.layout {
+        Layout::Tiled(t) => array_of(env, &c.tile_level, &levels(t), |env, l| {
+            let (outer, outer_strides) = order(&l.outer, rank);
+            let (inner, inner_strides) = order(&l.inner, rank);
+            let tile_shape = longs_or_null(env, Some(&l.tile_shape))?;
+            let outer_strides: JObject = new_longs(env, &outer_strides)?.into();
+            let inner_strides: JObject = new_longs(env, &inner_strides)?.into();
+            Ok(env.new_object(
+                &c.tile_level,
+                "(II[J[J[J)V",
+                &[
+                    JValue::Int(outer),
+                    JValue::Int(inner),
+                    JValue::Object(&tile_shape),
+                    JValue::Object(&outer_strides),
+                    JValue::Object(&inner_strides),
+                ],
+            )?)
+        })?,
+        _ => JObject::null(),
+    };
+    let morton = match &m.layout {
+        Layout::Morton { bits } => longs_or_null(env, Some(bits))?,
+        _ => JObject::null(),
+    };
+    let hilbert = match &m.layout {
+        Layout::Hilbert { order, rank } => longs_or_null(env, Some(&[*order, *rank][..]))?,
+        _ => JObject::null(),
+    };
+    let csf = match &m.layout {
+        Layout::Csf { mode_order, .. } => longs_or_null(env, Some(mode_order))?,
+        _ => JObject::null(),
+    };
+    let paged = match &m.layout {
         Layout::BlockPaged(b) => {
             let b = HurrayBlockPaged::from(b);
-            out.extend([
-                b.num_pages as i64,
-                i64::from(b.page_size),
-                i64::from(b.paged_axis),
-                i64::from(b.num_seqs),
-                i64::from(b.layer_index),
-                i64::from(b.kv_role),
-                i64::from(b.block_table_index_type),
-            ]);
+            env.new_object(
+                &c.block_paged,
+                "(JIIIIII)V",
+                &[
+                    JValue::Long(b.num_pages as i64),
+                    JValue::Int(b.page_size as i32),
+                    JValue::Int(b.paged_axis as i32),
+                    JValue::Int(b.num_seqs as i32),
+                    JValue::Int(b.layer_index as i32),
+                    JValue::Int(i32::from(b.kv_role)),
+                    JValue::Int(i32::from(b.block_table_index_type)),
+                ],
+            )?
         }
-        _ => {}
-    }
-    out
+        _ => JObject::null(),
+    };
+    Ok(env.new_object(
+        &c.descriptor,
+        concat!(
+            "([BIIIIIJ[J[Ldev/hurray/Descriptor$BufferEntry;[JZJ",
+            "Ldev/hurray/Descriptor$Quantization;Ldev/hurray/Descriptor$Statistics;I",
+            "Ldev/hurray/Descriptor$CompositeHead;ILdev/hurray/Descriptor$Shard;",
+            "[Ldev/hurray/Descriptor$TileLevel;[J[J[JLdev/hurray/Descriptor$BlockPaged;)V"
+        ),
+        &[
+            JValue::Object(&bytes),
+            JValue::Int(i32::from(VERSION_MAJOR)),
+            JValue::Int(i32::from(m.version_minor)),
+            JValue::Int(i32::from(m.element_type.tag())),
+            JValue::Int(i32::from(m.layout.tag())),
+            JValue::Int(m.flags() as i32),
+            JValue::Long(m.byte_offset as i64),
+            JValue::Object(&shape),
+            JValue::Object(&buffers),
+            JValue::Object(&strides),
+            JValue::Bool(u8::from(nnz.is_some())),
+            JValue::Long(nnz.unwrap_or(0) as i64),
+            JValue::Object(&quantization),
+            JValue::Object(&statistics),
+            JValue::Int(coo_sorted),
+            JValue::Object(&head),
+            JValue::Int(member_role),
+            JValue::Object(&shard),
+            JValue::Object(&tiling),
+            JValue::Object(&morton),
+            JValue::Object(&hilbert),
+            JValue::Object(&csf),
+            JValue::Object(&paged),
+        ],
+    )?)
 }

@@ -6,13 +6,12 @@ use std::sync::{Arc, Mutex};
 
 use hurray_ffi::{FfiError, HurrayTensor, HURRAY_ERR_OUT_OF_RANGE};
 use jni::objects::{JByteArray, JByteBuffer, JClass, JObject, JObjectArray};
-use jni::sys::{jbyteArray, jint, jlong, jlongArray, jobject};
+use jni::sys::{jint, jlong, jobject};
 use jni::JNIEnv;
 
 use crate::buffers::{direct, wrap_regions, Producer};
-use crate::convert::new_longs;
 use crate::descriptor::decode;
-use crate::descriptor_access::pack;
+use crate::descriptor_access::java_descriptor;
 use crate::errors::{run, Fail, R};
 use crate::handle::{borrow, into_long, take};
 
@@ -85,34 +84,18 @@ pub extern "system" fn Java_dev_hurray_Native_tensorDestroy(mut env: JNIEnv, _c:
     })
 }
 
-/// `Native.tensorDescriptor(long)`: the tensor's descriptor, encoded (a copy of the
-/// bytes the descriptor keeps; nothing is re-encoded).
+/// `Native.tensorDescriptor(long)`: the tensor's descriptor as a Java `Descriptor`
+/// ([`java_descriptor`]), read from the descriptor the tensor already holds (decoded
+/// and validated when the tensor was made): no decode, no C call.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_tensorDescriptor<'l>(
     mut env: JNIEnv<'l>,
     _c: JClass,
     t: jlong,
-) -> jbyteArray {
+) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
         let t = tensor_ref(t)?;
-        Ok(env
-            .byte_array_from_slice(t.descriptor_handle().bytes())?
-            .into_raw())
-    })
-}
-
-/// `Native.tensorDescriptorInfo(long)`: the tensor's descriptor packed for
-/// `Descriptor.java` ([`pack`]), read from the descriptor the tensor already holds
-/// (decoded and validated when the tensor was made): no decode, no C call.
-#[no_mangle]
-pub extern "system" fn Java_dev_hurray_Native_tensorDescriptorInfo<'l>(
-    mut env: JNIEnv<'l>,
-    _c: JClass,
-    t: jlong,
-) -> jlongArray {
-    run(&mut env, ptr::null_mut(), |env| {
-        let t = tensor_ref(t)?;
-        Ok(new_longs(env, &pack(t.descriptor_handle()))?.into_raw())
+        Ok(java_descriptor(env, t.descriptor_handle())?.into_raw())
     })
 }
 

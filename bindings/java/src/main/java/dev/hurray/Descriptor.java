@@ -259,71 +259,48 @@ public final class Descriptor {
     private final CompositeHead compositeHead;
     private final Integer memberRole;
     private final Shard shard;
-    private final long[] layoutFields;
+    private final List<TileLevel> tiling;
+    private final long[] mortonBits;
+    private final long[] hilbert;
+    private final long[] csfModeOrder;
+    private final BlockPaged blockPaged;
 
-    private Descriptor(byte[] bytes) {
-        this(bytes, Native.descriptorInfo(bytes));
-    }
-
-    /** The descriptor of {@code bytes}, its fields as {@code Native} packs them. */
-    private Descriptor(byte[] bytes, long[] p) {
+    /**
+     * Made only by the native code ({@code descriptor_access.rs}), from a decoded and
+     * validated descriptor's model: every field typed, each section null when absent.
+     * Arrays are this object's own (freshly made by the native code).
+     *
+     * @param cooSorted COO {@code is_sorted} as 1 or 0, -1 for other layouts
+     * @param memberRole {@link #ROLE_BASE}, {@link #ROLE_CORRECTION}, or -1 for none
+     */
+    Descriptor(byte[] bytes, int versionMajor, int versionMinor, int typeTag, int layoutTag,
+            int flags, long byteOffset, long[] shape, BufferEntry[] buffers, long[] strides,
+            boolean hasNnz, long nnz, Quantization quantization, Statistics statistics,
+            int cooSorted, CompositeHead compositeHead, int memberRole, Shard shard,
+            TileLevel[] tiling, long[] mortonBits, long[] hilbert, long[] csfModeOrder,
+            BlockPaged blockPaged) {
         this.bytes = bytes;
-        int k = 0;
-        versionMajor = (int) p[k++];
-        versionMinor = (int) p[k++];
-        typeTag = (int) p[k++];
-        layoutTag = (int) p[k++];
-        flags = (int) p[k++];
-        int rank = (int) p[k++];
-        int bufferCount = (int) p[k++];
-        byteOffset = p[k++];
-        k++; // descriptor_length: bytes.length
-        shape = Arrays.copyOfRange(p, k, k + rank);
-        k += rank;
-        List<BufferEntry> b = new ArrayList<>(bufferCount);
-        for (int i = 0; i < bufferCount; i++) {
-            b.add(new BufferEntry(p[k], (int) p[k + 1], (int) p[k + 2], (int) p[k + 3],
-                    (int) p[k + 4]));
-            k += 5;
-        }
-        buffers = List.copyOf(b);
-        if (p[k++] == 1) {
-            strides = Arrays.copyOfRange(p, k, k + rank);
-            k += rank;
-        } else {
-            strides = null;
-        }
-        nnz = p[k] == 1 ? OptionalLong.of(p[k + 1]) : OptionalLong.empty();
-        k += 2;
-        quantization = p[k] == 1
-                ? new Quantization((int) p[k + 1], Float.intBitsToFloat((int) p[k + 2]),
-                        (int) p[k + 3], (int) p[k + 4], (int) p[k + 5], (int) p[k + 6],
-                        (int) p[k + 7], (int) p[k + 8], (int) p[k + 9])
-                : null;
-        k += 10;
-        statistics = p[k] == 1
-                ? new Statistics((int) p[k + 1], p[k + 2], Double.longBitsToDouble(p[k + 3]),
-                        Double.longBitsToDouble(p[k + 4]), Double.longBitsToDouble(p[k + 5]),
-                        Double.longBitsToDouble(p[k + 6]), Double.longBitsToDouble(p[k + 7]),
-                        Double.longBitsToDouble(p[k + 8]), (int) p[k + 9], (int) p[k + 10],
-                        p[k + 11] != 0, p[k + 12] != 0)
-                : null;
-        k += 13;
-        cooSorted = p[k] == 1 ? Boolean.valueOf(p[k + 1] != 0) : null;
-        k += 2;
-        compositeHead = p[k] == 1
-                ? new CompositeHead((int) p[k + 1], (int) p[k + 2], (int) p[k + 3])
-                : null;
-        k += 4;
-        memberRole = p[k] == 1 ? Integer.valueOf((int) p[k + 1]) : null;
-        k += 2;
-        shard = p[k] == 1
-                ? new Shard(Arrays.copyOfRange(p, k + 1, k + 1 + rank),
-                        Arrays.copyOfRange(p, k + 1 + rank, k + 1 + 2 * rank))
-                : null;
-        k += p[k] == 1 ? 1 + 2 * rank : 1;
-        int n = (int) p[k];
-        layoutFields = Arrays.copyOfRange(p, k + 1, k + 1 + n);
+        this.versionMajor = versionMajor;
+        this.versionMinor = versionMinor;
+        this.typeTag = typeTag;
+        this.layoutTag = layoutTag;
+        this.flags = flags;
+        this.byteOffset = byteOffset;
+        this.shape = shape;
+        this.buffers = List.of(buffers);
+        this.strides = strides;
+        this.nnz = hasNnz ? OptionalLong.of(nnz) : OptionalLong.empty();
+        this.quantization = quantization;
+        this.statistics = statistics;
+        this.cooSorted = cooSorted < 0 ? null : Boolean.valueOf(cooSorted == 1);
+        this.compositeHead = compositeHead;
+        this.memberRole = memberRole < 0 ? null : Integer.valueOf(memberRole);
+        this.shard = shard;
+        this.tiling = tiling == null ? List.of() : List.of(tiling);
+        this.mortonBits = mortonBits;
+        this.hilbert = hilbert;
+        this.csfModeOrder = csfModeOrder;
+        this.blockPaged = blockPaged;
     }
 
     /**
@@ -336,12 +313,7 @@ public final class Descriptor {
      * @throws HurrayException with {@link Status#NULL_POINTER} for empty bytes
      */
     public static Descriptor decode(byte[] bytes) {
-        return new Descriptor(Objects.requireNonNull(bytes, "bytes").clone());
-    }
-
-    /** Wraps bytes the library produced (not copied). */
-    static Descriptor ofOwned(byte[] bytes) {
-        return new Descriptor(bytes);
+        return Native.descriptorDecode(Objects.requireNonNull(bytes, "bytes"));
     }
 
     /**
@@ -349,7 +321,7 @@ public final class Descriptor {
      * (already decoded and validated): its bytes and fields, without decoding again.
      */
     static Descriptor ofTensor(long tensor) {
-        return new Descriptor(Native.tensorDescriptor(tensor), Native.tensorDescriptorInfo(tensor));
+        return Native.tensorDescriptor(tensor);
     }
 
     /**
@@ -362,7 +334,7 @@ public final class Descriptor {
      * @throws HurrayException for a private type, a rank over 64 or a size overflow
      */
     public static Descriptor dense(ElementType type, long... shape) {
-        return new Descriptor(Native.descriptorDense(type.tag(), shape.clone()));
+        return Native.descriptorDense(type.tag(), shape.clone());
     }
 
     /**
@@ -390,15 +362,20 @@ public final class Descriptor {
         private final long[] shape;
         private long[] strides;
         private long byteOffset;
-        private long nnz = -1;
+        private boolean hasNnz;
+        private long nnz;
         private int cooSorted = -1;
-        private final List<long[]> buffers = new ArrayList<>();
+        private final List<BufferEntry> buffers = new ArrayList<>();
         private Quantization quant;
         private Statistics stats;
         private CompositeHead composite;
         private int memberRole = -1;
         private Shard shard;
-        private long[] layoutFields;
+        private final List<TileLevel> tiling = new ArrayList<>();
+        private long[] mortonBits;
+        private long[] hilbert;
+        private long[] csfModeOrder;
+        private BlockPaged blockPaged;
 
         private Builder(ElementType type, Layout layout, long[] shape) {
             this.type = Objects.requireNonNull(type, "type");
@@ -429,6 +406,7 @@ public final class Descriptor {
          * @return this builder
          */
         public Builder nnz(long nnz) {
+            this.hasNnz = true;
             this.nnz = nnz;
             return this;
         }
@@ -462,7 +440,7 @@ public final class Descriptor {
          * @return this builder
          */
         public Builder addBuffer(long byteSize, int alignment, int memoryClass) {
-            buffers.add(new long[] {byteSize, alignment, memoryClass});
+            buffers.add(new BufferEntry(byteSize, alignment, 0, 0, memoryClass));
             return this;
         }
 
@@ -508,17 +486,7 @@ public final class Descriptor {
          * @return this builder
          */
         public Builder tileLevel(TileLevel level) {
-            long[] prev = layoutFields == null ? new long[] {0} : layoutFields;
-            int r = shape.length;
-            long[] next = Arrays.copyOf(prev, prev.length + 2 + 3 * r);
-            next[0] = prev[0] + 1;
-            int k = prev.length;
-            next[k] = level.outerOrder();
-            next[k + 1] = level.innerOrder();
-            System.arraycopy(level.tileShape(), 0, next, k + 2, r);
-            System.arraycopy(level.outerStrides(), 0, next, k + 2 + r, r);
-            System.arraycopy(level.innerStrides(), 0, next, k + 2 + 2 * r, r);
-            layoutFields = next;
+            tiling.add(Objects.requireNonNull(level, "level"));
             return this;
         }
 
@@ -527,7 +495,7 @@ public final class Descriptor {
          * @return this builder
          */
         public Builder mortonBits(long... bits) {
-            layoutFields = bits.clone();
+            mortonBits = bits.clone();
             return this;
         }
 
@@ -537,7 +505,7 @@ public final class Descriptor {
          * @return this builder
          */
         public Builder hilbert(int order, int curveRank) {
-            layoutFields = new long[] {order, curveRank};
+            hilbert = new long[] {order, curveRank};
             return this;
         }
 
@@ -546,7 +514,7 @@ public final class Descriptor {
          * @return this builder
          */
         public Builder csfModeOrder(long... modeOrder) {
-            layoutFields = modeOrder.clone();
+            csfModeOrder = modeOrder.clone();
             return this;
         }
 
@@ -555,8 +523,7 @@ public final class Descriptor {
          * @return this builder
          */
         public Builder blockPaged(BlockPaged f) {
-            layoutFields = new long[] {f.numPages(), f.pageSize(), f.pagedAxis(), f.numSeqs(),
-                f.layerIndex(), f.kvRole(), f.indexType()};
+            blockPaged = Objects.requireNonNull(f, "f");
             return this;
         }
 
@@ -602,35 +569,13 @@ public final class Descriptor {
          *     rule and byte offset)
          */
         public Descriptor build() {
-            long[] sizes = new long[buffers.size()];
-            long[] aligns = new long[buffers.size()];
-            long[] memory = new long[buffers.size()];
-            for (int i = 0; i < sizes.length; i++) {
-                sizes[i] = buffers.get(i)[0];
-                aligns[i] = buffers.get(i)[1];
-                memory[i] = buffers.get(i)[2];
-            }
-            long[] q = quant == null ? null : new long[] {quant.scheme(),
-                Float.floatToRawIntBits(quant.scale()), quant.zeroPoint(), quant.axis(),
-                quant.blockSize(), quant.scaleBufferIndex(), quant.zeroPointBufferIndex(),
-                quant.scaleTypeTag()};
-            long[] st = stats == null ? null : new long[] {stats.computedMask(), stats.nnz(),
-                Double.doubleToRawLongBits(stats.sparsityRatio()),
-                Double.doubleToRawLongBits(stats.min()), Double.doubleToRawLongBits(stats.max()),
-                Double.doubleToRawLongBits(stats.absMax()),
-                Double.doubleToRawLongBits(stats.mean()),
-                Double.doubleToRawLongBits(stats.stddev()), stats.nmN(), stats.nmM(),
-                stats.hasNan() ? 1 : 0, stats.hasInf() ? 1 : 0};
             if (type == ElementType.PRIVATE || layout == Layout.EXTENSION) {
                 throw new IllegalArgumentException("private types and extension layouts need tags");
             }
-            return new Descriptor(Native.descriptorBuild(type.tag(), layout.tag(), shape,
-                    strides, byteOffset, nnz, cooSorted, sizes, aligns, memory, q, st,
-                    composite == null ? null
-                            : new long[] {composite.memberCount(), composite.rule(),
-                                composite.combineOp()},
-                    memberRole, shard == null ? null : shard.parentShape(),
-                    shard == null ? null : shard.offset(), layoutFields));
+            return Native.descriptorBuild(type.tag(), layout.tag(), shape, strides, byteOffset,
+                    hasNnz, nnz, cooSorted, buffers.toArray(new BufferEntry[0]), quant, stats,
+                    composite, memberRole, shard, tiling.toArray(new TileLevel[0]), mortonBits,
+                    hilbert, csfModeOrder, blockPaged);
         }
     }
 
@@ -753,45 +698,27 @@ public final class Descriptor {
 
     /** @return the levels of a tiled layout, outermost first (empty for other layouts) */
     public List<TileLevel> tiling() {
-        if (layout() != Layout.TILED) {
-            return List.of();
-        }
-        int r = rank();
-        List<TileLevel> out = new ArrayList<>();
-        int per = 2 + 3 * r;
-        for (int l = 0; l < layoutFields[0]; l++) {
-            int k = 1 + l * per;
-            out.add(new TileLevel((int) layoutFields[k], (int) layoutFields[k + 1],
-                    Arrays.copyOfRange(layoutFields, k + 2, k + 2 + r),
-                    Arrays.copyOfRange(layoutFields, k + 2 + r, k + 2 + 2 * r),
-                    Arrays.copyOfRange(layoutFields, k + 2 + 2 * r, k + 2 + 3 * r)));
-        }
-        return List.copyOf(out);
+        return tiling;
     }
 
     /** @return the Morton bits per dimension, or empty for other layouts */
     public Optional<long[]> mortonBits() {
-        return layout() == Layout.MORTON ? Optional.of(layoutFields.clone()) : Optional.empty();
+        return Optional.ofNullable(mortonBits).map(long[]::clone);
     }
 
     /** @return {@code {order, curveRank}} of a Hilbert layout, or empty */
     public Optional<long[]> hilbert() {
-        return layout() == Layout.HILBERT ? Optional.of(layoutFields.clone()) : Optional.empty();
+        return Optional.ofNullable(hilbert).map(long[]::clone);
     }
 
     /** @return the CSF mode order, or empty for other layouts */
     public Optional<long[]> csfModeOrder() {
-        return layout() == Layout.CSF ? Optional.of(layoutFields.clone()) : Optional.empty();
+        return Optional.ofNullable(csfModeOrder).map(long[]::clone);
     }
 
     /** @return the block-paged fields, or empty for other layouts */
     public Optional<BlockPaged> blockPaged() {
-        if (layout() != Layout.BLOCK_PAGED) {
-            return Optional.empty();
-        }
-        long[] f = layoutFields;
-        return Optional.of(new BlockPaged(f[0], (int) f[1], (int) f[2], (int) f[3], (int) f[4],
-                (int) f[5], (int) f[6]));
+        return Optional.ofNullable(blockPaged);
     }
 
     /** @return the shard section, or empty */

@@ -43,24 +43,25 @@ final class Native {
 
     static native long directAddress(ByteBuffer buffer);
 
-    // Descriptors (Java holds encoded bytes).
-    static native long[] descriptorInfo(byte[] bytes);
+    // Descriptors: typed Descriptor objects both ways (made in descriptor_access.rs,
+    // read field by field in builder.rs).
+    static native Descriptor descriptorDecode(byte[] bytes);
 
-    static native byte[] descriptorDense(int typeTag, long[] shape);
+    static native Descriptor descriptorDense(int typeTag, long[] shape);
 
-    static native byte[] descriptorBuild(int typeTag, int layoutTag, long[] shape, long[] strides,
-            long byteOffset, long nnz, int cooSorted, long[] bufSizes, long[] bufAligns,
-            long[] bufMemory, long[] quant, long[] stats, long[] composite, int memberRole, long[] shardParent, long[] shardOffset,
-            long[] layoutFields);
+    static native Descriptor descriptorBuild(int typeTag, int layoutTag, long[] shape,
+            long[] strides, long byteOffset, boolean hasNnz, long nnz, int cooSorted,
+            Descriptor.BufferEntry[] buffers, Descriptor.Quantization quant,
+            Descriptor.Statistics stats, Descriptor.CompositeHead composite, int memberRole,
+            Descriptor.Shard shard, Descriptor.TileLevel[] tiling, long[] mortonBits,
+            long[] hilbert, long[] csfModeOrder, Descriptor.BlockPaged blockPaged);
 
     // Tensors.
     static native long tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease);
 
     static native void tensorDestroy(long tensor);
 
-    static native byte[] tensorDescriptor(long tensor);
-
-    static native long[] tensorDescriptorInfo(long tensor);
+    static native Descriptor tensorDescriptor(long tensor);
 
     static native ByteBuffer tensorBuffer(long tensor, int index);
 
