@@ -6,11 +6,11 @@ use std::ptr;
 
 use hurray_ffi::{FfiError, HurrayFileReader, HURRAY_ERR_NOT_FOUND};
 use hurray_io::file::ReadOptions;
-use jni::objects::{JClass, JObject, JString};
-use jni::sys::{jlong, jlongArray, jobject};
+use jni::objects::{JClass, JObject, JString, JValue};
+use jni::sys::{jlong, jobject};
 use jni::JNIEnv;
 
-use crate::convert::{new_longs, string};
+use crate::convert::string;
 use crate::errors::{checked, run, Fail, R};
 use crate::handle::{borrow, into_long, take};
 
@@ -44,30 +44,34 @@ pub extern "system" fn Java_dev_hurray_Native_fileOpen<'l>(
     })
 }
 
-/// `Native.fileInfo(long)`: the file facts, packed for `TensorFile.Info` (Java):
-/// version major, minor, CRC status, flags, data alignment, index CRC-32C, count
-/// hint (-1 unknown), file length, tensor count, KV count.
+/// `Native.fileInfo(long)`: the file facts as a `TensorFile.Info` record (its
+/// canonical constructor; the index CRC-32C's bits as an `int`, a count hint of
+/// `u64::MAX` (unknown) as -1).
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_fileInfo<'l>(
     mut env: JNIEnv<'l>,
     _c: JClass,
     r: jlong,
-) -> jlongArray {
+) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
         let i = reader(r)?.info();
-        let v = [
-            i64::from(i.version_major),
-            i64::from(i.version_minor),
-            i64::from(i.crc_status),
-            i64::from(i.flags),
-            i64::from(i.data_buffer_alignment),
-            i64::from(i.index_crc32c),
-            i.tensor_count_hint as i64,
-            i.file_len as i64,
-            i.tensor_count as i64,
-            i.kv_count as i64,
-        ];
-        Ok(new_longs(env, &v)?.into_raw())
+        let info = env.new_object(
+            "dev/hurray/TensorFile$Info",
+            "(IIZIIIJJJJ)V",
+            &[
+                JValue::Int(i32::from(i.version_major)),
+                JValue::Int(i32::from(i.version_minor)),
+                JValue::Bool(u8::from(i.crc_status == 1)),
+                JValue::Int(i.flags as i32),
+                JValue::Int(i.data_buffer_alignment as i32),
+                JValue::Int(i.index_crc32c as i32),
+                JValue::Long(i.tensor_count_hint as i64),
+                JValue::Long(i.file_len as i64),
+                JValue::Long(i.tensor_count as i64),
+                JValue::Long(i.kv_count as i64),
+            ],
+        )?;
+        Ok(info.into_raw())
     })
 }
 

@@ -98,7 +98,7 @@ final class Native {
     // File reader.
     static native long fileOpen(String path) throws IOException;
 
-    static native long[] fileInfo(long reader);
+    static native TensorFile.Info fileInfo(long reader);
 
     static native String[] fileNames(long reader);
 

@@ -88,9 +88,7 @@ public final class TensorFile implements AutoCloseable {
 
     /** @return the file facts */
     public synchronized Info info() {
-        long[] v = Native.fileInfo(reader());
-        return new Info((int) v[0], (int) v[1], v[2] == 1, (int) v[3], (int) v[4], (int) v[5],
-                v[6], v[7], v[8], v[9]);
+        return Native.fileInfo(reader());
     }
 
     /** @return the tensor names, in index order */
