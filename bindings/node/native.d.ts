@@ -217,8 +217,8 @@ export declare class FileReader {
   /**
    * Opens and memory-maps the file at `path`, validating everything but payload.
    *
-   * Throws: `ENOENT`, `ERR_HURRAY_IO`, `ERR_HURRAY_FORMAT`,
-   * `ERR_HURRAY_TRUNCATED`, `ERR_HURRAY_FORMAT`, ... naming rule and offset;
+   * Throws: `ENOENT`, `EISDIR`, `ERR_HURRAY_IO`, `ERR_HURRAY_TRUNCATED`,
+   * `ERR_HURRAY_FORMAT`, ... naming the path, rule and offset;
    * `ERR_HURRAY_LIMIT` when 7/8 of `vm.max_map_count` mappings are alive (Linux):
    * a mapping lives while its reader or any tensor, item or view taken from it
    * does.
@@ -584,6 +584,11 @@ export declare class StreamEncoder {
    * tensors was detached), or what the encoder refuses.
    */
   encodeItem(item: Item): Array<ArrayBuffer>
+  /**
+   * Bytes of every tensor and item encoded so far (the stream offset the next
+   * one starts at).
+   */
+  get position(): number
   /** Frees the encoder now (idempotent). */
   close(): void
 }

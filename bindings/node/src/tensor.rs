@@ -67,29 +67,6 @@ impl Handle {
             Held::Member(root, path) => Ok(root.node(path)?.tensor_handle()),
         }
     }
-
-    /// The tensor as a pointer, for the hurray-ffi calls that still take one.
-    pub(crate) fn ptr(&self) -> Result<*const HurrayTensor> {
-        self.tensor().map(|t| t as *const HurrayTensor)
-    }
-}
-
-/// A tensor handle the library returned as a pointer, taken back as a Rust value.
-///
-/// # Safety
-/// `p` is an owned, live `HurrayTensor` made by this addon's hurray-ffi (a C export
-/// of it, or `HurrayTensor::into_raw`), not used again by the caller.
-pub(crate) unsafe fn adopt_tensor(p: *mut HurrayTensor) -> Box<HurrayTensor> {
-    // SAFETY: per this function's contract, `p` is a `Box` of this build leaked by
-    // `into_raw`; dropping the box destroys it as `hurray_tensor_destroy` would.
-    unsafe { Box::from_raw(p) }
-}
-
-/// A tensor this addon made, on the heap at the address the library registers for
-/// its own handles (debug builds check that address when the pointer is passed).
-pub(crate) fn boxed_tensor(t: HurrayTensor) -> Box<HurrayTensor> {
-    // SAFETY: `into_raw` leaks a fresh own-build box, taken back at once.
-    unsafe { adopt_tensor(t.into_raw()) }
 }
 
 /// Shape in elements per dimension, as JS numbers (exact below 2^53).
@@ -1012,7 +989,7 @@ impl Tensor {
         // On error the buffers and the owner are dropped: their releases run (queued
         // to the JS thread, which deletes the pins and runs onRelease).
         let t = HurrayTensor::new(descriptor, list, owner).map_err(ffi)?;
-        let mut tensor = Tensor::holding(boxed_tensor(t), Vec::new());
+        let mut tensor = Tensor::holding(Box::new(t), Vec::new());
         tensor.lent = std::mem::take(&mut lent.1);
         Ok(tensor)
     }
