@@ -245,6 +245,18 @@ export declare class FileReader {
    */
   tensors(): Array<Tensor>
   /**
+   * Zero-copy views of every tensor's buffers, in index order (the order of
+   * `names`): what `tensors().map((t) => t.buffers())` gives, in one call and
+   * without a `Tensor` object per tensor (a composite head has no buffers: `[]`).
+   * Each `ArrayBuffer` keeps its tensor's memory, and so the file's mapping,
+   * alive until it is collected; the reader may be closed first. Writes through
+   * them stay in memory (the mapping is copy-on-write).
+   *
+   * Throws: `ERR_HURRAY_FORMAT` when a tensor's buffer contents break a content
+   * rule (as `tensor()` of its name would).
+   */
+  views(): ArrayBuffer[][]
+  /**
    * The item named `name`: a tensor, or a composite with its members (zero-copy,
    * outlives the reader like `tensor`).
    *

@@ -14,7 +14,9 @@ use napi_derive::napi;
 use crate::budget::{Token, LIVE_MAPPINGS};
 use crate::error::{closed, err, ffi, napi_err, Result};
 use crate::item::Item;
-use crate::tensor::{adjust_external, Descriptor, Tensor, HOLDER_CHARGE, MAPPING_CHARGE};
+use crate::tensor::{
+    adjust_external, view_of, Descriptor, Handle, Tensor, HOLDER_CHARGE, MAPPING_CHARGE,
+};
 
 /// `s` when it holds no NUL byte; otherwise `ERR_HURRAY_INVALID_ARGUMENT` naming
 /// `what` (paths, names, keys and string values cross the C ABI as NUL-terminated
@@ -167,12 +169,39 @@ impl FileReader {
     #[napi]
     pub fn tensors(&self, env: Env) -> Result<Vec<Tensor>> {
         let reader = self.live()?.reader();
+        let tensors = reader
+            .tensors()
+            .map(|(_, t)| {
+                let t = t.map_err(|e| ffi(e.into()))?;
+                let t = hurray_ffi::HurrayTensor::from_io(t).map_err(ffi)?;
+                Ok(Tensor::holding(Box::new(t), self.tokens()).charged_already(HOLDER_CHARGE))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // One report for all of them (each gives its own back).
+        adjust_external(env.raw(), HOLDER_CHARGE * tensors.len() as i64);
+        Ok(tensors)
+    }
+
+    /// Zero-copy views of every tensor's buffers, in index order (the order of
+    /// `names`): what `tensors().map((t) => t.buffers())` gives, in one call and
+    /// without a `Tensor` object per tensor (a composite head has no buffers: `[]`).
+    /// Each `ArrayBuffer` keeps its tensor's memory, and so the file's mapping,
+    /// alive until it is collected; the reader may be closed first. Writes through
+    /// them stay in memory (the mapping is copy-on-write).
+    ///
+    /// Throws: `ERR_HURRAY_FORMAT` when a tensor's buffer contents break a content
+    /// rule (as `tensor()` of its name would).
+    #[napi(ts_return_type = "ArrayBuffer[][]")]
+    pub fn views<'env>(&self, env: &'env Env) -> Result<Vec<Vec<ArrayBuffer<'env>>>> {
+        let reader = self.live()?.reader();
         reader
             .tensors()
             .map(|(_, t)| {
                 let t = t.map_err(|e| ffi(e.into()))?;
                 let t = hurray_ffi::HurrayTensor::from_io(t).map_err(ffi)?;
-                Ok(Tensor::holding(Box::new(t), self.tokens()).charge(&env, HOLDER_CHARGE))
+                let n = t.buffer_list().len as u32;
+                let handle = Handle::shared(t, self.tokens());
+                (0..n).map(|i| view_of(env, handle.clone(), i)).collect()
             })
             .collect()
     }

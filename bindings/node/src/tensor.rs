@@ -69,6 +69,53 @@ impl Handle {
     }
 }
 
+impl Handle {
+    /// A handle owning `t`, with the counted resources it keeps alive, to share
+    /// between the views of its buffers (`FileReader.views`).
+    pub(crate) fn shared(t: HurrayTensor, tokens: Tokens) -> Arc<Handle> {
+        Arc::new(Handle {
+            held: Held::Owned(Box::new(t)),
+            tokens,
+        })
+    }
+}
+
+/// Buffer `index` of `handle`'s tensor as a zero-copy `ArrayBuffer` that holds the
+/// handle until it is collected (an empty one, not holding it, for an empty buffer).
+///
+/// Errors: `ERR_HURRAY_INVALID_ARGUMENT` (`HURRAY_ERR_OUT_OF_RANGE`: no such
+/// buffer), `ERR_HURRAY_LIMIT` (larger than the address space), the napi failure.
+pub(crate) fn view_of<'env>(
+    env: &'env Env,
+    handle: Arc<Handle>,
+    index: u32,
+) -> Result<ArrayBuffer<'env>> {
+    // Borrowed while the handle lives; the ArrayBuffer below holds the handle.
+    let list = handle.tensor()?.buffer_list();
+    let (data, size) = list
+        .buffers()
+        .nth(index as usize)
+        .map(HurrayBuffer::raw_parts)
+        .ok_or_else(|| {
+            err(
+                "HURRAY_ERR_OUT_OF_RANGE",
+                format!(
+                    "buffer index {index} is out of range: the tensor has {} buffer(s)",
+                    list.len
+                ),
+            )
+        })?;
+    if size == 0 || data.is_null() {
+        return ArrayBuffer::from_data(env, Vec::<u8>::new()).map_err(napi_err);
+    }
+    let len = usize::try_from(size)
+        .map_err(|_| err("HURRAY_ERR_LIMIT", "buffer larger than the address space"))?;
+    // SAFETY: `data` points at `len` bytes that stay valid while `handle` lives; the
+    // finalizer drops `handle` only when the ArrayBuffer is collected. The memory
+    // is accounted by its owner (view.rs).
+    unsafe { crate::view::uncounted(env, data as *mut u8, len, handle) }
+}
+
 /// Shape in elements per dimension, as JS numbers (exact below 2^53).
 fn shape_js(m: &TensorDescriptor) -> Vec<i64> {
     m.shape.iter().map(|&n| n as i64).collect()
@@ -699,8 +746,14 @@ impl Tensor {
 
     /// Reports `bytes` of library memory this object keeps alive to V8 (undone on
     /// `close()` or finalization).
-    pub(crate) fn charge(mut self, env: &Env, bytes: i64) -> Tensor {
+    pub(crate) fn charge(self, env: &Env, bytes: i64) -> Tensor {
         adjust_external(env.raw(), bytes);
+        self.charged_already(bytes)
+    }
+
+    /// Records `bytes` as reported to V8 for this object by the caller (one report
+    /// for a batch of objects), to be given back on `close()` or finalization.
+    pub(crate) fn charged_already(mut self, bytes: i64) -> Tensor {
         self.charged += bytes;
         self
     }
@@ -1165,31 +1218,7 @@ impl Tensor {
                 return unsafe { ArrayBuffer::from_napi_value(raw_env, v) }.map_err(napi_err);
             }
         }
-        // Borrowed while the handle lives; the ArrayBuffer below holds the handle.
-        let list = handle.tensor()?.buffer_list();
-        let (data, size) = list
-            .buffers()
-            .nth(index as usize)
-            .map(HurrayBuffer::raw_parts)
-            .ok_or_else(|| {
-                err(
-                    "HURRAY_ERR_OUT_OF_RANGE",
-                    format!(
-                        "buffer index {index} is out of range: the tensor has {} buffer(s)",
-                        list.len
-                    ),
-                )
-            })?;
-        let ab = if size == 0 || data.is_null() {
-            ArrayBuffer::from_data(env, Vec::<u8>::new()).map_err(napi_err)?
-        } else {
-            let len = usize::try_from(size)
-                .map_err(|_| err("HURRAY_ERR_LIMIT", "buffer larger than the address space"))?;
-            // SAFETY: `data` points at `len` bytes that stay valid while `handle`
-            // lives; the finalizer drops `handle` only when the ArrayBuffer is
-            // collected. The memory is accounted by its owner (view.rs).
-            unsafe { crate::view::uncounted(env, data as *mut u8, len, handle)? }
-        };
+        let ab = view_of(env, handle, index)?;
         let mut r = ptr::null_mut();
         // SAFETY: `ab` is a live value of this call; count 0 makes a weak reference.
         unsafe {
