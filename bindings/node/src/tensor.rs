@@ -705,10 +705,9 @@ pub(crate) const HOLDER_CHARGE: i64 = 16 << 10;
 /// failure only affects garbage-collection scheduling.
 pub(crate) fn adjust_external(env: sys::napi_env, bytes: i64) {
     if bytes != 0 {
-        let mut total = 0i64;
-        // SAFETY: `env` is the environment of the current call or finalizer, on its
-        // JS thread; `total` is a local.
-        unsafe { sys::napi_adjust_external_memory(env, bytes, &mut total) };
+        // `env` is the environment of the current call or finalizer, on its JS
+        // thread. The result (the new total) is not needed.
+        let _ = Env::from_raw(env).adjust_external_memory(bytes);
     }
 }
 
