@@ -217,8 +217,8 @@ export declare class FileReader {
   /**
    * Opens and memory-maps the file at `path`, validating everything but payload.
    *
-   * Throws: `ENOENT`, `ERR_HURRAY_IO`, `ERR_HURRAY_FORMAT`,
-   * `ERR_HURRAY_TRUNCATED`, `ERR_HURRAY_FORMAT`, ... naming rule and offset;
+   * Throws: `ENOENT`, `EISDIR`, `ERR_HURRAY_IO`, `ERR_HURRAY_TRUNCATED`,
+   * `ERR_HURRAY_FORMAT`, ... naming the path, rule and offset;
    * `ERR_HURRAY_LIMIT` when 7/8 of `vm.max_map_count` mappings are alive (Linux):
    * a mapping lives while its reader or any tensor, item or view taken from it
    * does.
@@ -244,6 +244,18 @@ export declare class FileReader {
    * rule (as `tensor()` of its name would).
    */
   tensors(): Array<Tensor>
+  /**
+   * Zero-copy views of every tensor's buffers, in index order (the order of
+   * `names`): what `tensors().map((t) => t.buffers())` gives, in one call and
+   * without a `Tensor` object per tensor (a composite head has no buffers: `[]`).
+   * Each `ArrayBuffer` keeps its tensor's memory, and so the file's mapping,
+   * alive until it is collected; the reader may be closed first. Writes through
+   * them stay in memory (the mapping is copy-on-write).
+   *
+   * Throws: `ERR_HURRAY_FORMAT` when a tensor's buffer contents break a content
+   * rule (as `tensor()` of its name would).
+   */
+  views(): ArrayBuffer[][]
   /**
    * The item named `name`: a tensor, or a composite with its members (zero-copy,
    * outlives the reader like `tensor`).
@@ -584,6 +596,11 @@ export declare class StreamEncoder {
    * tensors was detached), or what the encoder refuses.
    */
   encodeItem(item: Item): Array<ArrayBuffer>
+  /**
+   * Bytes of every tensor and item encoded so far (the stream offset the next
+   * one starts at).
+   */
+  get position(): number
   /** Frees the encoder now (idempotent). */
   close(): void
 }

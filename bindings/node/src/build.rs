@@ -4,13 +4,16 @@
 
 use std::sync::Arc;
 
+use hurray_core::tables::{COMPOSITION_RULES, SCHEMES};
 use hurray_core::{
-    BlockPaged as BlockPagedModel, BufferHandle, CombineOp, CompositeHead as HeadModel,
-    CompositionRule, DeviceTag, ElementType, IndexType, KvRole, Layout, MemberRole, MemoryClass,
-    Quantization, ScaleType, Scheme, Shard as ShardModel, Statistics as StatisticsModel, SyncMode,
-    TensorDescriptor, TileOrder, Tiling,
+    CombineOp, CompositionRule, DeviceTag, ElementType, IndexType, KvRole, Layout, MemberRole,
+    Quantization, ScaleType, Shard as ShardModel, SyncMode, TensorDescriptor, TileOrder, Tiling,
 };
-use hurray_ffi::HurrayDescriptor;
+use hurray_ffi::tags::HURRAY_NO_BUFFER;
+use hurray_ffi::{
+    HurrayBlockPaged, HurrayBufferEntry, HurrayCompositeHead, HurrayDescriptor, HurrayQuantization,
+    HurrayStatistics,
+};
 use napi_derive::napi;
 
 use crate::error::{err, ffi, Result};
@@ -306,42 +309,48 @@ fn layout_of(spec: &DescriptorSpec, name: &str, rank: usize) -> Result<Layout> {
         },
         "block_paged" => {
             let p = needs(spec.block_paged.as_ref(), name, "blockPaged")?;
-            Layout::BlockPaged(BlockPagedModel {
-                page_size: p.page_size,
-                num_pages: u64_of("numPages", p.num_pages)?,
-                paged_axis: p.paged_axis.unwrap_or(0),
-                num_seqs: p.num_seqs,
-                kv_role: match p.kv_role.as_str() {
-                    "key" => KvRole::Key,
-                    "value" => KvRole::Value,
-                    "fused" => KvRole::Fused,
-                    r => return Err(bad(format!("unknown kvRole {r:?}"))),
-                },
-                layer_index: p.layer_index.unwrap_or(u32::MAX),
-                block_table_index_type: if p.index64 {
-                    IndexType::U64
-                } else {
-                    IndexType::U32
-                },
-            })
+            let kv_role = match p.kv_role.as_str() {
+                "key" => 0,
+                "value" => 1,
+                "fused" => 2,
+                r => return Err(bad(format!("unknown kvRole {r:?}"))),
+            };
+            Layout::BlockPaged(
+                HurrayBlockPaged {
+                    page_size: p.page_size,
+                    num_pages: u64_of("numPages", p.num_pages)?,
+                    paged_axis: p.paged_axis.unwrap_or(0),
+                    num_seqs: p.num_seqs,
+                    layer_index: p.layer_index.unwrap_or(u32::MAX),
+                    kv_role,
+                    block_table_index_type: u8::from(p.index64),
+                }
+                .to_model()
+                .map_err(ffi)?,
+            )
         }
         "composite_head" => {
             let c = needs(spec.composite.as_ref(), name, "composite")?;
-            Layout::CompositeHead(HeadModel {
-                rule: match c.rule.as_str() {
-                    "partition" => CompositionRule::Partition,
-                    "overlay" => CompositionRule::Overlay,
-                    "group" => CompositionRule::Group,
-                    r => return Err(bad(format!("unknown composition rule {r:?}"))),
-                },
-                combine_op: match c.combine.as_deref().unwrap_or("none") {
-                    "none" => CombineOp::None,
-                    "replace" => CombineOp::Replace,
-                    "add" => CombineOp::Add,
-                    o => return Err(bad(format!("unknown combine op {o:?}"))),
-                },
-                member_count: c.member_count,
-            })
+            let composition_rule = COMPOSITION_RULES
+                .iter()
+                .find(|r| r.name == c.rule)
+                .map(|r| r.tag)
+                .ok_or_else(|| bad(format!("unknown composition rule {:?}", c.rule)))?;
+            let combine_op = match c.combine.as_deref().unwrap_or("none") {
+                "none" => 0,
+                "replace" => 1,
+                "add" => 2,
+                o => return Err(bad(format!("unknown combine op {o:?}"))),
+            };
+            Layout::CompositeHead(
+                HurrayCompositeHead {
+                    member_count: c.member_count,
+                    composition_rule,
+                    combine_op,
+                }
+                .to_model()
+                .map_err(ffi)?,
+            )
         }
         other => {
             return Err(err(
@@ -355,57 +364,46 @@ fn layout_of(spec: &DescriptorSpec, name: &str, rank: usize) -> Result<Layout> {
     })
 }
 
-/// The scale element type of a quantization spec.
-fn scale_type_of(name: Option<&str>) -> Result<ScaleType> {
+/// The `scale_type_tag` of a quantization spec's `scaleType` (0: none given).
+fn scale_type_of(name: Option<&str>) -> Result<u8> {
     match name.map(element_type_of).transpose()? {
-        Some(ElementType::Float16) => Ok(ScaleType::F16),
-        Some(ElementType::Bfloat16) => Ok(ScaleType::Bf16),
-        Some(ElementType::Float32) => Ok(ScaleType::F32),
+        Some(ElementType::Float16) => Ok(ScaleType::F16.tag()),
+        Some(ElementType::Bfloat16) => Ok(ScaleType::Bf16.tag()),
+        Some(ElementType::Float32) => Ok(ScaleType::F32.tag()),
         Some(t) => Err(bad(format!(
             "scaleType {:?} is not float16, bfloat16 or float32",
             t.name()
         ))),
-        None => Err(bad("this quantization scheme needs its scaleType")),
+        None => Ok(0),
     }
 }
 
-/// The quantization section of a spec.
+/// The quantization section of a spec, built by the library's conversion
+/// (`HurrayQuantization::to_model`) from the scheme's tag and fields.
 fn quantization_of(q: &QuantizationSpec) -> Result<Quantization> {
-    let axis = q.axis.unwrap_or(0);
-    let block_size = q.block_size.unwrap_or(0);
-    let scale_buffer_index = q.scale_buffer_index.unwrap_or(u32::MAX);
-    let zero_point_buffer_index = q.zero_point_buffer_index;
-    let scheme = match q.scheme.as_str() {
-        "per_tensor_affine" => Scheme::PerTensor {
-            scale: q.scale.unwrap_or(0.0) as f32,
-            zero_point: q.zero_point.unwrap_or(0),
-        },
-        "per_channel_affine" => Scheme::PerChannel {
-            axis,
-            scale_buffer_index,
-            zero_point_buffer_index,
-            scale_type: scale_type_of(q.scale_type.as_deref())?,
-        },
-        "per_block_affine" => Scheme::PerBlock {
-            axis,
-            block_size,
-            scale_buffer_index,
-            zero_point_buffer_index,
-            scale_type: scale_type_of(q.scale_type.as_deref())?,
-        },
-        "nf4" => Scheme::Nf4 {
-            axis,
-            block_size,
-            scale_buffer_index,
-        },
-        "mxfp" => Scheme::Mxfp {
-            axis,
-            block_size,
-            scale_buffer_index,
-        },
-        s => return Err(bad(format!("unknown quantization scheme {s:?}"))),
-    };
-    Ok(Quantization::from(scheme))
+    let scheme_tag = SCHEMES
+        .iter()
+        .find(|r| r.name == q.scheme)
+        .map(|r| r.tag)
+        .ok_or_else(|| bad(format!("unknown quantization scheme {:?}", q.scheme)))?;
+    let scale_type_tag = scale_type_of(q.scale_type.as_deref())?;
+    // Per-channel and per-block affine (tags 2 and 3) need the scale type.
+    if matches!(scheme_tag, 2 | 3) && scale_type_tag == 0 {
+        return Err(bad("this quantization scheme needs its scaleType"));
+    }
+    HurrayQuantization {
+        scale: q.scale.unwrap_or(0.0) as f32,
+        zero_point: q.zero_point.unwrap_or(0),
+        axis: q.axis.unwrap_or(0),
+        block_size: q.block_size.unwrap_or(0),
+        scale_buffer_index: q.scale_buffer_index.unwrap_or(HURRAY_NO_BUFFER),
+        zero_point_buffer_index: q.zero_point_buffer_index.unwrap_or(HURRAY_NO_BUFFER),
+        scheme_tag,
+        scale_type_tag,
+        ..HurrayQuantization::default()
+    }
+    .to_model(&[])
+    .map_err(ffi)
 }
 
 #[napi]
@@ -434,15 +432,15 @@ impl Descriptor {
                 let byte_size = u64_of(&format!("buffers[{i}].byteSize"), e.byte_size)?;
                 let class = u8::try_from(e.memory_class.unwrap_or(0))
                     .map_err(|_| bad("memoryClass is a byte"))?;
-                Ok(BufferHandle {
+                HurrayBufferEntry {
                     byte_size,
                     alignment: e.alignment.unwrap_or(if byte_size == 0 { 1 } else { 64 }),
-                    device: DeviceTag::Cpu,
-                    sync_mode: SyncMode::default(),
-                    memory_class: MemoryClass::from_tag(class).ok_or_else(|| {
-                        bad(format!("memoryClass {class:#04x} is reserved or invalid"))
-                    })?,
-                })
+                    device_tag: DeviceTag::Cpu.tag(),
+                    sync_mode: SyncMode::default().tag(),
+                    memory_class: class,
+                }
+                .to_model()
+                .map_err(ffi)
             })
             .collect::<Result<Vec<_>>>()?;
         let shard = match &spec.shard {
@@ -461,20 +459,23 @@ impl Descriptor {
             None => None,
         };
         let statistics = match &spec.statistics {
-            Some(s) => Some(StatisticsModel {
-                computed_mask: s.computed_mask,
-                nnz: u64_of("statistics.nnz", s.nnz)?,
-                sparsity_ratio: s.sparsity,
-                value_min: s.min,
-                value_max: s.max,
-                value_abs_max: s.absmax,
-                value_mean: s.mean,
-                value_stddev: s.stddev,
-                nm_n: u8::try_from(s.nm_n).map_err(|_| bad("nmN is a byte"))?,
-                nm_m: u8::try_from(s.nm_m).map_err(|_| bad("nmM is a byte"))?,
-                has_nan: s.has_nan as u8,
-                has_inf: s.has_inf as u8,
-            }),
+            Some(s) => Some(
+                HurrayStatistics {
+                    computed_mask: s.computed_mask,
+                    nnz: u64_of("statistics.nnz", s.nnz)?,
+                    sparsity_ratio: s.sparsity,
+                    value_min: s.min,
+                    value_max: s.max,
+                    value_abs_max: s.absmax,
+                    value_mean: s.mean,
+                    value_stddev: s.stddev,
+                    nm_n: u8::try_from(s.nm_n).map_err(|_| bad("nmN is a byte"))?,
+                    nm_m: u8::try_from(s.nm_m).map_err(|_| bad("nmM is a byte"))?,
+                    has_nan: s.has_nan as u8,
+                    has_inf: s.has_inf as u8,
+                }
+                .to_model(),
+            ),
             None => None,
         };
         let composite_member = match spec.member_role.as_deref() {

@@ -15,9 +15,6 @@
 //! The message starts with the exact status name (`HURRAY_ERR_OUT_OF_RANGE: ...`)
 //! and then names the rule, byte offset or path.
 
-use std::ffi::CStr;
-
-use hurray_ffi::abi::{hurray_last_error_message, hurray_last_error_os_error, hurray_status_name};
 use hurray_ffi::{HurrayStatus, HURRAY_ERR_FILE_NOT_FOUND};
 
 /// A JS error: `code` as the module comment says, the reason a human message.
@@ -62,35 +59,8 @@ fn error_of(status: HurrayStatus, os_errno: Option<i32>, message: String) -> JsE
     napi::Error::new(node_code(status, os_errno), message)
 }
 
-/// `Ok(())` for `HURRAY_OK`; otherwise the error of the status with the calling
-/// thread's last-error message (which names the rule and offset).
-pub fn check(status: i32) -> Result<()> {
-    if status == hurray_ffi::HURRAY_OK {
-        return Ok(());
-    }
-    // SAFETY: both functions return pointers to NUL-terminated strings owned by the
-    // library (a static table and a thread-local), valid until the next call on this
-    // thread; they are copied at once.
-    let (name, message) = unsafe {
-        (
-            CStr::from_ptr(hurray_status_name(status))
-                .to_string_lossy()
-                .into_owned(),
-            CStr::from_ptr(hurray_last_error_message())
-                .to_string_lossy()
-                .into_owned(),
-        )
-    };
-    let os = Some(hurray_last_error_os_error()).filter(|&n| n != 0);
-    Err(error_of(
-        status,
-        os,
-        if message.is_empty() { name } else { message },
-    ))
-}
-
-/// A library error as a JS error; the message is the text the C ABI's last-error
-/// message carries (`"HURRAY_ERR_X: rule at byte N ..."`).
+/// A library error as a JS error; the message is the error's text, the one the C
+/// ABI's last-error message carries (`"HURRAY_ERR_X: rule at byte N ..."`).
 pub fn ffi(e: hurray_ffi::FfiError) -> JsErr {
     error_of(e.status, e.os_error(), e.to_string())
 }

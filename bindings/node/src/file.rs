@@ -1,43 +1,35 @@
 //! HRRYFILE reader (memory-mapped; tensors outlive it) and writer (temp file, then
 //! rename: a failed or abandoned write leaves nothing at the path).
 
-use std::ffi::CString;
-use std::ptr;
+use std::path::Path;
 use std::sync::Arc;
 
-use hurray_ffi::file::*;
-use hurray_ffi::{HurrayFileReader, HurrayFileWriter};
+use hurray_ffi::file::HURRAY_CRC_VERIFIED;
+use hurray_ffi::{
+    HurrayFileReader, HurrayFileWriter, HurrayWriteOptions, KvArray, KvValue, ReadOptions,
+};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::budget::{Token, LIVE_MAPPINGS};
-use crate::error::{check, closed, err, ffi, napi_err, Result};
+use crate::error::{closed, err, ffi, napi_err, Result};
 use crate::item::Item;
 use crate::tensor::{
-    adjust_external, boxed_tensor, Descriptor, Tensor, HOLDER_CHARGE, MAPPING_CHARGE,
+    adjust_external, view_of, Descriptor, Handle, Tensor, HOLDER_CHARGE, MAPPING_CHARGE,
 };
 
-/// A JS string as a C string; NUL bytes are refused.
-fn c_string(what: &str, s: &str) -> Result<CString> {
-    CString::new(s).map_err(|_| {
-        err(
+/// `s` when it holds no NUL byte; otherwise `ERR_HURRAY_INVALID_ARGUMENT` naming
+/// `what` (paths, names, keys and string values cross the C ABI as NUL-terminated
+/// strings, so no file this binding writes or reads may depend on one).
+fn no_nul<'s>(what: &str, s: &'s str) -> Result<&'s str> {
+    if s.contains('\0') {
+        Err(err(
             "HURRAY_ERR_INVALID_ARGUMENT",
             format!("{what} contains a NUL byte"),
-        )
-    })
-}
-
-/// Borrowed (pointer, length) bytes as a Rust string (lossy for invalid UTF-8).
-///
-/// # Safety
-/// `p` points at `len` readable bytes (or `len` is 0).
-unsafe fn str_of(p: *const std::ffi::c_char, len: u64) -> String {
-    if len == 0 {
-        return String::new();
+        ))
+    } else {
+        Ok(s)
     }
-    // SAFETY: per this function's contract.
-    let b = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len as usize) };
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// Facts about an open file. Offsets and sizes in bytes.
@@ -65,7 +57,8 @@ pub struct FileInfo {
 /// `close()` may come first; the mapping goes with the last tensor and view.
 #[napi(custom_finalize)]
 pub struct FileReader {
-    ptr: *mut HurrayFileReader,
+    /// The open reader; `None` once closed.
+    inner: Option<HurrayFileReader>,
     /// External memory reported to V8 for the mapping (`MAPPING_CHARGE`), given
     /// back on `close()` or finalization.
     charged: i64,
@@ -82,50 +75,35 @@ impl ObjectFinalize for FileReader {
 }
 
 impl FileReader {
-    /// Gives back the external-memory charge and the open count (once).
+    /// Gives back the external-memory charge (once).
     fn uncount(&mut self, env: napi::sys::napi_env) {
         let charged = std::mem::take(&mut self.charged);
         if charged != 0 {
             adjust_external(env, -charged);
         }
     }
-}
 
-impl Drop for FileReader {
-    fn drop(&mut self) {
-        // SAFETY: owned handle or NULL; destroy nulls it.
-        unsafe { hurray_file_reader_destroy(&mut self.ptr) };
-    }
-}
-
-impl FileReader {
-    fn live(&self) -> Result<*const HurrayFileReader> {
-        if self.ptr.is_null() {
-            Err(closed("FileReader"))
-        } else {
-            Ok(self.ptr)
-        }
+    fn live(&self) -> Result<&HurrayFileReader> {
+        self.inner.as_ref().ok_or_else(|| closed("FileReader"))
     }
 
+    /// The index of the KV entry `key`.
+    ///
+    /// Errors: `ERR_HURRAY_NOT_FOUND`.
     fn kv_index(&self, key: &str) -> Result<u64> {
         let r = self.live()?;
-        let key = c_string("key", key)?;
-        let mut i = 0u64;
-        // SAFETY: `r` live, `key` NUL-terminated.
-        check(unsafe { hurray_file_reader_kv_find(r, key.as_ptr(), &mut i) })?;
-        Ok(i)
+        let key = no_nul("key", key)?;
+        r.kv_find(key).ok_or_else(|| {
+            err(
+                "HURRAY_ERR_NOT_FOUND",
+                format!("the file has no KV key named {key:?}"),
+            )
+        })
     }
 
-    /// KV entry `index` as a JS value (a window of an array: see `file_kv`).
-    fn kv_value<'env>(
-        &self,
-        env: &'env Env,
-        index: u64,
-        window: Option<(u64, u64)>,
-    ) -> Result<Unknown<'env>> {
-        let r = self.live()?;
-        // SAFETY: `r` live; `index` comes from kv_find or is below kv_count.
-        unsafe { crate::file_kv::kv_value(env, r, index, window) }
+    /// The counted resources a tensor or item taken from this reader keeps alive.
+    fn tokens(&self) -> crate::budget::Tokens {
+        self.mapping.iter().cloned().collect()
     }
 }
 
@@ -133,21 +111,19 @@ impl FileReader {
 impl FileReader {
     /// Opens and memory-maps the file at `path`, validating everything but payload.
     ///
-    /// Throws: `ENOENT`, `ERR_HURRAY_IO`, `ERR_HURRAY_FORMAT`,
-    /// `ERR_HURRAY_TRUNCATED`, `ERR_HURRAY_FORMAT`, ... naming rule and offset;
+    /// Throws: `ENOENT`, `EISDIR`, `ERR_HURRAY_IO`, `ERR_HURRAY_TRUNCATED`,
+    /// `ERR_HURRAY_FORMAT`, ... naming the path, rule and offset;
     /// `ERR_HURRAY_LIMIT` when 7/8 of `vm.max_map_count` mappings are alive (Linux):
     /// a mapping lives while its reader or any tensor, item or view taken from it
     /// does.
     #[napi(factory)]
     pub fn open(env: Env, path: String) -> Result<FileReader> {
-        let path = c_string("path", &path)?;
+        let path = no_nul("path", &path)?;
         crate::budget::check_mappings()?;
-        let mut ptr = ptr::null_mut();
-        // SAFETY: NUL-terminated path; local out-pointer.
-        check(unsafe { hurray_file_reader_open(path.as_ptr(), &mut ptr) })?;
+        let r = HurrayFileReader::open(Path::new(path), &ReadOptions::default()).map_err(ffi)?;
         adjust_external(env.raw(), MAPPING_CHARGE);
         Ok(FileReader {
-            ptr,
+            inner: Some(r),
             charged: MAPPING_CHARGE,
             mapping: Some(Token::new(&LIVE_MAPPINGS, 1)),
         })
@@ -156,12 +132,7 @@ impl FileReader {
     /// File-level facts.
     #[napi(getter)]
     pub fn info(&self) -> Result<FileInfo> {
-        let r = self.live()?;
-        let mut i = std::mem::MaybeUninit::<HurrayFileInfo>::uninit();
-        // SAFETY: `r` live; `i` written on success.
-        check(unsafe { hurray_file_reader_info(r, i.as_mut_ptr()) })?;
-        // SAFETY: written by the successful call.
-        let i = unsafe { i.assume_init() };
+        let i = self.live()?.info();
         Ok(FileInfo {
             version_major: i.version_major as u32,
             version_minor: i.version_minor as u32,
@@ -176,12 +147,7 @@ impl FileReader {
     /// Tensor names, in index order (made straight into the JS array).
     #[napi(getter, ts_return_type = "string[]")]
     pub fn names<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-        let r = self.live()?;
-        let mut n = 0u64;
-        // SAFETY: `r` live.
-        check(unsafe { hurray_file_reader_tensor_count(r, &mut n) })?;
-        // SAFETY: `r` live.
-        unsafe { crate::file_kv::names(env, r, n) }
+        crate::file_kv::names(env, self.live()?)
     }
 
     /// The tensor named `name`: zero-copy over the mapping; outlives the reader.
@@ -189,14 +155,8 @@ impl FileReader {
     /// Throws: `ERR_HURRAY_NOT_FOUND`.
     #[napi]
     pub fn tensor(&self, env: Env, name: String) -> Result<Tensor> {
-        let r = self.live()?;
-        let name = c_string("name", &name)?;
-        let mut t = ptr::null_mut();
-        // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
-        check(unsafe { hurray_file_reader_tensor(r, name.as_ptr(), &mut t) })?;
-        // SAFETY: an owned tensor the reader just handed out.
-        let t = unsafe { crate::tensor::adopt_tensor(t) };
-        Ok(Tensor::holding(t, self.mapping.iter().cloned().collect()).charge(&env, HOLDER_CHARGE))
+        let t = self.live()?.tensor(no_nul("name", &name)?).map_err(ffi)?;
+        Ok(Tensor::holding(Box::new(t), self.tokens()).charge(&env, HOLDER_CHARGE))
     }
 
     /// Every tensor of the file, in index order (the order of `names`; a composite
@@ -208,19 +168,40 @@ impl FileReader {
     /// rule (as `tensor()` of its name would).
     #[napi]
     pub fn tensors(&self, env: Env) -> Result<Vec<Tensor>> {
-        let r = self.live()?;
-        // SAFETY: `r` is this object's live reader, made by this addon's hurray-ffi
-        // (`open`), borrowed for this call only.
-        let reader = unsafe { &*r }.reader();
+        let reader = self.live()?.reader();
+        let tensors = reader
+            .tensors()
+            .map(|(_, t)| {
+                let t = t.map_err(|e| ffi(e.into()))?;
+                let t = hurray_ffi::HurrayTensor::from_io(t).map_err(ffi)?;
+                Ok(Tensor::holding(Box::new(t), self.tokens()).charged_already(HOLDER_CHARGE))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // One report for all of them (each gives its own back).
+        adjust_external(env.raw(), HOLDER_CHARGE * tensors.len() as i64);
+        Ok(tensors)
+    }
+
+    /// Zero-copy views of every tensor's buffers, in index order (the order of
+    /// `names`): what `tensors().map((t) => t.buffers())` gives, in one call and
+    /// without a `Tensor` object per tensor (a composite head has no buffers: `[]`).
+    /// Each `ArrayBuffer` keeps its tensor's memory, and so the file's mapping,
+    /// alive until it is collected; the reader may be closed first. Writes through
+    /// them stay in memory (the mapping is copy-on-write).
+    ///
+    /// Throws: `ERR_HURRAY_FORMAT` when a tensor's buffer contents break a content
+    /// rule (as `tensor()` of its name would).
+    #[napi(ts_return_type = "ArrayBuffer[][]")]
+    pub fn views<'env>(&self, env: &'env Env) -> Result<Vec<Vec<ArrayBuffer<'env>>>> {
+        let reader = self.live()?.reader();
         reader
             .tensors()
             .map(|(_, t)| {
                 let t = t.map_err(|e| ffi(e.into()))?;
                 let t = hurray_ffi::HurrayTensor::from_io(t).map_err(ffi)?;
-                Ok(
-                    Tensor::holding(boxed_tensor(t), self.mapping.iter().cloned().collect())
-                        .charge(&env, HOLDER_CHARGE),
-                )
+                let n = t.buffer_list().len as u32;
+                let handle = Handle::shared(t, self.tokens());
+                (0..n).map(|i| view_of(env, handle.clone(), i)).collect()
             })
             .collect()
     }
@@ -231,14 +212,8 @@ impl FileReader {
     /// Throws: `ERR_HURRAY_NOT_FOUND`.
     #[napi]
     pub fn item(&self, env: Env, name: String) -> Result<Item> {
-        let r = self.live()?;
-        let name = c_string("name", &name)?;
-        let mut it = ptr::null_mut();
-        // SAFETY: `r` live, NUL-terminated name, local out-pointer (owned on success).
-        check(unsafe { hurray_file_reader_item(r, name.as_ptr(), &mut it) })?;
-        // SAFETY: an owned item the reader just handed out.
-        let it = unsafe { crate::item::adopt_item(it) };
-        Ok(Item::holding(it, self.mapping.iter().cloned().collect()).charge(&env, HOLDER_CHARGE))
+        let it = self.live()?.item(no_nul("name", &name)?).map_err(ffi)?;
+        Ok(Item::holding(Box::new(it), self.tokens()).charge(&env, HOLDER_CHARGE))
     }
 
     /// The descriptor of the tensor named `name`, without touching its payload.
@@ -246,15 +221,11 @@ impl FileReader {
     /// Throws: `ERR_HURRAY_NOT_FOUND`.
     #[napi]
     pub fn descriptor(&self, name: String) -> Result<Descriptor> {
-        let r = self.live()?;
-        let name = c_string("name", &name)?;
-        let mut d = ptr::null_mut();
-        // SAFETY: as `tensor`.
-        check(unsafe { hurray_file_reader_descriptor(r, name.as_ptr(), &mut d) })?;
-        // SAFETY: an owned descriptor the reader just handed out; dropping the box
-        // destroys it as `hurray_descriptor_destroy` would.
-        let d = unsafe { Box::from_raw(d) };
-        Ok(Descriptor::from_handle(*d))
+        let d = self
+            .live()?
+            .descriptor(no_nul("name", &name)?)
+            .map_err(ffi)?;
+        Ok(Descriptor::from_handle(d))
     }
 
     /// KV metadata as a plain object: strings, `bigint` for int64/uint64, numbers for
@@ -262,20 +233,11 @@ impl FileReader {
     #[napi(ts_return_type = "Record<string, unknown>")]
     pub fn metadata<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
         let r = self.live()?;
-        let mut info = std::mem::MaybeUninit::<HurrayFileInfo>::uninit();
-        // SAFETY: `r` live.
-        check(unsafe { hurray_file_reader_info(r, info.as_mut_ptr()) })?;
-        // SAFETY: written on success.
-        let n = unsafe { info.assume_init() }.kv_count;
         let mut obj = Object::new(env).map_err(napi_err)?;
-        for i in 0..n {
-            let (mut p, mut len) = (ptr::null(), 0u64);
-            // SAFETY: `r` live, `i` < count.
-            check(unsafe { hurray_file_reader_kv_key(r, i, &mut p, &mut len) })?;
-            // SAFETY: borrowed from the reader, copied.
-            let key = unsafe { str_of(p, len) };
-            let v = self.kv_value(env, i, None)?;
-            obj.set_named_property(&key, v).map_err(napi_err)?;
+        for i in 0..r.kv_count() {
+            let key = r.kv_key(i).map_err(ffi)?;
+            let v = crate::file_kv::kv_value(env, r, i, None)?;
+            obj.set_named_property(key, v).map_err(napi_err)?;
         }
         Ok(obj)
     }
@@ -285,19 +247,8 @@ impl FileReader {
     #[napi(getter)]
     pub fn keys(&self) -> Result<Vec<String>> {
         let r = self.live()?;
-        let mut info = std::mem::MaybeUninit::<HurrayFileInfo>::uninit();
-        // SAFETY: `r` live.
-        check(unsafe { hurray_file_reader_info(r, info.as_mut_ptr()) })?;
-        // SAFETY: written on success.
-        let n = unsafe { info.assume_init() }.kv_count;
-        (0..n)
-            .map(|i| {
-                let (mut p, mut len) = (ptr::null(), 0u64);
-                // SAFETY: `r` live, `i` < count; the key is copied at once.
-                check(unsafe { hurray_file_reader_kv_key(r, i, &mut p, &mut len) })?;
-                // SAFETY: borrowed from the reader, `len` bytes.
-                Ok(unsafe { str_of(p, len) })
-            })
+        (0..r.kv_count())
+            .map(|i| r.kv_key(i).map(str::to_owned).map_err(ffi))
             .collect()
     }
 
@@ -307,7 +258,7 @@ impl FileReader {
     #[napi(ts_return_type = "unknown")]
     pub fn value<'env>(&self, env: &'env Env, key: String) -> Result<Unknown<'env>> {
         let i = self.kv_index(&key)?;
-        self.kv_value(env, i, None)
+        crate::file_kv::kv_value(env, self.live()?, i, None)
     }
 
     /// The length of the KV value under `key`: the number of elements of an array,
@@ -317,9 +268,8 @@ impl FileReader {
     #[napi]
     pub fn metadata_length(&self, key: String) -> Result<f64> {
         let i = self.kv_index(&key)?;
-        // SAFETY: `live` checked by kv_index; `i` from kv_find.
-        let (_, _, n) = unsafe { crate::file_kv::kv_type(self.live()?, i)? };
-        Ok(n as f64)
+        let v = self.live()?.kv_value(i).map_err(ffi)?;
+        Ok(crate::file_kv::kv_len(&v) as f64)
     }
 
     /// Elements `[offset, offset + count)` of the KV array under `key` (types as
@@ -340,13 +290,13 @@ impl FileReader {
     ) -> Result<Unknown<'env>> {
         let whole = |x: f64| x >= 0.0 && x.fract() == 0.0 && x <= u32::MAX as f64;
         if !whole(offset) || !whole(count) {
-            return Err(crate::error::err(
+            return Err(err(
                 "HURRAY_ERR_OUT_OF_RANGE",
                 format!("the window offset {offset}, count {count} is not two whole numbers >= 0"),
             ));
         }
         let i = self.kv_index(&key)?;
-        self.kv_value(env, i, Some((offset as u64, count as u64)))
+        crate::file_kv::kv_value(env, self.live()?, i, Some((offset as u64, count as u64)))
     }
 
     /// Closes the reader (idempotent). Tensors taken from it stay valid. Close
@@ -354,8 +304,7 @@ impl FileReader {
     /// collector finalizes it, and a process has a limited number of mappings.
     #[napi]
     pub fn close(&mut self, env: Env) {
-        // SAFETY: owned handle or NULL; destroy nulls it.
-        unsafe { hurray_file_reader_destroy(&mut self.ptr) };
+        self.inner = None;
         self.mapping = None;
         self.uncount(env.raw());
     }
@@ -380,33 +329,19 @@ pub struct WriteOptions {
 /// appears at `path`.
 #[napi]
 pub struct FileWriter {
-    ptr: *mut HurrayFileWriter,
-}
-
-impl Drop for FileWriter {
-    fn drop(&mut self) {
-        // SAFETY: owned handle or NULL; destroy nulls it (abandoning an unfinished file).
-        unsafe { hurray_file_writer_destroy(&mut self.ptr) };
-    }
+    /// The writer; `None` once closed (dropping an unfinished one abandons its file).
+    inner: Option<HurrayFileWriter>,
 }
 
 impl FileWriter {
-    fn live(&self) -> Result<*mut HurrayFileWriter> {
-        if self.ptr.is_null() {
-            Err(closed("FileWriter"))
-        } else {
-            Ok(self.ptr)
-        }
+    fn live(&mut self) -> Result<&mut HurrayFileWriter> {
+        self.inner.as_mut().ok_or_else(|| closed("FileWriter"))
     }
 
-    fn add(
-        &mut self,
-        key: &str,
-        f: impl FnOnce(*mut HurrayFileWriter, *const std::ffi::c_char) -> i32,
-    ) -> Result<()> {
-        let w = self.live()?;
-        let key = c_string("key", key)?;
-        check(f(w, key.as_ptr()))
+    /// Adds KV entry `key` = `value`.
+    fn add(&mut self, key: &str, value: KvValue) -> Result<()> {
+        let key = no_nul("key", key)?;
+        self.live()?.add_kv(key, value).map_err(ffi)
     }
 }
 
@@ -451,12 +386,8 @@ impl FileWriter {
     /// `ENOENT` (missing directory).
     #[napi(factory)]
     pub fn create(path: String, options: Option<WriteOptions>) -> Result<FileWriter> {
-        let path = c_string("path", &path)?;
-        let mut o = std::mem::MaybeUninit::<HurrayWriteOptions>::uninit();
-        // SAFETY: `o` writable; written on success.
-        check(unsafe { hurray_write_options_default(o.as_mut_ptr()) })?;
-        // SAFETY: written by the successful call.
-        let mut o = unsafe { o.assume_init() };
+        let path = no_nul("path", &path)?;
+        let mut o = HurrayWriteOptions::default();
         if let Some(opts) = options {
             if let Some(a) = opts.data_buffer_alignment {
                 let a = crate::stream::u32_option("dataBufferAlignment", a)?;
@@ -481,10 +412,8 @@ impl FileWriter {
                 o.durable = d as u8;
             }
         }
-        let mut ptr = ptr::null_mut();
-        // SAFETY: NUL-terminated path, options read during the call.
-        check(unsafe { hurray_file_writer_create(path.as_ptr(), &o, &mut ptr) })?;
-        Ok(FileWriter { ptr })
+        let w = HurrayFileWriter::create(Path::new(path), &o).map_err(ffi)?;
+        Ok(FileWriter { inner: Some(w) })
     }
 
     /// Writes `tensor` under `name` (its buffers are read during the call).
@@ -494,11 +423,10 @@ impl FileWriter {
     #[napi]
     pub fn write_tensor(&mut self, env: Env, name: String, tensor: &Tensor) -> Result<()> {
         let w = self.live()?;
-        let t = tensor.handle()?;
+        let handle = tensor.handle()?;
         tensor.check_lent(env.raw())?;
-        let name = c_string("name", &name)?;
-        // SAFETY: writer and tensor live; name NUL-terminated.
-        check(unsafe { hurray_file_writer_write_tensor(w, name.as_ptr(), t.ptr()?) })
+        let name = no_nul("name", &name)?;
+        w.write_tensor(name, handle.tensor()?).map_err(ffi)
     }
 
     /// Writes `item` (a tensor or a composite with its members) under `name`;
@@ -509,68 +437,48 @@ impl FileWriter {
     pub fn write_item(&mut self, env: Env, name: String, item: &Item) -> Result<()> {
         let w = self.live()?;
         let (_, node) = item.node()?;
-        let node: *const hurray_ffi::HurrayItem = node;
         item.check_lent(env.raw())?;
-        let name = c_string("name", &name)?;
-        // SAFETY: writer and item live; name NUL-terminated.
-        check(unsafe { hurray_file_writer_write_item(w, name.as_ptr(), node) })
+        let name = no_nul("name", &name)?;
+        w.write_item(name, node).map_err(ffi)
     }
 
     /// Adds a string KV entry.
     #[napi]
     pub fn add_string(&mut self, key: String, value: String) -> Result<()> {
-        let value = c_string("value", &value)?;
-        // SAFETY: writer live, both strings NUL-terminated.
-        self.add(&key, |w, k| unsafe {
-            hurray_file_writer_add_kv_string(w, k, value.as_ptr())
-        })
+        no_nul("value", &value)?;
+        self.add(&key, KvValue::String(value))
     }
 
     /// Adds an int64 KV entry (a bigint, or an integer number below 2^53).
     #[napi]
     pub fn add_int64(&mut self, key: String, value: Either<BigInt, f64>) -> Result<()> {
         let v = int_of(&value, true)? as i64;
-        // SAFETY: writer live, key NUL-terminated.
-        self.add(&key, |w, k| unsafe {
-            hurray_file_writer_add_kv_int64(w, k, v)
-        })
+        self.add(&key, KvValue::Int64(v))
     }
 
     /// Adds a uint64 KV entry (a non-negative bigint or integer number).
     #[napi]
     pub fn add_uint64(&mut self, key: String, value: Either<BigInt, f64>) -> Result<()> {
         let v = int_of(&value, false)? as u64;
-        // SAFETY: writer live, key NUL-terminated.
-        self.add(&key, |w, k| unsafe {
-            hurray_file_writer_add_kv_uint64(w, k, v)
-        })
+        self.add(&key, KvValue::UInt64(v))
     }
 
     /// Adds a float64 KV entry.
     #[napi]
     pub fn add_float64(&mut self, key: String, value: f64) -> Result<()> {
-        // SAFETY: writer live, key NUL-terminated.
-        self.add(&key, |w, k| unsafe {
-            hurray_file_writer_add_kv_float64(w, k, value)
-        })
+        self.add(&key, KvValue::Float64(value))
     }
 
     /// Adds a bool KV entry.
     #[napi]
     pub fn add_bool(&mut self, key: String, value: bool) -> Result<()> {
-        // SAFETY: writer live, key NUL-terminated.
-        self.add(&key, |w, k| unsafe {
-            hurray_file_writer_add_kv_bool(w, k, value as u8)
-        })
+        self.add(&key, KvValue::Bool(value))
     }
 
     /// Adds a bytes KV entry (copied).
     #[napi]
     pub fn add_bytes(&mut self, key: String, value: &[u8]) -> Result<()> {
-        // SAFETY: writer live, key NUL-terminated, bytes readable for their length.
-        self.add(&key, |w, k| unsafe {
-            hurray_file_writer_add_kv_bytes(w, k, value.as_ptr(), value.len() as u64)
-        })
+        self.add(&key, KvValue::Bytes(value.to_vec()))
     }
 
     /// Adds an int64-array KV entry.
@@ -580,10 +488,7 @@ impl FileWriter {
             .iter()
             .map(|x| int_of(x, true).map(|i| i as i64))
             .collect::<Result<_>>()?;
-        // SAFETY: writer live, key NUL-terminated, `v` readable for its length.
-        self.add(&key, |w, k| unsafe {
-            hurray_file_writer_add_kv_array_int64(w, k, v.as_ptr(), v.len() as u64)
-        })
+        self.add(&key, KvValue::Array(KvArray::Int64(v)))
     }
 
     /// Adds a uint64-array KV entry (non-negative bigints or integer numbers).
@@ -597,61 +502,35 @@ impl FileWriter {
             .iter()
             .map(|x| int_of(x, false).map(|i| i as u64))
             .collect::<Result<_>>()?;
-        // SAFETY: writer live, key NUL-terminated, `v` readable for its length.
-        self.add(&key, |w, k| unsafe {
-            hurray_file_writer_add_kv_array_uint64(w, k, v.as_ptr(), v.len() as u64)
-        })
+        self.add(&key, KvValue::Array(KvArray::UInt64(v)))
     }
 
     /// Adds a bool-array KV entry.
     #[napi]
     pub fn add_bool_array(&mut self, key: String, values: Vec<bool>) -> Result<()> {
-        let v: Vec<u8> = values.iter().map(|&b| b as u8).collect();
-        // SAFETY: writer live, key NUL-terminated, `v` readable for its length.
-        self.add(&key, |w, k| unsafe {
-            hurray_file_writer_add_kv_array_bool(w, k, v.as_ptr(), v.len() as u64)
-        })
+        self.add(&key, KvValue::Array(KvArray::Bool(values)))
     }
 
     /// Adds a bytes-array KV entry (each copied).
     #[napi]
     pub fn add_bytes_array(&mut self, key: String, values: Vec<Uint8Array>) -> Result<()> {
-        let ptrs: Vec<*const u8> = values.iter().map(|b| b.as_ptr()).collect();
-        let lens: Vec<u64> = values.iter().map(|b| b.len() as u64).collect();
-        // SAFETY: writer live, key NUL-terminated; each pointer is readable for its
-        // length while `values` lives (the whole call).
-        self.add(&key, |w, k| unsafe {
-            hurray_file_writer_add_kv_array_bytes(
-                w,
-                k,
-                ptrs.as_ptr(),
-                lens.as_ptr(),
-                ptrs.len() as u64,
-            )
-        })
+        let v = values.iter().map(|b| b.to_vec()).collect();
+        self.add(&key, KvValue::Array(KvArray::Bytes(v)))
     }
 
     /// Adds a float64-array KV entry.
     #[napi]
     pub fn add_float64_array(&mut self, key: String, values: Vec<f64>) -> Result<()> {
-        // SAFETY: writer live, key NUL-terminated, `values` readable for its length.
-        self.add(&key, |w, k| unsafe {
-            hurray_file_writer_add_kv_array_float64(w, k, values.as_ptr(), values.len() as u64)
-        })
+        self.add(&key, KvValue::Array(KvArray::Float64(values)))
     }
 
     /// Adds a string-array KV entry.
     #[napi]
     pub fn add_string_array(&mut self, key: String, values: Vec<String>) -> Result<()> {
-        let owned: Vec<CString> = values
-            .iter()
-            .map(|s| c_string("value", s))
-            .collect::<Result<_>>()?;
-        let ptrs: Vec<*const std::ffi::c_char> = owned.iter().map(|c| c.as_ptr()).collect();
-        // SAFETY: writer live, key and every value NUL-terminated and alive (`owned`).
-        self.add(&key, |w, k| unsafe {
-            hurray_file_writer_add_kv_array_string(w, k, ptrs.as_ptr(), ptrs.len() as u64)
-        })
+        for v in &values {
+            no_nul("value", v)?;
+        }
+        self.add(&key, KvValue::Array(KvArray::String(values)))
     }
 
     /// Writes the index and trailer and renames the file into place.
@@ -659,15 +538,12 @@ impl FileWriter {
     /// Throws: `ERR_HURRAY_STATE` (already finished), `ERR_HURRAY_IO`.
     #[napi]
     pub fn finish(&mut self) -> Result<()> {
-        let w = self.live()?;
-        // SAFETY: writer live.
-        check(unsafe { hurray_file_writer_finish(w) })
+        self.live()?.finish().map_err(ffi)
     }
 
     /// Frees the writer (idempotent); an unfinished file is abandoned.
     #[napi]
     pub fn close(&mut self) {
-        // SAFETY: owned handle or NULL; destroy nulls it.
-        unsafe { hurray_file_writer_destroy(&mut self.ptr) };
+        self.inner = None;
     }
 }

@@ -66,24 +66,6 @@ impl ItemHandle {
     }
 }
 
-/// An item the library returned as a pointer, taken back as a Rust value.
-///
-/// # Safety
-/// `p` is an owned, live `HurrayItem` made by this addon's hurray-ffi, not used
-/// again by the caller.
-pub(crate) unsafe fn adopt_item(p: *mut HurrayItem) -> Box<HurrayItem> {
-    // SAFETY: per this function's contract, a `Box` of this build leaked by
-    // `into_raw`; dropping it destroys the item as `hurray_item_destroy` would.
-    unsafe { Box::from_raw(p) }
-}
-
-/// An item this addon made, on the heap at the address the library registers for
-/// its own handles.
-fn boxed_item(it: HurrayItem) -> Box<HurrayItem> {
-    // SAFETY: `into_raw` leaks a fresh own-build box, taken back at once.
-    unsafe { adopt_item(it.into_raw()) }
-}
-
 /// A file or stream item: one tensor, or a composite whose head tensor describes how
 /// its members (items themselves) combine. `tensor` is the plain tensor or the head.
 /// Every object taken from an item (members, tensors) keeps the whole item alive;
@@ -202,7 +184,7 @@ impl Item {
         }
         let (t, tokens) = tensor.take_owned()?;
         let it = HurrayItem::from_tensor(*t).map_err(ffi)?;
-        let mut item = Item::holding(boxed_item(it), tokens);
+        let mut item = Item::holding(Box::new(it), tokens);
         item.charged = tensor.take_charge(); // the memory moved in with the handle
         item.lent = tensor.take_lent(); // and the lent buffers' checks
         Ok(item)
@@ -273,7 +255,7 @@ impl Item {
                 return Err(ffi(e));
             }
         }
-        let mut item = Item::holding(boxed_item(composite), tokens);
+        let mut item = Item::holding(Box::new(composite), tokens);
         item.charged = charged;
         item.lent = lent;
         Ok(item)

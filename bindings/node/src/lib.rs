@@ -1,10 +1,12 @@
-//! `hurray-node`: the Node.js addon of Hurray, a napi-rs layer over the hurray-ffi C ABI.
+//! `hurray-node`: the Node.js addon of Hurray, a napi-rs layer over hurray-ffi's
+//! safe Rust face.
 //!
-//! Every format rule lives in the Rust crates below; this crate only maps the C
-//! surface (`hurray_*` functions of hurray-ffi, called as `extern "C"` functions of
-//! its rlib) onto JavaScript idioms:
+//! Every format rule lives in the Rust crates below; this crate only maps the face
+//! (`HurrayFileReader`, `HurrayFileWriter`, `HurrayStreamDecoder`,
+//! `HurrayStreamEncoder`, `HurrayTensor`, `HurrayItem`, ... held as Rust values in
+//! the napi classes; no `hurray_*` C function is called) onto JavaScript idioms:
 //!
-//! - [`tensor::Tensor`] owns one `HurrayTensor` handle through an `Arc`; `close()`
+//! - [`tensor::Tensor`] owns one `HurrayTensor` through an `Arc`; `close()`
 //!   drops the Tensor's reference, the napi finalizer drops it when the object is
 //!   collected, and every zero-copy view (an external `ArrayBuffer`) holds another
 //!   reference that its own finalizer drops. The handle is destroyed with the last.
@@ -15,7 +17,9 @@
 //!   (`ENOENT`, `EISDIR`, `ERR_HURRAY_TRUNCATED`, ...: `error.rs`) and whose message
 //!   is the library's error text (status name, rule and byte offset, path).
 //!
-//! `unsafe` appears only here, at the C boundary, each block with a `SAFETY:` note.
+//! Unsafe code appears only at the napi boundary (raw napi calls, external
+//! ArrayBuffers, the release callback the library calls), each block with a
+//! `SAFETY:` note.
 
 #![deny(missing_docs)]
 

@@ -1,24 +1,13 @@
 //! Stream decoder and encoder: the sans-io cores that the JS `StreamReader` and
 //! `StreamWriter` (lib/stream.js) drive over Node streams.
 
-use std::ptr;
-
-use hurray_ffi::stream::{
-    hurray_stream_decoder_destroy, hurray_stream_decoder_feed, hurray_stream_decoder_finish,
-    hurray_stream_decoder_new, hurray_stream_decoder_next_tensor, hurray_stream_decoder_position,
-    hurray_stream_encoder_begin_tensor, hurray_stream_encoder_chunk, hurray_stream_encoder_destroy,
-    hurray_stream_encoder_end, hurray_stream_encoder_new,
-};
-use hurray_ffi::stream::{
-    hurray_stream_decoder_next, hurray_stream_encoder_begin_item, hurray_stream_limits_default,
-};
 use hurray_ffi::{
     HurrayItem, HurrayStreamDecoder, HurrayStreamEncoder, HurrayStreamLimits, HurrayTensor,
 };
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::error::{check, closed, err, napi_err, Result};
+use crate::error::{closed, err, ffi, napi_err, Result};
 use crate::item::Item;
 use crate::tensor::Tensor;
 
@@ -73,13 +62,9 @@ pub(crate) fn u32_option(name: &str, v: f64) -> Result<u32> {
     }
 }
 
-/// The C limits for `limits` (defaults where absent).
+/// The library's limits for `limits` (defaults where absent).
 fn limits_in(limits: Option<StreamLimits>) -> Result<HurrayStreamLimits> {
-    let mut l = std::mem::MaybeUninit::<HurrayStreamLimits>::uninit();
-    // SAFETY: `l` is writable and written on success.
-    check(unsafe { hurray_stream_limits_default(l.as_mut_ptr()) })?;
-    // SAFETY: written by the successful call.
-    let mut l = unsafe { l.assume_init() };
+    let mut l = HurrayStreamLimits::default();
     if let Some(o) = limits {
         if let Some(v) = o.max_descriptor_bytes {
             l.max_descriptor_bytes = u32_option("maxDescriptorBytes", v)?;
@@ -129,25 +114,15 @@ fn item_regions(it: &HurrayItem, out: &mut Vec<(usize, usize)>) {
 /// `ERR_HURRAY_LIMIT`, ... and a message naming the rule and byte offset.
 #[napi]
 pub struct StreamDecoder {
-    ptr: *mut HurrayStreamDecoder,
+    /// The decoder; `None` once closed.
+    inner: Option<HurrayStreamDecoder>,
     /// `finish()` succeeded: the input is over, `feed` is refused.
     finished: bool,
 }
 
-impl Drop for StreamDecoder {
-    fn drop(&mut self) {
-        // SAFETY: owned handle or NULL; destroy nulls it.
-        unsafe { hurray_stream_decoder_destroy(&mut self.ptr) };
-    }
-}
-
 impl StreamDecoder {
-    fn live(&self) -> Result<*mut HurrayStreamDecoder> {
-        if self.ptr.is_null() {
-            Err(closed("StreamDecoder"))
-        } else {
-            Ok(self.ptr)
-        }
+    fn live(&mut self) -> Result<&mut HurrayStreamDecoder> {
+        self.inner.as_mut().ok_or_else(|| closed("StreamDecoder"))
     }
 }
 
@@ -159,12 +134,9 @@ impl StreamDecoder {
     /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (a limit out of range).
     #[napi(constructor)]
     pub fn new(limits: Option<StreamLimits>) -> Result<StreamDecoder> {
-        let l = limits_in(limits)?;
-        let mut ptr = ptr::null_mut();
-        // SAFETY: `l` is read during the call; `ptr` is a local out-pointer.
-        check(unsafe { hurray_stream_decoder_new(&l, &mut ptr) })?;
+        let d = HurrayStreamDecoder::new(&limits_in(limits)?).map_err(ffi)?;
         Ok(StreamDecoder {
-            ptr,
+            inner: Some(d),
             finished: false,
         })
     }
@@ -176,19 +148,15 @@ impl StreamDecoder {
     /// Throws: `ERR_HURRAY_STATE` (closed, or after `finish()`).
     #[napi]
     pub fn feed(&mut self, bytes: &[u8]) -> Result<f64> {
+        let finished = self.finished;
         let d = self.live()?;
-        if self.finished {
+        if finished {
             return Err(err(
                 "HURRAY_ERR_STATE",
                 "the StreamDecoder is finished; it takes no more input",
             ));
         }
-        let mut taken = 0u64;
-        // SAFETY: `d` live, `bytes` readable for its length during the call.
-        check(unsafe {
-            hurray_stream_decoder_feed(d, bytes.as_ptr(), bytes.len() as u64, &mut taken)
-        })?;
-        Ok(taken as f64)
+        Ok(d.feed(bytes) as f64)
     }
 
     /// The next completed tensor, or `null` when none is complete yet. The tensor's
@@ -202,17 +170,8 @@ impl StreamDecoder {
     pub fn next_tensor(&mut self, env: Env) -> Result<Option<Tensor>> {
         let d = self.live()?;
         crate::budget::check_decoded()?;
-        let mut t = ptr::null_mut();
-        // SAFETY: `d` live; `t` a local out-pointer, owned on success.
-        check(unsafe { hurray_stream_decoder_next_tensor(d, &mut t) })?;
-        Ok(if t.is_null() {
-            None
-        } else {
-            // SAFETY: an owned tensor the decoder just handed out.
-            Some(Tensor::owned(&env, unsafe {
-                crate::tensor::adopt_tensor(t)
-            }))
-        })
+        let t = d.next_tensor().map_err(ffi)?;
+        Ok(t.map(|t| Tensor::owned(&env, Box::new(t))))
     }
 
     /// The next completed item (a tensor or a composite), or `null` when none is
@@ -223,52 +182,38 @@ impl StreamDecoder {
     pub fn next_item(&mut self, env: Env) -> Result<Option<Item>> {
         let d = self.live()?;
         crate::budget::check_decoded()?;
-        let mut it = ptr::null_mut();
-        // SAFETY: `d` live; `it` a local out-pointer, owned on success.
-        check(unsafe { hurray_stream_decoder_next(d, &mut it) })?;
-        Ok(if it.is_null() {
-            None
-        } else {
-            // SAFETY: an owned item the decoder just handed out.
-            Some(Item::owned(&env, unsafe { crate::item::adopt_item(it) }))
-        })
+        let it = d.next().map_err(ffi)?;
+        Ok(it.map(|it| Item::owned(&env, Box::new(it))))
     }
 
     /// Declares end of input. Throws `ERR_HURRAY_TRUNCATED` when the input ended
     /// inside a tensor (the message gives the offset), or the pending decode error.
     #[napi]
     pub fn finish(&mut self) -> Result<()> {
-        let d = self.live()?;
-        // SAFETY: `d` live.
-        check(unsafe { hurray_stream_decoder_finish(d) })?;
+        self.live()?.finish().map_err(ffi)?;
         self.finished = true;
         Ok(())
     }
 
     /// Bytes consumed so far (the stream offset).
     #[napi(getter)]
-    pub fn position(&self) -> Result<f64> {
-        let d = self.live()?;
-        let mut p = 0u64;
-        // SAFETY: `d` live, `p` a local.
-        check(unsafe { hurray_stream_decoder_position(d, &mut p) })?;
-        Ok(p as f64)
+    pub fn position(&mut self) -> Result<f64> {
+        Ok(self.live()?.position() as f64)
     }
 
     /// Frees the decoder now (idempotent). Tensors already taken stay valid.
     #[napi]
     pub fn close(&mut self) {
-        // SAFETY: owned handle or NULL; destroy nulls it.
-        unsafe { hurray_stream_decoder_destroy(&mut self.ptr) };
+        self.inner = None;
     }
 }
 
 impl StreamEncoder {
-    /// The chunks of the item begun on the encoder, then `end`: chunks inside
-    /// `regions` (the item's own buffers) become external ArrayBuffers holding `keep`;
-    /// the rest (descriptor, framing) are copied.
+    /// The chunks of the item begun on `enc`, then `end`: chunks inside `regions`
+    /// (the item's own buffers) become external ArrayBuffers holding `keep`; the
+    /// rest (descriptor, framing) are copied.
     fn chunks<'env>(
-        &mut self,
+        enc: &mut HurrayStreamEncoder,
         env: &'env Env,
         count: u64,
         regions: &[(usize, usize)],
@@ -277,10 +222,8 @@ impl StreamEncoder {
         let mut out = Vec::with_capacity(count as usize);
         let result: Result<()> = (|| {
             for i in 0..count {
-                let (mut p, mut n): (*const u8, u64) = (ptr::null(), 0);
-                // SAFETY: encoder live with a current item; `i` < count.
-                check(unsafe { hurray_stream_encoder_chunk(self.ptr, i, &mut p, &mut n) })?;
-                let (a, len) = (p as usize, n as usize);
+                let chunk = enc.chunk(i).map_err(ffi)?;
+                let (a, len) = (chunk.as_ptr() as usize, chunk.len());
                 let inside = len > 0
                     && regions
                         .iter()
@@ -293,25 +236,19 @@ impl StreamEncoder {
                     // SAFETY: the chunk lies inside one of the item's buffers, valid
                     // while `hold` lives; the ArrayBuffer's finalizer drops it. The
                     // memory is accounted by its owner (view.rs).
-                    unsafe { crate::view::uncounted(env, p as *mut u8, len, hold)? }
+                    unsafe { crate::view::uncounted(env, a as *mut u8, len, hold)? }
                 } else {
-                    let bytes = if len == 0 {
-                        Vec::new()
-                    } else {
-                        // SAFETY: the chunk is valid until `end` below; copied now.
-                        unsafe { std::slice::from_raw_parts(p, len) }.to_vec()
-                    };
-                    ArrayBuffer::from_data(env, bytes).map_err(napi_err)?
+                    // Valid until `end` below; copied now.
+                    ArrayBuffer::from_data(env, chunk.to_vec()).map_err(napi_err)?
                 };
                 out.push(ab);
             }
             Ok(())
         })();
-        // SAFETY: encoder live; ends the item (its chunk pointers become invalid; the
-        // views above hold the memory, not the chunks).
-        let ended = check(unsafe { hurray_stream_encoder_end(self.ptr) });
+        // Ends the item (its chunks become invalid; the views above hold the
+        // memory, not the chunks).
+        enc.end();
         result?;
-        ended?;
         Ok(out)
     }
 }
@@ -319,13 +256,13 @@ impl StreamEncoder {
 /// Encodes tensors into the streaming container, without copying their payload.
 #[napi]
 pub struct StreamEncoder {
-    ptr: *mut HurrayStreamEncoder,
+    /// The encoder; `None` once closed.
+    inner: Option<HurrayStreamEncoder>,
 }
 
-impl Drop for StreamEncoder {
-    fn drop(&mut self) {
-        // SAFETY: owned handle or NULL; destroy nulls it.
-        unsafe { hurray_stream_encoder_destroy(&mut self.ptr) };
+impl StreamEncoder {
+    fn live(&mut self) -> Result<&mut HurrayStreamEncoder> {
+        self.inner.as_mut().ok_or_else(|| closed("StreamEncoder"))
     }
 }
 
@@ -336,11 +273,8 @@ impl StreamEncoder {
     /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (a limit out of range).
     #[napi(constructor)]
     pub fn new(limits: Option<StreamLimits>) -> Result<StreamEncoder> {
-        let l = limits_in(limits)?;
-        let mut ptr = ptr::null_mut();
-        // SAFETY: `l` is read during the call.
-        check(unsafe { hurray_stream_encoder_new(&l, &mut ptr) })?;
-        Ok(StreamEncoder { ptr })
+        let e = HurrayStreamEncoder::new(&limits_in(limits)?).map_err(ffi)?;
+        Ok(StreamEncoder { inner: Some(e) })
     }
 
     /// The bytes of one tensor in the stream, as ArrayBuffers to write in order: the
@@ -355,20 +289,15 @@ impl StreamEncoder {
         env: &'env Env,
         tensor: &Tensor,
     ) -> Result<Vec<ArrayBuffer<'env>>> {
-        if self.ptr.is_null() {
-            return Err(closed("StreamEncoder"));
-        }
+        let enc = self.live()?;
         let handle = tensor.handle()?.clone();
         tensor.check_lent(env.raw())?;
-        let (mut count, mut total) = (0u64, 0u64);
-        // SAFETY: encoder and tensor are live; outs are locals. The encoder borrows
-        // the tensor's buffers until `end` (in `chunks`).
-        check(unsafe {
-            hurray_stream_encoder_begin_tensor(self.ptr, handle.ptr()?, &mut count, &mut total)
-        })?;
+        // The encoder borrows the tensor's buffers until `end` (in `chunks`);
+        // `handle` keeps them alive.
+        let (count, _) = enc.begin_tensor(handle.tensor()?).map_err(ffi)?;
         let mut regions = Vec::new();
         regions_of(handle.tensor()?, &mut regions);
-        self.chunks(env, count, &regions, Keep::Tensor(handle))
+        Self::chunks(enc, env, count, &regions, Keep::Tensor(handle))
     }
 
     /// The bytes of one item (a tensor or a composite with all its members), as
@@ -382,26 +311,26 @@ impl StreamEncoder {
         env: &'env Env,
         item: &Item,
     ) -> Result<Vec<ArrayBuffer<'env>>> {
-        if self.ptr.is_null() {
-            return Err(closed("StreamEncoder"));
-        }
+        let enc = self.live()?;
         let (root, node) = item.node()?;
         item.check_lent(env.raw())?;
         let root = root.clone();
         let mut regions = Vec::new();
         item_regions(node, &mut regions);
-        let node: *const HurrayItem = node;
-        let (mut count, mut total) = (0u64, 0u64);
-        // SAFETY: encoder and item are live; the encoder borrows the item's buffers
-        // until `end` (in `chunks`).
-        check(unsafe { hurray_stream_encoder_begin_item(self.ptr, node, &mut count, &mut total) })?;
-        self.chunks(env, count, &regions, Keep::Item(root))
+        let (count, _) = enc.begin_item(node).map_err(ffi)?;
+        Self::chunks(enc, env, count, &regions, Keep::Item(root))
+    }
+
+    /// Bytes of every tensor and item encoded so far (the stream offset the next
+    /// one starts at).
+    #[napi(getter)]
+    pub fn position(&mut self) -> Result<f64> {
+        Ok(self.live()?.position() as f64)
     }
 
     /// Frees the encoder now (idempotent).
     #[napi]
     pub fn close(&mut self) {
-        // SAFETY: owned handle or NULL; destroy nulls it.
-        unsafe { hurray_stream_encoder_destroy(&mut self.ptr) };
+        self.inner = None;
     }
 }

@@ -67,29 +67,53 @@ impl Handle {
             Held::Member(root, path) => Ok(root.node(path)?.tensor_handle()),
         }
     }
+}
 
-    /// The tensor as a pointer, for the hurray-ffi calls that still take one.
-    pub(crate) fn ptr(&self) -> Result<*const HurrayTensor> {
-        self.tensor().map(|t| t as *const HurrayTensor)
+impl Handle {
+    /// A handle owning `t`, with the counted resources it keeps alive, to share
+    /// between the views of its buffers (`FileReader.views`).
+    pub(crate) fn shared(t: HurrayTensor, tokens: Tokens) -> Arc<Handle> {
+        Arc::new(Handle {
+            held: Held::Owned(Box::new(t)),
+            tokens,
+        })
     }
 }
 
-/// A tensor handle the library returned as a pointer, taken back as a Rust value.
+/// Buffer `index` of `handle`'s tensor as a zero-copy `ArrayBuffer` that holds the
+/// handle until it is collected (an empty one, not holding it, for an empty buffer).
 ///
-/// # Safety
-/// `p` is an owned, live `HurrayTensor` made by this addon's hurray-ffi (a C export
-/// of it, or `HurrayTensor::into_raw`), not used again by the caller.
-pub(crate) unsafe fn adopt_tensor(p: *mut HurrayTensor) -> Box<HurrayTensor> {
-    // SAFETY: per this function's contract, `p` is a `Box` of this build leaked by
-    // `into_raw`; dropping the box destroys it as `hurray_tensor_destroy` would.
-    unsafe { Box::from_raw(p) }
-}
-
-/// A tensor this addon made, on the heap at the address the library registers for
-/// its own handles (debug builds check that address when the pointer is passed).
-pub(crate) fn boxed_tensor(t: HurrayTensor) -> Box<HurrayTensor> {
-    // SAFETY: `into_raw` leaks a fresh own-build box, taken back at once.
-    unsafe { adopt_tensor(t.into_raw()) }
+/// Errors: `ERR_HURRAY_INVALID_ARGUMENT` (`HURRAY_ERR_OUT_OF_RANGE`: no such
+/// buffer), `ERR_HURRAY_LIMIT` (larger than the address space), the napi failure.
+pub(crate) fn view_of<'env>(
+    env: &'env Env,
+    handle: Arc<Handle>,
+    index: u32,
+) -> Result<ArrayBuffer<'env>> {
+    // Borrowed while the handle lives; the ArrayBuffer below holds the handle.
+    let list = handle.tensor()?.buffer_list();
+    let (data, size) = list
+        .buffers()
+        .nth(index as usize)
+        .map(HurrayBuffer::raw_parts)
+        .ok_or_else(|| {
+            err(
+                "HURRAY_ERR_OUT_OF_RANGE",
+                format!(
+                    "buffer index {index} is out of range: the tensor has {} buffer(s)",
+                    list.len
+                ),
+            )
+        })?;
+    if size == 0 || data.is_null() {
+        return ArrayBuffer::from_data(env, Vec::<u8>::new()).map_err(napi_err);
+    }
+    let len = usize::try_from(size)
+        .map_err(|_| err("HURRAY_ERR_LIMIT", "buffer larger than the address space"))?;
+    // SAFETY: `data` points at `len` bytes that stay valid while `handle` lives; the
+    // finalizer drops `handle` only when the ArrayBuffer is collected. The memory
+    // is accounted by its owner (view.rs).
+    unsafe { crate::view::uncounted(env, data as *mut u8, len, handle) }
 }
 
 /// Shape in elements per dimension, as JS numbers (exact below 2^53).
@@ -681,10 +705,9 @@ pub(crate) const HOLDER_CHARGE: i64 = 16 << 10;
 /// failure only affects garbage-collection scheduling.
 pub(crate) fn adjust_external(env: sys::napi_env, bytes: i64) {
     if bytes != 0 {
-        let mut total = 0i64;
-        // SAFETY: `env` is the environment of the current call or finalizer, on its
-        // JS thread; `total` is a local.
-        unsafe { sys::napi_adjust_external_memory(env, bytes, &mut total) };
+        // `env` is the environment of the current call or finalizer, on its JS
+        // thread. The result (the new total) is not needed.
+        let _ = Env::from_raw(env).adjust_external_memory(bytes);
     }
 }
 
@@ -722,8 +745,14 @@ impl Tensor {
 
     /// Reports `bytes` of library memory this object keeps alive to V8 (undone on
     /// `close()` or finalization).
-    pub(crate) fn charge(mut self, env: &Env, bytes: i64) -> Tensor {
+    pub(crate) fn charge(self, env: &Env, bytes: i64) -> Tensor {
         adjust_external(env.raw(), bytes);
+        self.charged_already(bytes)
+    }
+
+    /// Records `bytes` as reported to V8 for this object by the caller (one report
+    /// for a batch of objects), to be given back on `close()` or finalization.
+    pub(crate) fn charged_already(mut self, bytes: i64) -> Tensor {
         self.charged += bytes;
         self
     }
@@ -1012,7 +1041,7 @@ impl Tensor {
         // On error the buffers and the owner are dropped: their releases run (queued
         // to the JS thread, which deletes the pins and runs onRelease).
         let t = HurrayTensor::new(descriptor, list, owner).map_err(ffi)?;
-        let mut tensor = Tensor::holding(boxed_tensor(t), Vec::new());
+        let mut tensor = Tensor::holding(Box::new(t), Vec::new());
         tensor.lent = std::mem::take(&mut lent.1);
         Ok(tensor)
     }
@@ -1188,31 +1217,7 @@ impl Tensor {
                 return unsafe { ArrayBuffer::from_napi_value(raw_env, v) }.map_err(napi_err);
             }
         }
-        // Borrowed while the handle lives; the ArrayBuffer below holds the handle.
-        let list = handle.tensor()?.buffer_list();
-        let (data, size) = list
-            .buffers()
-            .nth(index as usize)
-            .map(HurrayBuffer::raw_parts)
-            .ok_or_else(|| {
-                err(
-                    "HURRAY_ERR_OUT_OF_RANGE",
-                    format!(
-                        "buffer index {index} is out of range: the tensor has {} buffer(s)",
-                        list.len
-                    ),
-                )
-            })?;
-        let ab = if size == 0 || data.is_null() {
-            ArrayBuffer::from_data(env, Vec::<u8>::new()).map_err(napi_err)?
-        } else {
-            let len = usize::try_from(size)
-                .map_err(|_| err("HURRAY_ERR_LIMIT", "buffer larger than the address space"))?;
-            // SAFETY: `data` points at `len` bytes that stay valid while `handle`
-            // lives; the finalizer drops `handle` only when the ArrayBuffer is
-            // collected. The memory is accounted by its owner (view.rs).
-            unsafe { crate::view::uncounted(env, data as *mut u8, len, handle)? }
-        };
+        let ab = view_of(env, handle, index)?;
         let mut r = ptr::null_mut();
         // SAFETY: `ab` is a live value of this call; count 0 makes a weak reference.
         unsafe {

@@ -68,8 +68,6 @@ pub fn debug_live_decoded_bytes() -> f64 {
 /// view's sweep and its finalizer, see `view.rs`).
 #[napi]
 pub fn debug_external_memory(env: napi::Env) -> f64 {
-    let mut total = 0i64;
-    // SAFETY: `env` is this call's environment; a zero change only reads the total.
-    unsafe { napi::sys::napi_adjust_external_memory(env.raw(), 0, &mut total) };
-    total as f64
+    // A zero change only reads the total.
+    env.adjust_external_memory(0).unwrap_or(0) as f64
 }

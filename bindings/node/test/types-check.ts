@@ -18,6 +18,7 @@ w.addInt64('n', 1n);
 w.finish();
 const r = hurray.FileReader.open('x.hrry');
 const kv: Record<string, unknown> = r.metadata();
+const firstView: ArrayBuffer | undefined = r.views()[0]?.[0];
 const limits: hurray.StreamLimits = { maxBufferBytes: 1024 };
 async function roundTrip(): Promise<void> {
   const pipe = new PassThrough();
@@ -27,7 +28,7 @@ async function roundTrip(): Promise<void> {
   for await (const got of new hurray.StreamReader(pipe)) got.close();
   for await (const it of new hurray.StreamReader(hurray.encodeStream([item])).items()) it.close();
 }
-void [shape, view, ab, sizes, members, kv, roundTrip, hurray.decodeStream(new Uint8Array(0))];
+void [shape, view, ab, sizes, members, kv, firstView, roundTrip, hurray.decodeStream(new Uint8Array(0))];
 
 const spec: hurray.DescriptorSpec = {
   dtype: 'float32',

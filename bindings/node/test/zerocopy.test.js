@@ -129,3 +129,57 @@ test('Tensor.buffers() gives the ArrayBuffers buffer(i) gives, in buffer-table o
   t.close();
   assert.throws(() => t.buffers(), { code: 'ERR_HURRAY_STATE' });
 });
+
+test('FileReader.views() gives what tensors().map((t) => t.buffers()) gives, and keeps the mapping', async () => {
+  const { debugLiveMappings, debugLiveObjects } = require('../lib/testing');
+  const { collect } = require('./helpers');
+  const file = path.join(dir, 'views.hrry');
+  const w = hurray.FileWriter.create(file, { durable: false });
+  const dense = hurray.Tensor.fromBuffer(f32(hurray, [1, 2, 3]), 'float32', [3]);
+  const sparse = coo();
+  const d = hurray.Descriptor.build({ dtype: 'float32', shape: [2], layout: 'composite_head', composite: { memberCount: 1, rule: 'group' }, buffers: [] });
+  const head = hurray.Item.composite(hurray.Tensor.fromBuffers(d.encode(), []), [
+    hurray.Item.of(hurray.Tensor.fromBuffer(f32(hurray, [4, 5]), 'float32', [2])),
+  ]);
+  w.writeTensor('b', dense);
+  w.writeTensor('a', sparse);
+  w.writeItem('h', head);
+  w.finish();
+  w.close();
+  dense.close();
+  sparse.close();
+  head.close();
+  await collect();
+  const objects = debugLiveObjects();
+  const mappings = debugLiveMappings();
+  const r = hurray.FileReader.open(file);
+  let views = r.views();
+  const all = r.tensors();
+  assert.deepEqual(r.names, ['b', 'a', 'h', 'h/0']);
+  assert.deepEqual(views.map((v) => v.length), [1, 2, 0, 1], 'one ArrayBuffer per buffer; none for the head');
+  views.forEach((abs, i) => {
+    const bufs = all[i].buffers();
+    assert.equal(abs.length, bufs.length);
+    abs.forEach((ab, b) => {
+      assert.notEqual(ab, bufs[b], 'views of their own, not the Tensor\'s cached ones');
+      assert.deepEqual(new Uint8Array(ab), new Uint8Array(bufs[b]), `${r.names[i]} buffer ${b}`);
+    });
+  });
+  assert.deepEqual(Array.from(new Float32Array(views[0][0])), [1, 2, 3]);
+  assert.deepEqual(Array.from(new BigUint64Array(views[1][1])), [0n, 1n, 2n, 0n, 3n, 3n]);
+  assert.deepEqual(Array.from(new Float32Array(views[3][0])), [4, 5]);
+  // Zero copy: a write through a view is seen by the tensor over the same bytes.
+  new Float32Array(views[0][0])[1] = 9;
+  assert.equal(all[0].array()[1], 9);
+  for (const t of all) t.close();
+  r.close();
+  assert.throws(() => r.views(), { code: 'ERR_HURRAY_STATE' });
+  // The views outlive the reader and hold its mapping until they are collected.
+  await collect();
+  assert.equal(debugLiveMappings(), mappings + 1, 'live views keep the mapping');
+  assert.deepEqual(Array.from(new Float32Array(views[3][0])), [4, 5]);
+  views = null;
+  await collect();
+  assert.equal(debugLiveMappings(), mappings, 'collected views release the mapping');
+  assert.equal(debugLiveObjects(), objects, 'and every tensor handle');
+});
