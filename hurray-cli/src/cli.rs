@@ -66,6 +66,11 @@ pub struct ConvertArgs {
     /// Also print the time taken and the peak memory of the conversion.
     #[arg(long)]
     pub stats: bool,
+    /// Record a CRC-32C of every tensor's data in the output's reserved KV entry
+    /// hurray.data_crc32c, which `hurray validate` checks (HRRYFILE output only;
+    /// off by default).
+    #[arg(long)]
+    pub data_crc32c: bool,
 }
 
 /// Arguments of `hurray dump`.

@@ -80,7 +80,12 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<bool> {
         }
         Command::Convert(a) => {
             let start = Instant::now();
-            let s = convert::convert(&a.input, &a.output, a.to, !a.no_sync)?;
+            let opts = convert::ConvertOptions {
+                to: a.to,
+                durable: !a.no_sync,
+                data_crc32c: a.data_crc32c,
+            };
+            let s = convert::convert(&a.input, &a.output, opts)?;
             let mut line = format!(
                 "{} -> {}: {} -> {}, {} tensors, {} bytes written",
                 a.input.display(),

@@ -9,6 +9,11 @@
 //! Tensor data is copied from its source in bounded chunks (or, for byte ranges of a
 //! file copied verbatim, by the kernel without passing through this process), so
 //! memory use does not grow with the size of the model.
+//!
+//! While [`Output::start_crc`] is on, the CRC-32C of the data bytes written is kept
+//! (for `convert --data-crc32c`): chunks are summed as they are written, and a kernel
+//! copy stays a kernel copy, its source bytes read back once (from the page cache) to
+//! be summed.
 
 use crate::carry::{self, CHUNK};
 use crate::dtype::Carry;
@@ -70,6 +75,8 @@ pub struct Output {
     written: u64,
     progress: Progress,
     chunks: Chunks,
+    /// CRC-32C of the data bytes written since [`start_crc`](Output::start_crc).
+    crc: Option<u32>,
 }
 
 impl Output {
@@ -103,7 +110,21 @@ impl Output {
             written: 0,
             progress,
             chunks: Chunks::default(),
+            crc: None,
         })
+    }
+
+    /// Starts summing the CRC-32C of the tensor data written from now on by
+    /// [`write_data`](Output::write_data) (not of [`write_bytes`](Output::write_bytes)
+    /// or padding).
+    pub fn start_crc(&mut self) {
+        self.crc = Some(0);
+    }
+
+    /// Stops summing and returns the CRC-32C of the data written since
+    /// [`start_crc`](Output::start_crc) (`None` when it was not started).
+    pub fn take_crc(&mut self) -> Option<u32> {
+        self.crc.take()
     }
 
     /// Bytes written so far.
@@ -174,7 +195,9 @@ impl Output {
 
     /// Copies `len` bytes of `src` from `start` verbatim. On Linux `std::io::copy`
     /// between two files uses `copy_file_range`, so the bytes never enter this
-    /// process; elsewhere it falls back to a small buffer.
+    /// process; elsewhere it falls back to a small buffer. While a CRC is being
+    /// summed, each piece copied is then read back from `src` (its pages are in the
+    /// page cache by now) and summed, so the copy itself stays in the kernel.
     fn kernel_copy(&mut self, src: &File, start: u64, len: u64, what: &str) -> Result<()> {
         self.file.flush()?;
         let mut reader = src;
@@ -183,12 +206,19 @@ impl Output {
         while done < len {
             let piece = (len - done).min(KERNEL_COPY_PIECE);
             let n = io::copy(&mut reader.take(piece), self.file.get_mut())?;
+            if n < piece {
+                return Err(truncated(what, start + done + n, len, done + n));
+            }
+            if let Some(crc) = self.crc {
+                reader.seek(SeekFrom::Start(start + done))?;
+                self.crc = Some(
+                    self.chunks
+                        .crc_of(&mut reader, crc, n, start + done, what)?,
+                );
+            }
             self.written += n;
             self.progress.inc(n);
             done += n;
-            if n < piece {
-                return Err(truncated(what, start + done, len, done));
-            }
         }
         Ok(())
     }
@@ -210,10 +240,13 @@ impl Output {
             elements,
             what,
         };
-        let (file, written) = (&mut self.file, &mut self.written);
+        let (file, written, crc) = (&mut self.file, &mut self.written, &mut self.crc);
         self.chunks.each(src, &job, &self.progress, &mut |out| {
             file.write_all(out)?;
             *written += out.len() as u64;
+            if let Some(c) = crc {
+                *c = crc32c::crc32c_append(*c, out);
+            }
             Ok(())
         })
     }
@@ -313,6 +346,39 @@ impl Chunks {
             done += want as u64;
         }
         Ok(())
+    }
+}
+
+impl Chunks {
+    /// Extends `crc` (a CRC-32C) over the next `len` bytes of `src`, read in chunks
+    /// of at most [`CHUNK`]; `at` is their source offset (for errors).
+    ///
+    /// Errors: `Truncated` when `src` ends early; I/O errors.
+    pub fn crc_of(
+        &mut self,
+        src: &mut dyn Read,
+        mut crc: u32,
+        len: u64,
+        at: u64,
+        what: &str,
+    ) -> Result<u32> {
+        let mut done = 0u64;
+        while done < len {
+            let want = (len - done).min(CHUNK as u64) as usize;
+            self.scratch.resize(want, 0);
+            let got = read_full(src, &mut self.scratch)?;
+            if got < want {
+                return Err(truncated(
+                    what,
+                    at + done + got as u64,
+                    len,
+                    done + got as u64,
+                ));
+            }
+            crc = crc32c::crc32c_append(crc, &self.scratch);
+            done += want as u64;
+        }
+        Ok(crc)
     }
 }
 

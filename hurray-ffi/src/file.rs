@@ -18,6 +18,7 @@ use crate::handle::{self, kind, Handle, Header};
 use crate::item::HurrayItem;
 use crate::status::*;
 use crate::tensor::HurrayTensor;
+use hurray_io::file::data_crc::{self, DataCrc};
 use hurray_io::file::ReadOptions;
 use hurray_io::file::{kv::tag, CrcStatus, KvArray, KvArrayRef, KvValue, KvValueRef};
 use hurray_io::{FileReader, FileWriter, WriteOptions};
@@ -50,8 +51,10 @@ pub const HURRAY_FILE_FLAG_HAS_INDEX_CRC32C: u32 = 0x4;
 /// `tensor_count_hint`: the writer did not know the count.
 pub const HURRAY_COUNT_UNKNOWN: u64 = u64::MAX;
 /// `HurrayFileInfo::crc_status`: the file carries no index CRC.
+/// `hurray_file_reader_verify_data_crc32c`: the file records no data CRC-32C.
 pub const HURRAY_CRC_ABSENT: u8 = 0;
 /// `HurrayFileInfo::crc_status`: the index CRC-32C was checked and matched.
+/// `hurray_file_reader_verify_data_crc32c`: every tensor's data CRC-32C matched.
 pub const HURRAY_CRC_VERIFIED: u8 = 1;
 
 /// File-level facts of an open file. Offsets and lengths in bytes.
@@ -92,6 +95,11 @@ pub struct HurrayFileInfo {
 
 /// Options of a file writer. Fill it with `hurray_write_options_default`, then change
 /// what you need.
+///
+/// Layout: `data_crc32c` (C ABI 10, added after `durable`) sits in what was the
+/// struct's tail padding, so the size (24 bytes) and every earlier offset are
+/// unchanged; a struct filled by `hurray_write_options_default` has it 0. A struct
+/// filled field by field must set it too (any value but 0 or 1 is refused).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HurrayWriteOptions {
@@ -112,6 +120,12 @@ pub struct HurrayWriteOptions {
     pub reference_compat: u8,
     /// 1: fsync the file and its directory when finishing (default 1).
     pub durable: u8,
+    /// 1: record a CRC-32C of every tensor's data in the reserved KV entry
+    /// `hurray.data_crc32c` (one uint64 per tensor in file order), which
+    /// `hurray_file_reader_verify_data_crc32c` and `hurray validate` check; readers
+    /// unaware of it see one more KV entry (default 0: the file stays byte-identical
+    /// to one written without it).
+    pub data_crc32c: u8,
 }
 
 impl Default for HurrayWriteOptions {
@@ -130,12 +144,15 @@ impl From<&WriteOptions> for HurrayWriteOptions {
             index_crc: u8::from(o.index_crc),
             reference_compat: u8::from(o.reference_compat),
             durable: u8::from(o.durable),
+            data_crc32c: 0,
         }
     }
 }
 
 impl HurrayWriteOptions {
-    /// The hurray-io options these stand for.
+    /// The hurray-io options these stand for. `data_crc32c` is not among them: it
+    /// switches on [`FileWriter::with_data_crc32c`] (read it with
+    /// [`data_crc32c_flag`](Self::data_crc32c_flag)).
     ///
     /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` when a flag is not 0 or 1.
     pub fn to_options(&self) -> FfiResult<WriteOptions> {
@@ -149,6 +166,13 @@ impl HurrayWriteOptions {
             max_composite_depth: self.max_composite_depth,
             durable: flag(self.durable, "durable")?,
         })
+    }
+
+    /// Whether the writer records per-tensor data CRC-32C values.
+    ///
+    /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` when `data_crc32c` is not 0 or 1.
+    pub fn data_crc32c_flag(&self) -> FfiResult<bool> {
+        flag(self.data_crc32c, "data_crc32c")
     }
 }
 
@@ -483,6 +507,26 @@ impl HurrayFileReader {
     }
 }
 
+impl HurrayFileReader {
+    /// Recomputes the CRC-32C of every tensor's data and compares each with the
+    /// value the writer recorded in the reserved KV entry `hurray.data_crc32c`
+    /// (written with `HurrayWriteOptions::data_crc32c`). Reads every data byte of
+    /// the file, so it costs one pass over the data; nothing is kept. The face of
+    /// `hurray_file_reader_verify_data_crc32c`.
+    ///
+    /// Returns [`DataCrc::Verified`] with the number of tensors checked, or
+    /// [`DataCrc::Absent`] when the file records no data CRC (its data cannot be
+    /// checked; not an error).
+    ///
+    /// Errors: `HURRAY_ERR_FORMAT` (rule `DataCrcMismatch`): a tensor's data
+    /// differs from its recorded value (the message names the tensor, both values
+    /// and the offset of its first data byte), or the entry is malformed (not a
+    /// uint64 array, or not one value per tensor).
+    pub fn verify_data_crc32c(&self) -> FfiResult<DataCrc> {
+        data_crc::verify(&self.reader).map_err(FfiError::from)
+    }
+}
+
 /// Wrong KV type for the getter called.
 pub(crate) fn kv_wrong_type(v: &KvValueRef<'_>, want: &str) -> FfiError {
     let have = match v {
@@ -551,6 +595,44 @@ pub unsafe extern "C" fn hurray_file_reader_info(
         let r = unsafe { handle::own(reader, "reader")? };
         // SAFETY: NULL reported, else writable.
         unsafe { put(out, "out", r.info()) }
+    })
+}
+
+/// Opt-in check of the data: recomputes the CRC-32C of every tensor's data and
+/// compares it with the value recorded in the reserved KV entry `hurray.data_crc32c`
+/// (written with `HurrayWriteOptions.data_crc32c = 1`). Reads every data byte of the
+/// file once (the mapping's pages are touched); nothing is kept. Opening a file never
+/// does this by itself.
+///
+/// `*out_status` gets `HURRAY_CRC_VERIFIED` (every tensor matched) or
+/// `HURRAY_CRC_ABSENT` (the file records no data CRC: its data cannot be checked);
+/// both return `HURRAY_OK`.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT` (not a reader of this copy of the library);
+/// `HURRAY_ERR_FORMAT`: a tensor's data differs (the message names the tensor, both
+/// CRC values and the byte offset, rule `DataCrcMismatch`), or the entry is not one
+/// uint64 per tensor; `*out_status` is then not written.
+///
+/// Ownership: `*out_status` written by value; the reader is only read.
+///
+/// # Safety
+/// `reader` NULL or live; `out_status` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_verify_data_crc32c(
+    reader: *const HurrayFileReader,
+    out_status: *mut u8,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        need(out_status, "out_status")?;
+        let status = match r.verify_data_crc32c()? {
+            DataCrc::Verified(_) => HURRAY_CRC_VERIFIED,
+            DataCrc::Absent => HURRAY_CRC_ABSENT,
+        };
+        // SAFETY: checked non-null, writable per the caller.
+        unsafe { put(out_status, "out_status", status) }
     })
 }
 
@@ -1385,8 +1467,11 @@ impl HurrayFileWriter {
 
     /// Starts writing the file that will appear at `path` when
     /// [`finish`](Self::finish)ed: bytes go to a temporary file beside it, renamed
-    /// over `path` at the end (durable unless `options.durable` is 0). Dropping the
-    /// writer unfinished abandons the file: nothing appears at `path`.
+    /// over `path` at the end (durable unless `options.durable` is 0). With
+    /// `options.data_crc32c` 1 it records each tensor's data CRC-32C in the reserved
+    /// KV entry `hurray.data_crc32c` when finishing (so adding a KV entry of that key
+    /// yourself then fails there with `FORMAT`, a duplicate key). Dropping the writer
+    /// unfinished abandons the file: nothing appears at `path`.
     ///
     /// Errors (`HURRAY_ERR_*`, the message starting with the path): `INVALID_ARGUMENT`
     /// (empty path, an option flag not 0 or 1); `FORMAT` (an illegal
@@ -1399,8 +1484,12 @@ impl HurrayFileWriter {
             ));
         }
         let opts = options.to_options()?;
-        let w = FileWriter::create(path, opts)
+        let data_crc32c = options.data_crc32c_flag()?;
+        let mut w = FileWriter::create(path, opts)
             .map_err(|e| FfiError::from(e).with_path(&path.display().to_string()))?;
+        if data_crc32c {
+            w = w.with_data_crc32c();
+        }
         Ok(HurrayFileWriter::new(w))
     }
 

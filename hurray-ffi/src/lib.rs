@@ -62,6 +62,9 @@ mod foreign;
 pub mod read_options;
 pub mod stream;
 pub use file::{HurrayFileInfo, HurrayFileReader, HurrayFileWriter, HurrayWriteOptions};
+/// What [`HurrayFileReader::verify_data_crc32c`] found: every tensor's data matched
+/// (with the count), or the file records no data CRC.
+pub use hurray_io::file::data_crc::DataCrc;
 /// hurray-io's file read options (limits, permissive decoding), taken by
 /// [`HurrayFileReader::open`].
 pub use hurray_io::file::ReadOptions;

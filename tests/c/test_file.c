@@ -455,6 +455,83 @@ static void test_abandoned_writer_leaves_no_file(void) {
     CHECK(released_count(&rel) == 1);
 }
 
+/* Writes `values` (float32 0, 1, 2, ... 255) at `path`, with or without data CRCs. */
+static void write_values(const char *path, uint8_t data_crc32c) {
+    Released rel;
+    HurrayTensor *t = own_memory_tensor(256, &rel, NULL);
+    HurrayWriteOptions opt;
+    CHECK_OK(hurray_write_options_default(&opt));
+    CHECK(opt.data_crc32c == 0); /* off by default */
+    opt.durable = 0;
+    opt.data_crc32c = data_crc32c;
+    HurrayFileWriter *w = NULL;
+    CHECK_OK(hurray_file_writer_create(path, &opt, &w));
+    CHECK_OK(hurray_file_writer_write_tensor(w, "values", t));
+    CHECK_OK(hurray_file_writer_finish(w));
+    CHECK_OK(hurray_file_writer_destroy(&w));
+    CHECK_OK(hurray_tensor_destroy(&t));
+    CHECK(released_count(&rel) == 1);
+}
+
+/* Opens `path` and runs the data check; *status is 0xEE unless written. */
+static HurrayStatus verify_data(const char *path, uint8_t *status) {
+    HurrayFileReader *r = NULL;
+    CHECK_OK(hurray_file_reader_open(path, &r));
+    *status = 0xEE;
+    HurrayStatus s = hurray_file_reader_verify_data_crc32c(r, status);
+    CHECK_OK(hurray_file_reader_destroy(&r));
+    return s;
+}
+
+/* Flips one bit of the element 1.0f of `values` in the file at `path`. */
+static void flip_data_byte(const char *path) {
+    size_t len = 0;
+    char *bytes = read_whole(path, &len);
+    CHECK(bytes != NULL);
+    const float want[4] = {0.0f, 1.0f, 2.0f, 3.0f};
+    long at = -1;
+    for (size_t i = 0; i + sizeof want <= len && at < 0; i++)
+        if (memcmp(bytes + i, want, sizeof want) == 0) at = (long)i;
+    CHECK(at >= 4096); /* the data, past the header and descriptor */
+    FILE *f = fopen(path, "r+b");
+    CHECK(f != NULL);
+    CHECK(fseek(f, at + 5, SEEK_SET) == 0);
+    CHECK(fputc(bytes[at + 5] ^ 0x01, f) != EOF);
+    CHECK(fclose(f) == 0);
+    free(bytes);
+}
+
+/* The optional data CRC-32C: recorded on request, verified on request, a flipped
+ * data byte named by tensor, and a distinct answer for a file without it. */
+static void test_data_crc32c(void) {
+    char path[4096];
+    join_path(path, sizeof path, tmp_dir(), "data_crc.hrry");
+    write_values(path, 1);
+    uint8_t status = 0;
+    CHECK_OK(verify_data(path, &status));
+    CHECK(status == HURRAY_CRC_VERIFIED);
+    flip_data_byte(path);
+    CHECK_ERR(HURRAY_ERR_FORMAT, verify_data(path, &status));
+    CHECK(status == 0xEE);
+    const char *m = hurray_last_error_message();
+    CHECK(strstr(m, "DataCrcMismatch") != NULL && strstr(m, "tensor \"values\"") != NULL);
+
+    write_values(path, 0);
+    CHECK_OK(verify_data(path, &status));
+    CHECK(status == HURRAY_CRC_ABSENT);
+    flip_data_byte(path); /* unchecked data: the answer stays "absent", not "verified" */
+    CHECK_OK(verify_data(path, &status));
+    CHECK(status == HURRAY_CRC_ABSENT);
+
+    HurrayWriteOptions opt;
+    CHECK_OK(hurray_write_options_default(&opt));
+    opt.data_crc32c = 2;
+    HurrayFileWriter *w = NULL;
+    CHECK_ERR(HURRAY_ERR_INVALID_ARGUMENT, hurray_file_writer_create(path, &opt, &w));
+    CHECK(w == NULL);
+    unlink(path);
+}
+
 static void test_file_errors(void) {
     char path[4096];
     HurrayFileReader *r = NULL;
@@ -666,6 +743,7 @@ int main(void) {
     RUN(test_reader_destroyed_before_tensors);
     RUN(test_write_read_own_memory);
     RUN(test_abandoned_writer_leaves_no_file);
+    RUN(test_data_crc32c);
     RUN(test_file_errors);
     RUN(test_five_bad_inputs);
     END_TESTS();

@@ -416,9 +416,11 @@ typedef struct HurrayBufferPool HurrayBufferPool;
 #define HURRAY_COUNT_UNKNOWN UINT64_MAX
 
 // `HurrayFileInfo::crc_status`: the file carries no index CRC.
+// `hurray_file_reader_verify_data_crc32c`: the file records no data CRC-32C.
 #define HURRAY_CRC_ABSENT 0
 
 // `HurrayFileInfo::crc_status`: the index CRC-32C was checked and matched.
+// `hurray_file_reader_verify_data_crc32c`: every tensor's data CRC-32C matched.
 #define HURRAY_CRC_VERIFIED 1
 
 // Result of every exported function: `HURRAY_OK` (0) or a negative error code.
@@ -790,6 +792,11 @@ typedef struct HurrayFileInfo {
 
 // Options of a file writer. Fill it with `hurray_write_options_default`, then change
 // what you need.
+//
+// Layout: `data_crc32c` (C ABI 10, added after `durable`) sits in what was the
+// struct's tail padding, so the size (24 bytes) and every earlier offset are
+// unchanged; a struct filled by `hurray_write_options_default` has it 0. A struct
+// filled field by field must set it too (any value but 0 or 1 is refused).
 typedef struct HurrayWriteOptions {
     // Alignment of every data buffer in bytes: a power of two in 4096..=2 MiB
     // (default 4096).
@@ -808,6 +815,12 @@ typedef struct HurrayWriteOptions {
     uint8_t reference_compat;
     // 1: fsync the file and its directory when finishing (default 1).
     uint8_t durable;
+    // 1: record a CRC-32C of every tensor's data in the reserved KV entry
+    // `hurray.data_crc32c` (one uint64 per tensor in file order), which
+    // `hurray_file_reader_verify_data_crc32c` and `hurray validate` check; readers
+    // unaware of it see one more KV entry (default 0: the file stays byte-identical
+    // to one written without it).
+    uint8_t data_crc32c;
 } HurrayWriteOptions;
 
 // How a file reader treats its input. Fill it with
@@ -2363,6 +2376,29 @@ HurrayStatus hurray_file_reader_open(const char *path, HurrayFileReader **out);
 // # Safety
 // `reader` NULL or live; `out` NULL or writable.
 HurrayStatus hurray_file_reader_info(const HurrayFileReader *reader, struct HurrayFileInfo *out);
+
+// Opt-in check of the data: recomputes the CRC-32C of every tensor's data and
+// compares it with the value recorded in the reserved KV entry `hurray.data_crc32c`
+// (written with `HurrayWriteOptions.data_crc32c = 1`). Reads every data byte of the
+// file once (the mapping's pages are touched); nothing is kept. Opening a file never
+// does this by itself.
+//
+// `*out_status` gets `HURRAY_CRC_VERIFIED` (every tensor matched) or
+// `HURRAY_CRC_ABSENT` (the file records no data CRC: its data cannot be checked);
+// both return `HURRAY_OK`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT` (not a reader of this copy of the library);
+// `HURRAY_ERR_FORMAT`: a tensor's data differs (the message names the tensor, both
+// CRC values and the byte offset, rule `DataCrcMismatch`), or the entry is not one
+// uint64 per tensor; `*out_status` is then not written.
+//
+// Ownership: `*out_status` written by value; the reader is only read.
+//
+// # Safety
+// `reader` NULL or live; `out_status` NULL or writable.
+HurrayStatus hurray_file_reader_verify_data_crc32c(const HurrayFileReader *reader,
+                                                   uint8_t *out_status);
 
 // Number of tensors in the index (composite heads and members included).
 //

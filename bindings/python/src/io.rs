@@ -5,6 +5,7 @@
 
 use crate::errors::{self, FileError, StreamError, UnsupportedError};
 use crate::tensor::{assemble, device_object, Tensor};
+use hurray_io::file::data_crc::{self, DataCrc};
 use hurray_io::file::{FileReader, FileWriter, KvArray, KvValue, WriteOptions};
 use hurray_io::{BufferPool, Item, StreamDecoder};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
@@ -88,21 +89,29 @@ fn kv_value(v: &Bound<'_, PyAny>) -> PyResult<KvValue> {
 /// the complete new one, even if the process is killed part-way. With ``durable``
 /// (the default) the file is ``fsync``-ed before the rename and its directory
 /// after, so it survives a power loss; ``durable=False`` skips both, for scratch
-/// files. The GIL is released while writing.
+/// files. With ``data_crc32c=True`` the CRC-32C of every tensor's data is recorded
+/// in the reserved KV entry ``"hurray.data_crc32c"`` (one uint64 per tensor in file
+/// order; other readers see one more KV entry), so :func:`verify_data_crc32c`,
+/// ``load(..., verify_data_crc32c=True)`` and ``hurray validate`` can name a tensor
+/// whose bytes changed; off by default (the file is then byte for byte what it
+/// was). The GIL is released while writing.
 ///
 /// Raises:
 ///     TypeError: ``path`` is not a str/path, ``tensors`` not a dict, a non-str key.
 ///     hurray.UnsupportedError: a value is not a :class:`Tensor`.
-///     hurray.FileError: empty/duplicate/over-long names, a bad ``kv``, I/O errors.
+///     hurray.FileError: empty/duplicate/over-long names, a bad ``kv`` (with
+///         ``data_crc32c=True``, a ``kv`` key ``"hurray.data_crc32c"`` is a
+///         duplicate), I/O errors.
 ///     hurray.InvalidDescriptorError: a descriptor cannot be encoded.
 #[pyfunction]
-#[pyo3(signature = (path, tensors, *, kv=None, durable=true))]
+#[pyo3(signature = (path, tensors, *, kv=None, durable=true, data_crc32c=false))]
 pub fn save(
     py: Python<'_>,
     path: PathBuf,
     tensors: &Bound<'_, PyDict>,
     kv: Option<&Bound<'_, PyDict>>,
     durable: bool,
+    data_crc32c: bool,
 ) -> PyResult<()> {
     let mut items = Vec::with_capacity(tensors.len());
     for (k, v) in tensors.iter() {
@@ -138,6 +147,9 @@ pub fn save(
     let shown = path.clone();
     py.detach(move || -> hurray_io::Result<()> {
         let mut w = FileWriter::create(&path, opts)?;
+        if data_crc32c {
+            w = w.with_data_crc32c();
+        }
         for (name, t) in &items {
             w.write_tensor(name, t)?;
         }
@@ -221,23 +233,35 @@ fn open_mapped(path: &std::path::Path) -> Result<FileReader, OpenError> {
 /// ``numpy.array(t, copy=True)`` or ``hurray.asarray(t, copy=True)`` (dense), or
 /// ``pickle.loads(pickle.dumps(t))`` (any layout).
 ///
+/// With ``verify_data_crc32c=True`` the data of every tensor in the file is first
+/// checked against the CRC-32C values a writer recorded (``save(...,
+/// data_crc32c=True)``): one pass over all data bytes, before any tensor is handed
+/// out (see :func:`verify_data_crc32c`). A file that records none raises, since its
+/// data cannot be checked.
+///
 /// Raises:
 ///     hurray.FileError: missing file, a directory or other non-regular file, bad
-///         magic, CRC mismatch, truncation, unknown name.
+///         magic, CRC mismatch, truncation, unknown name; with
+///         ``verify_data_crc32c=True``, a tensor whose data differs from its
+///         recorded CRC-32C (the message names it: ``DataCrcMismatch ... tensor
+///         "weight"``) or a file that records no data CRC.
 ///     hurray.InvalidDescriptorError: a descriptor that does not decode.
 #[pyfunction]
-#[pyo3(signature = (path, *, names=None))]
+#[pyo3(signature = (path, *, names=None, verify_data_crc32c=false))]
 pub fn load<'py>(
     py: Python<'py>,
     path: PathBuf,
     names: Option<Vec<String>>,
+    verify_data_crc32c: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let reader = py.detach(|| open_mapped(&path)).map_err(|e| match e {
-        OpenError::Io(e) => errors::file(py, e, &path),
-        OpenError::NotAFile(why) => {
-            FileError::new_err(format!("cannot load {}: it {why}", path.display()))
-        }
-    })?;
+    let reader = open_for_python(py, &path, "load")?;
+    if verify_data_crc32c && !verify_reader(py, &reader, &path)? {
+        return Err(FileError::new_err(format!(
+            "{}: the file records no data CRC-32C (it was written without \
+             data_crc32c=True), so its data cannot be verified",
+            path.display()
+        )));
+    }
     let out = PyDict::new(py);
     match names {
         Some(names) => {
@@ -268,6 +292,49 @@ pub fn load<'py>(
         }
     }
     Ok(out)
+}
+
+/// Maps and validates `path` (GIL released), mapping errors to Python; `what` names
+/// the call in the message for a non-regular file.
+fn open_for_python(py: Python<'_>, path: &std::path::Path, what: &str) -> PyResult<FileReader> {
+    py.detach(|| open_mapped(path)).map_err(|e| match e {
+        OpenError::Io(e) => errors::file(py, e, path),
+        OpenError::NotAFile(why) => {
+            FileError::new_err(format!("cannot {what} {}: it {why}", path.display()))
+        }
+    })
+}
+
+/// Runs the data CRC-32C check on `reader` (GIL released): true when every tensor
+/// matched, false when the file records none.
+fn verify_reader(py: Python<'_>, reader: &FileReader, path: &std::path::Path) -> PyResult<bool> {
+    match py.detach(|| data_crc::verify(reader)) {
+        Ok(DataCrc::Verified(_)) => Ok(true),
+        Ok(DataCrc::Absent) => Ok(false),
+        Err(e) => Err(errors::file(py, e, path)),
+    }
+}
+
+/// Checks the data of the HRRYFILE at ``path`` against the CRC-32C values a writer
+/// recorded (``save(..., data_crc32c=True)``, or any Hurray writer with the data
+/// CRC option): recomputes every tensor's CRC-32C, one pass over all data bytes
+/// (the file is mapped; nothing is kept). Loading never does this unless asked
+/// (``load(..., verify_data_crc32c=True)``). The GIL is released meanwhile.
+///
+/// Returns:
+///     ``True`` when every tensor's data matched; ``False`` when the file records
+///     no data CRC (its data cannot be checked).
+///
+/// Raises:
+///     hurray.FileError: a tensor's data differs from its recorded CRC-32C (the
+///         message names the tensor, both values and the byte offset:
+///         ``DataCrcMismatch at byte N: tensor "weight": ...``), the entry is
+///         malformed, or the file cannot be opened (as :func:`load`).
+///     hurray.InvalidDescriptorError: a descriptor that does not decode.
+#[pyfunction]
+pub fn verify_data_crc32c(py: Python<'_>, path: PathBuf) -> PyResult<bool> {
+    let reader = open_for_python(py, &path, "verify")?;
+    verify_reader(py, &reader, &path)
 }
 
 /// Where a stream reader gets bytes.
@@ -666,6 +733,7 @@ impl StreamWriter {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(save, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_data_crc32c, m)?)?;
     m.add_class::<StreamReader>()?;
     m.add_class::<StreamWriter>()?;
     Ok(())

@@ -84,6 +84,49 @@ def test_save_errors(tmp_path):
     assert not os.path.exists(p), "a failed save left a file behind"
 
 
+def flip_data_byte(path, values):
+    """Flips one bit inside the bytes of ``values`` (a NumPy array) in the file."""
+    raw = bytearray(open(path, "rb").read())
+    at = raw.find(values.tobytes())
+    assert at > 0, "the tensor's data is not in the file"
+    raw[at + 5] ^= 0x01
+    open(path, "wb").write(bytes(raw))
+
+
+def test_data_crc32c_names_the_tensor_whose_byte_flipped(tmp_path):
+    p = str(tmp_path / "crc.hrry")
+    weight = np.arange(5000, 5016, dtype=np.float32)
+    tensors = {"bias": hurray.from_numpy(np.arange(8, dtype=np.float32)), "weight": hurray.from_numpy(weight)}
+    hurray.save(p, tensors, kv={"k": 1}, data_crc32c=True)
+    assert hurray.verify_data_crc32c(p) is True
+    assert list(hurray.load(p, verify_data_crc32c=True)) == ["bias", "weight"]
+    flip_data_byte(p, weight)
+    # Opening does not read data: a plain load still succeeds and shows the flip.
+    assert np.asarray(hurray.load(p)["weight"])[1] != 5001
+    for check in (lambda: hurray.verify_data_crc32c(p), lambda: hurray.load(p, verify_data_crc32c=True)):
+        with pytest.raises(hurray.FileError) as e:
+            check()
+        assert "DataCrcMismatch" in str(e.value) and 'tensor "weight"' in str(e.value), str(e.value)
+        assert "crc.hrry" in str(e.value)
+    with pytest.raises(hurray.FileError, match="DuplicateKey"):
+        hurray.save(str(tmp_path / "dup.hrry"), tensors, kv={"hurray.data_crc32c": 1}, data_crc32c=True)
+
+
+def test_data_crc32c_is_off_by_default_and_absence_is_its_own_answer(tmp_path):
+    a, b = str(tmp_path / "a.hrry"), str(tmp_path / "b.hrry")
+    weight = np.arange(5000, 5016, dtype=np.float32)
+    hurray.save(a, {"weight": hurray.from_numpy(weight)})
+    hurray.save(b, {"weight": hurray.from_numpy(weight)}, data_crc32c=False)
+    assert open(a, "rb").read() == open(b, "rb").read()
+    assert hurray.verify_data_crc32c(a) is False
+    flip_data_byte(a, weight)
+    assert hurray.verify_data_crc32c(a) is False  # unchecked, never "verified"
+    with pytest.raises(hurray.FileError, match="records no data CRC-32C"):
+        hurray.load(a, verify_data_crc32c=True)
+    with pytest.raises(hurray.FileNotFoundError):
+        hurray.verify_data_crc32c(str(tmp_path / "missing.hrry"))
+
+
 def test_save_durable_and_scratch_write_the_same_file_atomically(tmp_path):
     a, b = tmp_path / "a.hrry", tmp_path / "b.hrry"
     a.write_bytes(b"an older file")

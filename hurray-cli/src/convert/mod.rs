@@ -69,16 +69,38 @@ pub fn open_source(input: &Path, from: Format) -> Result<Box<dyn Source>> {
     })
 }
 
-/// Converts `input` to `output`; `to` overrides the output format the extension
-/// names. When `durable`, the output is `fsync`ed before it is renamed into place
-/// and its directory after (off for scratch outputs: `--no-sync`).
+/// How to write the output.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConvertOptions {
+    /// Output format, overriding the one the output's extension names.
+    pub to: Option<Format>,
+    /// `fsync` the output before it is renamed into place and its directory after
+    /// (off for scratch outputs: `--no-sync`).
+    pub durable: bool,
+    /// Record each tensor's data CRC-32C in an HRRYFILE output (`--data-crc32c`;
+    /// see `hurray_io::file::data_crc`).
+    pub data_crc32c: bool,
+}
+
+/// Converts `input` to `output` as `opts` say.
 ///
 /// Errors: any error of the source (named with the input path) or of writing (named
-/// with the output path). On error no output file exists (an existing one is left as
-/// it was).
-pub fn convert(input: &Path, output: &Path, to: Option<Format>, durable: bool) -> Result<Summary> {
+/// with the output path); `Usage` for `data_crc32c` with an output that is not an
+/// HRRYFILE. On error no output file exists (an existing one is left as it was).
+pub fn convert(input: &Path, output: &Path, opts: ConvertOptions) -> Result<Summary> {
+    let ConvertOptions {
+        to,
+        durable,
+        data_crc32c,
+    } = opts;
     let from = detect::detect(input)?;
     let to = detect::output_format(output, to)?;
+    if data_crc32c && to != Format::HrryFile {
+        return Err(Error::usage(format_args!(
+            "--data-crc32c records the CRCs in an HRRYFILE's KV metadata; a {to} output \
+             has no place for them"
+        )));
+    }
     let label = format!("{} -> {}", from, to);
     if to == Format::Safetensors {
         if from != Format::HrryFile {
@@ -88,14 +110,14 @@ pub fn convert(input: &Path, output: &Path, to: Option<Format>, durable: bool) -
             .at_path(input));
         }
         let src = from_hurray::HrryFileSource::open(input).map_err(|e| e.at_path(input))?;
-        let (tensors, bytes) =
+        let (tensors, bytes, notes) =
             to_st::convert(&src, output, durable, &label).map_err(|e| e.at_path(output))?;
         return Ok(Summary {
             from,
             to,
             tensors,
             bytes,
-            notes: Vec::new(),
+            notes,
         });
     }
     let mut source = open_source(input, from).map_err(|e| e.at_path(input))?;
@@ -103,7 +125,7 @@ pub fn convert(input: &Path, output: &Path, to: Option<Format>, durable: bool) -
     let out = Output::create(output, durable, progress)?;
     let mut sink: Box<dyn Sink> = match to {
         Format::Stream => Box::new(StreamSink::new(out)),
-        _ => Box::new(FileSink::new(out)?),
+        _ => Box::new(FileSink::new(out, data_crc32c)?),
     };
     source.feed(sink.as_mut()).map_err(|e| e.at_path(input))?;
     let Finished { bytes, mut notes } = sink.finish().map_err(|e| e.at_path(output))?;

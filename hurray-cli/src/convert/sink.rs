@@ -6,7 +6,8 @@ use crate::dtype::Carry;
 use crate::error::{Error, Result};
 use crate::output::{Data, Output};
 use hurray_core::TensorDescriptor;
-use hurray_io::file::{FileEncoder, KvEntry, Piece, WriteOptions};
+use hurray_io::file::data_crc::{tensor_crc32c, DATA_CRC32C_KEY};
+use hurray_io::file::{FileEncoder, KvArray, KvEntry, KvValue, Piece, WriteOptions};
 use hurray_io::stream::StreamEncoder;
 use hurray_io::{Item, Limits};
 
@@ -52,15 +53,25 @@ fn elements(d: &TensorDescriptor) -> Result<u64> {
 pub struct FileSink {
     enc: FileEncoder,
     out: Output,
+    /// Per-tensor data CRC-32C values in file order, when recording them.
+    crcs: Option<Vec<u64>>,
+    /// The source's own `hurray.data_crc32c` entry was left out.
+    dropped_crc_entry: bool,
 }
 
 impl FileSink {
     /// A sink writing an HRRYFILE to `out` with the default options (CRC on,
-    /// alignment 4096).
-    pub fn new(out: Output) -> Result<FileSink> {
+    /// alignment 4096). With `data_crc32c` it records the CRC-32C of every tensor's
+    /// data, as written, in the reserved KV entry `hurray.data_crc32c` (see
+    /// `hurray_io::file::data_crc`); a source's own entry of that key is replaced.
+    /// Without it, a source's entry is left out (with a note): it is not this
+    /// command's to vouch for.
+    pub fn new(out: Output, data_crc32c: bool) -> Result<FileSink> {
         Ok(FileSink {
             enc: FileEncoder::new(WriteOptions::default())?,
             out,
+            crcs: data_crc32c.then(Vec::new),
+            dropped_crc_entry: false,
         })
     }
 
@@ -82,6 +93,11 @@ impl FileSink {
 
 impl Sink for FileSink {
     fn add_kv(&mut self, entry: KvEntry) -> Result<()> {
+        if entry.key == DATA_CRC32C_KEY {
+            // Recomputed at finish when recording; otherwise not carried.
+            self.dropped_crc_entry = self.crcs.is_none();
+            return Ok(());
+        }
         let key = entry.key.clone();
         self.enc
             .add_kv(entry.key, entry.value)
@@ -100,13 +116,21 @@ impl Sink for FileSink {
         let out_len = d.buffers.first().map_or(0, |b| b.byte_size);
         let pieces = self.enc.tensor(name, d).map_err(|e| ctx(e.into()))?;
         let mut data = Some(data);
+        if self.crcs.is_some() {
+            self.out.start_crc();
+        }
         self.write_pieces(pieces, &mut |out, _, _| match data.take() {
             Some(data) => out.write_data(data, carry, out_len, n, &format!("tensor {name:?}")),
             None => Err(Error::unsupported(
                 "a streamed tensor has exactly one buffer",
             )),
         })
-        .map_err(ctx)
+        .map_err(ctx)?;
+        let crc = self.out.take_crc();
+        if let (Some(crcs), Some(crc)) = (&mut self.crcs, crc) {
+            crcs.push(u64::from(crc));
+        }
+        Ok(())
     }
 
     fn item(&mut self, names: &[&str], item: &Item) -> Result<()> {
@@ -136,19 +160,37 @@ impl Sink for FileSink {
                 "buffer",
             )
         })
-        .map_err(ctx)
+        .map_err(ctx)?;
+        // Buffers in memory: each tensor's CRC straight from them (pre-order, the
+        // order they were written in).
+        if let Some(crcs) = &mut self.crcs {
+            crcs.extend(
+                tensors
+                    .iter()
+                    .map(|t| u64::from(tensor_crc32c(t.buffers().iter().map(|b| b.as_slice())))),
+            );
+        }
+        Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<Finished> {
+        let mut notes = Vec::new();
+        if let Some(crcs) = self.crcs.take() {
+            self.enc
+                .add_kv(DATA_CRC32C_KEY, KvValue::Array(KvArray::UInt64(crcs)))?;
+        }
+        if self.dropped_crc_entry {
+            notes.push(format!(
+                "the input's data CRC-32C entry ({DATA_CRC32C_KEY:?}) was not carried; \
+                 --data-crc32c records a fresh one"
+            ));
+        }
         let pieces = self.enc.finish()?;
         self.write_pieces(pieces, &mut |_, _, _| {
             Err(Error::unsupported("the file end holds no tensor buffer"))
         })?;
         let bytes = self.out.finish()?;
-        Ok(Finished {
-            bytes,
-            notes: Vec::new(),
-        })
+        Ok(Finished { bytes, notes })
     }
 }
 

@@ -13,6 +13,7 @@ use crate::output::{Data, Output};
 use crate::progress::Progress;
 use crate::st::write::{plan, StOut};
 use hurray_core::{DeviceTag, Layout, TensorDescriptor};
+use hurray_io::file::data_crc::DATA_CRC32C_KEY;
 use hurray_io::file::KvValueRef;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -62,7 +63,9 @@ fn refusal(d: &TensorDescriptor) -> Option<String> {
 }
 
 /// Converts the HRRYFILE `src` into a safetensors file at `dest`, synced when
-/// `durable` (see [`Output::create`]).
+/// `durable` (see [`Output::create`]). Returns the tensor count, the bytes written
+/// and notes on what was not carried (the data CRC-32C entry: safetensors has no
+/// data integrity).
 ///
 /// Errors: `Unsupported` naming the first tensor or KV entry safetensors cannot hold;
 /// `Safetensors` when the crate's validation refuses the header; I/O errors.
@@ -71,11 +74,19 @@ pub fn convert(
     dest: &Path,
     durable: bool,
     label: &str,
-) -> Result<(usize, u64)> {
+) -> Result<(usize, u64, Vec<String>)> {
     let reader = src.reader();
     let catalog = reader.catalog();
     let mut metadata = BTreeMap::new();
+    let mut notes = Vec::new();
     for e in reader.kv() {
+        if e.key == DATA_CRC32C_KEY {
+            notes.push(format!(
+                "safetensors has no data integrity: the data CRC-32C entry \
+                 ({DATA_CRC32C_KEY:?}) was not carried"
+            ));
+            continue;
+        }
         match e.value {
             KvValueRef::String(s) => {
                 metadata.insert(e.key.to_owned(), s.to_owned());
@@ -155,5 +166,5 @@ pub fn convert(
         )?;
     }
     let bytes = out.finish()?;
-    Ok((outs.len(), bytes))
+    Ok((outs.len(), bytes, notes))
 }

@@ -70,6 +70,7 @@ from hurray._native import (
     ones_like,
     save,
     sparse_coo,
+    verify_data_crc32c,
     zeros,
     zeros_like,
 )
