@@ -18,14 +18,14 @@
  * short one fails with HURRAY_ERR_BUFFER_TOO_SMALL after writing the needed length.
  * Compare HURRAY_C_ABI_VERSION with hurray_c_abi_version() before anything else.
  *
- * Descriptors: hurray_descriptor_<part>() reads one layout or section of a descriptor
- * made by any copy of the library. A fixed group of fields comes as a plain struct that
- * mirrors the wire section (HurrayDescriptorHeader, HurrayBufferEntry, HurrayBlockPaged,
- * HurrayCompositeHead, HurrayQuantization, HurrayStatistics, HurrayExtensionType); one or
- * two scalars come through out-pointers; arrays follow the convention above. Asking
- * about a layout the descriptor does not have, or a section it lacks, fails with
- * HURRAY_ERR_NOT_APPLICABLE. Enumerated fields are wire bytes (HURRAY_LAYOUT_*, ...).
- * hurray_descriptor_builder_*() takes the same structs, so what is read can be written.
+ * Descriptors: hurray_descriptor_view() borrows a whole descriptor as one
+ * HurrayDescriptorView (arrays as pointers into the descriptor, optional sections as
+ * nullable pointers), and hurray_descriptor_from_view() builds and validates one from
+ * the same struct, so what is read can be written. Fixed groups of fields are plain
+ * structs that mirror the wire sections (HurrayDescriptorHeader, HurrayBufferEntry,
+ * HurrayBlockPaged, HurrayCompositeHead, HurrayQuantization, HurrayStatistics,
+ * HurrayExtensionType). Enumerated fields are wire bytes (HURRAY_LAYOUT_*, ...).
+ * KV values travel as one tagged HurrayKvValue each way.
  */
 
 #ifndef HURRAY_H
@@ -470,6 +470,60 @@ typedef struct HurrayBufferSync {
     uint8_t device_tag;
 } HurrayBufferSync;
 
+// The fixed header of a descriptor (`descriptor.md` §2–§5) plus its buffer count.
+typedef struct HurrayDescriptorHeader {
+    // `version_major` (1).
+    uint8_t version_major;
+    // `version_minor`.
+    uint8_t version_minor;
+    // `type_tag` (`HURRAY_TYPE_*`, or a private tag).
+    uint8_t type_tag;
+    // `layout_tag` (`HURRAY_LAYOUT_*`, or a private extension tag).
+    uint8_t layout_tag;
+    // `flags`: which optional sections are present (`HURRAY_FLAG_*`).
+    uint32_t flags;
+    // `descriptor_length`: the encoding's size in bytes.
+    uint32_t descriptor_length;
+    // Number of dimensions, 0..=64.
+    uint32_t rank;
+    // Number of entries in the buffer table, 0..=255.
+    uint32_t buffer_count;
+    // Bytes from the start of buffer 0 to element [0, ..., 0].
+    uint64_t byte_offset;
+} HurrayDescriptorHeader;
+
+// One entry of the descriptor's buffer table (`descriptor.md` §6): a buffer's size
+// and placement, never its address.
+typedef struct HurrayBufferEntry {
+    // Size in bytes (0: an empty buffer).
+    uint64_t byte_size;
+    // Guaranteed alignment of the first byte, in bytes: a power of two, at least 64
+    // for a non-empty buffer.
+    uint32_t alignment;
+    // `HURRAY_DEVICE_*` (or a private device tag).
+    uint8_t device_tag;
+    // `HURRAY_SYNC_*`.
+    uint8_t sync_mode;
+    // `HURRAY_MEMORY_*` (or a private class, only on a private device).
+    uint8_t memory_class;
+} HurrayBufferEntry;
+
+// One level of a tiled layout (`layouts.md` §2.4), outermost first.
+typedef struct HurrayTileLevelView {
+    // Elements per tile along each dimension (`rank` values).
+    const uint64_t *tile_shape;
+    // Strides of the tile grid, in tiles (`rank` values) when `outer_order` is
+    // `HURRAY_TILE_ORDER_STRIDED`, else NULL.
+    const int64_t *outer_strides;
+    // Strides inside a tile, in elements (`rank` values) when `inner_order` is
+    // `HURRAY_TILE_ORDER_STRIDED`, else NULL.
+    const int64_t *inner_strides;
+    // `HURRAY_TILE_ORDER_*` of the tile grid.
+    uint8_t outer_order;
+    // `HURRAY_TILE_ORDER_*` inside a tile (`HURRAY_TILE_ORDER_TILED`: the next level follows).
+    uint8_t inner_order;
+} HurrayTileLevelView;
+
 // Fields of the block-paged layout (`layouts.md` §2.10).
 typedef struct HurrayBlockPaged {
     // Physical pages in the pool.
@@ -497,22 +551,6 @@ typedef struct HurrayCompositeHead {
     // `HURRAY_COMBINE_*`: `HURRAY_COMBINE_NONE` unless the rule is overlay.
     uint8_t combine_op;
 } HurrayCompositeHead;
-
-// One entry of the descriptor's buffer table (`descriptor.md` §6): a buffer's size
-// and placement, never its address.
-typedef struct HurrayBufferEntry {
-    // Size in bytes (0: an empty buffer).
-    uint64_t byte_size;
-    // Guaranteed alignment of the first byte, in bytes: a power of two, at least 64
-    // for a non-empty buffer.
-    uint32_t alignment;
-    // `HURRAY_DEVICE_*` (or a private device tag).
-    uint8_t device_tag;
-    // `HURRAY_SYNC_*`.
-    uint8_t sync_mode;
-    // `HURRAY_MEMORY_*` (or a private class, only on a private device).
-    uint8_t memory_class;
-} HurrayBufferEntry;
 
 // The quantization section (`quantization.md`): the common header and the fixed
 // fields of every assigned scheme. Fields the scheme does not have are 0, and buffer
@@ -601,44 +639,6 @@ typedef struct HurrayExtensionType {
     // 1: infinity is representable.
     uint8_t has_inf;
 } HurrayExtensionType;
-
-// The fixed header of a descriptor (`descriptor.md` §2–§5) plus its buffer count.
-typedef struct HurrayDescriptorHeader {
-    // `version_major` (1).
-    uint8_t version_major;
-    // `version_minor`.
-    uint8_t version_minor;
-    // `type_tag` (`HURRAY_TYPE_*`, or a private tag).
-    uint8_t type_tag;
-    // `layout_tag` (`HURRAY_LAYOUT_*`, or a private extension tag).
-    uint8_t layout_tag;
-    // `flags`: which optional sections are present (`HURRAY_FLAG_*`).
-    uint32_t flags;
-    // `descriptor_length`: the encoding's size in bytes.
-    uint32_t descriptor_length;
-    // Number of dimensions, 0..=64.
-    uint32_t rank;
-    // Number of entries in the buffer table, 0..=255.
-    uint32_t buffer_count;
-    // Bytes from the start of buffer 0 to element [0, ..., 0].
-    uint64_t byte_offset;
-} HurrayDescriptorHeader;
-
-// One level of a tiled layout (`layouts.md` §2.4), outermost first.
-typedef struct HurrayTileLevelView {
-    // Elements per tile along each dimension (`rank` values).
-    const uint64_t *tile_shape;
-    // Strides of the tile grid, in tiles (`rank` values) when `outer_order` is
-    // `HURRAY_TILE_ORDER_STRIDED`, else NULL.
-    const int64_t *outer_strides;
-    // Strides inside a tile, in elements (`rank` values) when `inner_order` is
-    // `HURRAY_TILE_ORDER_STRIDED`, else NULL.
-    const int64_t *inner_strides;
-    // `HURRAY_TILE_ORDER_*` of the tile grid.
-    uint8_t outer_order;
-    // `HURRAY_TILE_ORDER_*` inside a tile (`HURRAY_TILE_ORDER_TILED`: the next level follows).
-    uint8_t inner_order;
-} HurrayTileLevelView;
 
 // A whole descriptor, borrowed: every pointer is NULL or points into the
 // descriptor, valid until it is destroyed. Enumerated fields are wire bytes.
@@ -1180,306 +1180,6 @@ HurrayStatus hurray_buffer_list_get(const HurrayBufferList *list,
 // `list` must be NULL or point at NULL or a live list handle.
 HurrayStatus hurray_buffer_list_destroy(HurrayBufferList **list);
 
-// Starts a descriptor of element type `type_tag` (`HURRAY_TYPE_*` or private
-// 0xF0..0xFE), layout `layout_tag` (`HURRAY_LAYOUT_*` or an extension tag
-// 0xF0..0xFE) and shape `shape` (`rank` dimensions in elements; NULL allowed when
-// `rank` is 0). The byte offset starts at 0, the buffer table empty, and no
-// optional section is present.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`out`, or `shape` with `rank` > 0);
-// `HURRAY_ERR_INVALID_ARGUMENT` (unassigned `type_tag` or `layout_tag`, `rank` > 64).
-//
-// Ownership: `*out` owned; destroy with `hurray_descriptor_builder_destroy`.
-//
-// # Safety
-// `shape` NULL or valid for `rank` reads; `out` NULL or writable.
-HurrayStatus hurray_descriptor_builder_new(uint8_t type_tag,
-                                           uint8_t layout_tag,
-                                           uint32_t rank,
-                                           const uint64_t *shape,
-                                           HurrayDescriptorBuilder **out);
-
-// Sets `byte_offset`: bytes from the start of buffer 0 to element [0, ..., 0].
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a builder of this copy of the library).
-//
-// Ownership: nothing moves.
-//
-// # Safety
-// `builder` NULL or a live builder.
-HurrayStatus hurray_descriptor_builder_set_byte_offset(HurrayDescriptorBuilder *builder,
-                                                       uint64_t byte_offset);
-
-// Sets the strides of a strided layout: `len` (= rank) signed values, in elements.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`, or `strides` with `len` > 0);
-// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (`len` is not the rank; not
-// a builder of this copy); `HURRAY_ERR_NOT_APPLICABLE` (layout not strided).
-//
-// Ownership: the values are copied; `strides` stays the caller's.
-//
-// # Safety
-// `builder` NULL or live; `strides` NULL or valid for `len` reads.
-HurrayStatus hurray_descriptor_builder_set_strides(HurrayDescriptorBuilder *builder,
-                                                   const int64_t *strides,
-                                                   uint64_t len);
-
-// Appends a nesting level to a tiled layout (the first call sets the outermost).
-// `tile_shape`: rank values, elements per tile. `outer_order`: 1 row-major, 2
-// column-major or 3 strided (`outer_strides`: rank values, in tiles). `inner_order`:
-// 1, 2, 3 (`inner_strides`: rank values, in elements) or 4 `HURRAY_TILE_ORDER_TILED`,
-// meaning the next call adds the nested level. Stride arrays are read only when their
-// order is 3 (else they may be NULL).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`, `tile_shape` with rank > 0, a stride
-// array its order needs); `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT`
-// (an order out of range; not a builder of this copy); `HURRAY_ERR_NOT_APPLICABLE`
-// (layout not tiled); `HURRAY_ERR_STATE` (the previous level's inner order is not
-// TILED); `HURRAY_ERR_OUT_OF_RANGE` (a 9th level). On error nothing changes.
-//
-// Ownership: the values are copied; the arrays stay the caller's.
-//
-// # Safety
-// `builder` NULL or live; each array NULL or valid for rank reads.
-HurrayStatus hurray_descriptor_builder_push_tiling_level(HurrayDescriptorBuilder *builder,
-                                                         const uint64_t *tile_shape,
-                                                         uint8_t outer_order,
-                                                         const int64_t *outer_strides,
-                                                         uint8_t inner_order,
-                                                         const int64_t *inner_strides);
-
-// Sets the Morton bits (bits of each coordinate): `len` (= rank) values.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`, or `bits` with `len` > 0);
-// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (`len` is not the rank; not
-// a builder of this copy); `HURRAY_ERR_NOT_APPLICABLE` (layout not Morton).
-//
-// Ownership: the values are copied; `bits` stays the caller's.
-//
-// # Safety
-// `builder` NULL or live; `bits` NULL or valid for `len` reads.
-HurrayStatus hurray_descriptor_builder_set_morton_bits(HurrayDescriptorBuilder *builder,
-                                                       const uint32_t *bits,
-                                                       uint64_t len);
-
-// Sets `nnz`, the number of stored elements, of a sparse layout (COO, CSR, CSC, CSF).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a builder of this copy);
-// `HURRAY_ERR_NOT_APPLICABLE` (layout not sparse).
-//
-// Ownership: nothing moves.
-//
-// # Safety
-// `builder` NULL or live.
-HurrayStatus hurray_descriptor_builder_set_nnz(HurrayDescriptorBuilder *builder, uint64_t nnz);
-
-// Sets COO `is_sorted` (0 or 1; 0 until set).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (`is_sorted` not 0 or 1; not a builder of this copy);
-// `HURRAY_ERR_NOT_APPLICABLE` (layout not COO).
-//
-// Ownership: nothing moves.
-//
-// # Safety
-// `builder` NULL or live.
-HurrayStatus hurray_descriptor_builder_set_coo_is_sorted(HurrayDescriptorBuilder *builder,
-                                                         uint8_t is_sorted);
-
-// Sets the CSF `mode_order`: `len` (= rank) values, a permutation of `0..rank`.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`, or `mode_order` with `len` > 0);
-// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (`len` is not the rank; not
-// a builder of this copy); `HURRAY_ERR_NOT_APPLICABLE` (layout not CSF).
-//
-// Ownership: the values are copied; `mode_order` stays the caller's.
-//
-// # Safety
-// `builder` NULL or live; `mode_order` NULL or valid for `len` reads.
-HurrayStatus hurray_descriptor_builder_set_csf_mode_order(HurrayDescriptorBuilder *builder,
-                                                          const uint32_t *mode_order,
-                                                          uint64_t len);
-
-// Sets the fields of a block-paged layout.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`, `fields`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (`kv_role` or `block_table_index_type` out of range;
-// not a builder of this copy); `HURRAY_ERR_NOT_APPLICABLE` (layout not block-paged).
-//
-// Ownership: the struct is copied.
-//
-// # Safety
-// `builder` NULL or live; `fields` NULL or readable.
-HurrayStatus hurray_descriptor_builder_set_block_paged(HurrayDescriptorBuilder *builder,
-                                                       const struct HurrayBlockPaged *fields);
-
-// Sets the fields of a composite head: composition rule (1..3), combine op, member
-// count.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`, `fields`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (a rule or op out of range; not a builder of this
-// copy); `HURRAY_ERR_NOT_APPLICABLE` (layout not a composite head).
-//
-// Ownership: the struct is copied.
-//
-// # Safety
-// `builder` NULL or live; `fields` NULL or readable.
-HurrayStatus hurray_descriptor_builder_set_composite_head(HurrayDescriptorBuilder *builder,
-                                                          const struct HurrayCompositeHead *fields);
-
-// Sets the Hilbert curve order (every dimension is `2^order`) and curve rank (must
-// equal the tensor rank, checked at finish).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a builder of this copy);
-// `HURRAY_ERR_NOT_APPLICABLE` (layout not Hilbert).
-//
-// Ownership: nothing moves.
-//
-// # Safety
-// `builder` NULL or live.
-HurrayStatus hurray_descriptor_builder_set_hilbert(HurrayDescriptorBuilder *builder,
-                                                   uint32_t order,
-                                                   uint32_t rank);
-
-// Sets a private extension layout's identifier and opaque data (`len` bytes; NULL
-// allowed when `len` is 0).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`, or `data` with `len` > 0);
-// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (`len` >= 4 GiB; not a
-// builder of this copy); `HURRAY_ERR_NOT_APPLICABLE` (layout not an extension).
-//
-// Ownership: the bytes are copied; `data` stays the caller's.
-//
-// # Safety
-// `builder` NULL or live; `data` NULL or valid for `len` reads.
-HurrayStatus hurray_descriptor_builder_set_extension_layout(HurrayDescriptorBuilder *builder,
-                                                            uint64_t id,
-                                                            const uint8_t *data,
-                                                            uint64_t len);
-
-// Appends an entry to the buffer table (layout buffers first, then quantization
-// parameter buffers). Placement rules (alignment, device and memory class pairs,
-// CPU sync mode) and sizes are checked at finish.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`, `entry`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (a reserved device tag or memory class; not a builder
-// of this copy); `HURRAY_ERR_INVALID_SYNC_MODE` (reserved sync mode);
-// `HURRAY_ERR_OUT_OF_RANGE` (a 256th entry).
-//
-// Ownership: the struct is copied.
-//
-// # Safety
-// `builder` NULL or live; `entry` NULL or readable.
-HurrayStatus hurray_descriptor_builder_add_buffer(HurrayDescriptorBuilder *builder,
-                                                  const struct HurrayBufferEntry *entry);
-
-// Sets the quantization section. `q->scheme_tag` picks the scheme and the fields
-// read (see `HurrayQuantization`); for the assigned schemes `scheme_version` and
-// `flags` are ignored (written as 1 and as implied by `zero_point_buffer_index`, where
-// `HURRAY_NO_BUFFER` means symmetric). `trailing` (`trailing_len` bytes, NULL allowed
-// when 0) follows the fixed fields; for a private scheme (0xF0..0xFE) it is the whole
-// payload after the 4-byte header. Value rules are checked at finish.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`, `q`, or `trailing` with a length);
-// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (unassigned scheme tag,
-// scale type out of range, `trailing_len` too large; not a builder of this copy).
-//
-// Ownership: the struct and bytes are copied.
-//
-// # Safety
-// `builder` NULL or live; `q` NULL or readable; `trailing` NULL or valid for
-// `trailing_len` reads.
-HurrayStatus hurray_descriptor_builder_set_quantization(HurrayDescriptorBuilder *builder,
-                                                        const struct HurrayQuantization *q,
-                                                        const uint8_t *trailing,
-                                                        uint64_t trailing_len);
-
-// Sets the shard section: this tensor is the box `[offset[k], offset[k] + shape[k])`
-// of a parent of shape `parent_shape`; both arrays hold `len` (= rank) values, in
-// elements.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`, or an array with `len` > 0);
-// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (`len` is not the rank; not
-// a builder of this copy).
-//
-// Ownership: the values are copied; the arrays stay the caller's.
-//
-// # Safety
-// `builder` NULL or live; arrays NULL or valid for `len` reads each.
-HurrayStatus hurray_descriptor_builder_set_shard(HurrayDescriptorBuilder *builder,
-                                                 const uint64_t *parent_shape,
-                                                 const uint64_t *offset,
-                                                 uint64_t len);
-
-// Sets the statistics section (value rules, such as reserved mask bits, are checked
-// at finish).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`, `stats`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a builder of this copy).
-//
-// Ownership: the struct is copied.
-//
-// # Safety
-// `builder` NULL or live; `stats` NULL or readable.
-HurrayStatus hurray_descriptor_builder_set_statistics(HurrayDescriptorBuilder *builder,
-                                                      const struct HurrayStatistics *stats);
-
-// Sets the extension-type section, which a private element type requires (and
-// only a private one may carry; checked at finish).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`, `ext`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (a flag field not 0 or 1; not a builder of this copy).
-//
-// Ownership: the struct is copied.
-//
-// # Safety
-// `builder` NULL or live; `ext` NULL or readable.
-HurrayStatus hurray_descriptor_builder_set_extension_type(HurrayDescriptorBuilder *builder,
-                                                          const struct HurrayExtensionType *ext);
-
-// Sets the composite-member section: the role of an overlay member
-// (`HURRAY_MEMBER_ROLE_*`).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (`role` not 0 or 1; not a builder of this copy).
-//
-// Ownership: nothing moves.
-//
-// # Safety
-// `builder` NULL or live.
-HurrayStatus hurray_descriptor_builder_set_member_role(HurrayDescriptorBuilder *builder,
-                                                       uint8_t role);
-
-// Validates what was set and makes a descriptor of it. The builder is unchanged and
-// may be finished again (after fixing what an error reported).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`builder`, `out`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a builder of this copy); `HURRAY_ERR_STATE` (a
-// field the layout requires was never set); `HURRAY_ERR_DESCRIPTOR` (a rule of the
-// spec is broken; the message names the rule and the byte offset in the encoding).
-//
-// Ownership: `*out` owned; destroy with `hurray_descriptor_destroy`.
-//
-// # Safety
-// `builder` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_descriptor_builder_finish(HurrayDescriptorBuilder *builder,
-                                              HurrayDescriptor **out);
-
-// Destroys a builder and nulls `*builder`. NULL and `*builder == NULL` are no-ops.
-// Descriptors it finished are independent and stay valid.
-//
-// Errors: `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a builder);
-// `HURRAY_ERR_DOUBLE_DESTROY` (debug builds, stale pointer).
-//
-// Ownership: the handle is freed.
-//
-// # Safety
-// `builder` NULL, or pointing at NULL or a live builder handle.
-HurrayStatus hurray_descriptor_builder_destroy(HurrayDescriptorBuilder **builder);
-
 // Decodes and validates `len` bytes holding exactly one descriptor (strict mode:
 // private tags are refused).
 //
@@ -1500,7 +1200,7 @@ HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, Hurray
 //
 // Errors: `HURRAY_ERR_NULL_POINTER` (`out`, or `shape` with `rank` > 0);
 // `HURRAY_ERR_INVALID_ARGUMENT` (`rank` > 64, unassigned `type_tag`);
-// `HURRAY_ERR_DESCRIPTOR` (a private type, which needs the builder and an
+// `HURRAY_ERR_DESCRIPTOR` (a private type, which needs `hurray_descriptor_from_view` and an
 // extension-type section; a dynamic dimension; a size that overflows).
 //
 // Ownership: `*out` owned; destroy with `hurray_descriptor_destroy`.
@@ -1532,7 +1232,7 @@ HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *descriptor,
                                       uint64_t *out_len);
 
 // Destroys a descriptor made by `hurray_descriptor_decode`, `hurray_descriptor_dense`
-// or `hurray_descriptor_builder_finish` (any copy of the library) and nulls
+// or `hurray_descriptor_from_view` (any copy of the library) and nulls
 // `*descriptor`. NULL and `*descriptor == NULL` are no-ops.
 //
 // Errors: `HURRAY_ERR_INVALID_ARGUMENT` (a descriptor borrowed from a tensor, or not
@@ -1575,346 +1275,11 @@ HurrayStatus hurray_descriptor_shape(const HurrayDescriptor *descriptor,
                                      uint64_t capacity,
                                      uint64_t *out_len);
 
-// Dimension `index` of the shape, in elements (`HURRAY_DIM_DYNAMIC` when dynamic).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_OUT_OF_RANGE`
-// (`index` >= rank).
-//
-// Ownership: `*out` written by value; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_descriptor_dim(const HurrayDescriptor *descriptor,
-                                   uint32_t index,
-                                   uint64_t *out);
-
-// Copies the strides of a strided layout (one per dimension, in elements, may be
-// negative or zero) into `out` (`capacity` elements); `*out_len` = rank. NULL `out`:
-// size query.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (the
-// layout is not `HURRAY_LAYOUT_STRIDED`); `HURRAY_ERR_BUFFER_TOO_SMALL`.
-//
-// Ownership: values copied into the caller's array; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
-HurrayStatus hurray_descriptor_strides(const HurrayDescriptor *descriptor,
-                                       int64_t *out,
-                                       uint64_t capacity,
-                                       uint64_t *out_len);
-
-// Number of nesting levels of a tiled layout (1 when tiles are not themselves tiled).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (not
-// `HURRAY_LAYOUT_TILED`).
-//
-// Ownership: `*out` written by value; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_descriptor_tiling_depth(const HurrayDescriptor *descriptor, uint32_t *out);
-
-// The orders of tiling level `level` (0 = outermost): `*out_outer_order` for the
-// tile grid and `*out_inner_order` inside a tile (`HURRAY_TILE_ORDER_*`; an inner
-// order of `HURRAY_TILE_ORDER_TILED` means level `level + 1` follows).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor` or an out-pointer);
-// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor);
-// `HURRAY_ERR_NOT_APPLICABLE` (not tiled); `HURRAY_ERR_OUT_OF_RANGE` (`level` >= depth).
-//
-// Ownership: both written by value; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; outs NULL or writable.
-HurrayStatus hurray_descriptor_tiling_level(const HurrayDescriptor *descriptor,
-                                            uint32_t level,
-                                            uint8_t *out_outer_order,
-                                            uint8_t *out_inner_order);
-
-// Copies the tile shape of tiling level `level` (elements per tile along each
-// dimension; rank values) into `out`; `*out_len` = rank. NULL `out`: size query.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (not
-// tiled); `HURRAY_ERR_OUT_OF_RANGE` (`level` >= depth); `HURRAY_ERR_BUFFER_TOO_SMALL`.
-//
-// Ownership: values copied into the caller's array; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
-HurrayStatus hurray_descriptor_tile_shape(const HurrayDescriptor *descriptor,
-                                          uint32_t level,
-                                          uint64_t *out,
-                                          uint64_t capacity,
-                                          uint64_t *out_len);
-
-// Copies the outer (tile-grid) strides of tiling level `level`, in tiles, into
-// `out`; `*out_len` = rank. NULL `out`: size query.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (not
-// tiled, or this level's outer order is not `HURRAY_TILE_ORDER_STRIDED`);
-// `HURRAY_ERR_OUT_OF_RANGE` (`level` >= depth); `HURRAY_ERR_BUFFER_TOO_SMALL`.
-//
-// Ownership: values copied into the caller's array; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
-HurrayStatus hurray_descriptor_tile_outer_strides(const HurrayDescriptor *descriptor,
-                                                  uint32_t level,
-                                                  int64_t *out,
-                                                  uint64_t capacity,
-                                                  uint64_t *out_len);
-
-// Copies the inner (in-tile) strides of tiling level `level`, in elements, into
-// `out`; `*out_len` = rank. NULL `out`: size query.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (not
-// tiled, or this level's inner order is not `HURRAY_TILE_ORDER_STRIDED`);
-// `HURRAY_ERR_OUT_OF_RANGE` (`level` >= depth); `HURRAY_ERR_BUFFER_TOO_SMALL`.
-//
-// Ownership: values copied into the caller's array; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
-HurrayStatus hurray_descriptor_tile_inner_strides(const HurrayDescriptor *descriptor,
-                                                  uint32_t level,
-                                                  int64_t *out,
-                                                  uint64_t capacity,
-                                                  uint64_t *out_len);
-
-// Copies the Morton bits (bits of each coordinate, one per dimension) into `out`;
-// `*out_len` = rank. NULL `out`: size query.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (not
-// `HURRAY_LAYOUT_MORTON`); `HURRAY_ERR_BUFFER_TOO_SMALL`.
-//
-// Ownership: values copied into the caller's array; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
-HurrayStatus hurray_descriptor_morton_bits(const HurrayDescriptor *descriptor,
-                                           uint32_t *out,
-                                           uint64_t capacity,
-                                           uint64_t *out_len);
-
-// The number of stored elements (`nnz`) of a sparse layout (COO, CSR, CSC, CSF).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (not
-// a sparse layout).
-//
-// Ownership: `*out` written by value; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_descriptor_nnz(const HurrayDescriptor *descriptor, uint64_t *out);
-
-// COO `is_sorted`: 1 when the coordinate tuples are lexicographically sorted
-// (dimension 0 most significant), else 0.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (not
-// `HURRAY_LAYOUT_COO`).
-//
-// Ownership: `*out` written by value; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_descriptor_coo_is_sorted(const HurrayDescriptor *descriptor, uint8_t *out);
-
-// Copies the CSF `mode_order` (storage order of the levels, a permutation of
-// `0..rank`) into `out`; `*out_len` = rank. NULL `out`: size query.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (not
-// `HURRAY_LAYOUT_CSF`); `HURRAY_ERR_BUFFER_TOO_SMALL`.
-//
-// Ownership: values copied into the caller's array; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
-HurrayStatus hurray_descriptor_csf_mode_order(const HurrayDescriptor *descriptor,
-                                              uint32_t *out,
-                                              uint64_t capacity,
-                                              uint64_t *out_len);
-
-// The fields of a block-paged layout.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (not
-// `HURRAY_LAYOUT_BLOCK_PAGED`).
-//
-// Ownership: `*out` is a plain struct written by value; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_descriptor_block_paged(const HurrayDescriptor *descriptor,
-                                           struct HurrayBlockPaged *out);
-
-// The fields of a composite head: composition rule, combine op, member count.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (not
-// `HURRAY_LAYOUT_COMPOSITE_HEAD`).
-//
-// Ownership: `*out` is a plain struct written by value; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_descriptor_composite_head(const HurrayDescriptor *descriptor,
-                                              struct HurrayCompositeHead *out);
-
-// The Hilbert curve order (`*out_order`: every dimension is `2^order`) and curve
-// rank (`*out_rank`, equal to the tensor rank).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor` or an out-pointer);
-// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor);
-// `HURRAY_ERR_NOT_APPLICABLE` (not `HURRAY_LAYOUT_HILBERT`).
-//
-// Ownership: both written by value; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; outs NULL or writable.
-HurrayStatus hurray_descriptor_hilbert(const HurrayDescriptor *descriptor,
-                                       uint32_t *out_order,
-                                       uint32_t *out_rank);
-
-// A private extension layout (tags 0xF0..0xFE): its identifier (`*out_id`) and its
-// opaque data, copied into `out_data` (`capacity` bytes) with `*out_len` = its length
-// in bytes. NULL `out_data`: size query (`*out_id` is still written).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out_id`, `out_len`);
-// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor);
-// `HURRAY_ERR_NOT_APPLICABLE` (not an extension layout); `HURRAY_ERR_BUFFER_TOO_SMALL`
-// (only `*out_len` is written).
-//
-// Ownership: bytes copied into the caller's array; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out_data` NULL or valid for `capacity` writes; other
-// outs NULL or writable.
-HurrayStatus hurray_descriptor_extension_layout(const HurrayDescriptor *descriptor,
-                                                uint64_t *out_id,
-                                                uint8_t *out_data,
-                                                uint64_t capacity,
-                                                uint64_t *out_len);
-
-// Entry `index` of the buffer table (size in bytes, alignment in bytes, device, sync
-// mode, memory class), in wire order: layout buffers, then quantization parameters.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_OUT_OF_RANGE`
-// (`index` >= buffer count).
-//
-// Ownership: `*out` is a plain struct written by value; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_descriptor_buffer(const HurrayDescriptor *descriptor,
-                                      uint32_t index,
-                                      struct HurrayBufferEntry *out);
-
-// The quantization section: scheme tag and version, flags and the scheme's fixed
-// fields (see `HurrayQuantization` for which fields each scheme uses).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (no
-// quantization section).
-//
-// Ownership: `*out` is a plain struct written by value; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_descriptor_quantization(const HurrayDescriptor *descriptor,
-                                            struct HurrayQuantization *out);
-
-// Copies the quantization payload bytes that `HurrayQuantization` does not carry
-// into `out` (`capacity` bytes); `*out_len` = their number. For an assigned scheme
-// these are the bytes after its fixed fields (usually none); for a private scheme,
-// its whole payload after the 4-byte common header. NULL `out`: size query.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (no
-// quantization section); `HURRAY_ERR_BUFFER_TOO_SMALL`.
-//
-// Ownership: bytes copied into the caller's array; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
-HurrayStatus hurray_descriptor_quantization_trailing(const HurrayDescriptor *descriptor,
-                                                     uint8_t *out,
-                                                     uint64_t capacity,
-                                                     uint64_t *out_len);
-
-// The shard section: copies the parent's shape into `out_parent_shape` and this
-// shard's position in the parent into `out_offset` (rank values each, in elements;
-// `capacity` is the size of each array); `*out_len` = rank. Both arrays NULL: size
-// query.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out_len`, or exactly one array
-// NULL); `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor);
-// `HURRAY_ERR_NOT_APPLICABLE` (no shard section); `HURRAY_ERR_BUFFER_TOO_SMALL`.
-//
-// Ownership: values copied into the caller's arrays; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; arrays NULL or valid for `capacity` writes each;
-// `out_len` NULL or writable.
-HurrayStatus hurray_descriptor_shard(const HurrayDescriptor *descriptor,
-                                     uint64_t *out_parent_shape,
-                                     uint64_t *out_offset,
-                                     uint64_t capacity,
-                                     uint64_t *out_len);
-
-// The statistics section (advisory; check `computed_mask` before using a field).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (no
-// statistics section).
-//
-// Ownership: `*out` is a plain struct written by value; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_descriptor_statistics(const HurrayDescriptor *descriptor,
-                                          struct HurrayStatistics *out);
-
-// The extension-type section: how the private element type is stored.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (no
-// extension-type section: the element type is not private).
-//
-// Ownership: `*out` is a plain struct written by value; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_descriptor_extension_type(const HurrayDescriptor *descriptor,
-                                              struct HurrayExtensionType *out);
-
-// The composite-member role of an overlay member (`HURRAY_MEMBER_ROLE_*`).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`descriptor`, `out`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor); `HURRAY_ERR_NOT_APPLICABLE` (no
-// composite-member section).
-//
-// Ownership: `*out` written by value; nothing to free.
-//
-// # Safety
-// `descriptor` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_descriptor_member_role(const HurrayDescriptor *descriptor, uint8_t *out);
-
 // Borrows the whole descriptor as one [`HurrayDescriptorView`]: header, shape,
 // buffer table, the layout's fields and every optional section, with arrays as
-// pointers into the descriptor (see the struct for which fields apply). One call
-// replaces the per-field `hurray_descriptor_*` accessors for readers of this build.
+// pointers into the descriptor (see the struct for which fields apply): a
+// descriptor is read in one call. `hurray_descriptor_from_view` builds one from the
+// same struct.
 //
 // Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
 // `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor, or one made by another copy of
@@ -2508,188 +1873,11 @@ HurrayStatus hurray_file_reader_kv_find(const HurrayFileReader *reader,
                                         const char *key,
                                         uint64_t *out_index);
 
-// The type of KV entry `index`: `*out_type` is a `HURRAY_KV_TYPE_*`;
-// `*out_element_type` is the element type of an array (`HURRAY_KV_TYPE_STRING` ..
-// `HURRAY_KV_TYPE_BYTES`), 0 otherwise; `*out_count` is the number of elements of an
-// array, the length in bytes of a string or byte value, 1 for a scalar.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`.
-//
-// Ownership: all three written by value; nothing to free.
-//
-// # Safety
-// `reader` NULL or live; outs NULL or writable.
-HurrayStatus hurray_file_reader_kv_type(const HurrayFileReader *reader,
-                                        uint64_t index,
-                                        uint8_t *out_type,
-                                        uint8_t *out_element_type,
-                                        uint64_t *out_count);
-
-// The string value of KV entry `index`: NUL-terminated UTF-8, `*out_len` bytes
-// without the NUL.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
-// (the value is not a string).
-//
-// Ownership: `*out_value` borrowed, valid until the reader is destroyed.
-//
-// # Safety
-// `reader` NULL or live; outs NULL or writable.
-HurrayStatus hurray_file_reader_kv_string(const HurrayFileReader *reader,
-                                          uint64_t index,
-                                          const char **out_value,
-                                          uint64_t *out_len);
-
-// The int64 value of KV entry `index`.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
-// (the value has another type).
-//
-// Ownership: `*out` written by value; nothing to free.
-//
-// # Safety
-// `reader` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_file_reader_kv_int64(const HurrayFileReader *reader,
-                                         uint64_t index,
-                                         int64_t *out);
-
-// The uint64 value of KV entry `index`.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
-// (the value has another type).
-//
-// Ownership: `*out` written by value; nothing to free.
-//
-// # Safety
-// `reader` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_file_reader_kv_uint64(const HurrayFileReader *reader,
-                                          uint64_t index,
-                                          uint64_t *out);
-
-// The float64 value of KV entry `index` (any bit pattern, NaN included).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
-// (the value has another type).
-//
-// Ownership: `*out` written by value; nothing to free.
-//
-// # Safety
-// `reader` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_file_reader_kv_float64(const HurrayFileReader *reader,
-                                           uint64_t index,
-                                           double *out);
-
-// The bool value of KV entry `index`: 0 or 1.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
-// (the value has another type).
-//
-// Ownership: `*out` written by value; nothing to free.
-//
-// # Safety
-// `reader` NULL or live; `out` NULL or writable.
-HurrayStatus hurray_file_reader_kv_bool(const HurrayFileReader *reader,
-                                        uint64_t index,
-                                        uint8_t *out);
-
-// The byte value of KV entry `index`: `*out_len` bytes at `*out_value` (NULL when
-// empty).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`.
-//
-// Ownership: `*out_value` borrowed, valid until the reader is destroyed.
-//
-// # Safety
-// `reader` NULL or live; outs NULL or writable.
-HurrayStatus hurray_file_reader_kv_bytes(const HurrayFileReader *reader,
-                                         uint64_t index,
-                                         const uint8_t **out_value,
-                                         uint64_t *out_len);
-
-// The int64 array of KV entry `index`. Copies the elements into `out` (`capacity` elements) and writes their
-// number to `*out_len`; a NULL `out` asks only for the number.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
-// (another type); `HURRAY_ERR_BUFFER_TOO_SMALL` (`*out_len` holds the number, nothing
-// is copied).
-//
-// Ownership: values copied into the caller's array; nothing to free.
-//
-// # Safety
-// `reader` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
-HurrayStatus hurray_file_reader_kv_array_int64(const HurrayFileReader *reader,
-                                               uint64_t index,
-                                               int64_t *out,
-                                               uint64_t capacity,
-                                               uint64_t *out_len);
-
-// The uint64 array of KV entry `index`. Copies the elements into `out` (`capacity` elements) and writes their
-// number to `*out_len`; a NULL `out` asks only for the number.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
-// (another type); `HURRAY_ERR_BUFFER_TOO_SMALL` (`*out_len` holds the number, nothing
-// is copied).
-//
-// Ownership: values copied into the caller's array; nothing to free.
-//
-// # Safety
-// `reader` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
-HurrayStatus hurray_file_reader_kv_array_uint64(const HurrayFileReader *reader,
-                                                uint64_t index,
-                                                uint64_t *out,
-                                                uint64_t capacity,
-                                                uint64_t *out_len);
-
-// The float64 array of KV entry `index`. Copies the elements into `out` (`capacity` elements) and writes their
-// number to `*out_len`; a NULL `out` asks only for the number.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
-// (another type); `HURRAY_ERR_BUFFER_TOO_SMALL` (`*out_len` holds the number, nothing
-// is copied).
-//
-// Ownership: values copied into the caller's array; nothing to free.
-//
-// # Safety
-// `reader` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
-HurrayStatus hurray_file_reader_kv_array_float64(const HurrayFileReader *reader,
-                                                 uint64_t index,
-                                                 double *out,
-                                                 uint64_t capacity,
-                                                 uint64_t *out_len);
-
-// The bool array of KV entry `index`, one byte (0 or 1) per element. Copies the elements into `out` (`capacity` elements) and writes their
-// number to `*out_len`; a NULL `out` asks only for the number.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`, `out_len`); `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`; `HURRAY_ERR_NOT_APPLICABLE`
-// (another type); `HURRAY_ERR_BUFFER_TOO_SMALL` (`*out_len` holds the number, nothing
-// is copied).
-//
-// Ownership: values copied into the caller's array; nothing to free.
-//
-// # Safety
-// `reader` NULL or live; `out` NULL or valid for `capacity` writes; `out_len` NULL or writable.
-HurrayStatus hurray_file_reader_kv_array_bool(const HurrayFileReader *reader,
-                                              uint64_t index,
-                                              uint8_t *out,
-                                              uint64_t capacity,
-                                              uint64_t *out_len);
-
 // Elements `[first, first + count)` of the int64, uint64, float64 or bool array of
 // KV entry `index`, copied into `out` in their C form: 8 bytes each (`int64_t`,
 // `uint64_t`, `double`), or 1 byte each for bool (0 or 1). This reads a window of a
 // huge array without a buffer for all of it; the element type and count come from
-// `hurray_file_reader_kv_type`. `out` may be NULL when `count` is 0.
+// `hurray_file_reader_kv_value`. `out` may be NULL when `count` is 0.
 //
 // Errors: `HURRAY_ERR_NULL_POINTER` (`reader`; `out` with `count > 0`);
 // `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE`
@@ -2708,41 +1896,6 @@ HurrayStatus hurray_file_reader_kv_array_window(const HurrayFileReader *reader,
                                                 uint64_t count,
                                                 void *out,
                                                 uint64_t out_size);
-
-// Element `element` of the string array of KV entry `index`: NUL-terminated UTF-8,
-// `*out_len` bytes without the NUL. The element count comes from
-// `hurray_file_reader_kv_type`.
-//
-// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE` (`index` or `element`);
-// `HURRAY_ERR_NOT_APPLICABLE`.
-//
-// Ownership: `*out_value` borrowed, valid until the reader is destroyed.
-//
-// # Safety
-// `reader` NULL or live; outs NULL or writable.
-HurrayStatus hurray_file_reader_kv_array_string(const HurrayFileReader *reader,
-                                                uint64_t index,
-                                                uint64_t element,
-                                                const char **out_value,
-                                                uint64_t *out_len);
-
-// Element `element` of the bytes array of KV entry `index`: `*out_len` bytes at
-// `*out_value` (NULL when empty).
-//
-// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
-// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE` (`index` or `element`);
-// `HURRAY_ERR_NOT_APPLICABLE`.
-//
-// Ownership: `*out_value` borrowed, valid until the reader is destroyed.
-//
-// # Safety
-// `reader` NULL or live; outs NULL or writable.
-HurrayStatus hurray_file_reader_kv_array_bytes(const HurrayFileReader *reader,
-                                               uint64_t index,
-                                               uint64_t element,
-                                               const uint8_t **out_value,
-                                               uint64_t *out_len);
 
 // Destroys a reader and nulls `*reader`. Tensors and items it handed out stay valid:
 // each holds its own reference to the mapping, which goes away with the last of
@@ -2822,152 +1975,6 @@ HurrayStatus hurray_file_writer_write_tensor(HurrayFileWriter *writer,
 HurrayStatus hurray_file_writer_write_item(HurrayFileWriter *writer,
                                            const char *name,
                                            const HurrayItem *item);
-
-// Adds a string KV entry (written after the tensors, in the order added). `key` and
-// `value` are NUL-terminated UTF-8; keys are 1..=65535 bytes and unique.
-//
-// Errors (for every `hurray_file_writer_add_kv_*`): `HURRAY_ERR_NULL_POINTER`;
-// `HURRAY_ERR_ABI_VERSION`; `HURRAY_ERR_INVALID_ARGUMENT` (not a writer of this copy,
-// text not UTF-8, a bool not 0 or 1); `HURRAY_ERR_STATE` (finished writer);
-// `HURRAY_ERR_FORMAT` (empty or duplicate key); `HURRAY_ERR_LIMIT` (key over 65535
-// bytes, the KV section would reach 4 GiB).
-//
-// Ownership: `key` and `value` are copied; they stay the caller's.
-//
-// # Safety
-// `writer` NULL or live; `key`, `value` NULL or NUL-terminated.
-HurrayStatus hurray_file_writer_add_kv_string(HurrayFileWriter *writer,
-                                              const char *key,
-                                              const char *value);
-
-// Adds an int64 KV entry. Errors as `hurray_file_writer_add_kv_string`.
-//
-// Ownership: `key` is copied.
-//
-// # Safety
-// `writer` NULL or live; `key` NULL or NUL-terminated.
-HurrayStatus hurray_file_writer_add_kv_int64(HurrayFileWriter *writer,
-                                             const char *key,
-                                             int64_t value);
-
-// Adds a uint64 KV entry. Errors as `hurray_file_writer_add_kv_string`.
-//
-// Ownership: `key` is copied.
-//
-// # Safety
-// `writer` NULL or live; `key` NULL or NUL-terminated.
-HurrayStatus hurray_file_writer_add_kv_uint64(HurrayFileWriter *writer,
-                                              const char *key,
-                                              uint64_t value);
-
-// Adds a float64 KV entry (any bit pattern, NaN included). Errors as
-// `hurray_file_writer_add_kv_string`.
-//
-// Ownership: `key` is copied.
-//
-// # Safety
-// `writer` NULL or live; `key` NULL or NUL-terminated.
-HurrayStatus hurray_file_writer_add_kv_float64(HurrayFileWriter *writer,
-                                               const char *key,
-                                               double value);
-
-// Adds a bool KV entry (`value` 0 or 1). Errors as `hurray_file_writer_add_kv_string`.
-//
-// Ownership: `key` is copied.
-//
-// # Safety
-// `writer` NULL or live; `key` NULL or NUL-terminated.
-HurrayStatus hurray_file_writer_add_kv_bool(HurrayFileWriter *writer,
-                                            const char *key,
-                                            uint8_t value);
-
-// Adds a bytes KV entry: `len` bytes at `value` (NULL allowed when `len` is 0).
-// Errors as `hurray_file_writer_add_kv_string`.
-//
-// Ownership: `key` and the bytes are copied.
-//
-// # Safety
-// `writer` NULL or live; `key` NULL or NUL-terminated; `value` valid for `len` reads.
-HurrayStatus hurray_file_writer_add_kv_bytes(HurrayFileWriter *writer,
-                                             const char *key,
-                                             const uint8_t *value,
-                                             uint64_t len);
-
-// Adds an int64 array KV entry: `count` values (NULL allowed when `count` is 0).
-// Errors as `hurray_file_writer_add_kv_string`.
-//
-// Ownership: `key` and the values are copied.
-//
-// # Safety
-// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count` reads.
-HurrayStatus hurray_file_writer_add_kv_array_int64(HurrayFileWriter *writer,
-                                                   const char *key,
-                                                   const int64_t *values,
-                                                   uint64_t count);
-
-// Adds a uint64 array KV entry: `count` values (NULL allowed when `count` is 0).
-// Errors as `hurray_file_writer_add_kv_string`.
-//
-// Ownership: `key` and the values are copied.
-//
-// # Safety
-// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count` reads.
-HurrayStatus hurray_file_writer_add_kv_array_uint64(HurrayFileWriter *writer,
-                                                    const char *key,
-                                                    const uint64_t *values,
-                                                    uint64_t count);
-
-// Adds a float64 array KV entry: `count` values (NULL allowed when `count` is 0).
-// Errors as `hurray_file_writer_add_kv_string`.
-//
-// Ownership: `key` and the values are copied.
-//
-// # Safety
-// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count` reads.
-HurrayStatus hurray_file_writer_add_kv_array_float64(HurrayFileWriter *writer,
-                                                     const char *key,
-                                                     const double *values,
-                                                     uint64_t count);
-
-// Adds a bool array KV entry: `count` bytes, each 0 or 1 (NULL allowed when `count`
-// is 0). Errors as `hurray_file_writer_add_kv_string`.
-//
-// Ownership: `key` and the values are copied.
-//
-// # Safety
-// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count` reads.
-HurrayStatus hurray_file_writer_add_kv_array_bool(HurrayFileWriter *writer,
-                                                  const char *key,
-                                                  const uint8_t *values,
-                                                  uint64_t count);
-
-// Adds a string array KV entry: `count` NUL-terminated UTF-8 strings (NULL allowed
-// when `count` is 0). Errors as `hurray_file_writer_add_kv_string`.
-//
-// Ownership: `key` and the strings are copied.
-//
-// # Safety
-// `writer` NULL or live; `key` NULL or NUL-terminated; `values` valid for `count`
-// reads of NUL-terminated strings.
-HurrayStatus hurray_file_writer_add_kv_array_string(HurrayFileWriter *writer,
-                                                    const char *key,
-                                                    const char *const *values,
-                                                    uint64_t count);
-
-// Adds a bytes array KV entry: `count` byte sequences, sequence `i` being `lens[i]`
-// bytes at `values[i]` (NULL allowed when its length is 0; both arrays NULL allowed
-// when `count` is 0). Errors as `hurray_file_writer_add_kv_string`.
-//
-// Ownership: `key` and the bytes are copied.
-//
-// # Safety
-// `writer` NULL or live; `key` NULL or NUL-terminated; `values` and `lens` valid for
-// `count` reads; each `values[i]` valid for `lens[i]` reads.
-HurrayStatus hurray_file_writer_add_kv_array_bytes(HurrayFileWriter *writer,
-                                                   const char *key,
-                                                   const uint8_t *const *values,
-                                                   const uint64_t *lens,
-                                                   uint64_t count);
 
 // Writes KV, index and trailer, flushes, syncs (when `durable`), and renames the
 // temporary file over the destination path. Afterwards the writer only accepts

@@ -3,8 +3,8 @@
 //! read by decoding those bytes (the wire format is the stable contract).
 //!
 //! This module holds the handle and its life cycle (decode, dense, encode, destroy);
-//! the field accessors are in [`crate::descriptor_access`], the builder in
-//! [`crate::builder`].
+//! the one-call view and `hurray_descriptor_from_view` are in
+//! [`crate::descriptor_view`], the field structs in [`crate::descriptor_access`].
 
 use crate::descriptor_view::{HurrayDescriptorView, ViewStore};
 use crate::handle::{self, kind, Handle, Header};
@@ -206,7 +206,7 @@ pub unsafe extern "C" fn hurray_descriptor_decode(
 ///
 /// Errors: `HURRAY_ERR_NULL_POINTER` (`out`, or `shape` with `rank` > 0);
 /// `HURRAY_ERR_INVALID_ARGUMENT` (`rank` > 64, unassigned `type_tag`);
-/// `HURRAY_ERR_DESCRIPTOR` (a private type, which needs the builder and an
+/// `HURRAY_ERR_DESCRIPTOR` (a private type, which needs `hurray_descriptor_from_view` and an
 /// extension-type section; a dynamic dimension; a size that overflows).
 ///
 /// Ownership: `*out` owned; destroy with `hurray_descriptor_destroy`.
@@ -262,7 +262,7 @@ pub unsafe extern "C" fn hurray_descriptor_encode(
 }
 
 /// Destroys a descriptor made by `hurray_descriptor_decode`, `hurray_descriptor_dense`
-/// or `hurray_descriptor_builder_finish` (any copy of the library) and nulls
+/// or `hurray_descriptor_from_view` (any copy of the library) and nulls
 /// `*descriptor`. NULL and `*descriptor == NULL` are no-ops.
 ///
 /// Errors: `HURRAY_ERR_INVALID_ARGUMENT` (a descriptor borrowed from a tensor, or not

@@ -273,8 +273,9 @@ impl ViewStore {
 
 /// Borrows the whole descriptor as one [`HurrayDescriptorView`]: header, shape,
 /// buffer table, the layout's fields and every optional section, with arrays as
-/// pointers into the descriptor (see the struct for which fields apply). One call
-/// replaces the per-field `hurray_descriptor_*` accessors for readers of this build.
+/// pointers into the descriptor (see the struct for which fields apply): a
+/// descriptor is read in one call. `hurray_descriptor_from_view` builds one from the
+/// same struct.
 ///
 /// Errors: `HURRAY_ERR_NULL_POINTER`; `HURRAY_ERR_ABI_VERSION`;
 /// `HURRAY_ERR_INVALID_ARGUMENT` (not a descriptor, or one made by another copy of

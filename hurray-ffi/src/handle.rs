@@ -43,7 +43,8 @@ pub mod kind {
     pub const BUFFER_LIST: u16 = 4;
     /// `HurrayItem`.
     pub const ITEM: u16 = 5;
-    /// `HurrayDescriptorBuilder`.
+    /// Retired: was `HurrayDescriptorBuilder` (replaced by
+    /// `hurray_descriptor_from_view`). The number is never reused.
     pub const DESCRIPTOR_BUILDER: u16 = 6;
     /// `HurrayStreamDecoder`.
     pub const STREAM_DECODER: u16 = 7;
@@ -133,7 +134,6 @@ sealed!(
     crate::HurrayBuffer,
     crate::HurrayBufferList,
     crate::HurrayItem,
-    crate::HurrayDescriptorBuilder,
     crate::HurrayStreamDecoder,
     crate::HurrayStreamEncoder,
     crate::HurrayFileReader,
@@ -141,7 +141,7 @@ sealed!(
     crate::HurrayBufferPool
 );
 
-/// A `repr(C)` handle type that starts with a [`Header`]: one of the eleven handle
+/// A `repr(C)` handle type that starts with a [`Header`]: one of the ten handle
 /// kinds of this crate ([`kind`]). Public so [`crate::raw`] can be generic over it;
 /// sealed, so no type outside this crate can claim to be a handle.
 ///

@@ -25,7 +25,6 @@ pub mod abi;
 pub mod allocator;
 pub mod api;
 pub mod buffer;
-pub mod builder;
 pub mod descriptor;
 pub mod descriptor_access;
 pub mod descriptor_view;
@@ -42,7 +41,6 @@ pub use buffer::{
     HurrayBuffer, HurrayBufferList, HurrayBufferSync, HurrayReleaseFn, Memory, Placement,
     ReleaseGuard,
 };
-pub use builder::HurrayDescriptorBuilder;
 pub use descriptor::HurrayDescriptor;
 pub use descriptor_access::{
     HurrayBlockPaged, HurrayBufferEntry, HurrayCompositeHead, HurrayDescriptorHeader,

@@ -420,39 +420,6 @@ pub(crate) unsafe fn copy_out<T: Copy>(
     Ok(())
 }
 
-/// [`copy_out`] for elements produced one by one (`n` of them, `items` yielding at
-/// least `n`): writes `n` to `*out_len` and, when `out` is not NULL and holds
-/// `capacity >= n` elements, the elements into `out`.
-///
-/// # Safety
-/// `out` must be NULL or valid for `capacity` writes of `T`; `out_len` NULL or writable.
-pub(crate) unsafe fn copy_out_iter<T: Copy>(
-    n: usize,
-    items: impl Iterator<Item = T>,
-    out: *mut T,
-    capacity: u64,
-    out_len: *mut u64,
-    what: &str,
-) -> FfiResult<()> {
-    need(out_len, "out_len")?;
-    // SAFETY: out_len checked non-null; writable per the caller.
-    unsafe { out_len.write(n as u64) };
-    if out.is_null() {
-        return Ok(());
-    }
-    if capacity < n as u64 {
-        return Err(FfiError::new(
-            HURRAY_ERR_BUFFER_TOO_SMALL,
-            format!("{what} has {n} elements, the output holds {capacity}"),
-        ));
-    }
-    for (k, x) in items.take(n).enumerate() {
-        // SAFETY: k < n <= capacity, and out is valid for capacity writes.
-        unsafe { out.add(k).write(x) };
-    }
-    Ok(())
-}
-
 /// Borrows a caller array of `len` elements; NULL is allowed only when `len` is 0.
 ///
 /// # Safety

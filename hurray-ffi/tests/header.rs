@@ -78,7 +78,6 @@ fn names_are_prefixed_and_handles_opaque() {
     for t in [
         "HurrayTensor",
         "HurrayDescriptor",
-        "HurrayDescriptorBuilder",
         "HurrayBuffer",
         "HurrayBufferList",
         "HurrayItem",

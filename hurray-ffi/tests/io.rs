@@ -10,8 +10,9 @@ use hurray_ffi::buffer::*;
 use hurray_ffi::descriptor::*;
 use hurray_ffi::file::*;
 use hurray_ffi::item::*;
+use hurray_ffi::kv_value::*;
 use hurray_ffi::stream::*;
-use hurray_ffi::tags::HURRAY_TYPE_UINT8;
+use hurray_ffi::tags::*;
 use hurray_ffi::tensor::*;
 use hurray_ffi::*;
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -318,63 +319,92 @@ fn file_round_trip_with_kv_of_every_type() {
         let mut w = null_mut();
         ok(hurray_file_writer_create(path.as_ptr(), &opts, &mut w));
         ok(hurray_file_writer_write_tensor(w, c("t").as_ptr(), t));
-        ok(hurray_file_writer_add_kv_string(
-            w,
-            c("s").as_ptr(),
-            c("v").as_ptr(),
+        let add = |key: &str, v: HurrayKvValue| {
+            hurray_file_writer_add_kv(w, key.as_ptr().cast(), key.len() as u64, &v)
+        };
+        let kv = |type_tag: u8| HurrayKvValue {
+            type_tag,
+            ..HurrayKvValue::default()
+        };
+        let data = |type_tag: u8, element_type: u8, p: *const c_void, len: u64| HurrayKvValue {
+            type_tag,
+            element_type,
+            data: p,
+            len,
+            ..HurrayKvValue::default()
+        };
+        let arr = HURRAY_KV_TYPE_ARRAY;
+        ok(add(
+            "s",
+            data(HURRAY_KV_TYPE_STRING, 0, b"v".as_ptr().cast(), 1),
         ));
-        ok(hurray_file_writer_add_kv_int64(w, c("i").as_ptr(), -5));
-        ok(hurray_file_writer_add_kv_uint64(w, c("u").as_ptr(), 5));
-        ok(hurray_file_writer_add_kv_float64(w, c("f").as_ptr(), 0.25));
-        ok(hurray_file_writer_add_kv_bool(w, c("b").as_ptr(), 0));
-        ok(hurray_file_writer_add_kv_bytes(
-            w,
-            c("y").as_ptr(),
-            null(),
-            0,
+        ok(add(
+            "i",
+            HurrayKvValue {
+                int64_value: -5,
+                ..kv(HURRAY_KV_TYPE_INT64)
+            },
         ));
-        ok(hurray_file_writer_add_kv_array_int64(
-            w,
-            c("ai").as_ptr(),
-            [1i64, 2].as_ptr(),
-            2,
+        ok(add(
+            "u",
+            HurrayKvValue {
+                uint64_value: 5,
+                ..kv(HURRAY_KV_TYPE_UINT64)
+            },
         ));
-        ok(hurray_file_writer_add_kv_array_uint64(
-            w,
-            c("au").as_ptr(),
-            [9u64].as_ptr(),
-            1,
+        ok(add(
+            "f",
+            HurrayKvValue {
+                float64_value: 0.25,
+                ..kv(HURRAY_KV_TYPE_FLOAT64)
+            },
         ));
-        ok(hurray_file_writer_add_kv_array_float64(
-            w,
-            c("af").as_ptr(),
-            [1.5f64].as_ptr(),
-            1,
+        ok(add(
+            "b",
+            HurrayKvValue {
+                bool_value: 0,
+                ..kv(HURRAY_KV_TYPE_BOOL)
+            },
         ));
-        ok(hurray_file_writer_add_kv_array_bool(
-            w,
-            c("ab").as_ptr(),
-            [0u8, 1].as_ptr(),
-            2,
+        ok(add("y", data(HURRAY_KV_TYPE_BYTES, 0, null(), 0)));
+        ok(add(
+            "ai",
+            data(arr, HURRAY_KV_TYPE_INT64, [1i64, 2].as_ptr().cast(), 2),
         ));
-        let strs = [c("x"), c("yz")];
-        let ptrs: Vec<*const c_char> = strs.iter().map(|s| s.as_ptr()).collect();
-        ok(hurray_file_writer_add_kv_array_string(
-            w,
-            c("as").as_ptr(),
-            ptrs.as_ptr(),
-            2,
+        ok(add(
+            "au",
+            data(arr, HURRAY_KV_TYPE_UINT64, [9u64].as_ptr().cast(), 1),
+        ));
+        ok(add(
+            "af",
+            data(arr, HURRAY_KV_TYPE_FLOAT64, [1.5f64].as_ptr().cast(), 1),
+        ));
+        ok(add(
+            "ab",
+            data(arr, HURRAY_KV_TYPE_BOOL, [0u8, 1].as_ptr().cast(), 2),
+        ));
+        let strs = [
+            data(HURRAY_KV_TYPE_STRING, 0, b"x".as_ptr().cast(), 1),
+            data(HURRAY_KV_TYPE_STRING, 0, b"yz".as_ptr().cast(), 2),
+        ];
+        ok(add(
+            "as",
+            data(arr, HURRAY_KV_TYPE_STRING, strs.as_ptr().cast(), 2),
         ));
         let blob = [1u8, 2, 3];
-        ok(hurray_file_writer_add_kv_array_bytes(
-            w,
-            c("ay").as_ptr(),
-            [blob.as_ptr()].as_ptr(),
-            [3u64].as_ptr(),
-            1,
+        let blobs = [data(HURRAY_KV_TYPE_BYTES, 0, blob.as_ptr().cast(), 3)];
+        ok(add(
+            "ay",
+            data(arr, HURRAY_KV_TYPE_BYTES, blobs.as_ptr().cast(), 1),
         ));
         err(
-            hurray_file_writer_add_kv_int64(w, c("").as_ptr(), 1),
+            add(
+                "",
+                HurrayKvValue {
+                    int64_value: 1,
+                    ..kv(HURRAY_KV_TYPE_INT64)
+                },
+            ),
             HURRAY_ERR_FORMAT,
             "empty",
         );
@@ -401,62 +431,39 @@ fn file_round_trip_with_kv_of_every_type() {
             ok(hurray_file_reader_kv_find(r, c(k).as_ptr(), &mut i));
             i
         };
+        let value = |i: u64| {
+            let mut v = HurrayKvValue::default();
+            ok(hurray_file_reader_kv_value(r, i, &mut v));
+            v
+        };
         let (mut p, mut len) = (null(), 0);
-        ok(hurray_file_reader_kv_string(r, find("s"), &mut p, &mut len));
-        assert_eq!(text(p, len), "v");
+        let v = value(find("s"));
+        assert_eq!(text(v.data.cast(), v.len), "v");
         ok(hurray_file_reader_kv_key(r, 0, &mut p, &mut len));
         assert_eq!(text(p, len), "s");
-        let mut iv = 0i64;
-        ok(hurray_file_reader_kv_int64(r, find("i"), &mut iv));
-        assert_eq!(iv, -5);
-        let mut uv = 0u64;
-        ok(hurray_file_reader_kv_uint64(r, find("u"), &mut uv));
-        assert_eq!(uv, 5);
-        let mut fv = 0f64;
-        ok(hurray_file_reader_kv_float64(r, find("f"), &mut fv));
-        assert_eq!(fv, 0.25);
-        let mut bv = 9u8;
-        ok(hurray_file_reader_kv_bool(r, find("b"), &mut bv));
-        assert_eq!(bv, 0);
-        let (mut yp, mut yl) = (null(), 9);
-        ok(hurray_file_reader_kv_bytes(r, find("y"), &mut yp, &mut yl));
-        assert_eq!((yp, yl), (null(), 0));
-        let mut ai = [0i64; 2];
-        ok(hurray_file_reader_kv_array_int64(
-            r,
-            find("ai"),
-            ai.as_mut_ptr(),
-            2,
-            &mut len,
-        ));
+        assert_eq!(value(find("i")).int64_value, -5);
+        assert_eq!(value(find("u")).uint64_value, 5);
+        assert_eq!(value(find("f")).float64_value, 0.25);
+        let v = value(find("b"));
+        assert_eq!((v.type_tag, v.bool_value), (HURRAY_KV_TYPE_BOOL, 0));
+        let v = value(find("y"));
+        assert_eq!(
+            (v.type_tag, v.data, v.len),
+            (HURRAY_KV_TYPE_BYTES, null(), 0)
+        );
+        // Numeric and bool arrays: borrowed little-endian elements (unaligned reads).
+        let v = value(find("ai"));
+        assert_eq!((v.element_type, v.len), (HURRAY_KV_TYPE_INT64, 2));
+        let ai: Vec<i64> = (0..2)
+            .map(|k| v.data.cast::<i64>().add(k).read_unaligned())
+            .collect();
         assert_eq!(ai, [1, 2]);
-        let mut au = [0u64; 1];
-        ok(hurray_file_reader_kv_array_uint64(
-            r,
-            find("au"),
-            au.as_mut_ptr(),
-            1,
-            &mut len,
-        ));
-        assert_eq!(au, [9]);
-        let mut af = [0f64; 1];
-        ok(hurray_file_reader_kv_array_float64(
-            r,
-            find("af"),
-            af.as_mut_ptr(),
-            1,
-            &mut len,
-        ));
-        assert_eq!(af, [1.5]);
-        let mut ab = [9u8; 2];
-        ok(hurray_file_reader_kv_array_bool(
-            r,
-            find("ab"),
-            ab.as_mut_ptr(),
-            2,
-            &mut len,
-        ));
-        assert_eq!(ab, [0, 1]);
+        let v = value(find("au"));
+        assert_eq!(v.data.cast::<u64>().read_unaligned(), 9);
+        let v = value(find("af"));
+        assert_eq!(v.data.cast::<f64>().read_unaligned(), 1.5);
+        let v = value(find("ab"));
+        assert_eq!(std::slice::from_raw_parts(v.data.cast::<u8>(), 2), [0, 1]);
         // Windows of numeric and bool arrays.
         let mut w1 = [0i64; 1];
         ok(hurray_file_reader_kv_array_window(
@@ -512,43 +519,39 @@ fn file_round_trip_with_kv_of_every_type() {
             "string array",
         );
         assert_eq!(w1, [2], "nothing written on an error");
-        ok(hurray_file_reader_kv_array_string(
+        let mut e = HurrayKvValue::default();
+        ok(hurray_file_reader_kv_array_element(
             r,
             find("as"),
             1,
-            &mut p,
-            &mut len,
+            &mut e,
         ));
-        assert_eq!(text(p, len), "yz");
-        ok(hurray_file_reader_kv_array_bytes(
+        assert_eq!(text(e.data.cast(), e.len), "yz");
+        ok(hurray_file_reader_kv_array_element(
             r,
             find("ay"),
             0,
-            &mut yp,
-            &mut yl,
-        ));
-        assert_eq!(std::slice::from_raw_parts(yp, yl as usize), &blob);
-        let (mut ty, mut el, mut n) = (0, 0, 0);
-        ok(hurray_file_reader_kv_type(
-            r,
-            find("as"),
-            &mut ty,
-            &mut el,
-            &mut n,
+            &mut e,
         ));
         assert_eq!(
-            (ty, el, n),
-            (HURRAY_KV_TYPE_ARRAY, HURRAY_KV_TYPE_STRING, 2)
+            std::slice::from_raw_parts(e.data.cast::<u8>(), e.len as usize),
+            &blob
+        );
+        let v = value(find("as"));
+        assert_eq!(
+            (v.type_tag, v.element_type, v.len, v.data),
+            (HURRAY_KV_TYPE_ARRAY, HURRAY_KV_TYPE_STRING, 2, null())
         );
         err(
-            hurray_file_reader_kv_int64(r, find("s"), &mut iv),
+            hurray_file_reader_kv_array_element(r, find("s"), 0, &mut e),
             HURRAY_ERR_NOT_APPLICABLE,
-            "is a string, not a int64",
+            "homogeneous array",
         );
+        let mut v = HurrayKvValue::default();
         err(
-            hurray_file_reader_kv_int64(r, 12, &mut iv),
+            hurray_file_reader_kv_value(r, 12, &mut v),
             HURRAY_ERR_OUT_OF_RANGE,
-            "KV entry 12",
+            "12",
         );
         ok(hurray_file_reader_destroy(&mut r));
         // The tensor outlives the reader.

@@ -321,15 +321,11 @@ fn composite_from_c() {
         ok(hurray_item_tensor(m, &mut mt));
         let mut d = null();
         ok(hurray_tensor_descriptor(mt, &mut d));
-        let (mut p, mut o, mut len) = ([0u64; 2], [0u64; 2], 0u64);
-        ok(hurray_ffi::descriptor_access::hurray_descriptor_shard(
-            d,
-            p.as_mut_ptr(),
-            o.as_mut_ptr(),
-            2,
-            &mut len,
+        let mut v = null();
+        ok(hurray_ffi::descriptor_view::hurray_descriptor_view(
+            d, &mut v,
         ));
-        assert_eq!(o, [0, 2]);
+        assert_eq!(std::slice::from_raw_parts((*v).shard_offset, 2), [0, 2]);
         err(
             hurray_item_member(c, 2, &mut m),
             HURRAY_ERR_OUT_OF_RANGE,

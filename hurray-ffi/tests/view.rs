@@ -12,9 +12,10 @@ use hurray_core::{
     Shard, Statistics, TensorDescriptor, Tiling,
 };
 use hurray_ffi::descriptor::HurrayDescriptor;
+use hurray_ffi::descriptor_access::{hurray_descriptor_header, hurray_descriptor_shape};
 use hurray_ffi::descriptor_view::*;
 use hurray_ffi::*;
-use std::ptr::null;
+use std::ptr::{null, null_mut};
 use std::sync::Arc;
 
 /// `n` values at `p` (NULL must mean an empty array).
@@ -570,4 +571,48 @@ fn from_view_nests_tiling_levels_and_checks_their_chain() {
     let again = from_view(&v);
     assert_eq!(encode(again), m.encode().unwrap());
     destroy(again);
+}
+
+#[test]
+fn header_and_shape_agree_with_the_view() {
+    let _l = live();
+    let mut m = TensorDescriptor::dense(ElementType::Float32, &[2, 3, 4]).unwrap();
+    m.buffers = vec![BufferHandle {
+        byte_size: 96,
+        alignment: 128,
+        ..BufferHandle::cpu(96)
+    }];
+    let d = from_model(&m);
+    let v = view_of(d);
+    let mut h = HurrayDescriptorHeader::default();
+    let (mut shape, mut n) = ([0u64; 3], 0u64);
+    // SAFETY: live descriptor; outs writable (or NULL to test the checks).
+    unsafe {
+        ok(hurray_descriptor_header(d, &mut h));
+        assert_eq!(h, v.header);
+        assert_eq!(h.descriptor_length as usize, encode(d).len());
+        assert_eq!((h.rank, h.buffer_count), (3, 1));
+        ok(hurray_descriptor_shape(d, null_mut(), 0, &mut n));
+        assert_eq!(n, 3, "a NULL array asks for the rank");
+        err(
+            hurray_descriptor_shape(d, shape.as_mut_ptr(), 2, &mut n),
+            HURRAY_ERR_BUFFER_TOO_SMALL,
+            "3 elements",
+        );
+        ok(hurray_descriptor_shape(d, shape.as_mut_ptr(), 3, &mut n));
+        assert_eq!(shape.to_vec(), arr(v.shape, 3));
+        assert_eq!(shape, [2, 3, 4]);
+        err(
+            hurray_descriptor_header(d, null_mut()),
+            HURRAY_ERR_NULL_POINTER,
+            "out",
+        );
+        err(
+            hurray_descriptor_header(null(), &mut h),
+            HURRAY_ERR_NULL_POINTER,
+            "descriptor",
+        );
+    }
+    assert_eq!(arr(v.buffers, 1)[0].alignment, 128);
+    destroy(d);
 }

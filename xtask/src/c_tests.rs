@@ -484,7 +484,7 @@ mod tests {
                 missing.push(name.to_string());
             }
         }
-        assert!(seen > 100, "parsed only {seen} functions from the header");
+        assert!(seen > 80, "parsed only {seen} functions from the header");
         assert!(
             missing.is_empty(),
             "docs/c-abi.md's ownership table lacks: {missing:?}"

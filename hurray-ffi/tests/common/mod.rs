@@ -3,7 +3,6 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 use hurray_ffi::abi::*;
-use hurray_ffi::builder::*;
 use hurray_ffi::descriptor::*;
 use hurray_ffi::*;
 use std::ffi::CStr;
@@ -152,23 +151,6 @@ pub fn destroy(mut d: *mut HurrayDescriptor) {
     assert!(d.is_null());
 }
 
-/// A new builder (asserting success).
-#[track_caller]
-pub fn builder(type_tag: u8, layout_tag: u8, shape: &[u64]) -> *mut HurrayDescriptorBuilder {
-    let mut b = std::ptr::null_mut();
-    // SAFETY: shape valid for its length; out writable.
-    ok(unsafe {
-        hurray_descriptor_builder_new(
-            type_tag,
-            layout_tag,
-            shape.len() as u32,
-            shape.as_ptr(),
-            &mut b,
-        )
-    });
-    b
-}
-
 /// A CPU buffer-table entry of `n` bytes, 64-byte aligned.
 pub fn cpu(n: u64) -> HurrayBufferEntry {
     HurrayBufferEntry {
@@ -176,37 +158,4 @@ pub fn cpu(n: u64) -> HurrayBufferEntry {
         alignment: 64,
         ..HurrayBufferEntry::default()
     }
-}
-
-/// Adds CPU buffers of these sizes.
-#[track_caller]
-pub fn add_cpu(b: *mut HurrayDescriptorBuilder, sizes: &[u64]) {
-    for &n in sizes {
-        // SAFETY: live builder, valid entry.
-        ok(unsafe { hurray_descriptor_builder_add_buffer(b, &cpu(n)) });
-    }
-}
-
-/// Finishes a builder (asserting success) and destroys it.
-#[track_caller]
-pub fn finish(mut b: *mut HurrayDescriptorBuilder) -> *mut HurrayDescriptor {
-    let mut d = std::ptr::null_mut();
-    // SAFETY: live builder; out writable.
-    ok(unsafe { hurray_descriptor_builder_finish(b, &mut d) });
-    // SAFETY: owned builder.
-    ok(unsafe { hurray_descriptor_builder_destroy(&mut b) });
-    d
-}
-
-/// The model of a descriptor, decoded from its encoding (for comparisons).
-#[track_caller]
-pub fn model(d: *const HurrayDescriptor) -> hurray_core::TensorDescriptor {
-    hurray_core::TensorDescriptor::decode_with(
-        &encode(d),
-        &hurray_core::DecodeOptions {
-            accept_private: true,
-            ..Default::default()
-        },
-    )
-    .expect("the library's encodings decode")
 }
