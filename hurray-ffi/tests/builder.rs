@@ -531,7 +531,7 @@ fn setters_that_do_not_fit_the_layout_are_not_applicable() {
         err(
             hurray_descriptor_builder_set_strides(b, two_i.as_ptr(), 2),
             na,
-            "row-major layout (0x01)",
+            "row_major layout (0x01)",
         );
         err(
             hurray_descriptor_builder_push_tiling_level(b, two_u.as_ptr(), 1, null(), 1, null()),
@@ -584,7 +584,7 @@ fn setters_that_do_not_fit_the_layout_are_not_applicable() {
         err(
             hurray_descriptor_builder_set_coo_is_sorted(b, 1),
             HURRAY_ERR_NOT_APPLICABLE,
-            "CSR",
+            "csr layout (0x07)",
         );
         ok(hurray_descriptor_builder_destroy(&mut b));
     }
