@@ -24,7 +24,7 @@ test('typeName and layoutName render known, private and unknown tags one way', (
 
 test('Tensor.dtype and Tensor.layout are the same rendering', () => {
   const t = hurray.Tensor.fromBuffer(f32(hurray, [1, 2]), 'float32', [2]);
-  assert.equal(t.dtype, hurray.typeName(t.dtypeTag));
+  assert.equal(t.dtype, hurray.typeName(0x03));
   assert.equal(t.layout, hurray.layoutName(0x01));
   t.close();
 });
