@@ -735,7 +735,12 @@ fn docs_enumerations() -> String {
     }
     let _ = writeln!(
         s,
-        "Any other tag renders as `{}` (for tag `0x2a`) in every language.",
+        "Any other tag renders as `{}` (for tag `0x2a`) in every language. Element-type \
+         and layout tags render through: C `hurray_type_name` / `hurray_layout_name`, Rust \
+         `ElementType::name` / `Layout::name` (`hurray_core::tables`), Go `DType.String` / \
+         `Layout.String`, Java `ElementType.nameOf` / `Layout.nameOf`, Node `typeName` / \
+         `layoutName`, Python `hurray.type_name` / `hurray.layout_name`; `cargo xtask \
+         matrix` compares all 256 tags of both tables across the six.",
         tables::render_unknown(0x2a)
     );
     s
