@@ -26,7 +26,7 @@ mod file_kv;
 pub mod item;
 pub mod release;
 pub mod stream;
-mod tags;
+pub mod tags;
 pub mod tensor;
 mod view;
 // After `tensor`: napi-derive needs `Descriptor` parsed before this second impl.
