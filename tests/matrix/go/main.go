@@ -543,10 +543,10 @@ func metadata(path string, ranged bool) error {
 	return nil
 }
 
-// names prints every element-type and layout tag (0..255) as DType.String and
+// tagNames prints every element-type and layout tag (0..255) as DType.String and
 // Layout.String render it, one "type|layout<TAB>0x2a<TAB>NAME" line each (cargo
 // xtask matrix compares these lines across languages).
-func names() {
+func tagNames() {
 	var b strings.Builder
 	for t := 0; t < 256; t++ {
 		fmt.Fprintf(&b, "type\t0x%02x\t%s\n", t, hurray.DType(t))
@@ -601,7 +601,7 @@ func main() {
 			fail(err)
 		}
 	case len(args) == 1 && args[0] == "names":
-		names()
+		tagNames()
 	default:
 		fmt.Fprintln(os.Stderr, "usage: go-matrix produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged] | names")
 		os.Exit(2)

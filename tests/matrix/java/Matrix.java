@@ -984,12 +984,12 @@ public final class Matrix {
     }
 
     /**
-     * {@code names}: every element-type and layout tag (0..255) as {@link
+     * The {@code names} command: every element-type and layout tag (0..255) as {@link
      * ElementType#nameOf} and {@link Layout#nameOf} render it, one
      * {@code type|layout<TAB>0x2a<TAB>NAME} line each (cargo xtask matrix compares
      * these lines across languages).
      */
-    static void names() {
+    static void tagNames() {
         StringBuilder b = new StringBuilder();
         for (int t = 0; t < 256; t++) {
             b.append(String.format("type\t0x%02x\t%s\n", t, ElementType.nameOf(t)));
@@ -1031,7 +1031,7 @@ public final class Matrix {
                 && args[0].equals("metadata")) {
             metadata(Path.of(args[1]), args.length == 3);
         } else if (args.length == 1 && args[0].equals("names")) {
-            names();
+            tagNames();
         } else {
             System.err.println("usage: Matrix produce CASES OUT_DIR | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged]");
             System.exit(2);

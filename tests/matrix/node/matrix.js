@@ -631,10 +631,10 @@ function metadata(file, ranged) {
   return held;
 }
 
-// names: every element-type and layout tag (0..255) as hurray.typeName and
+// tagNames: every element-type and layout tag (0..255) as hurray.typeName and
 // hurray.layoutName render it, one "type|layout<TAB>0x2a<TAB>NAME" line each (cargo
 // xtask matrix compares these lines across languages).
-function names() {
+function tagNames() {
   const hex = (t) => `0x${t.toString(16).padStart(2, '0')}`;
   const lines = [];
   for (let t = 0; t < 256; t++) lines.push(`type\t${hex(t)}\t${hurray.typeName(t)}`);
@@ -666,7 +666,7 @@ async function main() {
   } else if (cmd === 'metadata' && (args.length === 1 || (args.length === 2 && args[1] === 'ranged'))) {
     metadata(args[0], args.length === 2);
   } else if (cmd === 'names' && args.length === 0) {
-    names();
+    tagNames();
   } else {
     process.stderr.write('usage: node matrix.js produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged]\n');
     process.exitCode = 2;

@@ -671,7 +671,7 @@ def metadata(path: str) -> None:
     print(f"tensors\t{len(tensors)}\nname_bytes\t{sum(len(n.encode()) for n in tensors)}")
 
 
-def names() -> None:
+def tag_names() -> None:
     """Prints every element-type and layout tag (0..255) as hurray.type_name and
     hurray.layout_name render it, one ``type|layout<TAB>0x2a<TAB>NAME`` line each
     (cargo xtask matrix compares these lines across languages)."""
@@ -697,7 +697,7 @@ def main(argv: list[str]) -> int:
         metadata(argv[1])
         return 0
     if argv == ["names"]:
-        names()
+        tag_names()
         return 0
     print(__doc__, file=sys.stderr)
     return 2

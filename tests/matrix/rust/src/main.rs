@@ -21,11 +21,11 @@ fn load(path: &str) -> Result<Vec<case::Case>, String> {
     case::parse(&text).map_err(|e| format!("{path}: {e}"))
 }
 
-/// `names`: the name of every element-type tag and every layout tag (0..=255) as a
+/// `names` command: the name of every element-type tag and every layout tag (0..=255) as a
 /// Rust user renders it (`ElementType::name`, `Layout::name` through
 /// `tables::layout_name`), one `type|layout<TAB>0x2a<TAB>NAME` line each; `cargo
 /// xtask matrix` requires every language's lines to be these, byte for byte.
-fn names() {
+fn tag_names() {
     use hurray_core::ElementType;
     let mut out = String::new();
     for tag in 0..=255u8 {
@@ -84,7 +84,7 @@ fn main() -> ExitCode {
         ["hostile", dir] => hostile::consume(Path::new(dir)),
         ["metadata", file] => amplify::metadata(Path::new(file)),
         ["names"] => {
-            names();
+            tag_names();
             Ok(())
         }
         ["amplification-files", dir] => std::fs::create_dir_all(dir)
