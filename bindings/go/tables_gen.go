@@ -7,6 +7,96 @@ import "fmt"
 // The names, widths and categories of the format's enumerations, and the one
 // rendering of a tag no table names ("unknown(0x2a)"), as every language has them.
 
+// The element types of the format (HURRAY_TYPE_*).
+const (
+	Float16    DType = 0x01 // IEEE binary16
+	BFloat16   DType = 0x02 // bfloat16 (upper half of a binary32)
+	Float32    DType = 0x03 // IEEE binary32
+	Float64    DType = 0x04 // IEEE binary64
+	Int8       DType = 0x10 // signed 8-bit integer
+	Uint8      DType = 0x11 // unsigned 8-bit integer
+	Int16      DType = 0x12 // signed 16-bit integer
+	Uint16     DType = 0x13 // unsigned 16-bit integer
+	Int32      DType = 0x14 // signed 32-bit integer
+	Uint32     DType = 0x15 // unsigned 32-bit integer
+	Int64      DType = 0x16 // signed 64-bit integer
+	Uint64     DType = 0x17 // unsigned 64-bit integer
+	Bool       DType = 0x20 // boolean, 1 bit, packed 8 per byte
+	Float8E4M3 DType = 0x40 // OCP OFP8 E4M3
+	Float8E5M2 DType = 0x41 // OCP OFP8 E5M2
+	Float8E8M0 DType = 0x42 // unsigned power-of-two scale (MX block scale)
+	Float4E2M1 DType = 0x43 // OCP MX FP4, packed 2 per byte
+	Float6E2M3 DType = 0x44 // OCP MX FP6 E2M3, four codes per 3 bytes
+	Float6E3M2 DType = 0x45 // OCP MX FP6 E3M2, four codes per 3 bytes
+	Float128   DType = 0x46 // IEEE binary128
+	Int4       DType = 0x48 // signed 4-bit integer, packed 2 per byte
+	Uint4      DType = 0x49 // unsigned 4-bit integer, packed 2 per byte
+	Int2       DType = 0x4a // signed 2-bit integer, packed 4 per byte
+	Uint2      DType = 0x4b // unsigned 2-bit integer, packed 4 per byte
+	Complex64  DType = 0x50 // two float32 (real, imaginary)
+	Complex128 DType = 0x51 // two float64 (real, imaginary)
+)
+
+// The layout tags of the format.
+const (
+	RowMajor      Layout = 0x01 // row-major (C order)
+	ColumnMajor   Layout = 0x02 // column-major (Fortran order)
+	Strided       Layout = 0x03 // one signed stride per dimension, in elements
+	Tiled         Layout = 0x04 // tiled / blocked, possibly nested
+	Morton        Layout = 0x05 // Morton (Z-order) curve
+	COO           Layout = 0x06 // sparse coordinate list
+	CSR           Layout = 0x07 // compressed sparse row
+	CSC           Layout = 0x08 // compressed sparse column
+	CSF           Layout = 0x09 // compressed sparse fiber
+	BlockPaged    Layout = 0x0a // block-paged (paged KV cache)
+	CompositeHead Layout = 0x0b // composite head: binds the next member_count tensors
+	Hilbert       Layout = 0x40 // Hilbert curve
+)
+
+// The device tags of the format.
+const (
+	CPU       Device = 0x00 // host memory
+	CUDA      Device = 0x01 // CUDA device memory
+	ROCm      Device = 0x02 // ROCm device memory
+	Metal     Device = 0x03 // Metal
+	Vulkan    Device = 0x04 // Vulkan
+	WebGPU    Device = 0x05 // WebGPU
+	Hexagon   Device = 0x06 // Qualcomm Hexagon
+	LevelZero Device = 0x07 // Intel Level Zero / oneAPI
+	OpenCL    Device = 0x08 // OpenCL
+)
+
+// The memory class tags of the format.
+const (
+	StandardMemory   MemoryClass = 0x00 // device-exclusive memory (the default)
+	HostPinnedMemory MemoryClass = 0x01 // CPU-resident, device-mapped
+	UnifiedMemory    MemoryClass = 0x02 // coherent, driver-managed
+	PeerMemory       MemoryClass = 0x03 // reachable by peer accelerators
+)
+
+// The sync mode tags of the format.
+const (
+	ProducerSynced SyncMode = 0x00 // the producer already synchronised (the only mode for CPU)
+	SyncEvent      SyncMode = 0x01 // wait on the producer's event before use
+	ConsumerStream SyncMode = 0x02 // use only on the consumer stream declared at handoff
+)
+
+// The scheme tags of the format.
+const (
+	PerTensorAffine  Scheme = 0x01 // per-tensor affine: scale, zero_point
+	PerChannelAffine Scheme = 0x02 // per-channel affine along an axis
+	PerBlockAffine   Scheme = 0x03 // per-block affine: blocks of block_size along an axis
+	NF4              Scheme = 0x04 // NF4: 4-bit normal float with per-block absmax
+	MXFP             Scheme = 0x05 // OCP microscaling: one e8m0 scale per block
+)
+
+// The composition rule tags of the format.
+const (
+	Partition CompositionRule = 0x01 // members tile the head's index space exactly
+	Overlay   CompositionRule = 0x02 // a base plus corrections, combined by combine_op
+	Group     CompositionRule = 0x03 // independent tensors under one head
+)
+
 // dtypeInfo holds each element type's spec name and bits per element.
 var dtypeInfo = map[DType]struct {
 	name string

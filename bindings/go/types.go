@@ -6,37 +6,8 @@ import "C"
 // DType is an element type: the descriptor's type_tag (HURRAY_TYPE_*).
 // Tags 0xF0..0xFE are implementation-private types, described by an
 // ExtensionType section.
+// Its constants are generated from hurray_core::tables (tables_gen.go).
 type DType uint8
-
-// The element types of the format.
-const (
-	Float16    DType = C.HURRAY_TYPE_FLOAT16
-	BFloat16   DType = C.HURRAY_TYPE_BFLOAT16
-	Float32    DType = C.HURRAY_TYPE_FLOAT32
-	Float64    DType = C.HURRAY_TYPE_FLOAT64
-	Int8       DType = C.HURRAY_TYPE_INT8
-	Uint8      DType = C.HURRAY_TYPE_UINT8
-	Int16      DType = C.HURRAY_TYPE_INT16
-	Uint16     DType = C.HURRAY_TYPE_UINT16
-	Int32      DType = C.HURRAY_TYPE_INT32
-	Uint32     DType = C.HURRAY_TYPE_UINT32
-	Int64      DType = C.HURRAY_TYPE_INT64
-	Uint64     DType = C.HURRAY_TYPE_UINT64
-	Bool       DType = C.HURRAY_TYPE_BOOL // 1 bit, packed 8 per byte
-	Float8E4M3 DType = C.HURRAY_TYPE_FLOAT8_E4M3
-	Float8E5M2 DType = C.HURRAY_TYPE_FLOAT8_E5M2
-	Float8E8M0 DType = C.HURRAY_TYPE_FLOAT8_E8M0
-	Float4E2M1 DType = C.HURRAY_TYPE_FLOAT4_E2M1 // packed 2 per byte
-	Float6E2M3 DType = C.HURRAY_TYPE_FLOAT6_E2M3 // four codes per 3 bytes
-	Float6E3M2 DType = C.HURRAY_TYPE_FLOAT6_E3M2 // four codes per 3 bytes
-	Float128   DType = C.HURRAY_TYPE_FLOAT128
-	Int4       DType = C.HURRAY_TYPE_INT4  // packed 2 per byte
-	Uint4      DType = C.HURRAY_TYPE_UINT4 // packed 2 per byte
-	Int2       DType = C.HURRAY_TYPE_INT2  // packed 4 per byte
-	Uint2      DType = C.HURRAY_TYPE_UINT2 // packed 4 per byte
-	Complex64  DType = C.HURRAY_TYPE_COMPLEX64
-	Complex128 DType = C.HURRAY_TYPE_COMPLEX128
-)
 
 // String is the type's name in the spec ("float32", "bfloat16", ...), or
 // "private(0xf3)" / "unknown(0x2a)" for other tags (the rendering of every language).
@@ -57,23 +28,8 @@ func (d DType) IsPrivate() bool {
 }
 
 // Layout is a layout tag (HURRAY_LAYOUT_*): how elements are placed in buffers.
+// Its constants are generated from hurray_core::tables (tables_gen.go).
 type Layout uint8
-
-// The layouts of the format.
-const (
-	RowMajor      Layout = C.HURRAY_LAYOUT_ROW_MAJOR
-	ColumnMajor   Layout = C.HURRAY_LAYOUT_COLUMN_MAJOR
-	Strided       Layout = C.HURRAY_LAYOUT_STRIDED
-	Tiled         Layout = C.HURRAY_LAYOUT_TILED
-	Morton        Layout = C.HURRAY_LAYOUT_MORTON
-	COO           Layout = C.HURRAY_LAYOUT_COO
-	CSR           Layout = C.HURRAY_LAYOUT_CSR
-	CSC           Layout = C.HURRAY_LAYOUT_CSC
-	CSF           Layout = C.HURRAY_LAYOUT_CSF
-	BlockPaged    Layout = C.HURRAY_LAYOUT_BLOCK_PAGED
-	CompositeHead Layout = C.HURRAY_LAYOUT_COMPOSITE_HEAD
-	Hilbert       Layout = C.HURRAY_LAYOUT_HILBERT
-)
 
 // String is the layout's name ("row_major", "csr", ...), or "private(0xf1)" /
 // "unknown(0x2a)" for other tags (the rendering of every language).
@@ -92,20 +48,8 @@ func (l Layout) IsExtension() bool {
 }
 
 // Device is where a buffer lives (HURRAY_DEVICE_*).
+// Its constants are generated from hurray_core::tables (tables_gen.go).
 type Device uint8
-
-// The device tags of the format.
-const (
-	CPU       Device = C.HURRAY_DEVICE_CPU
-	CUDA      Device = C.HURRAY_DEVICE_CUDA
-	ROCm      Device = C.HURRAY_DEVICE_ROCM
-	Metal     Device = C.HURRAY_DEVICE_METAL
-	Vulkan    Device = C.HURRAY_DEVICE_VULKAN
-	WebGPU    Device = C.HURRAY_DEVICE_WEBGPU
-	Hexagon   Device = C.HURRAY_DEVICE_HEXAGON
-	LevelZero Device = C.HURRAY_DEVICE_LEVEL_ZERO
-	OpenCL    Device = C.HURRAY_DEVICE_OPENCL
-)
 
 // String is the device's name ("cpu", "cuda", ...), or "private(0xf0)" /
 // "unknown(0x2a)".
@@ -113,28 +57,15 @@ func (d Device) String() string { return tagName(deviceNames, uint8(d), true) }
 
 // SyncMode says what a consumer must wait for before using a buffer
 // (HURRAY_SYNC_*).
+// Its constants are generated from hurray_core::tables (tables_gen.go).
 type SyncMode uint8
-
-// The synchronisation modes.
-const (
-	ProducerSynced SyncMode = C.HURRAY_SYNC_PRODUCER_SYNCED // the only mode for CPU memory
-	SyncEvent      SyncMode = C.HURRAY_SYNC_EVENT
-	ConsumerStream SyncMode = C.HURRAY_SYNC_CONSUMER_STREAM
-)
 
 // String is the sync mode's name ("producer_synced", ...), or "unknown(0x2a)".
 func (m SyncMode) String() string { return tagName(syncModeNames, uint8(m), false) }
 
 // MemoryClass is the kind of device memory a buffer lives in (HURRAY_MEMORY_*).
+// Its constants are generated from hurray_core::tables (tables_gen.go).
 type MemoryClass uint8
-
-// The memory classes.
-const (
-	StandardMemory   MemoryClass = C.HURRAY_MEMORY_STANDARD
-	HostPinnedMemory MemoryClass = C.HURRAY_MEMORY_HOST_PINNED
-	UnifiedMemory    MemoryClass = C.HURRAY_MEMORY_UNIFIED
-	PeerMemory       MemoryClass = C.HURRAY_MEMORY_PEER
-)
 
 // String is the memory class's name ("standard", ...), or "private(0xf0)" /
 // "unknown(0x2a)".
@@ -163,16 +94,8 @@ const (
 )
 
 // Scheme is a quantization scheme tag (HURRAY_SCHEME_*); 0xF0..0xFE are private.
+// Its constants are generated from hurray_core::tables (tables_gen.go).
 type Scheme uint8
-
-// The quantization schemes.
-const (
-	PerTensorAffine  Scheme = C.HURRAY_SCHEME_PER_TENSOR_AFFINE
-	PerChannelAffine Scheme = C.HURRAY_SCHEME_PER_CHANNEL_AFFINE
-	PerBlockAffine   Scheme = C.HURRAY_SCHEME_PER_BLOCK_AFFINE
-	NF4              Scheme = C.HURRAY_SCHEME_NF4
-	MXFP             Scheme = C.HURRAY_SCHEME_MXFP
-)
 
 // String is the scheme's name ("per_tensor_affine", "nf4", ...), or
 // "private(0xf0)" / "unknown(0x2a)".
@@ -189,14 +112,8 @@ const (
 )
 
 // CompositionRule says how a composite's members make up its head (HURRAY_COMPOSITION_*).
+// Its constants are generated from hurray_core::tables (tables_gen.go).
 type CompositionRule uint8
-
-// The composition rules.
-const (
-	Partition CompositionRule = C.HURRAY_COMPOSITION_PARTITION // members tile the head exactly
-	Overlay   CompositionRule = C.HURRAY_COMPOSITION_OVERLAY   // a base plus corrections
-	Group     CompositionRule = C.HURRAY_COMPOSITION_GROUP     // independent tensors
-)
 
 // String is the rule's name ("partition", "overlay", "group"), or "private(0xf0)" /
 // "unknown(0x2a)".

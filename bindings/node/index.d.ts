@@ -21,7 +21,7 @@ export type {
   UnknownTagName,
 } from './tables';
 
-export { Tensor, Descriptor, Item, FileReader, FileWriter, StreamDecoder, StreamEncoder, alloc } from './native';
+export { Tensor, Descriptor, Item, FileReader, FileWriter, StreamDecoder, StreamEncoder, alloc, typeName, layoutName } from './native';
 export type {
   BufferEntry,
   BufferSpec,

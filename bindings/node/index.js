@@ -14,6 +14,8 @@ module.exports = {
   StreamDecoder: native.StreamDecoder,
   StreamEncoder: native.StreamEncoder,
   alloc: native.alloc,
+  typeName: native.typeName,
+  layoutName: native.layoutName,
   StreamReader: stream.StreamReader,
   StreamWriter: stream.StreamWriter,
   encodeStream: stream.encodeStream,

@@ -77,7 +77,7 @@ export declare class Descriptor {
   /** Elements per dimension (exact below 2^53). */
   get shape(): Array<number>
   /** Element type name (`"float32"`, `"int8"`, `"float16"`, ...). */
-  get dtype(): 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2' | 'private' | `unknown(0x${string})`
+  get dtype(): import('./tables').ElementTypeName | import('./tables').UnknownTagName
   /** The `type_tag` byte. */
   get dtypeTag(): number
   /** Layout name (`"row_major"`, `"csr"`, ...). */
@@ -673,7 +673,7 @@ export declare class Tensor {
   /** Elements per dimension (exact below 2^53). */
   get shape(): Array<number>
   /** Element type name (`"float32"`, `"int8"`, ...). */
-  get dtype(): 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2' | 'private' | `unknown(0x${string})`
+  get dtype(): import('./tables').ElementTypeName | import('./tables').UnknownTagName
   /** Layout name (`"row_major"`, `"csr"`, ...). */
   get layout(): string
   /** Bytes from the start of buffer 0 to element [0, ..., 0]. */
@@ -766,3 +766,21 @@ export interface WriteOptions {
  * when the size cannot be allocated.
  */
 export declare function alloc(byteLength: number, alignment?: number | undefined | null): ArrayBuffer
+
+/**
+ * The name of layout `tag` (0..255) as every language renders it: the spec's name
+ * (`"row_major"`, `"csr"`), `"private(0xf3)"` for a private extension tag,
+ * `"unknown(0x2a)"` otherwise.
+ * 
+ * Throws: `ERR_HURRAY_INVALID_ARGUMENT` when `tag` is above 255.
+ */
+export declare function layoutName(tag: number): import('./tables').LayoutName | import('./tables').UnknownTagName
+
+/**
+ * The name of element type `tag` (0..255) as every language renders it: the
+ * spec's name (`"float32"`), `"private(0xf3)"` for a private tag (0xF0..0xFE),
+ * `"unknown(0x2a)"` for any other tag.
+ * 
+ * Throws: `ERR_HURRAY_INVALID_ARGUMENT` when `tag` is above 255.
+ */
+export declare function typeName(tag: number): import('./tables').ElementTypeName | import('./tables').UnknownTagName

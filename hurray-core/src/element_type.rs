@@ -72,7 +72,7 @@ impl Storage {
 }
 
 macro_rules! element_types {
-    ($( $(#[$doc:meta])* $var:ident = $tag:literal, $name:literal, $tier:literal, $storage:expr; )*) => {
+    ($( $(#[$doc:meta])* $var:ident = $tag:literal, $tier:literal, $storage:expr; )*) => {
         /// An element type: one `type_tag` of `element-types.md` §2.
         ///
         /// `Private` tags (`0xF0`–`0xFE`) are sized through the descriptor's
@@ -109,22 +109,18 @@ macro_rules! element_types {
                 }
             }
 
-            /// The language-neutral name the conformance manifest uses (`"float32"`, `"int4"`).
-            /// Private and unknown types are named `"private"` and `"unknown"`.
+            /// The language-neutral name the conformance manifest uses (`"float32"`,
+            /// `"int4"`), from the one declaration ([`crate::tables::type_name`]): a
+            /// private type renders as `"private(0xf3)"`, an unknown one as
+            /// `"unknown(0x2a)"`, as in every language.
             pub fn name(self) -> &'static str {
-                match self {
-                    $(ElementType::$var => $name,)*
-                    ElementType::Private(_) => "private",
-                    ElementType::Unknown(_) => "unknown",
-                }
+                crate::tables::type_name(self.tag())
             }
 
-            /// The public type with this name.
+            /// The public type with this spec name (`"float32"`); `None` for any other
+            /// text, including the `private(..)`/`unknown(..)` renderings.
             pub fn from_name(name: &str) -> Option<ElementType> {
-                match name {
-                    $($name => Some(ElementType::$var),)*
-                    _ => None,
-                }
+                crate::tables::element_type_named(name).and_then(|r| ElementType::from_tag(r.tag))
             }
 
             /// Tier 1 (every implementation) or 2 (optional); `None` for private/unknown.
@@ -151,57 +147,57 @@ use Storage::{Bytes, Packed, SixBit};
 
 element_types! {
     /// IEEE binary16.
-    Float16 = 0x01, "float16", 1, Bytes(2);
+    Float16 = 0x01, 1, Bytes(2);
     /// bfloat16 (upper half of a binary32).
-    Bfloat16 = 0x02, "bfloat16", 1, Bytes(2);
+    Bfloat16 = 0x02, 1, Bytes(2);
     /// IEEE binary32.
-    Float32 = 0x03, "float32", 1, Bytes(4);
+    Float32 = 0x03, 1, Bytes(4);
     /// IEEE binary64.
-    Float64 = 0x04, "float64", 1, Bytes(8);
+    Float64 = 0x04, 1, Bytes(8);
     /// Signed 8-bit integer.
-    Int8 = 0x10, "int8", 1, Bytes(1);
+    Int8 = 0x10, 1, Bytes(1);
     /// Unsigned 8-bit integer.
-    Uint8 = 0x11, "uint8", 1, Bytes(1);
+    Uint8 = 0x11, 1, Bytes(1);
     /// Signed 16-bit integer.
-    Int16 = 0x12, "int16", 1, Bytes(2);
+    Int16 = 0x12, 1, Bytes(2);
     /// Unsigned 16-bit integer.
-    Uint16 = 0x13, "uint16", 1, Bytes(2);
+    Uint16 = 0x13, 1, Bytes(2);
     /// Signed 32-bit integer.
-    Int32 = 0x14, "int32", 1, Bytes(4);
+    Int32 = 0x14, 1, Bytes(4);
     /// Unsigned 32-bit integer.
-    Uint32 = 0x15, "uint32", 1, Bytes(4);
+    Uint32 = 0x15, 1, Bytes(4);
     /// Signed 64-bit integer.
-    Int64 = 0x16, "int64", 1, Bytes(8);
+    Int64 = 0x16, 1, Bytes(8);
     /// Unsigned 64-bit integer.
-    Uint64 = 0x17, "uint64", 1, Bytes(8);
+    Uint64 = 0x17, 1, Bytes(8);
     /// Boolean, packed 8 per byte.
-    Bool = 0x20, "bool", 1, Packed { bits: 1 };
+    Bool = 0x20, 1, Packed { bits: 1 };
     /// OCP OFP8 E4M3.
-    Float8E4m3 = 0x40, "float8_e4m3", 2, Bytes(1);
+    Float8E4m3 = 0x40, 2, Bytes(1);
     /// OCP OFP8 E5M2.
-    Float8E5m2 = 0x41, "float8_e5m2", 2, Bytes(1);
+    Float8E5m2 = 0x41, 2, Bytes(1);
     /// Unsigned power-of-two scale (MX block scale).
-    Float8E8m0 = 0x42, "float8_e8m0", 2, Bytes(1);
+    Float8E8m0 = 0x42, 2, Bytes(1);
     /// OCP MX FP4, two per byte.
-    Float4E2m1 = 0x43, "float4_e2m1", 2, Packed { bits: 4 };
+    Float4E2m1 = 0x43, 2, Packed { bits: 4 };
     /// OCP MX FP6 E2M3, four per 3 bytes.
-    Float6E2m3 = 0x44, "float6_e2m3", 2, SixBit;
+    Float6E2m3 = 0x44, 2, SixBit;
     /// OCP MX FP6 E3M2, four per 3 bytes.
-    Float6E3m2 = 0x45, "float6_e3m2", 2, SixBit;
+    Float6E3m2 = 0x45, 2, SixBit;
     /// IEEE binary128.
-    Float128 = 0x46, "float128", 2, Bytes(16);
+    Float128 = 0x46, 2, Bytes(16);
     /// Signed 4-bit integer, two per byte.
-    Int4 = 0x48, "int4", 2, Packed { bits: 4 };
+    Int4 = 0x48, 2, Packed { bits: 4 };
     /// Unsigned 4-bit integer, two per byte.
-    Uint4 = 0x49, "uint4", 2, Packed { bits: 4 };
+    Uint4 = 0x49, 2, Packed { bits: 4 };
     /// Signed 2-bit integer, four per byte.
-    Int2 = 0x4A, "int2", 2, Packed { bits: 2 };
+    Int2 = 0x4A, 2, Packed { bits: 2 };
     /// Unsigned 2-bit integer, four per byte.
-    Uint2 = 0x4B, "uint2", 2, Packed { bits: 2 };
+    Uint2 = 0x4B, 2, Packed { bits: 2 };
     /// Two float32 (real, imaginary).
-    Complex64 = 0x50, "complex64", 2, Bytes(8);
+    Complex64 = 0x50, 2, Bytes(8);
     /// Two float64 (real, imaginary).
-    Complex128 = 0x51, "complex128", 2, Bytes(16);
+    Complex128 = 0x51, 2, Bytes(16);
 }
 
 impl ElementType {
@@ -213,11 +209,7 @@ impl ElementType {
 
 impl std::fmt::Display for ElementType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ElementType::Private(t) => write!(f, "private({t:#04x})"),
-            ElementType::Unknown(t) => write!(f, "unknown({t:#04x})"),
-            other => f.write_str(other.name()),
-        }
+        f.write_str(self.name())
     }
 }
 

@@ -357,23 +357,11 @@ impl Layout {
         }
     }
 
-    /// A short lower-case name (`"row_major"`, `"csr"`, ...).
+    /// The spec's lower-case name (`"row_major"`, `"csr"`, ...), from the one
+    /// declaration ([`crate::tables::layout_name`]); a private extension layout renders
+    /// as `"private(0xf3)"`, as in every language.
     pub fn name(&self) -> &'static str {
-        match self {
-            Layout::RowMajor => "row_major",
-            Layout::ColumnMajor => "column_major",
-            Layout::Strided { .. } => "strided",
-            Layout::Tiled(_) => "tiled",
-            Layout::Morton { .. } => "morton",
-            Layout::Coo { .. } => "coo",
-            Layout::Csr { .. } => "csr",
-            Layout::Csc { .. } => "csc",
-            Layout::Csf { .. } => "csf",
-            Layout::BlockPaged(_) => "block_paged",
-            Layout::CompositeHead(_) => "composite_head",
-            Layout::Hilbert { .. } => "hilbert",
-            Layout::Extension { .. } => "extension",
-        }
+        crate::tables::layout_name(self.tag())
     }
 
     /// Dense layouts (`0x01`–`0x05`, `0x40`): every element exists at a computed offset

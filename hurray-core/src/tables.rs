@@ -9,6 +9,8 @@
 //! none of a table's rows renders as [`render_unknown`] (`unknown(0x2a)`) in every
 //! language, and a tag of a private range as `private(0xf3)`.
 
+use std::sync::OnceLock;
+
 /// One row of an enumeration: the wire tag, the spec's name, a one-line description.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tag {
@@ -255,20 +257,31 @@ pub fn element_type_named(name: &str) -> Option<&'static ElementTypeRow> {
     ELEMENT_TYPES.iter().find(|r| r.name == name)
 }
 
-/// The name of element type `tag`: its spec name, `private(0xf3)` for a private
-/// tag, `unknown(0x2a)` otherwise.
-pub fn type_name(tag: u8) -> String {
-    match element_type(tag) {
+/// The name of element type `tag`: its spec name (`"float32"`), `private(0xf3)` for
+/// a private tag (`0xF0`–`0xFE`), `unknown(0x2a)` for any other tag. This is the one
+/// rendering every language uses (`ElementType::name`, `hurray_type_name` in C, the
+/// Go, Java, Node and Python bindings); a static string, built once for all 256 tags.
+pub fn type_name(tag: u8) -> &'static str {
+    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+    rendered(&NAMES, |t| match element_type(t) {
         Some(r) => r.name.to_string(),
-        None if PRIVATE_TAGS.contains(&tag) => render_private(tag),
-        None => render_unknown(tag),
-    }
+        None if PRIVATE_TAGS.contains(&t) => render_private(t),
+        None => render_unknown(t),
+    })[usize::from(tag)]
+    .as_str()
 }
 
-/// The name of layout `tag`: its spec name, `private(0xf3)` for a private tag,
-/// `unknown(0x2a)` otherwise.
-pub fn layout_name(tag: u8) -> String {
-    name_in(LAYOUTS, true, tag)
+/// The name of layout `tag`: its spec name (`"csr"`), `private(0xf3)` for a private
+/// tag, `unknown(0x2a)` otherwise; the one rendering every language uses
+/// (`Layout::name`, `hurray_layout_name` in C, every binding). A static string.
+pub fn layout_name(tag: u8) -> &'static str {
+    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+    rendered(&NAMES, |t| name_in(LAYOUTS, true, t))[usize::from(tag)].as_str()
+}
+
+/// The 256 renderings of `name`, one per tag, computed on first use.
+fn rendered(cell: &'static OnceLock<Vec<String>>, name: fn(u8) -> String) -> &'static [String] {
+    cell.get_or_init(|| (0..=255u8).map(name).collect())
 }
 
 /// The layout tag named `name`, if any.
@@ -370,6 +383,28 @@ mod tests {
         assert_eq!(layout_named("block_paged"), Some(0x0A));
         assert_eq!(element_type_named("int4").map(|r| r.tag), Some(0x48));
         assert_eq!(element_type_named("float"), None);
+    }
+
+    #[test]
+    fn the_enums_render_through_the_tables() {
+        for tag in 0..=255u8 {
+            let t = ElementType::from_tag(tag).unwrap_or(ElementType::Unknown(tag));
+            assert_eq!(t.name(), type_name(tag), "type {tag:#04x}");
+            assert_eq!(t.to_string(), type_name(tag), "type {tag:#04x}");
+        }
+        assert_eq!(ElementType::Private(0xF3).name(), "private(0xf3)");
+        assert_eq!(ElementType::Unknown(0x2A).name(), "unknown(0x2a)");
+        assert_eq!(ElementType::Float8E4m3.name(), "float8_e4m3");
+        assert_eq!(ElementType::from_name("private(0xf3)"), None);
+        let ext = crate::Layout::Extension {
+            tag: 0xF1,
+            id: 7,
+            data: vec![],
+        };
+        assert_eq!(ext.name(), "private(0xf1)");
+        assert_eq!(crate::Layout::Csr { nnz: 0 }.name(), "csr");
+        // The static strings are built once: the same address on every call.
+        assert!(std::ptr::eq(type_name(0x2a), type_name(0x2a)));
     }
 
     #[test]

@@ -432,22 +432,9 @@ unsafe fn tiling_in(
     Ok(inner_most.expect("depth >= 1"))
 }
 
+/// The layout's name as every language renders it (`"csr"`, `"private(0xf3)"`).
 fn layout_name(t: u8) -> &'static str {
-    match t {
-        tag::ROW_MAJOR => "row-major",
-        tag::COLUMN_MAJOR => "column-major",
-        tag::STRIDED => "strided",
-        tag::TILED => "tiled",
-        tag::MORTON => "Morton",
-        tag::COO => "COO",
-        tag::CSR => "CSR",
-        tag::CSC => "CSC",
-        tag::CSF => "CSF",
-        tag::BLOCK_PAGED => "block-paged",
-        tag::COMPOSITE_HEAD => "composite head",
-        tag::HILBERT => "Hilbert",
-        _ => "extension",
-    }
+    hurray_core::tables::layout_name(t)
 }
 
 /// Refuses layout fields that are set although the view's layout does not have them

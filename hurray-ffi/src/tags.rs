@@ -235,7 +235,10 @@ use std::ffi::{c_char, CString};
 use std::sync::OnceLock;
 
 /// 256 NUL-terminated names, one per tag, built once: static strings for C.
-fn names_of(cell: &'static OnceLock<Vec<CString>>, name: fn(u8) -> String) -> &'static [CString] {
+fn names_of(
+    cell: &'static OnceLock<Vec<CString>>,
+    name: fn(u8) -> &'static str,
+) -> &'static [CString] {
     cell.get_or_init(|| {
         (0..=255u8)
             .map(|t| CString::new(name(t)).expect("tag names hold no NUL"))

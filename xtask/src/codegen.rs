@@ -208,6 +208,23 @@ fn go() -> String {
          // The names, widths and categories of the format's enumerations, and the one\n\
          // rendering of a tag no table names (\"unknown(0x2a)\"), as every language has them.\n\n"
     );
+    go_consts(
+        &mut s,
+        "element_type",
+        "The element types of the format (HURRAY_TYPE_*).",
+        &ELEMENT_TYPES
+            .iter()
+            .map(|r| Tag {
+                tag: r.tag,
+                name: r.name,
+                doc: r.doc,
+            })
+            .collect::<Vec<_>>(),
+    );
+    for e in ENUMERATIONS.iter().filter(|e| go_type(e.name).is_some()) {
+        let title = format!("The {} tags of the format.", e.name.replace('_', " "));
+        go_consts(&mut s, e.name, &title, e.rows);
+    }
     s.push_str("// dtypeInfo holds each element type's spec name and bits per element.\nvar dtypeInfo = map[DType]struct {\n\tname string\n\tbits int\n}{\n");
     for r in ELEMENT_TYPES {
         let _ = writeln!(s, "\t0x{:02x}: {{{:?}, {}}},", r.tag, r.name, r.bits);
@@ -247,6 +264,68 @@ fn go() -> String {
          \treturn fmt.Sprintf(\"unknown(0x%02x)\", tag)\n}\n",
     );
     s.replace("package hurray\n\n", "package hurray\n\nimport \"fmt\"\n\n")
+}
+
+/// The Go type of an enumeration's constants; `None` for those Go has no type for.
+fn go_type(enumeration: &str) -> Option<&'static str> {
+    Some(match enumeration {
+        "element_type" => "DType",
+        "layout" => "Layout",
+        "device" => "Device",
+        "sync_mode" => "SyncMode",
+        "memory_class" => "MemoryClass",
+        "scheme" => "Scheme",
+        "composition_rule" => "CompositionRule",
+        _ => return None,
+    })
+}
+
+/// The Go identifier of a tag: the camel-cased spec name, with Go's initialisms
+/// (`CSR`, `CUDA`, `NF4`) and the published exceptions (`BFloat16`, `SyncEvent`,
+/// `StandardMemory`, ...). These names are API: a new row gets its name from the
+/// general rule, an existing one never changes.
+fn go_ident(enumeration: &str, name: &str) -> String {
+    let special = match (enumeration, name) {
+        ("element_type", "bfloat16") => Some("BFloat16"),
+        ("layout", "coo") => Some("COO"),
+        ("layout", "csr") => Some("CSR"),
+        ("layout", "csc") => Some("CSC"),
+        ("layout", "csf") => Some("CSF"),
+        ("device", "cpu") => Some("CPU"),
+        ("device", "cuda") => Some("CUDA"),
+        ("device", "rocm") => Some("ROCm"),
+        ("device", "webgpu") => Some("WebGPU"),
+        ("device", "opencl") => Some("OpenCL"),
+        ("sync_mode", "event") => Some("SyncEvent"),
+        ("scheme", "nf4") => Some("NF4"),
+        ("scheme", "mxfp") => Some("MXFP"),
+        _ => None,
+    };
+    if let Some(s) = special {
+        return s.to_string();
+    }
+    match enumeration {
+        // float8_e4m3 -> Float8E4M3: the format letters stay upper-case.
+        "element_type" => {
+            let mut parts = name.split('_');
+            let first = camel(parts.next().unwrap_or_default());
+            parts.fold(first, |acc, p| acc + &p.to_ascii_uppercase())
+        }
+        "memory_class" => camel(name) + "Memory",
+        _ => camel(name),
+    }
+}
+
+/// One `const ( ... )` block of typed constants, aligned as gofmt aligns it.
+fn go_consts(s: &mut String, enumeration: &str, title: &str, rows: &[Tag]) {
+    let ty = go_type(enumeration).expect("a Go type");
+    let idents: Vec<String> = rows.iter().map(|r| go_ident(enumeration, r.name)).collect();
+    let w = idents.iter().map(String::len).max().unwrap_or(0);
+    let _ = writeln!(s, "// {title}\nconst (");
+    for (r, id) in rows.iter().zip(&idents) {
+        let _ = writeln!(s, "\t{id:<w$} {ty} = 0x{:02x} // {}", r.tag, r.doc);
+    }
+    s.push_str(")\n\n");
 }
 
 fn lower_camel(name: &str) -> String {
@@ -527,7 +606,7 @@ fn py_rows(s: &mut String, var: &str, rows: &[Tag]) {
 
 fn python_tables() -> String {
     let mut s = format!("# {HEADER_LINE}\n");
-    s.push_str("\"\"\"The format's enumerations (tag -> name), status codes and error categories, and\nthe one rendering of a tag no table names (``unknown(0x2a)``), as every language has them.\n\"\"\"\n\nfrom typing import Literal\n\n");
+    s.push_str("\"\"\"The format's enumerations (tag -> name), status codes and error categories, as\nevery language has them. A tag rendered as every language renders it (``\"float32\"``,\n``\"private(0xf3)\"``, ``\"unknown(0x2a)\"``): :func:`hurray.type_name`, :func:`hurray.layout_name`.\n\"\"\"\n\nfrom typing import Literal\n\n");
     let _ = writeln!(
         s,
         "DtypeName = Literal[{}]\n",
@@ -569,20 +648,7 @@ fn python_tables() -> String {
             category_name(r)
         );
     }
-    s.push_str("}\n\n");
-    let private: Vec<String> = ENUMERATIONS
-        .iter()
-        .filter(|e| e.has_private)
-        .map(|e| format!("'{}'", e.name))
-        .collect();
-    let _ = writeln!(
-        s,
-        "_HAS_PRIVATE = frozenset({{'element_type', {}}})\n",
-        private.join(", ")
-    );
-    s.push_str(
-        "\ndef tag_name(table: dict, tag: int, enumeration: str = 'element_type') -> str:\n    \"\"\"The name of ``tag`` in ``table``: its name, ``private(0xf3)`` for a private tag of\n    an enumeration that has them, else ``unknown(0x2a)``.\"\"\"\n    row = table.get(tag)\n    if row is not None:\n        return row[0] if isinstance(row, tuple) else row\n    if enumeration in _HAS_PRIVATE and 0xF0 <= tag <= 0xFE:\n        return f'private(0x{tag:02x})'\n    return f'unknown(0x{tag:02x})'\n",
-    );
+    s.push_str("}\n");
     s
 }
 
@@ -669,7 +735,12 @@ fn docs_enumerations() -> String {
     }
     let _ = writeln!(
         s,
-        "Any other tag renders as `{}` (for tag `0x2a`) in every language.",
+        "Any other tag renders as `{}` (for tag `0x2a`) in every language. Element-type \
+         and layout tags render through: C `hurray_type_name` / `hurray_layout_name`, Rust \
+         `ElementType::name` / `Layout::name` (`hurray_core::tables`), Go `DType.String` / \
+         `Layout.String`, Java `ElementType.nameOf` / `Layout.nameOf`, Node `typeName` / \
+         `layoutName`, Python `hurray.type_name` / `hurray.layout_name`; `cargo xtask \
+         matrix` compares all 256 tags of both tables across the six.",
         tables::render_unknown(0x2a)
     );
     s
@@ -724,6 +795,51 @@ mod tests {
         ELEMENT_TYPES.iter().map(|r| r.name.to_string()).collect()
     }
 
+    /// The Go identifiers are published API: the rule plus its exceptions must keep
+    /// giving the names the binding had when they were hand-written.
+    #[test]
+    fn go_identifiers_keep_their_published_names() {
+        let ids = |e: &str, rows: &[Tag]| -> Vec<String> {
+            rows.iter().map(|r| go_ident(e, r.name)).collect()
+        };
+        let types: Vec<String> = ELEMENT_TYPES
+            .iter()
+            .map(|r| go_ident("element_type", r.name))
+            .collect();
+        assert_eq!(
+            types.join(" "),
+            "Float16 BFloat16 Float32 Float64 Int8 Uint8 Int16 Uint16 Int32 Uint32 Int64 \
+             Uint64 Bool Float8E4M3 Float8E5M2 Float8E8M0 Float4E2M1 Float6E2M3 Float6E3M2 \
+             Float128 Int4 Uint4 Int2 Uint2 Complex64 Complex128"
+        );
+        assert_eq!(
+            ids("layout", LAYOUTS).join(" "),
+            "RowMajor ColumnMajor Strided Tiled Morton COO CSR CSC CSF BlockPaged \
+             CompositeHead Hilbert"
+        );
+        assert_eq!(
+            ids("device", tables::DEVICES).join(" "),
+            "CPU CUDA ROCm Metal Vulkan WebGPU Hexagon LevelZero OpenCL"
+        );
+        assert_eq!(
+            ids("sync_mode", tables::SYNC_MODES).join(" "),
+            "ProducerSynced SyncEvent ConsumerStream"
+        );
+        assert_eq!(
+            ids("memory_class", tables::MEMORY_CLASSES).join(" "),
+            "StandardMemory HostPinnedMemory UnifiedMemory PeerMemory"
+        );
+        assert_eq!(
+            ids("scheme", tables::SCHEMES).join(" "),
+            "PerTensorAffine PerChannelAffine PerBlockAffine NF4 MXFP"
+        );
+        assert_eq!(
+            ids("composition_rule", tables::COMPOSITION_RULES).join(" "),
+            "Partition Overlay Group"
+        );
+        assert_eq!(go_type("kv_value_type"), None);
+    }
+
     /// The committed Go, Java, TypeScript and Python tables list exactly the tags of
     /// the Rust declaration, with the same names.
     #[test]
@@ -746,6 +862,38 @@ mod tests {
             .flat_map(|r| [r.name.to_string(), category_name(r).to_string()])
             .collect();
         assert_eq!(go_status, want);
+
+        // Go constants: `\tFloat32    DType = 0x03 // ...` per row of every typed table.
+        let consts = |e: &str, rows: &[Tag]| {
+            let ty = go_type(e).unwrap();
+            for r in rows {
+                let id = go_ident(e, r.name);
+                let line = go
+                    .lines()
+                    .find(|l| l.starts_with(&format!("\t{id} ")))
+                    .unwrap_or_else(|| panic!("no Go constant {id}"));
+                let want = format!(" {ty} = 0x{:02x} // {}", r.tag, r.doc);
+                assert_eq!(
+                    line.trim_start_matches(['\t'])
+                        .trim_start_matches(&id)
+                        .trim_start(),
+                    want.trim_start(),
+                    "{id}"
+                );
+            }
+        };
+        let types: Vec<Tag> = ELEMENT_TYPES
+            .iter()
+            .map(|r| Tag {
+                tag: r.tag,
+                name: r.name,
+                doc: r.doc,
+            })
+            .collect();
+        consts("element_type", &types);
+        for e in ENUMERATIONS.iter().filter(|e| go_type(e.name).is_some()) {
+            consts(e.name, e.rows);
+        }
 
         // Java: `FLOAT32(3, "float32", 32, "bytes", 1),`.
         let java = text("bindings/java/src/main/java/dev/hurray/ElementType.java");

@@ -15,6 +15,7 @@ mod header;
 mod hostile;
 mod java;
 mod matrix;
+mod names;
 mod node;
 mod outcome;
 mod python;

@@ -8,7 +8,9 @@
 //! (producer, container, case): `result PRODUCER CONTAINER CASE pass|fail|na DETAIL`,
 //! plus `note TEXT` lines for what it cannot check. This module builds the programs,
 //! runs them, prints the producer x consumer tables and the byte-identity check, and
-//! then proves the matrix catches damage: a copy of the Rust outputs with one byte
+//! checks the hostile column (`hostile.rs`) and that every language renders every
+//! element-type and layout tag the same way (`names.rs`), then proves the matrix
+//! catches damage: a copy of the Rust outputs with one byte
 //! flipped in a buffer and one in a descriptor (file and stream each) must fail
 //! exactly those cells in every consumer, with a message naming the case, the
 //! producer, the consumer and what differed.
@@ -960,6 +962,7 @@ fn run_matrix(args: &MatrixArgs) -> Result<Vec<String>> {
     let mut fails = failures(&report);
     fails.extend(producer_failures);
     fails.extend(crate::hostile::run(&langs, &out)?);
+    fails.extend(crate::names::run(&langs)?);
     if !fails.is_empty() {
         println!("\nFAILURES:");
         for f in &fails {

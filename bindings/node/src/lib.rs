@@ -30,6 +30,7 @@ mod file_kv;
 pub mod item;
 pub mod release;
 pub mod stream;
+pub mod tags;
 pub mod tensor;
 mod view;
 // After `tensor`: napi-derive needs `Descriptor` parsed before this second impl.

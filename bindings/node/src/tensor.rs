@@ -135,13 +135,10 @@ fn entries_js(m: &TensorDescriptor) -> Vec<BufferEntry> {
         .collect()
 }
 
-/// The element type name of a `type_tag` (`"float32"`, ...), as the conformance
-/// manifest names it.
+/// The element type name of a `type_tag` (`"float32"`, `"private(0xf3)"`,
+/// `"unknown(0x2a)"`), as every language renders it (`hurray_core::tables`).
 pub(crate) fn dtype_name(tag: u8) -> String {
-    match ElementType::from_tag(tag) {
-        Some(t) => t.name().to_string(),
-        None => format!("unknown(0x{tag:02x})"),
-    }
+    hurray_core::tables::type_name(tag).to_string()
 }
 
 /// The element type of a name (`"float32"`, ...).
@@ -154,26 +151,10 @@ pub(crate) fn element_type_of(name: &str) -> Result<ElementType> {
     })
 }
 
-/// The name of a `layout_tag` (`"row_major"`, `"csr"`, ...), as
-/// `hurray_core::Layout::name` spells it.
+/// The name of a `layout_tag` (`"row_major"`, `"csr"`, `"private(0xf3)"`,
+/// `"unknown(0x2a)"`), as every language renders it (`hurray_core::tables`).
 pub(crate) fn layout_name(tag: u8) -> String {
-    use hurray_core::layout::tag as t;
-    match tag {
-        t::ROW_MAJOR => "row_major",
-        t::COLUMN_MAJOR => "column_major",
-        t::STRIDED => "strided",
-        t::TILED => "tiled",
-        t::MORTON => "morton",
-        t::COO => "coo",
-        t::CSR => "csr",
-        t::CSC => "csc",
-        t::CSF => "csf",
-        t::BLOCK_PAGED => "block_paged",
-        t::COMPOSITE_HEAD => "composite_head",
-        t::HILBERT => "hilbert",
-        _ => return format!("extension(0x{tag:02x})"),
-    }
-    .to_string()
+    hurray_core::tables::layout_name(tag).to_string()
 }
 
 /// Shape numbers from JS as u64, refusing negatives and non-integers.
@@ -563,7 +544,7 @@ impl Descriptor {
     /// Element type name (`"float32"`, `"int8"`, `"float16"`, ...).
     #[napi(
         getter,
-        ts_return_type = "'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2' | 'private' | `unknown(0x${string})`"
+        ts_return_type = "import('./tables').ElementTypeName | import('./tables').UnknownTagName"
     )]
     pub fn dtype(&self) -> Result<String> {
         Ok(dtype_name(self.model()?.element_type.tag()))
@@ -1131,7 +1112,7 @@ impl Tensor {
     /// Element type name (`"float32"`, `"int8"`, ...).
     #[napi(
         getter,
-        ts_return_type = "'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2' | 'private' | `unknown(0x${string})`"
+        ts_return_type = "import('./tables').ElementTypeName | import('./tables').UnknownTagName"
     )]
     pub fn dtype(&self) -> Result<String> {
         Ok(dtype_name(self.model()?.element_type.tag()))

@@ -371,7 +371,7 @@ fn like(
         None => {
             return Err(UnsupportedError::new_err(format!(
                 "{} has no NumPy equivalent; pass dtype=",
-                crate::tensor::dtype_name(d.element_type)
+                d.element_type.name()
             )))
         }
     };

@@ -185,10 +185,7 @@ pub fn export(t: &Bound<'_, Tensor>, versioned: bool) -> PyResult<Py<PyAny>> {
         let msg = if d.element_type == ElementType::Bool {
             "hurray bool is bit-packed (8 per byte); DLPack bool is one byte per element, so it cannot be exported without a copy".to_string()
         } else {
-            format!(
-                "dtype {} has no DLPack type code",
-                crate::tensor::dtype_name(d.element_type)
-            )
+            format!("dtype {} has no DLPack type code", d.element_type.name())
         };
         return Err(PyBufferError::new_err(msg));
     };

@@ -41,6 +41,16 @@ pub fn in_interop_set(t: ElementType) -> bool {
     )
 }
 
+/// The reference API's name of `t` (`Dtype.name`, `python-api.md` §3.1): the spec's
+/// name, `"extension"` for every private and unknown type. Messages use
+/// `ElementType::name` (`"private(0xf3)"`), the rendering every language shares.
+fn reference_name(t: ElementType) -> &'static str {
+    match t {
+        ElementType::Private(_) | ElementType::Unknown(_) => "extension",
+        t => t.name(),
+    }
+}
+
 /// Bits per element (0 for private and unknown types).
 pub fn bit_width(t: ElementType) -> u32 {
     t.storage().map_or(0, Storage::bits)
@@ -83,13 +93,19 @@ impl Dtype {
         object(cls.py(), t)
     }
 
-    /// Canonical lowercase name; ``"extension"`` for a private type decoded from data.
+    /// Canonical lowercase name; ``"extension"`` for a private or unknown type decoded
+    /// from data (the reference API's value, ``python-api.md`` §3.1). The rendering
+    /// every language shares (``"private(0xf3)"``) is ``hurray.type_name(d.tag)``.
     #[getter]
     fn name(&self) -> &'static str {
-        match self.t {
-            ElementType::Private(_) | ElementType::Unknown(_) => "extension",
-            t => t.name(),
-        }
+        reference_name(self.t)
+    }
+
+    /// The wire tag (``0x03`` for float32; the tag itself for a private or unknown
+    /// type decoded from data).
+    #[getter]
+    fn tag(&self) -> u8 {
+        self.t.tag()
     }
 
     /// Bits per element (1 for bool, 4 for int4, 0 for extension types).

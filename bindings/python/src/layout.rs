@@ -33,10 +33,12 @@ pub struct Layout {
     pub repr: Repr,
 }
 
-/// The `Layout.name` string for a tag.
+/// The `Layout.name` string for a tag: the reference API's names (`python-api.md`
+/// §7.3: `"col_major"`, `"composite"`, `"extension"` for private and unknown tags);
+/// the rendering every language shares is `hurray.layout_name(layout.tag)`.
 pub fn name_of(r: &Repr) -> &'static str {
     match r {
-        Repr::Unknown { .. } => "extension",
+        Repr::Unknown { .. } | Repr::Core(L::Extension { .. }) => "extension",
         Repr::Core(l) => match l {
             L::ColumnMajor => "col_major",
             L::CompositeHead(_) => "composite",

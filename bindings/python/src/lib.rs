@@ -14,6 +14,7 @@ mod io;
 mod layout;
 mod owner;
 mod quant;
+mod tags;
 mod tensor;
 
 use pyo3::prelude::*;
@@ -30,6 +31,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     build::register(m)?;
     interop::register(m)?;
     io::register(m)?;
+    tags::register(m)?;
     m.add("_DTYPES", dtype::constants(py)?)?;
     m.add("_DEVICES", device::constants(py)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

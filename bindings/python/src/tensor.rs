@@ -650,7 +650,7 @@ impl Tensor {
         if !dtype::in_interop_set(t) || t == ElementType::Bfloat16 {
             return Err(UnsupportedError::new_err(format!(
                 "dtype {} has no NumPy equivalent",
-                dtype_name(t)
+                t.name()
             )));
         }
         if t == ElementType::Bool {
@@ -672,7 +672,7 @@ impl Tensor {
             return Err(UnsupportedError::new_err(format!(
                 "NumPy cannot represent shape {:?} of {}: its non-zero dimensions times the item size exceed {} bytes",
                 d.shape,
-                dtype_name(t),
+                t.name(),
                 isize::MAX
             )));
         }
@@ -774,13 +774,5 @@ impl Tensor {
     /// Address of buffer ``index``'s first byte (for tests and diagnostics).
     fn _buffer_address(&self, index: usize) -> PyResult<usize> {
         Ok(self.host(index)?.as_slice().as_ptr() as usize)
-    }
-}
-
-/// A dtype's display name (`extension` for private types).
-pub fn dtype_name(t: ElementType) -> &'static str {
-    match t {
-        ElementType::Private(_) | ElementType::Unknown(_) => "extension",
-        t => t.name(),
     }
 }

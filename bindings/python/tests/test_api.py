@@ -76,6 +76,30 @@ def test_dtype_value_semantics():
             pass
 
 
+def test_tag_names_render_one_way():
+    # The rendering every language shares (hurray_core::tables), beside the
+    # reference API's names ("extension", "col_major", "composite").
+    from hurray import _tables
+    for tag in range(256):
+        want = _tables.ELEMENT_TYPES[tag][0] if tag in _tables.ELEMENT_TYPES else (
+            f"private(0x{tag:02x})" if 0xF0 <= tag <= 0xFE else f"unknown(0x{tag:02x})")
+        assert hurray.type_name(tag) == want
+        want = _tables.LAYOUTS.get(tag) or (
+            f"private(0x{tag:02x})" if 0xF0 <= tag <= 0xFE else f"unknown(0x{tag:02x})")
+        assert hurray.layout_name(tag) == want
+    assert hurray.type_name(0x2A) == "unknown(0x2a)"
+    assert hurray.type_name(0xF3) == "private(0xf3)"
+    assert hurray.layout_name(0x02) == "column_major" != hurray.ColMajorLayout().name
+    assert hurray.layout_name(0xF1) == "private(0xf1)"
+    assert hurray.PrivateExtensionLayout(0xF1, 9).name == "extension"
+    assert hurray.float32.tag == 0x03 and hurray.dtype.int4.tag == 0x48
+    assert hurray.type_name(hurray.dtype.float8_e4m3.tag) == "float8_e4m3"
+    for bad in (-1, 256):
+        with pytest.raises(OverflowError):
+            hurray.type_name(bad)
+    assert "type_name" not in hurray.__all__
+
+
 def test_devices():
     d = hurray.Device("cuda", 2, "host_pinned")
     assert (d.kind, d.device_id, d.memory_class) == ("cuda", 2, "host_pinned")

@@ -1419,6 +1419,15 @@ static int metadata(const char *path) {
     return hurray_debug_live_objects() == 0 ? 0 : 1;
 }
 
+/* The `names` command: every element-type and layout tag (0..255) through hurray_type_name and
+ * hurray_layout_name, one "type|layout<TAB>0x2a<TAB>NAME" line each (cargo xtask
+ * matrix compares these lines across languages). */
+static int tag_names(void) {
+    for (int t = 0; t < 256; t++) printf("type\t0x%02x\t%s\n", t, hurray_type_name((uint8_t)t));
+    for (int t = 0; t < 256; t++) printf("layout\t0x%02x\t%s\n", t, hurray_layout_name((uint8_t)t));
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (hurray_c_abi_version() != HURRAY_C_ABI_VERSION) die("library ABI %u, header %u", hurray_c_abi_version(), HURRAY_C_ABI_VERSION);
     if (argc == 4 && !strcmp(argv[1], "produce")) {
@@ -1446,6 +1455,7 @@ int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "views")) return views(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "hostile")) return hostile(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "metadata")) return metadata(argv[2]);
-    fprintf(stderr, "usage: matrix produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE\n");
+    if (argc == 2 && !strcmp(argv[1], "names")) return tag_names();
+    fprintf(stderr, "usage: matrix produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE | names\n");
     return 2;
 }

@@ -5,6 +5,7 @@
 //	go-matrix views FILE              the demo: open, view and checksum every tensor
 //	go-matrix hostile DIR             every hostile file and stream must be refused (hostile.go)
 //	go-matrix metadata FILE [ranged]  open, read every KV value and name (amplification)
+//	go-matrix names                   every type and layout tag's rendered name
 //
 // The producer wraps its own Go memory (pinned, released by the library) with
 // hurray.NewTensor, builds composites with hurray.NewComposite, writes files with
@@ -542,6 +543,20 @@ func metadata(path string, ranged bool) error {
 	return nil
 }
 
+// tagNames prints every element-type and layout tag (0..255) as DType.String and
+// Layout.String render it, one "type|layout<TAB>0x2a<TAB>NAME" line each (cargo
+// xtask matrix compares these lines across languages).
+func tagNames() {
+	var b strings.Builder
+	for t := 0; t < 256; t++ {
+		fmt.Fprintf(&b, "type\t0x%02x\t%s\n", t, hurray.DType(t))
+	}
+	for t := 0; t < 256; t++ {
+		fmt.Fprintf(&b, "layout\t0x%02x\t%s\n", t, hurray.Layout(t))
+	}
+	fmt.Print(b.String())
+}
+
 func main() {
 	args := os.Args[1:]
 	fail := func(err error) {
@@ -585,8 +600,10 @@ func main() {
 		if err := metadata(args[1], len(args) == 3); err != nil {
 			fail(err)
 		}
+	case len(args) == 1 && args[0] == "names":
+		tagNames()
 	default:
-		fmt.Fprintln(os.Stderr, "usage: go-matrix produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged]")
+		fmt.Fprintln(os.Stderr, "usage: go-matrix produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged] | names")
 		os.Exit(2)
 	}
 }

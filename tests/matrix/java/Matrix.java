@@ -984,6 +984,24 @@ public final class Matrix {
         java.lang.ref.Reference.reachabilityFence(held);
     }
 
+    /**
+     * The {@code names} command: every element-type and layout tag (0..255) as {@link
+     * ElementType#nameOf} and {@link Layout#nameOf} render it, one
+     * {@code type|layout<TAB>0x2a<TAB>NAME} line each (cargo xtask matrix compares
+     * these lines across languages).
+     */
+    static void tagNames() {
+        StringBuilder b = new StringBuilder();
+        for (int t = 0; t < 256; t++) {
+            b.append(String.format("type\t0x%02x\t%s\n", t, ElementType.nameOf(t)));
+        }
+        for (int t = 0; t < 256; t++) {
+            b.append(String.format("layout\t0x%02x\t%s\n", t, Layout.nameOf(t)));
+        }
+        System.out.print(b);
+        System.out.flush();
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length == 3 && args[0].equals("produce")) {
             List<Case> cases = parseCases(Path.of(args[1]));
@@ -1013,6 +1031,8 @@ public final class Matrix {
         } else if ((args.length == 2 || args.length == 3 && args[2].equals("ranged"))
                 && args[0].equals("metadata")) {
             metadata(Path.of(args[1]), args.length == 3);
+        } else if (args.length == 1 && args[0].equals("names")) {
+            tagNames();
         } else {
             System.err.println("usage: Matrix produce CASES OUT_DIR | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged]");
             System.exit(2);

@@ -630,6 +630,17 @@ function metadata(file, ranged) {
   return held;
 }
 
+// tagNames: every element-type and layout tag (0..255) as hurray.typeName and
+// hurray.layoutName render it, one "type|layout<TAB>0x2a<TAB>NAME" line each (cargo
+// xtask matrix compares these lines across languages).
+function tagNames() {
+  const hex = (t) => `0x${t.toString(16).padStart(2, '0')}`;
+  const lines = [];
+  for (let t = 0; t < 256; t++) lines.push(`type\t${hex(t)}\t${hurray.typeName(t)}`);
+  for (let t = 0; t < 256; t++) lines.push(`layout\t${hex(t)}\t${hurray.layoutName(t)}`);
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
 async function main() {
   const [cmd, ...args] = process.argv.slice(2);
   if (cmd === 'produce' && args.length === 2) {
@@ -653,6 +664,8 @@ async function main() {
     await hostile(hurray, args[0]);
   } else if (cmd === 'metadata' && (args.length === 1 || (args.length === 2 && args[1] === 'ranged'))) {
     metadata(args[0], args.length === 2);
+  } else if (cmd === 'names' && args.length === 0) {
+    tagNames();
   } else {
     process.stderr.write('usage: node matrix.js produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged]\n');
     process.exitCode = 2;

@@ -6,6 +6,7 @@
     python matrix.py hostile DIR             every hostile file and stream must be refused
                                              (hostile.py; also the SciPy path)
     python matrix.py metadata FILE           open (hurray.load) and count names (amplification)
+    python matrix.py names                   every type and layout tag's rendered name
 
 Only the public ``hurray`` API is used. What that API cannot express is reported, not
 hidden: a case the producer cannot write gets a ``CASE.EXT.na`` file saying why, a
@@ -670,6 +671,15 @@ def metadata(path: str) -> None:
     print(f"tensors\t{len(tensors)}\nname_bytes\t{sum(len(n.encode()) for n in tensors)}")
 
 
+def tag_names() -> None:
+    """Prints every element-type and layout tag (0..255) as hurray.type_name and
+    hurray.layout_name render it, one ``type|layout<TAB>0x2a<TAB>NAME`` line each
+    (cargo xtask matrix compares these lines across languages)."""
+    lines = [f"type\t0x{t:02x}\t{hurray.type_name(t)}" for t in range(256)]
+    lines += [f"layout\t0x{t:02x}\t{hurray.layout_name(t)}" for t in range(256)]
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
 def main(argv: list[str]) -> int:
     if len(argv) >= 3 and argv[0] == "produce":
         with open(argv[1]) as f:
@@ -685,6 +695,9 @@ def main(argv: list[str]) -> int:
         return hostile(argv[1])
     if len(argv) == 2 and argv[0] == "metadata":
         metadata(argv[1])
+        return 0
+    if argv == ["names"]:
+        tag_names()
         return 0
     print(__doc__, file=sys.stderr)
     return 2

@@ -22,6 +22,9 @@ from hurray import dtype, device
 # OSError subclasses that are also hurray.FileError (errno and filename set); not
 # in __all__, so `from hurray import *` never shadows the builtins.
 from hurray._native import FileNotFoundError, IsADirectoryError  # noqa: A004
+# A wire tag rendered as every language renders it ("float32", "private(0xf3)",
+# "unknown(0x2a)"); additions to the reference API, so not in __all__ either.
+from hurray._native import layout_name, type_name
 from hurray._native import (
     BlockPagedLayout,
     BufferError,

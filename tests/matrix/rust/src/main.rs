@@ -9,6 +9,7 @@
 //! hurray-matrix hostile DIR               every hostile file and stream must be refused
 //! hurray-matrix metadata FILE             open, read every KV value and name (amplification)
 //! hurray-matrix amplification-files DIR   write the files of `cargo xtask amplification`
+//! hurray-matrix names                     every type and layout tag's rendered name
 //! ```
 
 use hurray_matrix::{amplify, case, hostile, run};
@@ -18,6 +19,24 @@ use std::process::ExitCode;
 fn load(path: &str) -> Result<Vec<case::Case>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     case::parse(&text).map_err(|e| format!("{path}: {e}"))
+}
+
+/// `names` command: the name of every element-type tag and every layout tag (0..=255) as a
+/// Rust user renders it (`ElementType::name`, `Layout::name` through
+/// `tables::layout_name`), one `type|layout<TAB>0x2a<TAB>NAME` line each; `cargo
+/// xtask matrix` requires every language's lines to be these, byte for byte.
+fn tag_names() {
+    use hurray_core::ElementType;
+    let mut out = String::new();
+    for tag in 0..=255u8 {
+        let t = ElementType::from_tag(tag).unwrap_or(ElementType::Unknown(tag));
+        out.push_str(&format!("type\t0x{tag:02x}\t{}\n", t.name()));
+    }
+    for tag in 0..=255u8 {
+        let name = hurray_core::tables::layout_name(tag);
+        out.push_str(&format!("layout\t0x{tag:02x}\t{name}\n"));
+    }
+    print!("{out}");
 }
 
 fn main() -> ExitCode {
@@ -64,13 +83,17 @@ fn main() -> ExitCode {
         ["hostile-corpus", out] => hostile::write_corpus(Path::new(out)),
         ["hostile", dir] => hostile::consume(Path::new(dir)),
         ["metadata", file] => amplify::metadata(Path::new(file)),
+        ["names"] => {
+            tag_names();
+            Ok(())
+        }
         ["amplification-files", dir] => std::fs::create_dir_all(dir)
             .map_err(|e| format!("{dir}: {e}"))
             .and_then(|()| amplify::write_files(Path::new(dir))),
         _ => Err(
             "usage: hurray-matrix produce CASES OUT | consume CASES DIR... | \
                   locate FILE OFFSET... | views FILE | hostile-corpus OUT | hostile DIR | \
-                  metadata FILE | amplification-files DIR"
+                  metadata FILE | amplification-files DIR | names"
                 .into(),
         ),
     };
