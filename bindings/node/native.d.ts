@@ -226,6 +226,21 @@ export declare class FileReader {
   static open(path: string): FileReader
   /** File-level facts. */
   get info(): FileInfo
+  /**
+   * Checks every tensor's data against the CRC-32C the writer recorded
+   * (`FileWriter.create(path, { dataCrc32c: true })`) in the reserved KV entry
+   * `hurray.data_crc32c`. The trailer CRC covers only the index, so this is how a
+   * flipped data byte is noticed. Reads every data byte once (opening never
+   * does); nothing is kept.
+   *
+   * Returns true when every tensor matched, false when the file records no data
+   * CRC (its data cannot be checked).
+   *
+   * Throws: `ERR_HURRAY_FORMAT` (rule `DataCrcMismatch`) when a tensor's data
+   * differs (the message names the tensor, both CRC values and the byte offset
+   * of its data) or the entry is malformed (not one uint64 per tensor).
+   */
+  verifyDataCrc32c(): boolean
   /** Tensor names, in index order (made straight into the JS array). */
   get names(): string[]
   /**
@@ -754,6 +769,14 @@ export interface WriteOptions {
   indexCrc?: boolean
   /** fsync the file and its directory when finishing (default true). */
   durable?: boolean
+  /**
+   * Record a CRC-32C of every tensor's data in the reserved KV entry
+   * `hurray.data_crc32c` (one uint64 per tensor in file order), which
+   * `FileReader.verifyDataCrc32c()` and `hurray validate` check (default false:
+   * the file stays byte-identical to one written without it). With it on, an
+   * entry of that key added by hand makes `finish()` fail (a duplicate key).
+   */
+  dataCrc32c?: boolean
 }
 
 /**

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use hurray_ffi::file::HURRAY_CRC_VERIFIED;
 use hurray_ffi::{
-    HurrayFileReader, HurrayFileWriter, HurrayWriteOptions, KvArray, KvValue, ReadOptions,
+    DataCrc, HurrayFileReader, HurrayFileWriter, HurrayWriteOptions, KvArray, KvValue, ReadOptions,
 };
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -141,6 +141,26 @@ impl FileReader {
             file_len: i.file_len as f64,
             tensor_count: i.tensor_count as f64,
             kv_count: i.kv_count as f64,
+        })
+    }
+
+    /// Checks every tensor's data against the CRC-32C the writer recorded
+    /// (`FileWriter.create(path, { dataCrc32c: true })`) in the reserved KV entry
+    /// `hurray.data_crc32c`. The trailer CRC covers only the index, so this is how a
+    /// flipped data byte is noticed. Reads every data byte once (opening never
+    /// does); nothing is kept.
+    ///
+    /// Returns true when every tensor matched, false when the file records no data
+    /// CRC (its data cannot be checked).
+    ///
+    /// Throws: `ERR_HURRAY_FORMAT` (rule `DataCrcMismatch`) when a tensor's data
+    /// differs (the message names the tensor, both CRC values and the byte offset
+    /// of its data) or the entry is malformed (not one uint64 per tensor).
+    #[napi(js_name = "verifyDataCrc32c")]
+    pub fn verify_data_crc32c(&self) -> Result<bool> {
+        Ok(match self.live()?.verify_data_crc32c().map_err(ffi)? {
+            DataCrc::Verified(_) => true,
+            DataCrc::Absent => false,
         })
     }
 
@@ -322,6 +342,13 @@ pub struct WriteOptions {
     pub index_crc: Option<bool>,
     /// fsync the file and its directory when finishing (default true).
     pub durable: Option<bool>,
+    /// Record a CRC-32C of every tensor's data in the reserved KV entry
+    /// `hurray.data_crc32c` (one uint64 per tensor in file order), which
+    /// `FileReader.verifyDataCrc32c()` and `hurray validate` check (default false:
+    /// the file stays byte-identical to one written without it). With it on, an
+    /// entry of that key added by hand makes `finish()` fail (a duplicate key).
+    #[napi(js_name = "dataCrc32c")]
+    pub data_crc32c: Option<bool>,
 }
 
 /// Writes an HRRYFILE: to a temporary file beside `path`, renamed into place by
@@ -410,6 +437,9 @@ impl FileWriter {
             }
             if let Some(d) = opts.durable {
                 o.durable = d as u8;
+            }
+            if let Some(c) = opts.data_crc32c {
+                o.data_crc32c = c as u8;
             }
         }
         let w = HurrayFileWriter::create(Path::new(path), &o).map_err(ffi)?;

@@ -12,12 +12,13 @@ const d: hurray.Descriptor = t.descriptor();
 const sizes: number[] = d.buffers().map((b: hurray.BufferEntry) => b.byteSize);
 const item: hurray.Item = hurray.Item.of(t);
 const members: hurray.Item[] = item.members;
-const w = hurray.FileWriter.create('x.hrry', { durable: false, sortedIndex: true });
+const w = hurray.FileWriter.create('x.hrry', { durable: false, sortedIndex: true, dataCrc32c: true });
 w.writeItem('x', item);
 w.addInt64('n', 1n);
 w.finish();
 const r = hurray.FileReader.open('x.hrry');
 const kv: Record<string, unknown> = r.metadata();
+const dataChecked: boolean = r.verifyDataCrc32c();
 const firstView: ArrayBuffer | undefined = r.views()[0]?.[0];
 const limits: hurray.StreamLimits = { maxBufferBytes: 1024 };
 async function roundTrip(): Promise<void> {

@@ -4,10 +4,10 @@
 use std::path::Path;
 use std::ptr;
 
-use hurray_ffi::{FfiError, HurrayFileReader, HURRAY_ERR_NOT_FOUND};
+use hurray_ffi::{DataCrc, FfiError, HurrayFileReader, HURRAY_ERR_NOT_FOUND};
 use hurray_io::file::ReadOptions;
 use jni::objects::{JClass, JObject, JString, JValue};
-use jni::sys::{jlong, jobject};
+use jni::sys::{jboolean, jlong, jobject};
 use jni::JNIEnv;
 
 use crate::convert::string;
@@ -72,6 +72,25 @@ pub extern "system" fn Java_dev_hurray_Native_fileInfo<'l>(
             ],
         )?;
         Ok(info.into_raw())
+    })
+}
+
+/// `Native.fileVerifyDataCrc32c(long)`: recomputes every tensor's data CRC-32C and
+/// compares it with the file's `hurray.data_crc32c` entry (one pass over all data).
+/// `true`: every tensor matched; `false`: the file records no data CRC. A mismatch
+/// or a malformed entry is a `FormatException` (rule `DataCrcMismatch`, naming the
+/// tensor and the byte offset of its data).
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_fileVerifyDataCrc32c(
+    mut env: JNIEnv,
+    _c: JClass,
+    r: jlong,
+) -> jboolean {
+    run(&mut env, 0, |_| {
+        Ok(match reader(r)?.verify_data_crc32c()? {
+            DataCrc::Verified(_) => 1,
+            DataCrc::Absent => 0,
+        })
     })
 }
 

@@ -22,9 +22,11 @@ fn writer<'a>(w: jlong) -> R<&'a mut HurrayFileWriter> {
     borrow_mut::<HurrayFileWriter>(w)
 }
 
-/// `Native.writerCreate(String path, int alignment, boolean durable, boolean sorted)`:
-/// a writer over a temporary file beside `path` (`alignment` 0: the default). Every
-/// error's message starts with the path.
+/// `Native.writerCreate(String path, int alignment, boolean durable, boolean sorted,
+/// boolean dataCrc32c)`: a writer over a temporary file beside `path` (`alignment` 0:
+/// the default; `dataCrc32c`: record each tensor's data CRC-32C in the reserved KV
+/// entry `hurray.data_crc32c` when finishing). Every error's message starts with the
+/// path.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_writerCreate<'l>(
     mut env: JNIEnv<'l>,
@@ -33,6 +35,7 @@ pub extern "system" fn Java_dev_hurray_Native_writerCreate<'l>(
     alignment: jint,
     durable: jboolean,
     sorted: jboolean,
+    data_crc32c: jboolean,
 ) -> jlong {
     run(&mut env, 0, |env| {
         let path = string(env, &path)?;
@@ -42,6 +45,7 @@ pub extern "system" fn Java_dev_hurray_Native_writerCreate<'l>(
         }
         o.durable = u8::from(durable != 0);
         o.sorted_index = u8::from(sorted != 0);
+        o.data_crc32c = u8::from(data_crc32c != 0);
         let w = HurrayFileWriter::create(Path::new(&path), &o).map_err(checked(Some(&path)))?;
         Ok(into_long(w))
     })

@@ -100,6 +100,8 @@ final class Native {
 
     static native TensorFile.Info fileInfo(long reader);
 
+    static native boolean fileVerifyDataCrc32c(long reader);
+
     static native String[] fileNames(long reader);
 
     static native long fileTensor(long reader, String name);
@@ -140,7 +142,8 @@ final class Native {
     static native void writerWriteItem(long writer, String name, long item) throws IOException;
 
     // File writer.
-    static native long writerCreate(String path, int alignment, boolean durable, boolean sorted) throws IOException;
+    static native long writerCreate(String path, int alignment, boolean durable, boolean sorted,
+            boolean dataCrc32c) throws IOException;
 
     static native void writerWriteTensor(long writer, String name, long tensor) throws IOException;
 

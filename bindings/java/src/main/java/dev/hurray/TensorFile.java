@@ -91,6 +91,26 @@ public final class TensorFile implements AutoCloseable {
         return Native.fileInfo(reader());
     }
 
+    /**
+     * Checks every tensor's data against the CRC-32C the writer recorded (see
+     * {@link TensorFileWriter.Builder#dataCrc32c}). The file's trailer CRC covers only
+     * its index, so this is the way to notice a flipped data byte. Reads every data
+     * byte once (opening never does); nothing is kept.
+     *
+     * <p>The values live in the reserved KV entry {@code hurray.data_crc32c} (one
+     * uint64 per tensor in file order), which {@link #metadataKeys()} lists and
+     * readers that do not know it ignore.
+     *
+     * @return true when every tensor's data matched its recorded CRC-32C; false when
+     *     the file records no data CRC (its data cannot be checked)
+     * @throws FormatException (rule {@code DataCrcMismatch}) when a tensor's data
+     *     differs (the message names the tensor, both CRC values and the byte offset
+     *     of its data) or the entry is malformed (not one uint64 per tensor)
+     */
+    public synchronized boolean verifyDataCrc32c() {
+        return Native.fileVerifyDataCrc32c(reader());
+    }
+
     /** @return the tensor names, in index order */
     public synchronized List<String> names() {
         return List.of(Native.fileNames(reader()));

@@ -63,8 +63,86 @@ public final class TensorFileWriter implements AutoCloseable {
      */
     public static TensorFileWriter create(Path path, int dataBufferAlignment, boolean durable)
             throws IOException {
-        return new TensorFileWriter(
-                Native.writerCreate(path.toString(), dataBufferAlignment, durable, false));
+        return builder(path).dataBufferAlignment(dataBufferAlignment).durable(durable).create();
+    }
+
+    /**
+     * A builder for a writer with options; every option starts at its default.
+     *
+     * <pre>{@code
+     * try (TensorFileWriter w = TensorFileWriter.builder(path).dataCrc32c(true).create()) {
+     *     ...
+     * }
+     * }</pre>
+     *
+     * @param path destination
+     * @return a new builder
+     */
+    public static Builder builder(Path path) {
+        return new Builder(Objects.requireNonNull(path, "path"));
+    }
+
+    /** Collects the options of a writer; {@link #create()} opens it. */
+    public static final class Builder {
+        private final Path path;
+        private int dataBufferAlignment;
+        private boolean durable = true;
+        private boolean dataCrc32c;
+
+        private Builder(Path path) {
+            this.path = path;
+        }
+
+        /**
+         * @param dataBufferAlignment bytes, a power of two in 4096..2 MiB (0: 4096,
+         *     the default)
+         * @return this builder
+         */
+        public Builder dataBufferAlignment(int dataBufferAlignment) {
+            this.dataBufferAlignment = dataBufferAlignment;
+            return this;
+        }
+
+        /**
+         * @param durable fsync the file and its directory on finish (default true;
+         *     false for scratch files)
+         * @return this builder
+         */
+        public Builder durable(boolean durable) {
+            this.durable = durable;
+            return this;
+        }
+
+        /**
+         * Records a CRC-32C of every tensor's data in the reserved KV entry
+         * {@code hurray.data_crc32c} (one uint64 per tensor in file order) when
+         * finishing, so {@link TensorFile#verifyDataCrc32c()} and {@code hurray
+         * validate} can check the data. Off by default: the file then stays
+         * byte-identical to one written without this option. With it on, a
+         * {@link TensorFileWriter#putMetadata} of that key makes
+         * {@link TensorFileWriter#finish()} fail (a duplicate key).
+         *
+         * @param dataCrc32c record per-tensor data CRCs (default false)
+         * @return this builder
+         */
+        public Builder dataCrc32c(boolean dataCrc32c) {
+            this.dataCrc32c = dataCrc32c;
+            return this;
+        }
+
+        /**
+         * Creates the writer.
+         *
+         * @return the writer (close it)
+         * @throws MissingFileException when the destination's directory does not exist
+         * @throws IOException ({@link HurrayIOException}) when the temporary file
+         *     cannot be created
+         * @throws FormatException for an illegal alignment
+         */
+        public TensorFileWriter create() throws IOException {
+            return new TensorFileWriter(Native.writerCreate(path.toString(),
+                    dataBufferAlignment, durable, false, dataCrc32c));
+        }
     }
 
     private synchronized long writer() {
