@@ -315,13 +315,19 @@ pub fn scratch_dir() -> &'static Path {
 /// stream), every buffer reads, `hurray validate` accepts it, and it converts on to
 /// safetensors, which converts back to an HRRYFILE with the same tensors.
 pub fn convert_and_check(data: &[u8], input_name: &str) {
-    use hurray_cli::convert::convert;
+    use hurray_cli::convert::{convert, ConvertOptions};
+    // Scratch outputs: no fsync, no data CRC, the format the extension names.
+    let scratch = || ConvertOptions {
+        to: None,
+        durable: false,
+        data_crc32c: false,
+    };
     let dir = scratch_dir();
     let input = dir.join(input_name);
     let output = dir.join("out.hrry");
     std::fs::write(&input, data).expect("write the input");
     let _ = std::fs::remove_file(&output);
-    let summary = match convert(&input, &output, None, false) {
+    let summary = match convert(&input, &output, scratch()) {
         Ok(s) => s,
         Err(_) => {
             assert!(!output.exists(), "a failed convert leaves no output");
@@ -349,8 +355,8 @@ pub fn convert_and_check(data: &[u8], input_name: &str) {
     let st = dir.join("out.safetensors");
     let back = dir.join("back.hrry");
     let _ = std::fs::remove_file(&st);
-    if convert(&output, &st, None, false).is_ok() {
-        convert(&st, &back, None, false).expect("a written safetensors file converts back");
+    if convert(&output, &st, scratch()).is_ok() {
+        convert(&st, &back, scratch()).expect("a written safetensors file converts back");
         let b = hurray_io::FileReader::open(&back).expect("the round trip opens");
         let before: Vec<&str> = r.names().collect();
         let after: Vec<&str> = b.names().collect();
