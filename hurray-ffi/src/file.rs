@@ -927,6 +927,9 @@ pub unsafe extern "C" fn hurray_file_reader_destroy(
 pub struct HurrayFileWriter {
     header: Header,
     writer: Option<FileWriter>,
+    /// The destination, for naming it in I/O errors of later calls (empty when the
+    /// writer was wrapped with [`new`](HurrayFileWriter::new)).
+    path: String,
 }
 
 // SAFETY: repr(C) with Header first.
@@ -944,6 +947,20 @@ impl HurrayFileWriter {
         HurrayFileWriter {
             header: Header::new(kind::FILE_WRITER, handle::destroy_own::<HurrayFileWriter>),
             writer: Some(writer),
+            path: String::new(),
+        }
+    }
+
+    /// `e` with the destination path in front of its message when it is an I/O or
+    /// not-found error (a rename onto a directory at `finish`, a full disk), so every
+    /// binding's error names the file as the one from `create` does.
+    fn at_path(&self, e: hurray_io::Error) -> FfiError {
+        let e = FfiError::from(e);
+        let io = matches!(e.category(), ErrorCategory::Io | ErrorCategory::NotFound);
+        if io && !self.path.is_empty() {
+            e.with_path(&self.path)
+        } else {
+            e
         }
     }
 
@@ -981,7 +998,9 @@ impl HurrayFileWriter {
         if data_crc32c {
             w = w.with_data_crc32c();
         }
-        Ok(HurrayFileWriter::new(w))
+        let mut w = HurrayFileWriter::new(w);
+        w.path = path.display().to_string();
+        Ok(w)
     }
 
     /// Writes `tensor` under `name` (UTF-8, 1..=65535 bytes, unique in the file): its
@@ -1000,7 +1019,8 @@ impl HurrayFileWriter {
     /// [`write_tensor`](Self::write_tensor) for a tensor already in hurray-io form
     /// (a foreign tensor's borrowed views).
     pub(crate) fn write_io_tensor(&mut self, name: &str, t: &hurray_io::Tensor) -> FfiResult<()> {
-        self.open()?.write_tensor(name, t).map_err(FfiError::from)
+        let r = self.open()?.write_tensor(name, t);
+        r.map_err(|e| self.at_path(e))
     }
 
     /// Writes `item` under `name`: a tensor, or a composite whose head gets `name`
@@ -1013,11 +1033,11 @@ impl HurrayFileWriter {
     pub fn write_item(&mut self, name: &str, item: &HurrayItem) -> FfiResult<()> {
         let i = item.to_io()?;
         let w = self.open()?;
-        match i {
+        let r = match i {
             hurray_io::Item::Tensor(t) => w.write_tensor(name, &t),
             hurray_io::Item::Composite(c) => w.write_composite(name, &c),
-        }
-        .map_err(FfiError::from)
+        };
+        r.map_err(|e| self.at_path(e))
     }
 
     /// Adds a KV entry (written after the tensors, in the order added); keys are
@@ -1039,7 +1059,7 @@ impl HurrayFileWriter {
     pub fn finish(&mut self) -> FfiResult<()> {
         self.open()?;
         match self.writer.take() {
-            Some(w) => w.finish().map_err(FfiError::from),
+            Some(w) => w.finish().map_err(|e| self.at_path(e)),
             None => Ok(()),
         }
     }

@@ -234,6 +234,37 @@ fn file_reader_face_open_errors_name_the_path() {
 }
 
 #[test]
+fn file_writer_face_names_the_destination_when_finishing_fails() {
+    let _l = live();
+    // A directory where the file should appear: the temporary file beside it is
+    // written, and the rename onto the directory fails at `finish`.
+    let dir = temp_path("writer-onto-a-directory");
+    std::fs::create_dir_all(&dir).unwrap();
+    let opts = HurrayWriteOptions {
+        durable: 0,
+        ..HurrayWriteOptions::default()
+    };
+    let mut w = HurrayFileWriter::create(&dir, &opts).unwrap();
+    w.write_tensor("a", &f32_tensor([1.0, 2.0, 3.0, 4.0]))
+        .unwrap();
+    let e = err(w.finish());
+    assert_eq!(e.category(), ErrorCategory::Io, "{}", e.message);
+    assert_eq!(e.os_error(), Some(21), "EISDIR: {}", e.message);
+    assert!(
+        e.message.contains("writer-onto-a-directory"),
+        "the message names the destination: {}",
+        e.message
+    );
+    // A format error is about the content, not the file: no path in front.
+    let mut w = HurrayFileWriter::create(&temp_path("writer-dup.hurray"), &opts).unwrap();
+    w.write_tensor("a", &f32_tensor([1.0; 4])).unwrap();
+    let e = err(w.write_tensor("a", &f32_tensor([1.0; 4])));
+    assert_eq!(e.status, HURRAY_ERR_FORMAT);
+    assert!(!e.message.contains("writer-dup.hurray"), "{}", e.message);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn file_writer_face_round_trips_through_the_reader_face() {
     let _l = live();
     let path = temp_path("writer.hurray");

@@ -38,7 +38,6 @@
 /* Opaque handles: only pointers to them cross the ABI. */
 typedef struct HurrayTensor HurrayTensor;
 typedef struct HurrayDescriptor HurrayDescriptor;
-typedef struct HurrayDescriptorBuilder HurrayDescriptorBuilder;
 typedef struct HurrayBuffer HurrayBuffer;
 typedef struct HurrayBufferList HurrayBufferList;
 typedef struct HurrayItem HurrayItem;
