@@ -73,7 +73,7 @@ export declare class Descriptor {
    * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown dtype, bad shape entries),
    * `ERR_HURRAY_FORMAT` (a rule of the format, e.g. rank over 64).
    */
-  static dense(dtype: 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2', shape: Array<number>): Descriptor
+  static dense(dtype: import('./tables').ElementTypeName, shape: Array<number>): Descriptor
   /** Elements per dimension (exact below 2^53). */
   get shape(): Array<number>
   /** Element type name (`"float32"`, `"int8"`, `"float16"`, ...). */
@@ -148,7 +148,7 @@ export declare class Descriptor {
 /** A descriptor to build: what `Descriptor.build` takes. */
 export interface DescriptorSpec {
   /** Element type name (`"float32"`, `"int4"`, ...). */
-  dtype: 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2'
+  dtype: import('./tables').ElementTypeName
   /** Elements per dimension. */
   shape: Array<number>
   /**
@@ -673,7 +673,7 @@ export declare class Tensor {
    * resizable ArrayBuffer or growable SharedArrayBuffer),
    * `ERR_HURRAY_INVALID_ARGUMENT` (too few bytes), `ERR_HURRAY_FORMAT`.
    */
-  static fromBuffer(data: ArrayBuffer | ArrayBufferView, dtype: 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2', shape: number[], options?: FromBufferOptions): Tensor
+  static fromBuffer(data: ArrayBuffer | ArrayBufferView, dtype: import('./tables').ElementTypeName, shape: number[], options?: FromBufferOptions): Tensor
   /**
    * A tensor of any layout over caller memory: `descriptor` is the wire encoding,
    * `buffers` one view per entry of its buffer table (in order), each 64-byte

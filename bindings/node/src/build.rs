@@ -112,7 +112,7 @@ pub struct Hilbert {
 pub struct DescriptorSpec {
     /// Element type name (`"float32"`, `"int4"`, ...).
     #[napi(
-        ts_type = "'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2'"
+        ts_type = "import('./tables').ElementTypeName"
     )]
     pub dtype: String,
     /// Elements per dimension.

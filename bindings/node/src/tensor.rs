@@ -524,7 +524,7 @@ impl Descriptor {
     /// `ERR_HURRAY_FORMAT` (a rule of the format, e.g. rank over 64).
     #[napi(
         factory,
-        ts_args_type = "dtype: 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2', shape: Array<number>"
+        ts_args_type = "dtype: import('./tables').ElementTypeName, shape: Array<number>"
     )]
     pub fn dense(dtype: String, shape: Vec<f64>) -> Result<Descriptor> {
         let t = element_type_of(&dtype)?;
@@ -1058,7 +1058,7 @@ impl Tensor {
     #[napi(
         factory,
         configurable = true,
-        ts_args_type = "data: ArrayBuffer | ArrayBufferView, dtype: 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool' | 'float8_e4m3' | 'float8_e5m2' | 'float8_e8m0' | 'float4_e2m1' | 'float6_e2m3' | 'float6_e3m2' | 'float128' | 'int4' | 'uint4' | 'int2' | 'uint2', shape: number[], options?: FromBufferOptions"
+        ts_args_type = "data: ArrayBuffer | ArrayBufferView, dtype: import('./tables').ElementTypeName, shape: number[], options?: FromBufferOptions"
     )]
     pub fn from_buffer(
         env: Env,

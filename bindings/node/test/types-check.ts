@@ -5,6 +5,9 @@ import { PassThrough } from 'node:stream';
 
 const data: Float32Array = new Float32Array(hurray.alloc(16));
 const t: hurray.Tensor = hurray.Tensor.fromBuffer(data, 'float32', [2, 2], { onRelease: () => {} });
+// Every element type of the generated table is accepted, complex ones included.
+const c: hurray.Descriptor = hurray.Descriptor.dense('complex64', [2]);
+void c;
 const shape: number[] = t.shape;
 const view = t.array();
 const ab: ArrayBuffer = t.buffer(0);

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::ptr;
 
 use hurray_ffi::{DataCrc, FfiError, HurrayFileReader, HURRAY_ERR_NOT_FOUND};
-use hurray_io::file::ReadOptions;
+use hurray_ffi::ReadOptions;
 use jni::objects::{JClass, JObject, JString, JValue};
 use jni::sys::{jboolean, jlong, jobject};
 use jni::JNIEnv;

@@ -1,7 +1,7 @@
 //! The file reader's KV getters: one entry's value as a Java object, or a window of
 //! an array's elements (`fileKvRange`), which is how a huge array is read with
 //! bounded memory. Values are read from the mapped file through
-//! `hurray_io::FileReader::kv` (`KvValueRef`, decoded on demand).
+//! the reader's KV section (`KvValueRef`, decoded on demand).
 //!
 //! What a value costs on the Java heap: numeric and bool arrays (or windows) are
 //! written straight into the new Java array (8 or 1 bytes per element, their size in
@@ -12,7 +12,7 @@
 use std::ptr;
 
 use hurray_ffi::{FfiError, HURRAY_ERR_NOT_APPLICABLE, HURRAY_ERR_OUT_OF_RANGE};
-use hurray_io::file::{KvArrayRef, KvValueRef};
+use hurray_ffi::{KvArrayRef, KvValueRef};
 use jni::objects::{JClass, JObject, JPrimitiveArray, JString, JValue, ReleaseMode, TypeArray};
 use jni::sys::{jint, jlong, jobject};
 use jni::JNIEnv;

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use hurray_ffi::{HurrayFileWriter, HurrayWriteOptions};
-use hurray_io::file::{KvArray, KvValue};
+use hurray_ffi::{KvArray, KvValue};
 use jni::objects::{
     JBooleanArray, JByteArray, JClass, JDoubleArray, JLongArray, JObject, JObjectArray, JString,
 };
