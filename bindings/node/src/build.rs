@@ -111,9 +111,7 @@ pub struct Hilbert {
 #[napi(object)]
 pub struct DescriptorSpec {
     /// Element type name (`"float32"`, `"int4"`, ...).
-    #[napi(
-        ts_type = "import('./tables').ElementTypeName"
-    )]
+    #[napi(ts_type = "import('./tables').ElementTypeName")]
     pub dtype: String,
     /// Elements per dimension.
     pub shape: Vec<f64>,

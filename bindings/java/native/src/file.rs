@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::ptr;
 
-use hurray_ffi::{DataCrc, FfiError, HurrayFileReader, HURRAY_ERR_NOT_FOUND};
 use hurray_ffi::ReadOptions;
+use hurray_ffi::{DataCrc, FfiError, HurrayFileReader, HURRAY_ERR_NOT_FOUND};
 use jni::objects::{JClass, JObject, JString, JValue};
 use jni::sys::{jboolean, jlong, jobject};
 use jni::JNIEnv;
