@@ -342,6 +342,18 @@ impl HurrayFileReader {
             .ok_or_else(|| out_of_range("tensor", i, self.reader.len()))
     }
 
+    /// The top-level items in file order, as `(name, is a composite head)`: plain
+    /// tensors and composite heads, without the members of composites
+    /// (`file-format.md` §6.4). Names are UTF-8, borrowed from the mapping. Each
+    /// entry's descriptor is decoded as it is passed and not kept, so walking a file
+    /// costs no memory per entry; read each item with [`tensor`](Self::tensor) or
+    /// [`item`](Self::item).
+    pub fn top_level(&self) -> impl Iterator<Item = (&str, bool)> + '_ {
+        let c = self.reader.catalog();
+        c.top_level()
+            .map(move |(i, composite)| (c.entry(i).map_or("", |e| e.name), composite))
+    }
+
     /// The descriptor of the tensor named `name`, decoded from the file without
     /// reading its data (owned: a new handle each call).
     ///

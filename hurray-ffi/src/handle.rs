@@ -77,6 +77,15 @@ pub struct Header {
     pub destroy: unsafe extern "C" fn(*mut c_void),
 }
 
+// SAFETY: nothing in a header is tied to a thread: `impl_id` is only compared, never
+// dereferenced (the address of an immutable static), `destroy` is a plain function
+// pointer, and the rest are integers. A handle is then `Send`/`Sync` exactly when its
+// own fields are (a file reader is; a tensor, with pointers to its parts, is not).
+unsafe impl Send for Header {}
+// SAFETY: as above; a header is never written after the handle is made but through
+// `&mut`.
+unsafe impl Sync for Header {}
+
 static IMPL_ID: u8 = 0;
 
 /// This build's identity: the address of a private static, unique per loaded copy.

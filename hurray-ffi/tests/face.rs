@@ -293,6 +293,10 @@ fn file_writer_face_round_trips_through_the_reader_face() {
 
     let r = HurrayFileReader::open(&path, &ReadOptions::default()).unwrap();
     assert_eq!(r.tensor_count(), 2);
+    assert_eq!(
+        r.top_level().collect::<Vec<_>>(),
+        vec![("a", false), ("b", false)]
+    );
     let b = r.tensor("b").unwrap();
     let bytes = b.buffer_list().buffers().next().unwrap().bytes().unwrap();
     assert_eq!(&bytes[12..16], &8.5f32.to_le_bytes());

@@ -2,10 +2,11 @@
 //! Rust error becomes a Python exception.
 
 use hurray_core::{DecodeError, Rule};
-use hurray_ffi::{status::*, FfiError};
+use hurray_ffi::{status::*, ErrorCategory, FfiError};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyNotImplementedError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use std::path::Path;
 
 create_exception!(
     hurray,
@@ -60,45 +61,111 @@ pub fn descriptor(e: &DecodeError) -> PyErr {
     }
 }
 
-/// An error of the handle layer (hurray-ffi).
-pub fn ffi(e: FfiError) -> PyErr {
-    let msg = e.to_string();
-    if e.is_content() {
-        // A layout or quantization rule broken by buffer bytes.
-        return InvalidDescriptorError::new_err(msg);
+/// Where an error of hurray-ffi's face surfaced: it picks the class of container
+/// errors (framing, truncation, limits) and how the message reads.
+#[derive(Clone, Copy, Debug)]
+pub enum Origin<'a> {
+    /// A tensor, descriptor or capsule handle: the message keeps the status name in
+    /// front (`HURRAY_ERR_BUFFER_MISMATCH: ...`); container errors are `StreamError`.
+    Handle,
+    /// A stream being read or written: framing and truncation are `StreamError`, the
+    /// transport's I/O errors `FileError`.
+    Stream,
+    /// The file at this path (`save`, `load`, `verify_data_crc32c`): OS errors are
+    /// `OSError`s with `errno`, `strerror` and `filename`, every other container error
+    /// `FileError`, and every message names the path once.
+    File(&'a Path),
+}
+
+/// The one place an error of hurray-ffi's face ([`FfiError`]: status, category, OS
+/// error number) becomes a Python exception:
+///
+/// - a descriptor rule, a buffer-table mismatch or a buffer-content rule, anywhere:
+///   `InvalidDescriptorError`;
+/// - category internal (a caught panic): `InternalError`;
+/// - for a file, an OS error (or a missing file): `hurray.FileNotFoundError` (ENOENT),
+///   `hurray.IsADirectoryError` (EISDIR) or `hurray.FileError`, each an `OSError` with
+///   `errno`, `strerror` and `filename` set;
+/// - categories I/O and not-found (of a file): `FileError`;
+/// - everything else: `FileError` for a file, `StreamError` for a stream; for a
+///   handle, truncated/limit/format framing `StreamError`, the ABI version
+///   `UnsupportedError`, and argument or state errors `BufferError`.
+pub fn map(e: FfiError, origin: Origin<'_>) -> PyErr {
+    let text = match origin {
+        Origin::Handle => e.to_string(),
+        Origin::Stream => e.message.clone(),
+        Origin::File(path) => naming(path, &e.message),
+    };
+    if e.is_content() || matches!(e.status, HURRAY_ERR_DESCRIPTOR | HURRAY_ERR_BUFFER_MISMATCH) {
+        return InvalidDescriptorError::new_err(text);
     }
-    match e.status {
-        HURRAY_ERR_DESCRIPTOR => InvalidDescriptorError::new_err(msg),
-        HURRAY_ERR_BUFFER_MISMATCH => InvalidDescriptorError::new_err(msg),
-        HURRAY_ERR_ABI_VERSION => UnsupportedError::new_err(msg),
-        HURRAY_ERR_INTERNAL_PANIC => InternalError::new_err(msg),
-        HURRAY_ERR_IO | HURRAY_ERR_FILE_NOT_FOUND => FileError::new_err(msg),
-        HURRAY_ERR_FORMAT | HURRAY_ERR_TRUNCATED | HURRAY_ERR_LIMIT => StreamError::new_err(msg),
-        _ => BufferError::new_err(msg),
+    let os_file_error = e.os_error().is_some() || e.status == HURRAY_ERR_FILE_NOT_FOUND;
+    match (e.category(), origin) {
+        (ErrorCategory::Internal, _) => InternalError::new_err(text),
+        (ErrorCategory::Io | ErrorCategory::NotFound, Origin::File(path)) if os_file_error => {
+            // A missing file whose error carries no number is still ENOENT.
+            os_error(e.os_error().unwrap_or(ENOENT), path)
+        }
+        (ErrorCategory::Io, _) => FileError::new_err(text),
+        (ErrorCategory::NotFound, _) if e.status == HURRAY_ERR_FILE_NOT_FOUND => {
+            FileError::new_err(text)
+        }
+        (_, Origin::File(_)) => FileError::new_err(text),
+        (_, Origin::Stream) => StreamError::new_err(text),
+        (ErrorCategory::Truncated | ErrorCategory::Limit, Origin::Handle) => {
+            StreamError::new_err(text)
+        }
+        (ErrorCategory::Format, Origin::Handle) if e.status == HURRAY_ERR_FORMAT => {
+            StreamError::new_err(text)
+        }
+        (ErrorCategory::Unsupported, Origin::Handle) if e.status == HURRAY_ERR_ABI_VERSION => {
+            UnsupportedError::new_err(text)
+        }
+        (_, Origin::Handle) => BufferError::new_err(text),
     }
 }
 
-/// An error of a container (`kind` is "stream" or "file"): descriptor problems are
-/// `InvalidDescriptorError`, I/O is `FileError`, framing is `StreamError` for
-/// streams and `FileError` for files.
-pub fn io(e: hurray_io::Error, file: bool) -> PyErr {
-    match e {
-        hurray_io::Error::Descriptor { source, at } => {
-            InvalidDescriptorError::new_err(format!("descriptor at byte {at}: {source}"))
-        }
-        // A layout or quantization rule broken by the buffer bytes (sparse indices,
-        // block tables, scales): the reference API's class for rule violations.
-        hurray_io::Error::Format {
-            rule: hurray_io::FormatRule::BufferMismatch,
-            ..
-        }
-        | hurray_io::Error::Content { .. } => InvalidDescriptorError::new_err(e.to_string()),
-        hurray_io::Error::Io(ref io) if file || io.kind() != std::io::ErrorKind::UnexpectedEof => {
-            FileError::new_err(e.to_string())
-        }
-        _ if file => FileError::new_err(e.to_string()),
-        _ => StreamError::new_err(e.to_string()),
+/// An error of the handle layer: [`map`] with [`Origin::Handle`] (for `map_err`).
+pub fn ffi(e: FfiError) -> PyErr {
+    map(e, Origin::Handle)
+}
+
+/// `ENOENT`, the same number on every platform Python runs on.
+const ENOENT: i32 = 2;
+
+/// `message` with `path` in front, unless the face already put it there (a file
+/// open, or an I/O error of a writer): the path appears once.
+fn naming(path: &Path, message: &str) -> String {
+    let shown = path.display().to_string();
+    match message.strip_prefix(&shown) {
+        Some(rest) if rest.starts_with(": ") => message.to_string(),
+        _ => format!("{shown}: {message}"),
     }
+}
+
+/// The `OSError` for OS error number `errno` at `path`: `hurray.FileNotFoundError`
+/// (ENOENT), `hurray.IsADirectoryError` (EISDIR), else `hurray.FileError`; `strerror`
+/// is the OS's text for the number, `filename` the path.
+fn os_error(errno: i32, path: &Path) -> PyErr {
+    let shown = path.display().to_string();
+    let io = std::io::Error::from_raw_os_error(errno);
+    let text = io.to_string();
+    let strerror = text
+        .strip_suffix(&format!(" (os error {errno})"))
+        .unwrap_or(&text)
+        .to_string();
+    let class = match io.kind() {
+        std::io::ErrorKind::NotFound => "FileNotFoundError",
+        std::io::ErrorKind::IsADirectory => "IsADirectoryError",
+        _ => return FileError::new_err((errno, strerror, shown)),
+    };
+    Python::attach(|py| {
+        py.import("hurray._native")
+            .and_then(|m| m.getattr(class))
+            .and_then(|t| t.call1((errno, strerror, shown)))
+            .map(PyErr::from_value)
+            .unwrap_or_else(|err| err)
+    })
 }
 
 /// The OS-error subclasses that are also `hurray.FileError`, by the builtin they
@@ -117,53 +184,6 @@ const OS_SUBCLASSES: [(&str, &str, &str); 2] = [
          (errno EISDIR, filename set).",
     ),
 ];
-
-/// The error of reading or writing the file at `path`, mapped once by category:
-/// an OS error becomes `hurray.FileNotFoundError` (ENOENT), `hurray.IsADirectoryError`
-/// (EISDIR) or `hurray.FileError`, each an `OSError` with `errno`, `strerror` and
-/// `filename` set; a descriptor or buffer-content rule `InvalidDescriptorError`;
-/// any other container error (truncated, bad magic, CRC, limit) `hurray.FileError`
-/// without errno. Every message names the path.
-pub fn file(py: Python<'_>, e: hurray_io::Error, path: &std::path::Path) -> PyErr {
-    let shown = path.display().to_string();
-    match e {
-        hurray_io::Error::Io(ref io) if io.raw_os_error().is_some() || is_not_found(io) => {
-            let errno = io.raw_os_error().unwrap_or(2);
-            let text = io.to_string();
-            let strerror = text
-                .strip_suffix(&format!(" (os error {errno})"))
-                .unwrap_or(&text)
-                .to_string();
-            let class = match io.kind() {
-                std::io::ErrorKind::NotFound => Some("FileNotFoundError"),
-                std::io::ErrorKind::IsADirectory => Some("IsADirectoryError"),
-                _ => None,
-            };
-            let made = match class {
-                Some(name) => py
-                    .import("hurray._native")
-                    .and_then(|m| m.getattr(name))
-                    .and_then(|t| t.call1((errno, strerror.clone(), shown.clone())))
-                    .map(PyErr::from_value),
-                None => Ok(FileError::new_err((errno, strerror.clone(), shown.clone()))),
-            };
-            made.unwrap_or_else(|err| err)
-        }
-        hurray_io::Error::Descriptor { .. }
-        | hurray_io::Error::Content { .. }
-        | hurray_io::Error::Format {
-            rule: hurray_io::FormatRule::BufferMismatch,
-            ..
-        } => InvalidDescriptorError::new_err(format!("{shown}: {e}")),
-        // Not an OS error: `filename` stays unset (Python would print the error as
-        // "[Errno None] None: 'path'"); the message names the path.
-        _ => FileError::new_err(format!("{shown}: {e}")),
-    }
-}
-
-fn is_not_found(io: &std::io::Error) -> bool {
-    io.kind() == std::io::ErrorKind::NotFound
-}
 
 /// Registers the exception classes on the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -3,10 +3,12 @@
 //! (the streaming format over bytes, a file descriptor or a path). The GIL is
 //! released while bytes move.
 
-use crate::errors::{self, FileError, StreamError, UnsupportedError};
-use crate::tensor::{assemble, device_object, Tensor};
-use hurray_io::file::data_crc::{self, DataCrc};
-use hurray_io::file::{FileReader, FileWriter, KvArray, KvValue, WriteOptions};
+use crate::errors::{self, FileError, Origin, StreamError, UnsupportedError};
+use crate::tensor::{assemble, device_object, from_handle, Tensor};
+use hurray_ffi::{
+    DataCrc, FfiResult, HurrayFileReader, HurrayFileWriter, HurrayWriteOptions, KvArray, KvValue,
+    ReadOptions, HURRAY_ERR_NOT_FOUND,
+};
 use hurray_io::{BufferPool, Item, StreamDecoder};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
@@ -129,7 +131,7 @@ pub fn save(
                     .unwrap_or_default()
             ))
         })?;
-        items.push((name, t.get().h.get().to_io().map_err(errors::ffi)?));
+        items.push((name, t.clone().unbind()));
     }
     let mut kvs = Vec::new();
     if let Some(kv) = kv {
@@ -140,81 +142,22 @@ pub fn save(
             kvs.push((key, kv_value(&v)?));
         }
     }
-    let opts = WriteOptions {
-        durable,
-        ..WriteOptions::default()
+    let opts = HurrayWriteOptions {
+        durable: u8::from(durable),
+        data_crc32c: u8::from(data_crc32c),
+        ..HurrayWriteOptions::default()
     };
-    let shown = path.clone();
-    py.detach(move || -> hurray_io::Result<()> {
-        let mut w = FileWriter::create(&path, opts)?;
-        if data_crc32c {
-            w = w.with_data_crc32c();
-        }
+    py.detach(|| -> FfiResult<()> {
+        let mut w = HurrayFileWriter::create(&path, &opts)?;
         for (name, t) in &items {
-            w.write_tensor(name, t)?;
+            w.write_tensor(name, t.get().h.get())?;
         }
         for (k, v) in kvs {
-            w.add_kv(k, v)?;
+            w.add_kv(&k, v)?;
         }
         w.finish()
     })
-    .map_err(|e| errors::file(py, e, &shown))
-}
-
-/// A private, writable, copy-on-write mapping of a whole file: a process that
-/// writes into an array over it gets its own copy of the touched pages; the file
-/// never changes. (A read-only mapping would turn such a write into a crash.)
-struct CopyOnWriteMap(memmap2::MmapMut);
-
-impl hurray_io::BufferOwner for CopyOnWriteMap {
-    fn bytes(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-/// Why `load` cannot map `path`, when that is not a container error.
-enum OpenError {
-    Io(hurray_io::Error),
-    NotAFile(&'static str),
-}
-
-impl From<hurray_io::Error> for OpenError {
-    fn from(e: hurray_io::Error) -> Self {
-        OpenError::Io(e)
-    }
-}
-
-impl From<std::io::Error> for OpenError {
-    fn from(e: std::io::Error) -> Self {
-        OpenError::Io(e.into())
-    }
-}
-
-fn open_mapped(path: &std::path::Path) -> Result<FileReader, OpenError> {
-    let file = File::open(path)?;
-    let meta = file.metadata()?;
-    if meta.is_dir() {
-        // EISDIR, as the OS reports it (hurray.IsADirectoryError).
-        return Err(OpenError::Io(std::io::Error::from_raw_os_error(21).into()));
-    }
-    if !meta.is_file() {
-        // A pipe, socket or device cannot be mapped (mmap says ENODEV).
-        return Err(OpenError::NotAFile(
-            "is not a regular file (load maps files; read streams with hurray.StreamReader)",
-        ));
-    }
-    if meta.len() == 0 {
-        return Ok(FileReader::from_bytes(&[])?);
-    }
-    // SAFETY: MAP_PRIVATE: our writes never reach the file. As with any mapping,
-    // the file must not be truncated or rewritten in place by another process
-    // while mapped (a later access to a page past the new end is SIGBUS); the
-    // `load` docs say so. Replacing the file by rename, as `save` does, is safe.
-    let map = unsafe { memmap2::MmapOptions::new().map_copy(&file)? };
-    Ok(FileReader::from_owner(
-        Arc::new(CopyOnWriteMap(map)),
-        &Default::default(),
-    )?)
+    .map_err(|e| errors::map(e, Origin::File(&path)))
 }
 
 /// Reads an HRRYFILE container: every tensor in index order, or only ``names``
@@ -263,55 +206,67 @@ pub fn load<'py>(
         )));
     }
     let out = PyDict::new(py);
+    let at = |e| errors::map(e, Origin::File(&path));
     match names {
         Some(names) => {
             for n in names {
-                let t = reader.tensor(&n).map_err(|e| errors::io(e, true))?;
-                let t = t.ok_or_else(|| {
-                    FileError::new_err(format!("no tensor named {n:?} in {}", path.display()))
+                let t = reader.tensor(&n).map_err(|e| {
+                    if e.status == HURRAY_ERR_NOT_FOUND {
+                        FileError::new_err(format!("no tensor named {n:?} in {}", path.display()))
+                    } else {
+                        at(e)
+                    }
                 })?;
-                out.set_item(&n, from_io(py, t)?)?;
+                out.set_item(&n, from_handle(py, t)?)?;
             }
         }
         None => {
             // Top-level items in file order, one at a time: a composite is assembled
             // (its contents checked, as for any item) and dropped, since Python has
             // no composite type, so no more than one item is held at a time.
-            let c = reader.catalog();
-            for (i, composite) in c.top_level() {
-                let name = c.entry(i).map_or("", |e| e.name);
+            for (name, composite) in reader.top_level() {
                 if composite {
-                    reader.item(name).map_err(|e| errors::io(e, true))?;
+                    reader.item(name).map_err(at)?;
                     continue;
                 }
-                let t = reader.tensor(name).map_err(|e| errors::io(e, true))?;
-                if let Some(t) = t {
-                    out.set_item(name, from_io(py, t)?)?;
-                }
+                out.set_item(name, from_handle(py, reader.tensor(name).map_err(at)?)?)?;
             }
         }
     }
     Ok(out)
 }
 
-/// Maps and validates `path` (GIL released), mapping errors to Python; `what` names
-/// the call in the message for a non-regular file.
-fn open_for_python(py: Python<'_>, path: &std::path::Path, what: &str) -> PyResult<FileReader> {
-    py.detach(|| open_mapped(path)).map_err(|e| match e {
-        OpenError::Io(e) => errors::file(py, e, path),
-        OpenError::NotAFile(why) => {
-            FileError::new_err(format!("cannot {what} {}: it {why}", path.display()))
+/// Opens and validates the file at `path` through hurray-ffi's reader (mapped
+/// copy-on-write; GIL released), mapping errors to Python; `what` names the call in
+/// the message for a non-regular file (a pipe, socket or device cannot be mapped).
+fn open_for_python(
+    py: Python<'_>,
+    path: &std::path::Path,
+    what: &str,
+) -> PyResult<HurrayFileReader> {
+    if let Ok(meta) = std::fs::metadata(path) {
+        if !meta.is_file() && !meta.is_dir() {
+            return Err(FileError::new_err(format!(
+                "cannot {what} {}: it is not a regular file (load maps files; read streams with hurray.StreamReader)",
+                path.display()
+            )));
         }
-    })
+    }
+    py.detach(|| HurrayFileReader::open(path, &ReadOptions::default()))
+        .map_err(|e| errors::map(e, Origin::File(path)))
 }
 
 /// Runs the data CRC-32C check on `reader` (GIL released): true when every tensor
 /// matched, false when the file records none.
-fn verify_reader(py: Python<'_>, reader: &FileReader, path: &std::path::Path) -> PyResult<bool> {
-    match py.detach(|| data_crc::verify(reader)) {
+fn verify_reader(
+    py: Python<'_>,
+    reader: &HurrayFileReader,
+    path: &std::path::Path,
+) -> PyResult<bool> {
+    match py.detach(|| reader.verify_data_crc32c()) {
         Ok(DataCrc::Verified(_)) => Ok(true),
         Ok(DataCrc::Absent) => Ok(false),
-        Err(e) => Err(errors::file(py, e, path)),
+        Err(e) => Err(errors::map(e, Origin::File(path))),
     }
 }
 
@@ -556,7 +511,7 @@ impl StreamReader {
             }
             Some(Err(e)) => {
                 *inner = None;
-                Err(errors::io(e, false))
+                Err(errors::map(e.into(), Origin::Stream))
             }
         }
     }
@@ -683,7 +638,7 @@ impl StreamWriter {
         })?;
         let t = tensor.h.get().to_io().map_err(errors::ffi)?;
         py.detach(|| w.write_tensor(&t))
-            .map_err(|e| errors::io(e, false))
+            .map_err(|e| errors::map(e.into(), Origin::Stream))
     }
 
     /// Flushes and closes the stream. Idempotent.

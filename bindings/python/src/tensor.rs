@@ -136,6 +136,22 @@ pub fn assemble(
     })
 }
 
+/// A Python tensor owning `t`, a handle hurray-ffi's face made (a file reader's
+/// tensor, a stream decoder's): dtype, device and shape objects come from its
+/// descriptor; nothing is copied or checked again.
+pub fn from_handle(py: Python<'_>, t: HurrayTensor) -> PyResult<Tensor> {
+    let d = t.model();
+    let dtype = dtype::object(py, d.element_type)?;
+    let device = device_object(py, d, 0)?;
+    let shape = shape_tuple(py, &d.shape)?;
+    Ok(Tensor {
+        h: Handle(Box::new(t)),
+        dtype,
+        device,
+        shape,
+    })
+}
+
 fn shape_tuple(py: Python<'_>, shape: &[u64]) -> PyResult<Py<PyTuple>> {
     let items: Vec<Option<u64>> = shape.iter().map(|&v| (v != DYN).then_some(v)).collect();
     Ok(PyTuple::new(py, items)?.unbind())
