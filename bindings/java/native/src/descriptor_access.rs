@@ -11,23 +11,86 @@ use hurray_ffi::{
     HurrayBlockPaged, HurrayBufferEntry, HurrayCompositeHead, HurrayDescriptor, HurrayQuantization,
     HurrayStatistics,
 };
-use jni::objects::{GlobalRef, JObject, JValue};
+use jni::objects::{GlobalRef, JMethodID, JObject, JValue};
+use jni::signature::{JavaType, Primitive, TypeSignature};
+use jni::sys::jvalue;
 use jni::JNIEnv;
 
 use crate::convert::new_longs;
-use crate::errors::R;
+use crate::errors::{Fail, R};
 
-/// The Java classes a descriptor is made of, looked up once (global references kept
-/// for the life of the library: a class lookup costs more than the object).
+/// A Java class and its constructor, looked up once (global reference and method
+/// id kept for the life of the library: the lookups cost more than the object).
+pub(crate) struct Ctor {
+    class: GlobalRef,
+    id: JMethodID,
+    /// The constructor's parameter types, parsed from its signature, so every call
+    /// is checked against them before the unchecked JNI call.
+    params: Vec<JavaType>,
+}
+
+impl Ctor {
+    fn lookup(env: &mut JNIEnv, name: &str, sig: &str) -> R<Ctor> {
+        let class = env.find_class(name)?;
+        let id = env.get_method_id(&class, "<init>", sig)?;
+        let global = env.new_global_ref(&class)?;
+        env.delete_local_ref(class)?;
+        let params = TypeSignature::from_str(sig)?.args;
+        Ok(Ctor {
+            class: global,
+            id,
+            params,
+        })
+    }
+
+    /// A new object made by the constructor with `args`.
+    ///
+    /// Errors: the arguments do not match the constructor's parameter types (a bug
+    /// here, reported as an exception rather than undefined behaviour); the
+    /// constructor threw.
+    pub(crate) fn make<'l>(&self, env: &mut JNIEnv<'l>, args: &[JValue]) -> R<JObject<'l>> {
+        let fits = args.len() == self.params.len()
+            && args.iter().zip(&self.params).all(|(a, t)| fits(a, t));
+        if !fits {
+            return Err(Fail::Arg(format!(
+                "internal: constructor arguments do not match {:?}",
+                self.params
+            )));
+        }
+        let raw: Vec<jvalue> = args.iter().map(JValue::as_jni).collect();
+        // SAFETY: `id` is the constructor of `class` (both looked up together in
+        // `lookup`), and `args` were just checked, one by one, against the parameter
+        // types parsed from the signature that `id` was looked up with.
+        Ok(unsafe { env.new_object_unchecked(&self.class, self.id, &raw) }?)
+    }
+}
+
+/// Whether a JNI value can be passed for a parameter of type `t`.
+fn fits(a: &JValue, t: &JavaType) -> bool {
+    matches!(
+        (a, t),
+        (JValue::Object(_), JavaType::Object(_) | JavaType::Array(_))
+            | (JValue::Bool(_), JavaType::Primitive(Primitive::Boolean))
+            | (JValue::Byte(_), JavaType::Primitive(Primitive::Byte))
+            | (JValue::Char(_), JavaType::Primitive(Primitive::Char))
+            | (JValue::Short(_), JavaType::Primitive(Primitive::Short))
+            | (JValue::Int(_), JavaType::Primitive(Primitive::Int))
+            | (JValue::Long(_), JavaType::Primitive(Primitive::Long))
+            | (JValue::Float(_), JavaType::Primitive(Primitive::Float))
+            | (JValue::Double(_), JavaType::Primitive(Primitive::Double))
+    )
+}
+
+/// The Java classes a descriptor is made of, with their constructors.
 pub(crate) struct Classes {
-    pub(crate) descriptor: GlobalRef,
-    pub(crate) buffer_entry: GlobalRef,
-    pub(crate) quantization: GlobalRef,
-    pub(crate) statistics: GlobalRef,
-    pub(crate) composite_head: GlobalRef,
-    pub(crate) shard: GlobalRef,
-    pub(crate) tile_level: GlobalRef,
-    pub(crate) block_paged: GlobalRef,
+    pub(crate) descriptor: Ctor,
+    pub(crate) buffer_entry: Ctor,
+    pub(crate) quantization: Ctor,
+    pub(crate) statistics: Ctor,
+    pub(crate) composite_head: Ctor,
+    pub(crate) shard: Ctor,
+    pub(crate) tile_level: Ctor,
+    pub(crate) block_paged: Ctor,
 }
 
 /// The classes of [`Classes`], looked up on first use.
@@ -36,21 +99,24 @@ pub(crate) fn classes(env: &mut JNIEnv) -> R<&'static Classes> {
     if let Some(c) = CLASSES.get() {
         return Ok(c);
     }
-    let mut global = |name: &str| -> R<GlobalRef> {
-        let class = env.find_class(name)?;
-        let g = env.new_global_ref(&class)?;
-        env.delete_local_ref(class)?;
-        Ok(g)
-    };
     let c = Classes {
-        descriptor: global("dev/hurray/Descriptor")?,
-        buffer_entry: global("dev/hurray/Descriptor$BufferEntry")?,
-        quantization: global("dev/hurray/Descriptor$Quantization")?,
-        statistics: global("dev/hurray/Descriptor$Statistics")?,
-        composite_head: global("dev/hurray/Descriptor$CompositeHead")?,
-        shard: global("dev/hurray/Descriptor$Shard")?,
-        tile_level: global("dev/hurray/Descriptor$TileLevel")?,
-        block_paged: global("dev/hurray/Descriptor$BlockPaged")?,
+        descriptor: Ctor::lookup(
+            env,
+            "dev/hurray/Descriptor",
+            concat!(
+                "([BIIIIIJ[J[Ldev/hurray/Descriptor$BufferEntry;[JZJ",
+                "Ldev/hurray/Descriptor$Quantization;Ldev/hurray/Descriptor$Statistics;I",
+                "Ldev/hurray/Descriptor$CompositeHead;ILdev/hurray/Descriptor$Shard;",
+                "[Ldev/hurray/Descriptor$TileLevel;[J[J[JLdev/hurray/Descriptor$BlockPaged;)V"
+            ),
+        )?,
+        buffer_entry: Ctor::lookup(env, "dev/hurray/Descriptor$BufferEntry", "(JIIII)V")?,
+        quantization: Ctor::lookup(env, "dev/hurray/Descriptor$Quantization", "(IFIIIIIII)V")?,
+        statistics: Ctor::lookup(env, "dev/hurray/Descriptor$Statistics", "(IJDDDDDDIIZZ)V")?,
+        composite_head: Ctor::lookup(env, "dev/hurray/Descriptor$CompositeHead", "(III)V")?,
+        shard: Ctor::lookup(env, "dev/hurray/Descriptor$Shard", "([J[J)V")?,
+        tile_level: Ctor::lookup(env, "dev/hurray/Descriptor$TileLevel", "(II[J[J[J)V")?,
+        block_paged: Ctor::lookup(env, "dev/hurray/Descriptor$BlockPaged", "(JIIIIII)V")?,
     };
     Ok(CLASSES.get_or_init(|| c))
 }
@@ -69,11 +135,11 @@ fn longs_or_null<'l, T: Copy + Into<u64>>(env: &mut JNIEnv<'l>, v: Option<&[T]>)
 /// A Java `T[]` of `items`, each made by `make`.
 fn array_of<'l, T>(
     env: &mut JNIEnv<'l>,
-    class: &GlobalRef,
+    class: &Ctor,
     items: &[T],
     mut make: impl FnMut(&mut JNIEnv<'l>, &T) -> R<JObject<'l>>,
 ) -> R<JObject<'l>> {
-    let a = env.new_object_array(items.len() as i32, class, JObject::null())?;
+    let a = env.new_object_array(items.len() as i32, &class.class, JObject::null())?;
     for (i, it) in items.iter().enumerate() {
         let o = make(env, it)?;
         env.set_object_array_element(&a, i as i32, &o)?;
@@ -111,9 +177,8 @@ pub(crate) fn java_descriptor<'l>(env: &mut JNIEnv<'l>, d: &HurrayDescriptor) ->
     let shape = longs_or_null(env, Some(&m.shape))?;
     let buffers = array_of(env, &c.buffer_entry, &m.buffers, |env, b| {
         let e = HurrayBufferEntry::from(b);
-        Ok(env.new_object(
-            &c.buffer_entry,
-            "(JIIII)V",
+        c.buffer_entry.make(
+            env,
             &[
                 JValue::Long(e.byte_size as i64),
                 JValue::Int(e.alignment as i32),
@@ -121,7 +186,7 @@ pub(crate) fn java_descriptor<'l>(env: &mut JNIEnv<'l>, d: &HurrayDescriptor) ->
                 JValue::Int(i32::from(e.sync_mode)),
                 JValue::Int(i32::from(e.memory_class)),
             ],
-        )?)
+        )
     })?;
     let strides = match &m.layout {
         Layout::Strided { strides } => new_longs(env, strides)?.into(),
@@ -135,9 +200,8 @@ pub(crate) fn java_descriptor<'l>(env: &mut JNIEnv<'l>, d: &HurrayDescriptor) ->
         _ => None,
     };
     let quantization = match m.quantization.as_ref().map(HurrayQuantization::from) {
-        Some(q) => env.new_object(
-            &c.quantization,
-            "(IFIIIIIII)V",
+        Some(q) => c.quantization.make(
+            env,
             &[
                 JValue::Int(i32::from(q.scheme_tag)),
                 JValue::Float(q.scale),
@@ -154,9 +218,8 @@ pub(crate) fn java_descriptor<'l>(env: &mut JNIEnv<'l>, d: &HurrayDescriptor) ->
         None => JObject::null(),
     };
     let statistics = match m.statistics.as_ref().map(HurrayStatistics::from) {
-        Some(s) => env.new_object(
-            &c.statistics,
-            "(IJDDDDDDIIZZ)V",
+        Some(s) => c.statistics.make(
+            env,
             &[
                 JValue::Int(s.computed_mask as i32),
                 JValue::Long(s.nnz as i64),
@@ -181,9 +244,8 @@ pub(crate) fn java_descriptor<'l>(env: &mut JNIEnv<'l>, d: &HurrayDescriptor) ->
     let head = match &m.layout {
         Layout::CompositeHead(h) => {
             let h = HurrayCompositeHead::from(h);
-            env.new_object(
-                &c.composite_head,
-                "(III)V",
+            c.composite_head.make(
+                env,
                 &[
                     JValue::Int(h.member_count as i32),
                     JValue::Int(i32::from(h.composition_rule)),
@@ -202,11 +264,8 @@ pub(crate) fn java_descriptor<'l>(env: &mut JNIEnv<'l>, d: &HurrayDescriptor) ->
         Some(s) => {
             let parent = longs_or_null(env, Some(&s.parent_shape))?;
             let offset = longs_or_null(env, Some(&s.offset))?;
-            env.new_object(
-                &c.shard,
-                "([J[J)V",
-                &[JValue::Object(&parent), JValue::Object(&offset)],
-            )?
+            c.shard
+                .make(env, &[JValue::Object(&parent), JValue::Object(&offset)])?
         }
         None => JObject::null(),
     };
@@ -217,9 +276,8 @@ pub(crate) fn java_descriptor<'l>(env: &mut JNIEnv<'l>, d: &HurrayDescriptor) ->
             let tile_shape = longs_or_null(env, Some(&l.tile_shape))?;
             let outer_strides: JObject = new_longs(env, &outer_strides)?.into();
             let inner_strides: JObject = new_longs(env, &inner_strides)?.into();
-            Ok(env.new_object(
-                &c.tile_level,
-                "(II[J[J[J)V",
+            c.tile_level.make(
+                env,
                 &[
                     JValue::Int(outer),
                     JValue::Int(inner),
@@ -227,7 +285,7 @@ pub(crate) fn java_descriptor<'l>(env: &mut JNIEnv<'l>, d: &HurrayDescriptor) ->
                     JValue::Object(&outer_strides),
                     JValue::Object(&inner_strides),
                 ],
-            )?)
+            )
         })?,
         _ => JObject::null(),
     };
@@ -246,9 +304,8 @@ pub(crate) fn java_descriptor<'l>(env: &mut JNIEnv<'l>, d: &HurrayDescriptor) ->
     let paged = match &m.layout {
         Layout::BlockPaged(b) => {
             let b = HurrayBlockPaged::from(b);
-            env.new_object(
-                &c.block_paged,
-                "(JIIIIII)V",
+            c.block_paged.make(
+                env,
                 &[
                     JValue::Long(b.num_pages as i64),
                     JValue::Int(b.page_size as i32),
@@ -262,14 +319,8 @@ pub(crate) fn java_descriptor<'l>(env: &mut JNIEnv<'l>, d: &HurrayDescriptor) ->
         }
         _ => JObject::null(),
     };
-    Ok(env.new_object(
-        &c.descriptor,
-        concat!(
-            "([BIIIIIJ[J[Ldev/hurray/Descriptor$BufferEntry;[JZJ",
-            "Ldev/hurray/Descriptor$Quantization;Ldev/hurray/Descriptor$Statistics;I",
-            "Ldev/hurray/Descriptor$CompositeHead;ILdev/hurray/Descriptor$Shard;",
-            "[Ldev/hurray/Descriptor$TileLevel;[J[J[JLdev/hurray/Descriptor$BlockPaged;)V"
-        ),
+    c.descriptor.make(
+        env,
         &[
             JValue::Object(&bytes),
             JValue::Int(i32::from(VERSION_MAJOR)),
@@ -295,5 +346,5 @@ pub(crate) fn java_descriptor<'l>(env: &mut JNIEnv<'l>, d: &HurrayDescriptor) ->
             JValue::Object(&csf),
             JValue::Object(&paged),
         ],
-    )?)
+    )
 }

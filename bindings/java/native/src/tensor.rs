@@ -99,6 +99,38 @@ pub extern "system" fn Java_dev_hurray_Native_tensorDescriptor<'l>(
     })
 }
 
+/// `Native.tensorBufferCount(long)`: how many buffers the tensor has (its buffer
+/// table's length), without building its `Descriptor`.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_tensorBufferCount<'l>(
+    mut env: JNIEnv<'l>,
+    _c: JClass,
+    t: jlong,
+) -> jint {
+    run(&mut env, 0, |_| {
+        let t = tensor_ref(t)?;
+        // At most 2^16 entries (the buffer table's count is a u16).
+        Ok(t.buffer_list().buffers().len() as jint)
+    })
+}
+
+/// `Native.tensorDescriptorBytes(long)`: the tensor's canonical descriptor bytes (a
+/// copy), from which `Descriptor.decode` rebuilds its `Descriptor` once the tensor is
+/// gone.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_tensorDescriptorBytes<'l>(
+    mut env: JNIEnv<'l>,
+    _c: JClass,
+    t: jlong,
+) -> jobject {
+    run(&mut env, ptr::null_mut(), |env| {
+        let t = tensor_ref(t)?;
+        Ok(env
+            .byte_array_from_slice(t.descriptor_handle().bytes())?
+            .into_raw())
+    })
+}
+
 /// Address and size in bytes of buffer `i` of the tensor behind `t`.
 fn buffer_data(t: jlong, i: jint) -> R<(*const u8, u64)> {
     let t = tensor_ref(t)?;

@@ -63,6 +63,10 @@ final class Native {
 
     static native Descriptor tensorDescriptor(long tensor);
 
+    static native int tensorBufferCount(long tensor);
+
+    static native byte[] tensorDescriptorBytes(long tensor);
+
     static native ByteBuffer tensorBuffer(long tensor, int index);
 
     static native long tensorBufferAddress(long tensor, int index);

@@ -34,7 +34,10 @@ import java.util.Objects;
 public final class Tensor implements AutoCloseable {
     private final NativeRef ref;
     private final Cleaner.Cleanable cleanable;
-    private final Descriptor descriptor;
+    /** Built from the native descriptor on first use (most readers only view bytes). */
+    private Descriptor descriptor;
+    /** The descriptor's bytes, kept at close when it was never built. */
+    private byte[] closedDescriptorBytes;
     private final ByteBuffer[] roots;
     private boolean closed;
 
@@ -56,9 +59,9 @@ public final class Tensor implements AutoCloseable {
         if (parent != null) {
             parent.retain();
         }
-        Descriptor d;
+        int buffers;
         try {
-            d = Descriptor.ofTensor(ptr);
+            buffers = Native.tensorBufferCount(ptr);
         } catch (RuntimeException | Error e) {
             if (parent != null) {
                 parent.release();
@@ -67,8 +70,7 @@ public final class Tensor implements AutoCloseable {
             }
             throw e;
         }
-        this.descriptor = d;
-        this.roots = new ByteBuffer[d.bufferCount()];
+        this.roots = new ByteBuffer[buffers];
         this.ref = parent == null ? new NativeRef(ptr, Native::tensorDestroy)
                 : new NativeRef(ptr, p -> parent.release());
         NativeRef r = this.ref; // the cleaning action must not capture `this`
@@ -179,34 +181,43 @@ public final class Tensor implements AutoCloseable {
         return ref.ptr();
     }
 
-    /** @return the descriptor (a Java value; stays usable after close) */
-    public Descriptor descriptor() {
+    /**
+     * @return the descriptor (a Java value, built on first call; stays usable after
+     *     close)
+     */
+    public synchronized Descriptor descriptor() {
+        if (descriptor == null) {
+            descriptor = closed
+                    ? Descriptor.decode(closedDescriptorBytes)
+                    : Descriptor.ofTensor(ref.ptr());
+            closedDescriptorBytes = null;
+        }
         return descriptor;
     }
 
     /** @return the element type */
     public ElementType elementType() {
-        return descriptor.elementType();
+        return descriptor().elementType();
     }
 
     /** @return the layout */
     public Layout layout() {
-        return descriptor.layout();
+        return descriptor().layout();
     }
 
     /** @return a copy of the shape, in elements */
     public long[] shape() {
-        return descriptor.shape();
+        return descriptor().shape();
     }
 
     /** @return the number of dimensions */
     public int rank() {
-        return descriptor.rank();
+        return descriptor().rank();
     }
 
     /** @return the number of buffers */
     public int bufferCount() {
-        return descriptor.bufferCount();
+        return roots.length;
     }
 
     /** @return true once {@link #close()} ran */
@@ -218,9 +229,9 @@ public final class Tensor implements AutoCloseable {
         long ptr = handle();
         Objects.checkIndex(index, roots.length);
         if (roots[index] == null) {
-            if (descriptor.buffer(index).byteSize() > Integer.MAX_VALUE) {
+            if (descriptor().buffer(index).byteSize() > Integer.MAX_VALUE) {
                 throw new UnsupportedOperationException("hurray: buffer " + index + " is "
-                        + descriptor.buffer(index).byteSize()
+                        + descriptor().buffer(index).byteSize()
                         + " bytes; a ByteBuffer holds at most 2^31-1");
             }
             ByteBuffer b = Native.tensorBuffer(ptr, index);
@@ -300,8 +311,8 @@ public final class Tensor implements AutoCloseable {
                     + "tensor, tensor is " + layout());
         }
         ByteBuffer b = buffer(0);
-        long count = descriptor.elementCount();
-        long start = descriptor.byteOffset();
+        long count = descriptor().elementCount();
+        long start = descriptor().byteOffset();
         long end = start + count * (want.bits() / 8);
         if (count < 0 || end > b.capacity()) {
             throw new IllegalStateException("hurray: elements do not fit buffer 0");
@@ -375,6 +386,11 @@ public final class Tensor implements AutoCloseable {
     @Override
     public synchronized void close() {
         if (!closed) {
+            if (descriptor == null) {
+                // The descriptor stays readable after close: keep its bytes (a small
+                // copy) rather than building it now.
+                closedDescriptorBytes = Native.tensorDescriptorBytes(ref.ptr());
+            }
             closed = true;
             // Views taken so far hold the memory through their own roots; a closed
             // tensor that is still reachable must not.
@@ -394,7 +410,7 @@ public final class Tensor implements AutoCloseable {
         for (int i = 0; i < bufs.length; i++) {
             bufs[i] = root(i).duplicate();
         }
-        return Native.tensorNew(descriptor.bytesUnsafe(), bufs, null);
+        return Native.tensorNew(descriptor().bytesUnsafe(), bufs, null);
     }
 
     /**
@@ -416,6 +432,6 @@ public final class Tensor implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Tensor[" + descriptor + (isClosed() ? ", closed]" : "]");
+        return "Tensor[" + descriptor() + (isClosed() ? ", closed]" : "]");
     }
 }
