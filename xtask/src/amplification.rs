@@ -15,6 +15,9 @@
 //! of the mapped file the reader touched, so reading a section whole costs 1x by
 //! itself.
 //!
+//! `--only`, `--files` (strings, bools, heads) and `--mode` (whole, ranged)
+//! measure a few cells at a time: each run is slow.
+//!
 //! Nothing here asserts: memory peaks depend on the allocator and the runtime, so
 //! the numbers are for people; the default test suite checks the table sizes.
 
