@@ -457,10 +457,13 @@ func kvValue(op string, p *C.HurrayFileReader, i C.uint64_t, from, want int) (an
 		return nil, &Error{Status: StatusOutOfRange, Op: op,
 			Message: fmt.Sprintf("the window [%d, %d) is past the array's %d elements", from, from+want, count)}
 	}
-	// element reads element from+k of a string or byte-sequence array.
-	element := func(k int) C.HurrayKvValue {
-		var e C.HurrayKvValue
-		must("hurray_file_reader_kv_array_element", C.hurray_file_reader_kv_array_element(p, i, C.uint64_t(from+k), &e))
+	// element reads element from+k of a string or byte-sequence array into one
+	// value shared by every call: a value passed to C escapes to the heap, and one
+	// per element would be 48 bytes of garbage each (for 16.7 M empty strings the
+	// garbage collector then let the heap grow to twice the []string).
+	e := new(C.HurrayKvValue)
+	element := func(k int) *C.HurrayKvValue {
+		must("hurray_file_reader_kv_array_element", C.hurray_file_reader_kv_array_element(p, i, C.uint64_t(from+k), e))
 		return e
 	}
 	switch typ {
@@ -482,15 +485,13 @@ func kvValue(op string, p *C.HurrayFileReader, i C.uint64_t, from, want int) (an
 			// An empty element is "", which allocates nothing.
 			out := make([]string, want)
 			for k := range out {
-				e := element(k)
-				out[k] = str(&e)
+				out[k] = str(element(k))
 			}
 			return out, nil
 		case C.HURRAY_KV_TYPE_BYTES:
 			out := make([][]byte, want)
 			for k := range out {
-				e := element(k)
-				out[k] = bytes(&e)
+				out[k] = bytes(element(k))
 			}
 			return out, nil
 		case C.HURRAY_KV_TYPE_INT64:

@@ -15,6 +15,9 @@
 //! of the mapped file the reader touched, so reading a section whole costs 1x by
 //! itself.
 //!
+//! `--only`, `--files` (strings, bools, heads) and `--mode` (whole, ranged)
+//! measure a few cells at a time: each run is slow.
+//!
 //! Nothing here asserts: memory peaks depend on the allocator and the runtime, so
 //! the numbers are for people; the default test suite checks the table sizes.
 
@@ -33,6 +36,14 @@ pub struct AmplificationArgs {
     /// is measured with rust).
     #[arg(long)]
     pub only: Option<String>,
+    /// Only these files (comma-separated: strings,bools,heads); the tiny baseline
+    /// is always measured.
+    #[arg(long)]
+    pub files: Option<String>,
+    /// Only this mode of the languages' `metadata`: `whole` or `ranged` (the CLI
+    /// rows count as whole).
+    #[arg(long, value_parser = ["whole", "ranged"])]
+    pub mode: Option<String>,
 }
 
 /// The files measured (the first is the baseline).
@@ -135,10 +146,20 @@ pub fn run(args: &AmplificationArgs) -> Result {
         )
         .map_err(|e| format!("hurray-matrix amplification-files: {e}"))?;
     }
+    let whole = args.mode.as_deref() != Some("ranged");
+    let ranged = args.mode.as_deref() != Some("whole");
+    let file_wanted = |f: &str| {
+        args.files.as_deref().is_none_or(|o| {
+            o.split(',')
+                .any(|x| f.strip_prefix("kv_").unwrap_or(f) == format!("{}.hrry", x.trim()))
+        })
+    };
     let mut programs: Vec<(String, Vec<std::ffi::OsString>, Vec<&str>)> = Vec::new();
     for l in &langs {
-        programs.push((l.name.to_owned(), l.argv.clone(), vec!["metadata"]));
-        if RANGED.contains(&l.name) {
+        if whole {
+            programs.push((l.name.to_owned(), l.argv.clone(), vec!["metadata"]));
+        }
+        if ranged && RANGED.contains(&l.name) {
             programs.push((
                 format!("{} ranged", l.name),
                 l.argv.clone(),
@@ -146,7 +167,7 @@ pub fn run(args: &AmplificationArgs) -> Result {
             ));
         }
     }
-    if langs.iter().any(|l| l.name == "rust") {
+    if whole && langs.iter().any(|l| l.name == "rust") {
         let cli = vec![target.join("release/hurray").into_os_string()];
         programs.push(("cli inspect".into(), cli.clone(), vec!["inspect"]));
         programs.push(("cli inspect --json".into(), cli, vec!["inspect", "--json"]));
@@ -157,7 +178,7 @@ pub fn run(args: &AmplificationArgs) -> Result {
     );
     for (name, prog, a) in &programs {
         let base = peak_kib(prog, a, &dir.join(FILES[0]))?;
-        for f in &FILES[1..] {
+        for f in FILES[1..].iter().filter(|f| file_wanted(f)) {
             let s = sections(&dir.join(f))?;
             let bytes = s.kv + s.index + if *f == "heads.hrry" { s.region } else { 0 };
             let peak = peak_kib(prog, a, &dir.join(f))?;

@@ -1,0 +1,70 @@
+package hurray
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// TestKVStringArrayAllocations: reading a string or byte-sequence KV array costs
+// its slice and its non-empty elements, not one heap object per element besides
+// (a per-element C value escaping to the heap let the garbage collector grow the
+// heap to twice the []string on 16.7 M empty strings).
+func TestKVStringArrayAllocations(t *testing.T) {
+	const n = 4096
+	path := filepath.Join(t.TempDir(), "kv.hrry")
+	w, err := CreateFile(path, &WriteOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := make([]string, n)
+	blobs := make([][]byte, n)
+	for k := range blobs {
+		blobs[k] = []byte{}
+	}
+	if err := w.AddKV("empty", empty); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddKV("blobs", blobs); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddKV("mixed", []string{"", "ab", "", "héllo"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	v, err := f.Value("mixed")
+	if got, ok := v.([]string); err != nil || !ok || len(got) != 4 || got[0] != "" || got[1] != "ab" || got[3] != "héllo" {
+		t.Fatalf(`Value("mixed") = %#v, %v`, v, err)
+	}
+	for _, key := range []string{"empty", "blobs"} {
+		v, err := f.Value(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch v := v.(type) {
+		case []string:
+			if len(v) != n {
+				t.Fatalf("Value(%q): %d elements, want %d", key, len(v), n)
+			}
+		case [][]byte:
+			if len(v) != n || v[n-1] == nil || len(v[n-1]) != 0 {
+				t.Fatalf("Value(%q): %d elements, last %#v", key, len(v), v[n-1])
+			}
+		}
+		// [][]byte: every empty element is a []byte{} (no allocation) as well.
+		allocs := testing.AllocsPerRun(5, func() {
+			if _, err := f.Value(key); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs > 16 {
+			t.Errorf("Value(%q) of %d empty elements: %.0f allocations, want at most 16", key, n, allocs)
+		}
+	}
+}
