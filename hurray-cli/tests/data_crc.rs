@@ -245,3 +245,50 @@ fn convert_data_crc32c_needs_an_hrryfile_output_and_safetensors_drops_the_entry(
     let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
     assert!(meta.metadata().as_ref().is_none_or(|m| m.is_empty()));
 }
+
+#[test]
+fn convert_refuses_an_input_whose_recorded_crcs_do_not_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("m.hrry");
+    let mut bytes = write(&p, true);
+    // Intact: converts, with or without recording fresh values.
+    let good = dir.path().join("good.hrry");
+    ok(hurray([
+        "convert".as_ref(),
+        p.as_os_str(),
+        good.as_os_str(),
+    ]));
+    assert!(good.exists());
+
+    let at = FileReader::from_bytes(&bytes)
+        .unwrap()
+        .catalog()
+        .buffer_ranges(1)
+        .unwrap()[0]
+        .start;
+    bytes[at as usize] ^= 0x80;
+    std::fs::write(&p, &bytes).unwrap();
+    for (flag, out) in [
+        (Some("--data-crc32c"), "again.hrry"),
+        (None, "plain.hrry"),
+        (None, "out.safetensors"),
+    ] {
+        let out = dir.path().join(out);
+        let mut args: Vec<&std::ffi::OsStr> = vec!["convert".as_ref()];
+        if let Some(f) = flag {
+            args.push(f.as_ref());
+        }
+        args.push(p.as_os_str());
+        args.push(out.as_os_str());
+        let line = fails(hurray(args));
+        assert!(
+            line.contains("DataCrcMismatch") && line.contains("tensor \"weight\""),
+            "{line}"
+        );
+        assert!(
+            !out.exists(),
+            "no output for damaged data: {}",
+            out.display()
+        );
+    }
+}

@@ -82,11 +82,32 @@ pub struct ConvertOptions {
     pub data_crc32c: bool,
 }
 
+/// Checks an HRRYFILE input's recorded data CRC-32C values (the reserved KV entry
+/// `hurray.data_crc32c`), when it has them, before anything is converted: a tensor
+/// whose bytes changed since they were recorded is refused rather than carried into
+/// the output (where `--data-crc32c` would record fresh values for the damaged
+/// bytes). Reads every data byte of such an input once; a file without the entry
+/// costs nothing.
+///
+/// Errors: `DataCrcMismatch` naming the tensor (or a malformed entry), with the
+/// input's path.
+fn check_recorded_crcs(input: &Path) -> Result<()> {
+    let r = hurray_io::FileReader::open(input).map_err(|e| Error::from(e).at_path(input))?;
+    if r.kv_get(hurray_io::file::data_crc::DATA_CRC32C_KEY)
+        .is_some()
+    {
+        hurray_io::file::data_crc::verify(&r).map_err(|e| Error::from(e).at_path(input))?;
+    }
+    Ok(())
+}
+
 /// Converts `input` to `output` as `opts` say.
 ///
 /// Errors: any error of the source (named with the input path) or of writing (named
 /// with the output path); `Usage` for `data_crc32c` with an output that is not an
-/// HRRYFILE. On error no output file exists (an existing one is left as it was).
+/// HRRYFILE; `DataCrcMismatch` for an HRRYFILE input whose recorded data CRC-32C
+/// values do not match its data. On error no output file exists (an existing one is
+/// left as it was).
 pub fn convert(input: &Path, output: &Path, opts: ConvertOptions) -> Result<Summary> {
     let ConvertOptions {
         to,
@@ -100,6 +121,9 @@ pub fn convert(input: &Path, output: &Path, opts: ConvertOptions) -> Result<Summ
             "--data-crc32c records the CRCs in an HRRYFILE's KV metadata; a {to} output \
              has no place for them"
         )));
+    }
+    if from == Format::HrryFile {
+        check_recorded_crcs(input)?;
     }
     let label = format!("{} -> {}", from, to);
     if to == Format::Safetensors {
