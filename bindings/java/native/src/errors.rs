@@ -43,6 +43,8 @@ pub(crate) enum Fail {
     Jni(jni::errors::Error),
     /// A Java argument was unusable (becomes `IllegalArgumentException`).
     Arg(String),
+    /// Java cannot represent the result (becomes `UnsupportedOperationException`).
+    Unsupported(String),
 }
 
 impl From<jni::errors::Error> for Fail {
@@ -172,6 +174,10 @@ fn throw(env: &mut JNIEnv, f: Fail) {
         }
         Fail::Arg(msg) => {
             let _ = env.throw_new("java/lang/IllegalArgumentException", msg);
+            return;
+        }
+        Fail::Unsupported(msg) => {
+            let _ = env.throw_new("java/lang/UnsupportedOperationException", msg);
             return;
         }
     };

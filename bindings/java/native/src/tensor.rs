@@ -160,6 +160,11 @@ pub extern "system" fn Java_dev_hurray_Native_tensorBuffer<'l>(
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
         let (p, n) = buffer_data(t, i)?;
+        if n > i32::MAX as u64 {
+            return Err(Fail::Unsupported(format!(
+                "hurray: buffer {i} is {n} bytes; a ByteBuffer holds at most 2^31-1"
+            )));
+        }
         // SAFETY: the buffer stays valid until the tensor is destroyed, which the
         // Java side defers until this ByteBuffer is unreachable (Tensor.java). Host
         // buffers of the library are writable (stream: owned allocation; file:

@@ -229,11 +229,7 @@ public final class Tensor implements AutoCloseable {
         long ptr = handle();
         Objects.checkIndex(index, roots.length);
         if (roots[index] == null) {
-            if (descriptor().buffer(index).byteSize() > Integer.MAX_VALUE) {
-                throw new UnsupportedOperationException("hurray: buffer " + index + " is "
-                        + descriptor().buffer(index).byteSize()
-                        + " bytes; a ByteBuffer holds at most 2^31-1");
-            }
+            // Throws UnsupportedOperationException for a buffer over 2^31-1 bytes.
             ByteBuffer b = Native.tensorBuffer(ptr, index);
             if (b == null) {
                 b = ByteBuffer.allocateDirect(0);
