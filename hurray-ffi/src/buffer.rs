@@ -586,6 +586,107 @@ impl HurrayBuffer {
     }
 }
 
+/// What wrapping foreign memory does when the memory does not meet the declared
+/// alignment (ARCHITECTURE decision 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum AlignmentPolicy {
+    /// Copy the bytes once into library-owned memory aligned as declared (the
+    /// default: a plain `Float32Array` or direct `ByteBuffer` just works).
+    #[default]
+    CopyWhenUnaligned,
+    /// Refuse with `HURRAY_ERR_INVALID_ARGUMENT` instead of copying (Python's
+    /// `copy=False` manner: zero-copy or an error, never a silent copy).
+    Strict,
+}
+
+/// How [`HurrayBuffer::wrap_or_copy`] took the memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wrapped {
+    /// The buffer points at the caller's memory (zero-copy).
+    ZeroCopy,
+    /// The bytes were copied once into aligned library memory; the caller's release
+    /// already ran.
+    Copied,
+}
+
+impl HurrayBuffer {
+    /// Wraps memory a language runtime holds, zero-copy when it meets
+    /// `placement.alignment`, otherwise (under [`AlignmentPolicy::CopyWhenUnaligned`])
+    /// copying its `len` bytes once into library-owned memory that does, so a tensor
+    /// never declares more alignment than its memory has (ARCHITECTURE decision 5).
+    /// After a copy, `release` runs before this returns: the caller's memory is no
+    /// longer needed. Only CPU memory is ever copied.
+    ///
+    /// Errors (`HURRAY_ERR_*`): those of [`HurrayBuffer::foreign`]; `INVALID_ARGUMENT`
+    /// when the memory is unaligned and the policy is `Strict` (the message says how to
+    /// get aligned memory), when unaligned memory is not on the CPU (it cannot be
+    /// copied here), or when `placement.alignment` is above what a copy can promise
+    /// (64 bytes below 1 MiB, the page size from 1 MiB); `LIMIT` when the copy
+    /// cannot be allocated. `release` runs on every error path too.
+    ///
+    /// # Safety
+    /// `ptr` must point at `len` readable bytes that stay valid and unmodified until
+    /// `release` runs.
+    pub unsafe fn wrap_or_copy(
+        ptr: *const c_void,
+        len: u64,
+        placement: Placement,
+        release: ReleaseGuard,
+        policy: AlignmentPolicy,
+    ) -> FfiResult<(HurrayBuffer, Wrapped)> {
+        let align = placement.alignment as usize;
+        if len == 0 || ptr.is_null() || !align.is_power_of_two() || (ptr as usize) % align == 0 {
+            // Aligned (or an argument foreign() refuses with its own message).
+            // SAFETY: the caller's promise is foreign()'s.
+            let b = unsafe { HurrayBuffer::foreign(ptr, len, placement, release) }?;
+            return Ok((b, Wrapped::ZeroCopy));
+        }
+        // On every error path below `release` is dropped (and so runs) on return.
+        let bad = |m: String| Err(FfiError::new(HURRAY_ERR_INVALID_ARGUMENT, m));
+        if policy == AlignmentPolicy::Strict {
+            return bad(format!(
+                "data {ptr:p} is not aligned to the declared {align} bytes and the strict \
+                 option refuses to copy it; allocate the memory with the binding's aligned \
+                 allocator, or leave strict off to copy it once (ARCHITECTURE decision 5)"
+            ));
+        }
+        if placement.device != DeviceTag::Cpu {
+            return bad(format!(
+                "data {ptr:p} on device {} is not aligned to the declared {align} bytes, \
+                 and device memory cannot be copied here",
+                placement.device.name()
+            ));
+        }
+        let Ok(n) = usize::try_from(len) else {
+            return bad(format!(
+                "length {len} does not fit this platform's address space"
+            ));
+        };
+        if isize::try_from(n).is_err() {
+            return bad(format!("length {len} is above isize::MAX"));
+        }
+        let Some(mut copy) = hurray_io::AlignedBuf::zeroed(n) else {
+            return Err(FfiError::new(
+                HURRAY_ERR_LIMIT,
+                format!("cannot allocate {len} bytes for an aligned copy"),
+            ));
+        };
+        if (copy.as_slice().as_ptr() as usize) % align != 0 {
+            return bad(format!(
+                "an aligned copy of {len} bytes cannot promise the declared {align}-byte \
+                 alignment; declare 64 or supply memory aligned to {align}"
+            ));
+        }
+        // SAFETY: the caller promises `len` readable bytes at `ptr` until release runs,
+        // and release runs only after this copy (when `release` is dropped below).
+        copy.as_mut_slice()
+            .copy_from_slice(unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), n) });
+        drop(release);
+        let buf = HurrayBuffer::host(hurray_io::Buffer::from_aligned(copy), placement);
+        Ok((buf, Wrapped::Copied))
+    }
+}
+
 // ---------------------------------------------------------------- C exports
 
 /// Wraps caller memory as a buffer.

@@ -38,8 +38,8 @@ pub mod tags;
 pub mod tensor;
 
 pub use buffer::{
-    HurrayBuffer, HurrayBufferList, HurrayBufferSync, HurrayReleaseFn, Memory, Placement,
-    ReleaseGuard,
+    AlignmentPolicy, HurrayBuffer, HurrayBufferList, HurrayBufferSync, HurrayReleaseFn, Memory,
+    Placement, ReleaseGuard, Wrapped,
 };
 pub use descriptor::HurrayDescriptor;
 pub use descriptor_access::{

@@ -463,3 +463,91 @@ fn decoder_takes_buffers_from_a_pool() {
     assert_eq!(pool.stats().idle_bytes, 0);
     dec.set_pool(None);
 }
+
+static WRAP_RELEASED: AtomicUsize = AtomicUsize::new(0);
+
+#[test]
+fn wrap_or_copy_is_zero_copy_when_aligned_and_copies_once_otherwise() {
+    let _l = live();
+    let mem: &'static mut Aligned = Box::leak(Box::new(Aligned([0; 128])));
+    for (i, b) in mem.0.iter_mut().enumerate() {
+        *b = i as u8;
+    }
+    let ptr = mem.0.as_ptr();
+    let guard = || {
+        ReleaseGuard::from_fn(|| {
+            WRAP_RELEASED.fetch_add(1, Ordering::SeqCst);
+        })
+    };
+    // Aligned: the caller's memory itself, released only when the buffer goes.
+    // SAFETY: `mem` is leaked: valid and unmodified for the whole test.
+    let (b, how) = unsafe {
+        HurrayBuffer::wrap_or_copy(
+            ptr.cast(),
+            64,
+            Placement::cpu(64),
+            guard(),
+            Default::default(),
+        )
+    }
+    .unwrap();
+    assert_eq!(how, Wrapped::ZeroCopy);
+    assert_eq!(b.bytes().unwrap().as_ptr(), ptr);
+    assert_eq!(WRAP_RELEASED.load(Ordering::SeqCst), 0);
+    drop(b);
+    assert_eq!(WRAP_RELEASED.load(Ordering::SeqCst), 1);
+
+    // Odd address: one copy into 64-aligned memory holding the same bytes; the
+    // caller's memory is released at once.
+    // SAFETY: as above; 100 bytes from offset 3 are inside the 128.
+    let (b, how) = unsafe {
+        HurrayBuffer::wrap_or_copy(
+            ptr.add(3).cast(),
+            100,
+            Placement::cpu(64),
+            guard(),
+            AlignmentPolicy::CopyWhenUnaligned,
+        )
+    }
+    .unwrap();
+    assert_eq!(how, Wrapped::Copied);
+    assert_eq!(WRAP_RELEASED.load(Ordering::SeqCst), 2);
+    let bytes = b.bytes().unwrap();
+    assert_ne!(bytes.as_ptr(), ptr.wrapping_add(3));
+    assert_eq!(bytes.as_ptr() as usize % 64, 0);
+    assert_eq!(bytes, &mem.0[3..103]);
+    assert_eq!(b.alignment, 64);
+    drop(b);
+    assert_eq!(WRAP_RELEASED.load(Ordering::SeqCst), 2);
+
+    // Strict: refused with a message that says how to get aligned memory; released.
+    // SAFETY: as above.
+    let e = err(unsafe {
+        HurrayBuffer::wrap_or_copy(
+            ptr.add(3).cast(),
+            100,
+            Placement::cpu(64),
+            guard(),
+            AlignmentPolicy::Strict,
+        )
+    });
+    assert_eq!(e.status, HURRAY_ERR_INVALID_ARGUMENT);
+    assert!(e.message.contains("strict"), "{}", e.message);
+    assert!(e.message.contains("aligned allocator"), "{}", e.message);
+    assert_eq!(WRAP_RELEASED.load(Ordering::SeqCst), 3);
+
+    // Unaligned device memory is never copied (the host must not read it).
+    let mut pl = Placement::cpu(64);
+    pl.device = DeviceTag::Cuda;
+    // SAFETY: as above (never dereferenced: refused before any read).
+    let e = err(unsafe {
+        HurrayBuffer::wrap_or_copy(ptr.add(3).cast(), 100, pl, guard(), Default::default())
+    });
+    assert_eq!(e.status, HURRAY_ERR_INVALID_ARGUMENT);
+    assert!(
+        e.message.contains("device memory cannot be copied"),
+        "{}",
+        e.message
+    );
+    assert_eq!(WRAP_RELEASED.load(Ordering::SeqCst), 4);
+}
