@@ -12,6 +12,7 @@
 //! - [`Shard`], [`Statistics`], [`ExtensionType`], [`MemberRole`] — optional sections.
 //! - [`DecodeError`] / [`Rule`] — every rejection names its rule and byte offset.
 //! - [`content`] — the buffer-content rules (sparse indices, block tables, scales).
+//! - [`packing`] — sub-byte packing (§5): unpacked one-byte-per-element copies and back.
 //! - [`tables`] — one declaration of every enumeration (tags, names), for the generators.
 //!
 //! ```
@@ -28,6 +29,7 @@ mod descriptor;
 mod element_type;
 mod error;
 pub mod layout;
+pub mod packing;
 pub mod quantization;
 mod sections;
 mod shape;
