@@ -15,6 +15,7 @@ use crate::inspect::table::human;
 use crate::output::{Chunks, Data, Job};
 use crate::progress::Progress;
 use hurray_core::TensorDescriptor;
+use hurray_io::file::data_crc::DATA_CRC32C_KEY;
 use hurray_io::file::KvEntry;
 use hurray_io::Item;
 use std::fmt::Write;
@@ -279,10 +280,18 @@ pub fn compare(paths: &[PathBuf]) -> Result<Comparison> {
             detect::Format::Stream | detect::Format::Npy | detect::Format::Npz
         );
         if comparable_kv {
-            let mut a = reference.kv.clone();
-            let mut b = f.kv.clone();
-            a.sort();
-            b.sort();
+            // The reserved data CRC-32C entry describes the data, which the CRC column
+            // compares byte for byte; whether a file recorded it is not a difference.
+            let user_kv = |kv: &[(String, String)]| {
+                let mut kv: Vec<(String, String)> = kv
+                    .iter()
+                    .filter(|(k, _)| k != DATA_CRC32C_KEY)
+                    .cloned()
+                    .collect();
+                kv.sort();
+                kv
+            };
+            let (a, b) = (user_kv(&reference.kv), user_kv(&f.kv));
             if a != b {
                 problems.push(format!("{} has different KV metadata", f.path.display()));
             }

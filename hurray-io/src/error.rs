@@ -65,9 +65,16 @@ pub enum FormatRule {
     /// `kv_offset` / `kv_length` is zero (`file-format.md` §14 item 29, A2).
     KvPresence,
     /// A tensor's data does not match the CRC-32C recorded for it in the
-    /// `hurray.data_crc32c` KV entry, or that entry is malformed
-    /// ([`file::data_crc`](crate::file::data_crc)).
+    /// `hurray.data_crc32c` KV entry ([`file::data_crc`](crate::file::data_crc)).
     DataCrcMismatch,
+    /// The `hurray.data_crc32c` KV entry is not an array of uint64 with one value per
+    /// tensor, so the data cannot be checked against it
+    /// ([`file::data_crc`](crate::file::data_crc)).
+    DataCrcEntry,
+    /// A KV key reserved by this library (`hurray.data_crc32c`) was given as user
+    /// metadata; the writer records it itself when asked to
+    /// ([`file::data_crc`](crate::file::data_crc)).
+    ReservedKey,
     /// A file's `tensor_count_hint` disagrees with the tensors actually present
     /// (sequential reading, `file-format.md` §14 item 30; or a writer told a count).
     TensorCountHint,

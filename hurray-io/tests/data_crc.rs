@@ -60,15 +60,56 @@ fn without_the_entry_data_cannot_be_checked_and_bytes_stay_default() {
 }
 
 #[test]
-fn a_malformed_entry_is_an_error() {
+fn a_malformed_entry_is_an_error_of_its_own_rule() {
+    // Writers refuse the reserved key (below), so craft the entry under a look-alike
+    // key and patch its last byte: the KV section carries no CRC.
     let t = Tensor::from_dense(ElementType::Uint8, &[1], &[7]).unwrap();
     let mut w = FileWriterTo::new(Vec::new(), WriteOptions::default()).unwrap();
     w.write_tensor("t", &t).unwrap();
-    w.add_kv(DATA_CRC32C_KEY, KvValue::UInt64(3)).unwrap();
-    let bytes = w.finish().unwrap();
+    let look_alike = format!("{}X", &DATA_CRC32C_KEY[..DATA_CRC32C_KEY.len() - 1]);
+    w.add_kv(look_alike.as_str(), KvValue::UInt64(3)).unwrap();
+    let mut bytes = w.finish().unwrap();
+    let at = bytes
+        .windows(look_alike.len())
+        .position(|win| win == look_alike.as_bytes())
+        .unwrap();
+    *bytes.get_mut(at + look_alike.len() - 1).unwrap() =
+        *DATA_CRC32C_KEY.as_bytes().last().unwrap();
     let r = FileReader::from_bytes(&bytes).unwrap();
-    assert_eq!(
-        data_crc::verify(&r).unwrap_err().rule(),
-        Some(FormatRule::DataCrcMismatch)
-    );
+    let e = data_crc::verify(&r).unwrap_err();
+    assert_eq!(e.rule(), Some(FormatRule::DataCrcEntry));
+    assert!(e.to_string().contains("is not an array of uint64"), "{e}");
+}
+
+#[test]
+fn writers_refuse_the_reserved_key_when_it_is_added() {
+    let t = Tensor::from_dense(ElementType::Uint8, &[1], &[7]).unwrap();
+    for crc in [false, true] {
+        let opts = WriteOptions::default();
+        let mut w = FileWriterTo::new(Vec::new(), opts).unwrap();
+        if crc {
+            w = w.with_data_crc32c();
+        }
+        w.write_tensor("t", &t).unwrap();
+        let e = w
+            .add_kv(
+                DATA_CRC32C_KEY,
+                KvValue::Array(hurray_io::file::KvArray::UInt64(vec![1])),
+            )
+            .unwrap_err();
+        assert_eq!(e.rule(), Some(FormatRule::ReservedKey));
+        assert!(e.to_string().contains("reserved"), "{e}");
+        // The refusal loses nothing: the writer goes on and finishes a valid file.
+        w.add_kv("user", KvValue::UInt64(1)).unwrap();
+        let bytes = w.finish().unwrap();
+        let r = FileReader::from_bytes(&bytes).unwrap();
+        assert!(r.kv_get("user").is_some());
+        assert_eq!(r.kv_get(DATA_CRC32C_KEY).is_some(), crc);
+        if crc {
+            assert_eq!(
+                data_crc::verify(&r).unwrap(),
+                data_crc::DataCrc::Verified(1)
+            );
+        }
+    }
 }

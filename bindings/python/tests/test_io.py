@@ -108,8 +108,10 @@ def test_data_crc32c_names_the_tensor_whose_byte_flipped(tmp_path):
             check()
         assert "DataCrcMismatch" in str(e.value) and 'tensor "weight"' in str(e.value), str(e.value)
         assert "crc.hrry" in str(e.value)
-    with pytest.raises(hurray.FileError, match="DuplicateKey"):
-        hurray.save(str(tmp_path / "dup.hrry"), tensors, kv={"hurray.data_crc32c": 1}, data_crc32c=True)
+    # The reserved key is refused as user metadata, with or without the option.
+    for crc in (True, False):
+        with pytest.raises(hurray.FileError, match="ReservedKey"):
+            hurray.save(str(tmp_path / "dup.hrry"), tensors, kv={"hurray.data_crc32c": 1}, data_crc32c=crc)
 
 
 def test_data_crc32c_is_off_by_default_and_absence_is_its_own_answer(tmp_path):

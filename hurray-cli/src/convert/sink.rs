@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::output::{Data, Output};
 use hurray_core::TensorDescriptor;
 use hurray_io::file::data_crc::{tensor_crc32c, DATA_CRC32C_KEY};
-use hurray_io::file::{FileEncoder, KvArray, KvEntry, KvValue, Piece, WriteOptions};
+use hurray_io::file::{FileEncoder, KvEntry, Piece, WriteOptions};
 use hurray_io::stream::StreamEncoder;
 use hurray_io::{Item, Limits};
 
@@ -176,8 +176,7 @@ impl Sink for FileSink {
     fn finish(mut self: Box<Self>) -> Result<Finished> {
         let mut notes = Vec::new();
         if let Some(crcs) = self.crcs.take() {
-            self.enc
-                .add_kv(DATA_CRC32C_KEY, KvValue::Array(KvArray::UInt64(crcs)))?;
+            self.enc.add_data_crc32c(crcs)?;
         }
         if self.dropped_crc_entry {
             notes.push(format!(

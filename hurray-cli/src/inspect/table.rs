@@ -74,22 +74,33 @@ pub fn columns_to(
     Ok(())
 }
 
-/// `s` with every control character (C0, DEL, C1: ANSI escapes, carriage returns,
-/// newlines, ...) written as a Rust-style escape (`\u{1b}`, `\n`), and backslashes
-/// doubled so an escape cannot be forged; other text is unchanged.
+/// `s` with every character that could change how a terminal shows the text written
+/// as a Rust-style escape (`\u{1b}`, `\n`, `\u{202e}`), and backslashes doubled so an
+/// escape cannot be forged; other text is unchanged. Escaped: control characters (C0,
+/// DEL, C1: ANSI escapes, carriage returns, newlines), and what Rust's `Debug` escapes
+/// as unprintable or invisible: bidirectional overrides and isolates (U+202A-U+202E,
+/// U+2066-U+2069), line and paragraph separators (U+2028, U+2029), zero-width and other
+/// format characters (U+200B, U+FEFF, ...) and combining marks that would attach to
+/// the text before them — the same rule `hurray validate` applies with `{:?}`.
 pub fn printable(s: &str) -> String {
-    if !s.chars().any(|c| c.is_control() || c == '\\') {
+    if !s.chars().any(needs_escape) {
         return s.to_owned();
     }
     s.chars()
         .map(|c| {
-            if c.is_control() || c == '\\' {
+            if needs_escape(c) {
                 c.escape_default().to_string()
             } else {
                 c.to_string()
             }
         })
         .collect()
+}
+
+fn needs_escape(c: char) -> bool {
+    // `escape_debug` leaves a printable character as itself and escapes the rest;
+    // quotes are printable text here (it escapes them only for Debug's own quoting).
+    c.is_control() || c == '\\' || (c != '"' && c != '\'' && c.escape_debug().nth(1).is_some())
 }
 
 fn shape(s: &[Option<u64>]) -> String {
@@ -215,6 +226,15 @@ mod tests {
         assert_eq!(printable("w\u{1b}[2Jx\ny\r"), "w\\u{1b}[2Jx\\ny\\r");
         assert_eq!(printable("a\\n"), "a\\\\n");
         assert_eq!(printable("plain — ünïcode"), "plain — ünïcode");
+        assert_eq!(printable("it's \"quoted\""), "it's \"quoted\"");
+        // Bidi override, separators, zero-width space, BOM: escaped, never raw.
+        assert_eq!(
+            printable("a\u{202e}b\u{2028}c\u{2029}d\u{200b}e\u{feff}f\u{2066}g"),
+            "a\\u{202e}b\\u{2028}c\\u{2029}d\\u{200b}e\\u{feff}f\\u{2066}g"
+        );
+        // A combining mark at the start would attach to the preceding column.
+        assert_eq!(printable("\u{301}x"), "\\u{301}x");
+        assert_eq!(printable("e\u{301}"), "e\\u{301}");
         let t = columns(&["NAME"], &[vec!["evil\n  forged line".into()]], &[]);
         assert_eq!(t.lines().count(), 2, "{t}");
     }

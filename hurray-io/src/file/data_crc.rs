@@ -40,10 +40,10 @@ pub enum DataCrc {
 /// Recomputes every tensor's data CRC-32C and compares it with the recorded entry.
 /// Reads every data byte of the file (a mapped reader touches every page).
 ///
-/// Errors (`FormatRule::DataCrcMismatch`): the entry is not an array of uint64, or
+/// Errors: `FormatRule::DataCrcEntry` when the entry is not an array of uint64, or
 /// holds a different number of values than the file has tensors (offset: the KV
-/// section), or a tensor's data differs (offset: its first data byte; the message
-/// names the tensor and both values).
+/// section); `FormatRule::DataCrcMismatch` when a tensor's data differs (offset: its
+/// first data byte; the message names the tensor and both values).
 pub fn verify(r: &FileReader) -> Result<DataCrc> {
     let Some(value) = r.kv_get(DATA_CRC32C_KEY) else {
         return Ok(DataCrc::Absent);
@@ -54,7 +54,7 @@ pub fn verify(r: &FileReader) -> Result<DataCrc> {
         .filter(|a| a.element_tag() == crate::file::kv::tag::UINT64)
     else {
         return Err(Error::format(
-            FormatRule::DataCrcMismatch,
+            FormatRule::DataCrcEntry,
             kv_at,
             format_args!("KV entry {DATA_CRC32C_KEY:?} is not an array of uint64"),
         ));
@@ -64,7 +64,7 @@ pub fn verify(r: &FileReader) -> Result<DataCrc> {
     let tensors = order.len();
     if recorded.len() != tensors {
         return Err(Error::format(
-            FormatRule::DataCrcMismatch,
+            FormatRule::DataCrcEntry,
             kv_at,
             format_args!(
                 "KV entry {DATA_CRC32C_KEY:?} holds {} values for {} tensors",

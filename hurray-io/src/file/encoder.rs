@@ -184,15 +184,56 @@ impl FileEncoder {
     /// called at any time before [`finish`](Self::finish).
     ///
     /// Errors: `Utf8` (empty key), `Limit` (key over 65 535 bytes, a length over its
-    /// u32 prefix, or the section reaching 4 GiB), `DuplicateKey`.
+    /// u32 prefix, or the section reaching 4 GiB), `DuplicateKey`, `ReservedKey` (the
+    /// key is [`DATA_CRC32C_KEY`](super::data_crc::DATA_CRC32C_KEY), which writers
+    /// record themselves: ask for it with `with_data_crc32c`).
     pub fn add_kv(&mut self, key: impl Into<String>, value: KvValue) -> Result<()> {
+        let key = key.into();
+        if key == super::data_crc::DATA_CRC32C_KEY {
+            return Err(Error::format(
+                FormatRule::ReservedKey,
+                self.offset,
+                format_args!(
+                    "KV key {key:?} is reserved for the per-tensor data CRC-32C values the \
+                     writer records itself (ask for them with the data CRC-32C write option)"
+                ),
+            ));
+        }
+        self.add_kv_unchecked(key, value)
+    }
+
+    /// Records the reserved `hurray.data_crc32c` entry
+    /// ([`file::data_crc`](super::data_crc)): `crcs` holds one CRC-32C per tensor
+    /// written, in file order (what [`tensor_crc32c`](super::data_crc::tensor_crc32c)
+    /// gives for each tensor's buffers). For encoders whose caller computes the values
+    /// as it writes the buffers; path and sink writers do it themselves.
+    ///
+    /// Errors: `DataCrcEntry` when `crcs` does not hold one value per tensor written;
+    /// those of [`add_kv`](Self::add_kv) otherwise (`DuplicateKey` when called twice).
+    pub fn add_data_crc32c(&mut self, crcs: Vec<u64>) -> Result<()> {
+        if crcs.len() != self.entries.len() {
+            return Err(Error::format(
+                FormatRule::DataCrcEntry,
+                self.offset,
+                format_args!(
+                    "{} data CRC-32C values for {} tensors written",
+                    crcs.len(),
+                    self.entries.len()
+                ),
+            ));
+        }
+        self.add_kv_unchecked(
+            super::data_crc::DATA_CRC32C_KEY.to_string(),
+            KvValue::Array(super::kv::KvArray::UInt64(crcs)),
+        )
+    }
+
+    /// [`add_kv`](Self::add_kv) without the reserved-key refusal.
+    pub(crate) fn add_kv_unchecked(&mut self, key: String, value: KvValue) -> Result<()> {
         if self.finished {
             return Err(finished_error());
         }
-        let entry = KvEntry {
-            key: key.into(),
-            value,
-        };
+        let entry = KvEntry { key, value };
         check_key(&entry.key, self.offset, "KV key")?;
         if self.kv_keys.contains(&entry.key) {
             return Err(Error::format(

@@ -175,10 +175,7 @@ impl<W: Write> FileWriterTo<W> {
             return Err(poisoned());
         }
         if let Some(crcs) = self.data_crcs.take() {
-            self.enc.add_kv(
-                super::data_crc::DATA_CRC32C_KEY,
-                KvValue::Array(super::kv::KvArray::UInt64(crcs)),
-            )?;
+            self.enc.add_data_crc32c(crcs)?;
         }
         let pieces = self.enc.finish();
         self.run(pieces, &[])?;
