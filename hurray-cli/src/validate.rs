@@ -77,7 +77,11 @@ pub fn validate(path: &Path) -> Result<String> {
                 if let Some(e) = failed {
                     return Err(e);
                 }
-                Ok(format!("Hurray stream, {}", plural(tensors, "tensor", "tensors")))
+                // A stream carries no KV section, so no data CRC-32C can be recorded.
+                Ok(format!(
+                    "Hurray stream, {}, data not checked (a stream records no data CRC-32C)",
+                    plural(tensors, "tensor", "tensors")
+                ))
             }
             other => Err(Error::usage(format_args!(
                 "this is a {other} file, not a Hurray file (validate checks .hrry files and streams)"

@@ -416,7 +416,11 @@ fn streams_convert_to_files_and_back() {
         stderr(&o)
     );
     ok(o);
-    ok(hurray(["validate".as_ref(), stream.as_os_str()]));
+    let checked = ok(hurray(["validate".as_ref(), stream.as_os_str()]));
+    assert!(
+        checked.contains("data not checked (a stream records no data CRC-32C)"),
+        "{checked}"
+    );
     let shown = ok(hurray(["inspect".as_ref(), stream.as_os_str()]));
     assert!(
         shown.contains("Hurray stream") && shown.contains("tensor_5"),
