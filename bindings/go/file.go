@@ -51,6 +51,18 @@ type FileInfo struct {
 // CountUnknown is FileInfo.TensorCountHint when the writer did not announce a count.
 const CountUnknown = ^uint64(0)
 
+// MaxWholeKVArray is the most elements a whole-value KV read ([File.Metadata],
+// [File.Value]) materialises from one array: 1,048,576. A Go value costs up to 16
+// bytes per element (a string header) where the file may hold 4 (an empty string) or
+// 1 (a bool), so without a bound an untrusted file could make a reader allocate many
+// times its own size. A larger array fails with [StatusLimit]; read it a window at a
+// time with [File.ValueLen] and [File.ValueRange]. The bound is the library's
+// (HURRAY_KV_WHOLE_ARRAY_MAX), the same in every binding.
+const MaxWholeKVArray = 1 << 20
+
+// The constant above is the library's: this fails to compile if they ever differ.
+var _ = [1]struct{}{}[MaxWholeKVArray-C.HURRAY_KV_WHOLE_ARRAY_MAX]
+
 func destroyFileReader(p *C.HurrayFileReader) { C.hurray_file_reader_destroy(&p) }
 
 // OpenFile opens and validates the HRRYFILE at path. A missing file gives an error
@@ -297,7 +309,9 @@ type KV struct {
 	Value any
 }
 
-// Metadata returns the file's KV entries in file order.
+// Metadata returns the file's KV entries in file order. An array of more than
+// [MaxWholeKVArray] elements fails it with [StatusLimit] (use [File.Keys] and
+// [File.ValueRange] for such a file).
 func (f *File) Metadata() ([]KV, error) {
 	const op = "File.Metadata"
 	f.mu.Lock()
@@ -345,7 +359,8 @@ func (f *File) Keys() ([]string, error) {
 }
 
 // Value returns the value of the KV entry key (see KV.Value for the Go types). A
-// missing key gives ErrNotFound.
+// missing key gives ErrNotFound; an array of more than [MaxWholeKVArray] elements
+// gives StatusLimit (read it with [File.ValueRange]).
 func (f *File) Value(key string) (any, error) {
 	return f.value("File.Value", key, 0, -1)
 }
@@ -451,6 +466,11 @@ func kvValue(op string, p *C.HurrayFileReader, i C.uint64_t, from, want int) (an
 		return nil, &Error{Status: StatusNotApplicable, Op: op, Message: "the KV value is not an array"}
 	}
 	if want < 0 {
+		// A whole value: the same bound on a huge array as every binding
+		// (MaxWholeKVArray; read larger arrays with ValueRange).
+		if rc := C.hurray_file_reader_kv_check_whole(p, i); rc != C.HURRAY_OK {
+			return nil, lastError(op, rc)
+		}
 		from, want = 0, int(count)
 	}
 	if typ == C.HURRAY_KV_TYPE_ARRAY && uint64(from)+uint64(want) > uint64(count) {

@@ -42,6 +42,16 @@ pub const HURRAY_KV_TYPE_BYTES: u8 = 0x06;
 pub const HURRAY_KV_TYPE_ARRAY: u8 = 0x07;
 
 // ---- file facts (`file-format.md` §3, §4, §9)
+/// The most elements a binding's whole-value KV read (Go `File.Metadata`/`Value`,
+/// Java `TensorFile.metadata()`, Node `FileReader.metadata()`/`value()`, Python's KV
+/// reads) materialises from one array: 1,048,576. A language value costs up to 16
+/// bytes per element where the file holds as few as 1 (a bool) or 4 (an empty
+/// string), so an untrusted file could otherwise make a reader allocate many times
+/// its own size; above this bound a whole read fails with `HURRAY_ERR_LIMIT` and the
+/// array is read a window at a time (`hurray_file_reader_kv_array_window` and each
+/// binding's ranged accessor), whose memory is the window's. Checked by
+/// `hurray_file_reader_kv_check_whole` (issue 16, bounded memory).
+pub const HURRAY_KV_WHOLE_ARRAY_MAX: u64 = 1 << 20;
 /// `file_flags` bit 0: a KV metadata section is present.
 pub const HURRAY_FILE_FLAG_HAS_KV_METADATA: u32 = 0x1;
 /// `file_flags` bit 1: index entries are sorted by name bytes.
@@ -426,6 +436,32 @@ impl HurrayFileReader {
             .and_then(|k| kv.get(k))
             .map(|e| e.value)
             .ok_or_else(|| out_of_range("KV entry", i, kv.len()))
+    }
+
+    /// Checks that KV entry `i` may be read whole into a language value: a scalar,
+    /// string or bytes always may; an array only up to [`HURRAY_KV_WHOLE_ARRAY_MAX`]
+    /// elements (larger ones are read in windows).
+    ///
+    /// Errors: `HURRAY_ERR_OUT_OF_RANGE` (`i`); `HURRAY_ERR_LIMIT` naming the key, the
+    /// array's length and the bound.
+    pub fn kv_check_whole(&self, i: u64) -> FfiResult<()> {
+        let n = match self.kv_value(i)?.as_array() {
+            Some(a) => a.len() as u64,
+            None => return Ok(()),
+        };
+        if n <= HURRAY_KV_WHOLE_ARRAY_MAX {
+            return Ok(());
+        }
+        Err(FfiError::new(
+            HURRAY_ERR_LIMIT,
+            format!(
+                "KV entry {:?} is an array of {n} elements, more than the \
+                 {HURRAY_KV_WHOLE_ARRAY_MAX} a whole-value read materialises (a bound on \
+                 the memory an untrusted file can make a reader allocate); read it a \
+                 window at a time with the ranged KV accessor",
+                self.kv_key(i)?
+            ),
+        ))
     }
 
     /// Copies elements `[first, first + count)` of the int64, uint64, float64 or bool
@@ -857,6 +893,31 @@ pub unsafe extern "C" fn hurray_file_reader_kv_find(
         let i = r.kv_find(key).ok_or_else(|| not_found("KV key", key))?;
         // SAFETY: checked non-null.
         unsafe { put(out_index, "out_index", i) }
+    })
+}
+
+/// Checks that KV entry `index` may be read whole into a language value: always for
+/// a scalar, string or bytes; for an array, when it has at most
+/// `HURRAY_KV_WHOLE_ARRAY_MAX` elements. Bindings call it before materialising a
+/// whole value so that every language applies the same bound.
+///
+/// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`); `HURRAY_ERR_ABI_VERSION`;
+/// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE` (`index`);
+/// `HURRAY_ERR_LIMIT` (a larger array: the message names the key and the length).
+///
+/// Ownership: nothing is returned.
+///
+/// # Safety
+/// `reader` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_check_whole(
+    reader: *const HurrayFileReader,
+    index: u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        r.kv_check_whole(index)
     })
 }
 

@@ -314,3 +314,65 @@ fn every_type_round_trips_through_the_tagged_value() {
     ok(unsafe { hurray_file_reader_destroy(&mut r) });
     let _ = std::fs::remove_file(path);
 }
+
+#[test]
+fn whole_reads_are_bounded_and_windows_reach_past_the_bound() {
+    let _l = live();
+    let dir = std::env::temp_dir().join(format!("hurray-ffi-kv-whole-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.hurray");
+    let cpath = CString::new(path.to_str().unwrap()).unwrap();
+    let n = HURRAY_KV_WHOLE_ARRAY_MAX as usize;
+    let mut big = vec![0u8; n + 1];
+    big[n] = 1;
+    let mut w = null_mut();
+    // SAFETY: valid path and out.
+    ok(unsafe { hurray_file_writer_create(cpath.as_ptr(), null(), &mut w) });
+    ok(add(w, "at_bound", &array(HURRAY_KV_TYPE_BOOL, &big[..n])));
+    ok(add(w, "past_bound", &array(HURRAY_KV_TYPE_BOOL, &big)));
+    ok(add(w, "scalar", &blob(HURRAY_KV_TYPE_STRING, b"s")));
+    // SAFETY: live writer, finished and destroyed once.
+    ok(unsafe { hurray_file_writer_finish(w) });
+    // SAFETY: as above.
+    ok(unsafe { hurray_file_writer_destroy(&mut w) });
+
+    let mut r = null_mut();
+    // SAFETY: valid path and out.
+    ok(unsafe { hurray_file_reader_open(cpath.as_ptr(), &mut r) });
+    // SAFETY: r is live until destroyed below.
+    let face = unsafe { raw::borrow(r) }.unwrap();
+    let at = |k: &str| face.kv_find(k).unwrap();
+    // SAFETY: live reader.
+    ok(unsafe { hurray_file_reader_kv_check_whole(r, at("at_bound")) });
+    // SAFETY: live reader.
+    ok(unsafe { hurray_file_reader_kv_check_whole(r, at("scalar")) });
+    err(
+        // SAFETY: live reader.
+        unsafe { hurray_file_reader_kv_check_whole(r, at("past_bound")) },
+        HURRAY_ERR_LIMIT,
+        "\"past_bound\" is an array of 1048577 elements, more than the 1048576",
+    );
+    err(
+        // SAFETY: live reader.
+        unsafe { hurray_file_reader_kv_check_whole(r, 3) },
+        HURRAY_ERR_OUT_OF_RANGE,
+        "KV entry",
+    );
+    // The element past the bound is still readable through a window.
+    let mut out = [9u8; 2];
+    // SAFETY: live reader; out valid for 2 bytes.
+    ok(unsafe {
+        hurray_file_reader_kv_array_window(
+            r,
+            at("past_bound"),
+            n as u64 - 1,
+            2,
+            out.as_mut_ptr().cast(),
+            2,
+        )
+    });
+    assert_eq!(out, [0, 1]);
+    // SAFETY: live reader, destroyed once.
+    ok(unsafe { hurray_file_reader_destroy(&mut r) });
+    let _ = std::fs::remove_dir_all(dir);
+}

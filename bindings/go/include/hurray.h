@@ -402,6 +402,17 @@ typedef struct HurrayBufferPool HurrayBufferPool;
 // KV value type: homogeneous array of one of the types above.
 #define HURRAY_KV_TYPE_ARRAY 7
 
+// The most elements a binding's whole-value KV read (Go `File.Metadata`/`Value`,
+// Java `TensorFile.metadata()`, Node `FileReader.metadata()`/`value()`, Python's KV
+// reads) materialises from one array: 1,048,576. A language value costs up to 16
+// bytes per element where the file holds as few as 1 (a bool) or 4 (an empty
+// string), so an untrusted file could otherwise make a reader allocate many times
+// its own size; above this bound a whole read fails with `HURRAY_ERR_LIMIT` and the
+// array is read a window at a time (`hurray_file_reader_kv_array_window` and each
+// binding's ranged accessor), whose memory is the window's. Checked by
+// `hurray_file_reader_kv_check_whole` (issue 16, bounded memory).
+#define HURRAY_KV_WHOLE_ARRAY_MAX (1 << 20)
+
 // `file_flags` bit 0: a KV metadata section is present.
 #define HURRAY_FILE_FLAG_HAS_KV_METADATA 1
 
@@ -1871,6 +1882,21 @@ HurrayStatus hurray_file_reader_kv_key(const HurrayFileReader *reader,
 HurrayStatus hurray_file_reader_kv_find(const HurrayFileReader *reader,
                                         const char *key,
                                         uint64_t *out_index);
+
+// Checks that KV entry `index` may be read whole into a language value: always for
+// a scalar, string or bytes; for an array, when it has at most
+// `HURRAY_KV_WHOLE_ARRAY_MAX` elements. Bindings call it before materialising a
+// whole value so that every language applies the same bound.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`reader`); `HURRAY_ERR_ABI_VERSION`;
+// `HURRAY_ERR_INVALID_ARGUMENT`; `HURRAY_ERR_OUT_OF_RANGE` (`index`);
+// `HURRAY_ERR_LIMIT` (a larger array: the message names the key and the length).
+//
+// Ownership: nothing is returned.
+//
+// # Safety
+// `reader` NULL or live.
+HurrayStatus hurray_file_reader_kv_check_whole(const HurrayFileReader *reader, uint64_t index);
 
 // Elements `[first, first + count)` of the int64, uint64, float64 or bool array of
 // KV entry `index`, copied into `out` in their C form: 8 bytes each (`int64_t`,

@@ -250,6 +250,10 @@ impl FileReader {
 
     /// KV metadata as a plain object: strings, `bigint` for int64/uint64, numbers for
     /// float64, booleans, `Buffer` for bytes (copies), and arrays of those.
+    ///
+    /// Throws: `ERR_HURRAY_LIMIT` when an array has more than 1,048,576 elements
+    /// (the library's bound on what a whole-value read materialises from an untrusted
+    /// file, the same in every binding): read it with `metadataRange`.
     #[napi(ts_return_type = "Record<string, unknown>")]
     pub fn metadata<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
         let r = self.live()?;
@@ -274,7 +278,8 @@ impl FileReader {
 
     /// The KV value under `key` (types as `metadata()`).
     ///
-    /// Throws: `ERR_HURRAY_NOT_FOUND`.
+    /// Throws: `ERR_HURRAY_NOT_FOUND`; `ERR_HURRAY_LIMIT` for an array past the
+    /// whole-value bound (see `metadata()`).
     #[napi(ts_return_type = "unknown")]
     pub fn value<'env>(&self, env: &'env Env, key: String) -> Result<Unknown<'env>> {
         let i = self.kv_index(&key)?;

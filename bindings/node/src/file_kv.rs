@@ -116,6 +116,10 @@ pub(crate) fn kv_value<'env>(
     index: u64,
     window: Option<(u64, u64)>,
 ) -> Result<Unknown<'env>> {
+    if window.is_none() {
+        // A whole value: the same bound on a huge array as every binding.
+        r.kv_check_whole(index).map_err(ffi)?;
+    }
     let v = r.kv_value(index).map_err(ffi)?;
     let KvValueRef::Array(a) = v else {
         if window.is_some() {

@@ -54,7 +54,12 @@ pub extern "system" fn Java_dev_hurray_Native_fileKv<'l>(
     key: JString<'l>,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        let v = lookup(env, r, &key)?;
+        let name = string(env, &key)?;
+        let rd = reader(r)?;
+        let i = rd.kv_find(&name).ok_or_else(|| no_key(&name))?;
+        // A whole value: the same bound on a huge array as every binding.
+        rd.kv_check_whole(i)?;
+        let v = rd.kv_value(i)?;
         let obj: JObject = match v {
             KvValueRef::String(s) => env.new_string(s)?.into(),
             KvValueRef::Int64(v) => boxed(

@@ -166,6 +166,10 @@ public final class TensorFile implements AutoCloseable {
      * @param key the key
      * @return its value, a fresh copy
      * @throws NotFoundException when there is no such key
+     * @throws HurrayException ({@link Status#LIMIT}) when the value is an array of
+     *     more than 1,048,576 elements (the library's bound on what a whole-value read
+     *     materialises from an untrusted file, the same in every binding): read it
+     *     with {@link #metadataRange}
      */
     public synchronized Object metadata(String key) {
         return Native.fileKv(reader(), Objects.requireNonNull(key, "key"));
