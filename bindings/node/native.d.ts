@@ -287,6 +287,10 @@ export declare class FileReader {
   /**
    * KV metadata as a plain object: strings, `bigint` for int64/uint64, numbers for
    * float64, booleans, `Buffer` for bytes (copies), and arrays of those.
+   *
+   * Throws: `ERR_HURRAY_LIMIT` when an array has more than 1,048,576 elements
+   * (the library's bound on what a whole-value read materialises from an untrusted
+   * file, the same in every binding): read it with `metadataRange`.
    */
   metadata(): Record<string, unknown>
   /**
@@ -297,7 +301,8 @@ export declare class FileReader {
   /**
    * The KV value under `key` (types as `metadata()`).
    *
-   * Throws: `ERR_HURRAY_NOT_FOUND`.
+   * Throws: `ERR_HURRAY_NOT_FOUND`; `ERR_HURRAY_LIMIT` for an array past the
+   * whole-value bound (see `metadata()`).
    */
   value(key: string): unknown
   /**

@@ -92,7 +92,9 @@ fn sections(path: &Path) -> Result<Sections> {
 }
 
 /// Peak RSS in KiB of `cmd` (stdout discarded), measured by GNU time.
-fn peak_kib(program: &[std::ffi::OsString], args: &[&str], path: &Path) -> Result<u64> {
+/// Peak RSS in KiB of one run, and whether the program reported that a whole-value
+/// KV read was refused by the library's bound (a `kv_refused` line).
+fn peak_kib(program: &[std::ffi::OsString], args: &[&str], path: &Path) -> Result<(u64, bool)> {
     let out = Command::new("/usr/bin/time")
         .args(["-f", "peak_rss_kib %M"])
         .args(program)
@@ -100,7 +102,7 @@ fn peak_kib(program: &[std::ffi::OsString], args: &[&str], path: &Path) -> Resul
         .arg(path)
         .args(args.iter().skip(1))
         .current_dir(workspace_root())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .output()
         .map_err(|e| format!("could not run /usr/bin/time: {e}"))?;
@@ -108,11 +110,16 @@ fn peak_kib(program: &[std::ffi::OsString], args: &[&str], path: &Path) -> Resul
     if !out.status.success() {
         return Err(format!("{:?} {args:?} {}: {err}", program[0], path.display()).into());
     }
-    err.lines()
+    let refused = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .any(|l| l.starts_with("kv_refused\t"));
+    let kib = err
+        .lines()
         .rev()
         .find_map(|l| l.strip_prefix("peak_rss_kib "))
         .and_then(|v| v.trim().parse().ok())
-        .ok_or_else(|| format!("no peak in {err:?}").into())
+        .ok_or_else(|| format!("no peak in {err:?}"))?;
+    Ok((kib, refused))
 }
 
 fn mib(kib: u64) -> String {
@@ -177,17 +184,22 @@ pub fn run(args: &AmplificationArgs) -> Result {
         "reader", "file", "peak MiB", "base MiB", "section MiB", "ratio"
     );
     for (name, prog, a) in &programs {
-        let base = peak_kib(prog, a, &dir.join(FILES[0]))?;
+        let (base, _) = peak_kib(prog, a, &dir.join(FILES[0]))?;
         for f in FILES[1..].iter().filter(|f| file_wanted(f)) {
             let s = sections(&dir.join(f))?;
             let bytes = s.kv + s.index + if *f == "heads.hrry" { s.region } else { 0 };
-            let peak = peak_kib(prog, a, &dir.join(f))?;
+            let (peak, refused) = peak_kib(prog, a, &dir.join(f))?;
             let ratio = (peak.saturating_sub(base) * 1024) as f64 / bytes as f64;
             println!(
-                "{name:<20} {f:<16} {:>10} {:>10} {:>12} {ratio:>7.2}x",
+                "{name:<20} {f:<16} {:>10} {:>10} {:>12} {ratio:>7.2}x{}",
                 mib(peak),
                 mib(base),
                 format!("{:.1}", bytes as f64 / (1 << 20) as f64),
+                if refused {
+                    "  (whole read refused: KV array past the bound)"
+                } else {
+                    ""
+                },
             );
         }
     }

@@ -529,7 +529,11 @@ func metadata(path string, ranged bool) error {
 			}
 		}
 	} else {
-		if held, err = f.Metadata(); err != nil {
+		var he *hurray.Error
+		if held, err = f.Metadata(); errors.As(err, &he) && he.Status == hurray.StatusLimit {
+			// The whole-value bound refused an array: memory stays bounded.
+			fmt.Printf("kv_refused\t%s\n", he.Message)
+		} else if err != nil {
 			return err
 		}
 		for _, kv := range held {

@@ -971,11 +971,19 @@ public final class Matrix {
                     }
                 }
             } else {
-                held = f.metadata();
-                for (Object v : held.values()) {
-                    long[] m = measure(v);
-                    elements += m[0];
-                    bytes += m[1];
+                try {
+                    held = f.metadata();
+                    for (Object v : held.values()) {
+                        long[] m = measure(v);
+                        elements += m[0];
+                        bytes += m[1];
+                    }
+                } catch (dev.hurray.HurrayException e) {
+                    // The whole-value bound refused an array: memory stays bounded.
+                    if (e.status() != dev.hurray.Status.LIMIT) {
+                        throw e;
+                    }
+                    System.out.printf("kv_refused\t%s%n", e.getMessage());
                 }
             }
         }
