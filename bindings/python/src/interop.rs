@@ -226,12 +226,12 @@ fn storage_buffer(a: &ArrayInfo<'_>, t: ElementType) -> PyResult<Buffer> {
         // (-8 as 0x08): sign-extend it, the form `packing::pack` takes.
         (ElementType::Int4, true) => src
             .iter()
-            .map(|&b| (((b & 0x0F) ^ 0x08).wrapping_sub(0x08)))
+            .map(|&b| ((b & 0x0F) ^ 0x08).wrapping_sub(0x08))
             .collect::<Vec<_>>()
             .into(),
         (ElementType::Int2, true) => src
             .iter()
-            .map(|&b| (((b & 0x03) ^ 0x02).wrapping_sub(0x02)))
+            .map(|&b| ((b & 0x03) ^ 0x02).wrapping_sub(0x02))
             .collect::<Vec<_>>()
             .into(),
         _ => src.into(),
