@@ -288,3 +288,252 @@ pub fn export(t: &Bound<'_, Tensor>, versioned: bool) -> PyResult<Py<PyAny>> {
     // SAFETY: PyCapsule_New returned a new reference.
     Ok(unsafe { Bound::from_owned_ptr(py, cap) }.unbind())
 }
+
+/// The element type of a DLPack `(code, bits)` with one lane: the inverse of
+/// [`dl_dtype`], plus one-byte `bool` (code 6, unpacked: imported by a packing
+/// copy) and the 8-bit floats of DLPack 1.1 (`float8_e4m3fn` 10, `float8_e5m2` 12,
+/// `float8_e8m0fnu` 14).
+fn element_of_dl(code: u8, bits: u8) -> Option<ElementType> {
+    use ElementType::*;
+    Some(match (code, bits) {
+        (6, 8) => Bool,
+        (10, 8) => Float8E4m3,
+        (12, 8) => Float8E5m2,
+        (14, 8) => Float8E8m0,
+        _ => {
+            return [
+                Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64, Float16, Float32,
+                Float64, Bfloat16, Complex64, Complex128,
+            ]
+            .into_iter()
+            .find(|&t| dl_dtype(t) == Some((code, bits)))
+        }
+    })
+}
+
+/// A consumed DLPack tensor: the producer's memory, released through the
+/// producer's deleter when the last buffer over it goes (on any thread).
+struct Imported {
+    ptr: *const u8,
+    len: usize,
+    managed: *mut c_void,
+    versioned: bool,
+}
+
+// SAFETY: the DLPack contract lets the deleter run on any thread, and the bytes stay
+// at a fixed address until it runs; they are only read through shared slices.
+unsafe impl Send for Imported {}
+// SAFETY: as above.
+unsafe impl Sync for Imported {}
+
+impl hurray_io::BufferOwner for Imported {
+    fn bytes(&self) -> &[u8] {
+        if self.len == 0 || self.ptr.is_null() {
+            return &[];
+        }
+        // SAFETY: the producer keeps `len` bytes at `ptr` until its deleter runs (Drop).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for Imported {
+    fn drop(&mut self) {
+        // Producers' deleters may touch Python objects (NumPy's, JAX's): run them
+        // attached; once the interpreter is finalizing, leak like `PyRef` does.
+        let managed = self.managed;
+        let versioned = self.versioned;
+        let _ = Python::try_attach(|_py| {
+            // SAFETY: `managed` is the consumed capsule's DLManagedTensor(Versioned),
+            // whose deleter we own the one call to.
+            unsafe { call_deleter(managed, versioned) }
+        });
+    }
+}
+
+/// Calls the deleter of a DLManagedTensor (`versioned`: DLManagedTensorVersioned).
+///
+/// # Safety
+/// `managed` must be a live managed tensor of that kind whose deleter has not run.
+unsafe fn call_deleter(managed: *mut c_void, versioned: bool) {
+    // SAFETY: per the contract above.
+    unsafe {
+        if versioned {
+            let m = managed.cast::<DLManagedTensorVersioned>();
+            if let Some(d) = (*m).deleter {
+                d(m);
+            }
+        } else {
+            let m = managed.cast::<DLManagedTensor>();
+            if let Some(d) = (*m).deleter {
+                d(m);
+            }
+        }
+    }
+}
+
+/// Imports a DLPack capsule (`"dltensor_versioned"` or legacy `"dltensor"`) as a
+/// CPU tensor, consuming it (renamed `"used_dltensor[_versioned]"`: the tensor owns
+/// the producer's memory and calls its deleter when its last view goes). Zero-copy
+/// for every type but `bool` (one byte per element in DLPack, bit-packed in Hurray:
+/// a packing copy) and for a read-only producer (copied, since views are writable).
+/// Contiguous C order is row-major, Fortran order column-major, other
+/// non-negative strides (elements) strided.
+///
+/// Errors: `BufferError` (not an unconsumed DLPack capsule, a version above 1.x),
+/// `UnsupportedError` (a non-CPU device, several lanes, a type code Hurray has no
+/// element type for, negative strides).
+pub fn import(py: Python<'_>, capsule: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    use crate::errors::BufferError as HBufferError;
+    let cap = capsule.as_ptr();
+    // SAFETY: `cap` is a live object; the checks and reads below follow the
+    // PyCapsule API, and the pointer is read only after its name matched.
+    let (managed, versioned) = unsafe {
+        if ffi::PyCapsule_CheckExact(cap) == 0 {
+            return Err(HBufferError::new_err("not a DLPack capsule"));
+        }
+        if ffi::PyCapsule_IsValid(cap, VERSIONED.as_ptr()) == 1 {
+            (ffi::PyCapsule_GetPointer(cap, VERSIONED.as_ptr()), true)
+        } else if ffi::PyCapsule_IsValid(cap, LEGACY.as_ptr()) == 1 {
+            (ffi::PyCapsule_GetPointer(cap, LEGACY.as_ptr()), false)
+        } else {
+            ffi::PyErr_Clear();
+            return Err(HBufferError::new_err(
+                "the capsule is not an unconsumed DLPack capsule (\"dltensor\" or \"dltensor_versioned\")",
+            ));
+        }
+    };
+    // SAFETY: the capsule's name says what `managed` points at.
+    let (dl, read_only) = unsafe {
+        if versioned {
+            let m = &*managed.cast::<DLManagedTensorVersioned>();
+            if m.version.major > 1 {
+                return Err(HBufferError::new_err(format!(
+                    "DLPack version {}.{} is newer than the 1.x this library reads",
+                    m.version.major, m.version.minor
+                )));
+            }
+            (&m.dl_tensor, m.flags & 1 != 0)
+        } else {
+            (&(*managed.cast::<DLManagedTensor>()).dl_tensor, false)
+        }
+    };
+    if dl.device.device_type != 1 {
+        return Err(UnsupportedError::new_err(format!(
+            "DLPack device type {} is not the CPU (1); copy the array to the host first",
+            dl.device.device_type
+        )));
+    }
+    if dl.dtype.lanes != 1 {
+        return Err(UnsupportedError::new_err(format!(
+            "DLPack dtype with {} lanes has no hurray element type",
+            dl.dtype.lanes
+        )));
+    }
+    let t = element_of_dl(dl.dtype.code, dl.dtype.bits).ok_or_else(|| {
+        UnsupportedError::new_err(format!(
+            "DLPack dtype (code {}, {} bits) has no hurray element type",
+            dl.dtype.code, dl.dtype.bits
+        ))
+    })?;
+    let rank = usize::try_from(dl.ndim).unwrap_or(0);
+    // SAFETY: a DLTensor's shape has `ndim` entries; strides, when not NULL, too.
+    let shape_i: &[i64] = if rank == 0 {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(dl.shape, rank) }
+    };
+    let strides_i: Option<&[i64]> = (!dl.strides.is_null() && rank > 0)
+        .then(|| unsafe { std::slice::from_raw_parts(dl.strides, rank) });
+    let shape: Vec<u64> = shape_i.iter().map(|&n| n.max(0) as u64).collect();
+    let count: u64 = shape.iter().product();
+    let row: Vec<i64> = {
+        let mut s = vec![1i64; rank];
+        for k in (0..rank.saturating_sub(1)).rev() {
+            s[k] = s[k + 1].saturating_mul(shape_i[k + 1].max(1));
+        }
+        s
+    };
+    let col: Vec<i64> = {
+        let mut s = vec![1i64; rank];
+        for k in 1..rank {
+            s[k] = s[k - 1].saturating_mul(shape_i[k - 1].max(1));
+        }
+        s
+    };
+    // Strides of size-1 dimensions do not matter for contiguity.
+    let same = |a: &[i64], b: &[i64]| {
+        a.iter()
+            .zip(b)
+            .zip(shape_i)
+            .all(|((x, y), &n)| n <= 1 || x == y)
+    };
+    let layout = match strides_i {
+        None => L::RowMajor,
+        Some(s) if count == 0 || same(s, &row) => L::RowMajor,
+        Some(s) if same(s, &col) => L::ColumnMajor,
+        Some(s) if s.iter().all(|&v| v >= 0) => L::Strided {
+            strides: s.to_vec(),
+        },
+        Some(_) => {
+            return Err(UnsupportedError::new_err(
+                "a DLPack tensor with negative strides cannot be wrapped; copy it first",
+            ))
+        }
+    };
+    let item = usize::from(dl.dtype.bits / 8);
+    let span_elems: u64 = match &layout {
+        L::Strided { strides } if count > 0 => {
+            1 + strides
+                .iter()
+                .zip(&shape)
+                .map(|(&s, &n)| s as u64 * (n - 1))
+                .sum::<u64>()
+        }
+        _ => count,
+    };
+    let len = span_elems as usize * item;
+    // SAFETY: the producer's data starts `byte_offset` bytes after `data`.
+    let ptr = unsafe { (dl.data as *const u8).add(dl.byte_offset as usize) };
+    // From here the capsule is ours: rename it so its destructor leaves it alone.
+    let used: &CStr = if versioned {
+        c"used_dltensor_versioned"
+    } else {
+        c"used_dltensor"
+    };
+    // SAFETY: a valid capsule; the name is a static C string.
+    if unsafe { ffi::PyCapsule_SetName(cap, used.as_ptr()) } != 0 {
+        return Err(PyErr::fetch(py));
+    }
+    let owner = std::sync::Arc::new(Imported {
+        ptr,
+        len,
+        managed,
+        versioned,
+    });
+    let buf = if t == ElementType::Bool {
+        let bytes: Vec<u8> = hurray_io::BufferOwner::bytes(&*owner)
+            .iter()
+            .map(|&b| u8::from(b != 0))
+            .collect();
+        let packed = hurray_core::packing::pack(t, &bytes)
+            .map_err(|e| UnsupportedError::new_err(format!("cannot pack bool: {e}")))?;
+        hurray_io::Buffer::copy_from(&packed)
+    } else if read_only {
+        hurray_io::Buffer::copy_from(hurray_io::BufferOwner::bytes(&*owner))
+    } else {
+        hurray_io::Buffer::new(owner)
+    };
+    let layout = if t == ElementType::Bool && !matches!(layout, L::RowMajor | L::ColumnMajor) {
+        return Err(UnsupportedError::new_err(
+            "a strided DLPack bool tensor cannot be packed; make it contiguous first",
+        ));
+    } else {
+        layout
+    };
+    let cpu = crate::device::cpu(py)?;
+    let mut d = hurray_core::TensorDescriptor::dense(t, &shape)
+        .map_err(|e| crate::errors::descriptor(&e))?;
+    d.layout = layout;
+    d.buffers[0] = crate::tensor::handle_for(buf.len(), cpu.get());
+    crate::tensor::assemble(py, d, vec![buf], None, Some(cpu))
+}

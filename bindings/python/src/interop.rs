@@ -20,7 +20,11 @@ struct ArrayInfo<'py> {
     typestr: String,
     shape: Vec<u64>,
     c_contiguous: bool,
+    f_contiguous: bool,
     readonly: bool,
+    /// The element type named by an `ml_dtypes` dtype (`bfloat16`, `float8_e4m3fn`,
+    /// `int4`, ...), which NumPy only knows as void or `f1` typestrs.
+    ml_dtype: Option<ElementType>,
 }
 
 impl<'py> ArrayInfo<'py> {
@@ -41,6 +45,8 @@ impl<'py> ArrayInfo<'py> {
         let iface = obj.getattr("__array_interface__")?;
         let nbytes: usize = obj.getattr("nbytes")?.extract()?;
         let c_contiguous: bool = flags.getattr("c_contiguous")?.extract()?;
+        let f_contiguous: bool = flags.getattr("f_contiguous")?.extract()?;
+        let ml_dtype = ml_dtype_of(&obj)?;
         let typestr: String = iface.get_item("typestr")?.extract()?;
         let shape: Vec<u64> = iface.get_item("shape")?.extract()?;
         let (ptr, readonly): (usize, bool) = iface.get_item("data")?.extract()?;
@@ -51,12 +57,17 @@ impl<'py> ArrayInfo<'py> {
             typestr,
             shape,
             c_contiguous,
+            f_contiguous,
             readonly,
+            ml_dtype,
         })
     }
 
     fn element_type(&self) -> PyResult<ElementType> {
-        element_from_typestr(&self.typestr)
+        match self.ml_dtype {
+            Some(t) => Ok(t),
+            None => element_from_typestr(&self.typestr),
+        }
     }
 
     /// A zero-copy buffer over the array (the array is kept alive).
@@ -75,6 +86,72 @@ impl<'py> ArrayInfo<'py> {
         // SAFETY: the array (held by `self.obj`) has `nbytes` bytes at `ptr`.
         Buffer::copy_from(unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.nbytes) })
     }
+}
+
+/// The element type of an array whose dtype comes from the `ml_dtypes` package
+/// (its scalar type's module is `ml_dtypes`), by the dtype's name; `None` for every
+/// other dtype. Errors: `UnsupportedError` for an `ml_dtypes` type the format has
+/// no element type for (`float8_e4m3fnuz`, `float8_e4m3b11fnuz`, ...).
+fn ml_dtype_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<ElementType>> {
+    let Ok(dt) = obj.getattr("dtype") else {
+        return Ok(None);
+    };
+    let module: Option<String> = dt
+        .getattr("type")
+        .and_then(|t| t.getattr("__module__"))
+        .and_then(|m| m.extract())
+        .ok();
+    if module.as_deref() != Some("ml_dtypes") {
+        return Ok(None);
+    }
+    let name: String = dt.getattr("name")?.extract()?;
+    element_from_ml_dtypes(&name).map(Some).ok_or_else(|| {
+        UnsupportedError::new_err(format!(
+            "ml_dtypes.{name} has no hurray element type (the format has bfloat16, \
+             float8_e4m3fn, float8_e5m2, float8_e8m0fnu, float4_e2m1fn, float6_e2m3fn, \
+             float6_e3m2fn, int4, uint4, int2, uint2)"
+        ))
+    })
+}
+
+/// The element type for an `ml_dtypes` dtype name, the inverse of
+/// [`ml_dtypes_name`].
+pub fn element_from_ml_dtypes(name: &str) -> Option<ElementType> {
+    use ElementType::*;
+    Some(match name {
+        "bfloat16" => Bfloat16,
+        "float8_e4m3fn" => Float8E4m3,
+        "float8_e5m2" => Float8E5m2,
+        "float8_e8m0fnu" => Float8E8m0,
+        "float4_e2m1fn" => Float4E2m1,
+        "float6_e2m3fn" => Float6E2m3,
+        "float6_e3m2fn" => Float6E3m2,
+        "int4" => Int4,
+        "uint4" => Uint4,
+        "int2" => Int2,
+        "uint2" => Uint2,
+        _ => return None,
+    })
+}
+
+/// The `ml_dtypes` dtype name for an element type NumPy itself has no dtype for
+/// (`element-types.md` §2: OCP E4M3 is `float8_e4m3fn`, E8M0 `float8_e8m0fnu`).
+pub fn ml_dtypes_name(t: ElementType) -> Option<&'static str> {
+    use ElementType::*;
+    Some(match t {
+        Bfloat16 => "bfloat16",
+        Float8E4m3 => "float8_e4m3fn",
+        Float8E5m2 => "float8_e5m2",
+        Float8E8m0 => "float8_e8m0fnu",
+        Float4E2m1 => "float4_e2m1fn",
+        Float6E2m3 => "float6_e2m3fn",
+        Float6E3m2 => "float6_e3m2fn",
+        Int4 => "int4",
+        Uint4 => "uint4",
+        Int2 => "int2",
+        Uint2 => "uint2",
+        _ => return None,
+    })
 }
 
 /// The element type for a NumPy typestr (`"<f4"`, `"|b1"`, ...).
@@ -119,44 +196,83 @@ pub fn element_from_typestr(ts: &str) -> PyResult<ElementType> {
     Ok(t)
 }
 
-/// Packs one-byte-per-element NumPy booleans into Hurray's bit-packed form (a copy).
-fn pack_bools(a: &ArrayInfo<'_>) -> Buffer {
-    // SAFETY: the array is alive for this call and holds nbytes bytes at ptr.
-    let src = unsafe { std::slice::from_raw_parts(a.ptr as *const u8, a.nbytes) };
-    let mut out = hurray_io::AlignedBuf::zeroed(a.nbytes.div_ceil(8)).expect("small allocation");
-    let dst = out.as_mut_slice();
-    for (i, &b) in src.iter().enumerate() {
-        if b != 0 {
-            dst[i / 8] |= 1 << (i % 8);
-        }
+/// The buffer of an array's elements in Hurray's storage for `t`: the array's own
+/// memory (no copy), or for a sub-byte type (`bool`, `int4`, `float4_e2m1`, ...),
+/// whose arrays hold one byte per element, a packed copy
+/// (`hurray_core::packing::pack`, `element-types.md` §5).
+///
+/// Errors: `InvalidDescriptorError` when an element does not fit the type's code
+/// (an `int4` byte outside -8..=7, say).
+fn storage_buffer(a: &ArrayInfo<'_>, t: ElementType) -> PyResult<Buffer> {
+    let sub_byte = t.storage().is_some_and(|s| s.bits() < 8);
+    if !sub_byte {
+        return Ok(a.buffer());
     }
-    Buffer::from_aligned(out)
+    let src: &[u8] = if a.nbytes == 0 || a.ptr == 0 {
+        &[]
+    } else {
+        // SAFETY: the array (held by `a.obj`) has `nbytes` bytes at `ptr`, one per
+        // element, and lives for this call.
+        unsafe { std::slice::from_raw_parts(a.ptr as *const u8, a.nbytes) }
+    };
+    let src: std::borrow::Cow<'_, [u8]> = match (t, a.ml_dtype.is_some()) {
+        // NumPy bools are 0 or 1, but a view of other bytes as bool may hold any value.
+        (ElementType::Bool, _) => src
+            .iter()
+            .map(|&b| u8::from(b != 0))
+            .collect::<Vec<_>>()
+            .into(),
+        // ml_dtypes keeps a signed 4- or 2-bit value in the low bits of its byte
+        // (-8 as 0x08): sign-extend it, the form `packing::pack` takes.
+        (ElementType::Int4, true) => src
+            .iter()
+            .map(|&b| ((b & 0x0F) ^ 0x08).wrapping_sub(0x08))
+            .collect::<Vec<_>>()
+            .into(),
+        (ElementType::Int2, true) => src
+            .iter()
+            .map(|&b| ((b & 0x03) ^ 0x02).wrapping_sub(0x02))
+            .collect::<Vec<_>>()
+            .into(),
+        _ => src.into(),
+    };
+    let packed = hurray_core::packing::pack(t, &src).map_err(|e| {
+        InvalidDescriptorError::new_err(format!("cannot pack the array as {}: {e}", t.name()))
+    })?;
+    Ok(Buffer::copy_from(&packed))
 }
 
 /// Wraps a C-contiguous NumPy array (or NumPy scalar) without copying; the tensor
-/// keeps the array alive. Row-major, CPU. A ``bool`` array is packed into
-/// Hurray's bit-packed bool (a copy: the two representations differ).
+/// keeps the array alive. Row-major, CPU; a Fortran-ordered array (``a.T``,
+/// ``numpy.asfortranarray``) is wrapped as :class:`ColMajorLayout`, also without
+/// copying. ``ml_dtypes`` arrays are accepted: ``bfloat16``, ``float8_e4m3fn``,
+/// ``float8_e5m2`` and ``float8_e8m0fnu`` are wrapped as they are. Sub-byte types
+/// (``bool``, and ``ml_dtypes``' ``int4``, ``uint4``, ``int2``, ``uint2``,
+/// ``float4_e2m1fn``, ``float6_e2m3fn``, ``float6_e3m2fn``), held one byte per
+/// element in NumPy, are packed into Hurray's storage (a copy, ``element-types.md`` §5).
 ///
 /// Raises:
-///     hurray.UnsupportedError: not C-contiguous, or a dtype Hurray has no type for
-///         (strings, objects, datetimes, non-native byte order).
+///     hurray.UnsupportedError: neither C- nor Fortran-contiguous (a strided slice:
+///         ``hurray.save`` copies those), or a dtype Hurray has no type for
+///         (strings, objects, datetimes, non-native byte order, other ml_dtypes).
+///     hurray.InvalidDescriptorError: a sub-byte element out of its type's range.
 ///     AttributeError: the object is not array-like (no ``flags`` /
 ///         ``__array_interface__`` / ``nbytes``).
 #[pyfunction]
 pub fn from_numpy(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     let a = ArrayInfo::of(array)?;
-    if !a.c_contiguous {
+    let col_major = !a.c_contiguous && a.f_contiguous;
+    if !a.c_contiguous && !col_major {
         return Err(UnsupportedError::new_err(
-            "the array is not C-contiguous (row-major); pass numpy.ascontiguousarray(a) to copy it",
+            "the array is neither C- nor Fortran-contiguous (a strided view); pass numpy.ascontiguousarray(a) to copy it",
         ));
     }
     let t = a.element_type()?;
     let mut d = TensorDescriptor::dense(t, &a.shape).map_err(|e| crate::errors::descriptor(&e))?;
-    let buf = if t == ElementType::Bool {
-        pack_bools(&a)
-    } else {
-        a.buffer()
-    };
+    if col_major {
+        d.layout = L::ColumnMajor;
+    }
+    let buf = storage_buffer(&a, t)?;
     let cpu = *device::cpu(py)?.get();
     d.buffers[0] = handle_for(buf.len(), &cpu);
     assemble(py, d, vec![buf], None, Some(device::cpu(py)?))
@@ -220,11 +336,7 @@ pub fn sparse_coo(
         )));
     }
     let t = val.element_type()?;
-    let vbuf = if t == ElementType::Bool {
-        pack_bools(&val)
-    } else {
-        val.buffer()
-    };
+    let vbuf = storage_buffer(&val, t)?;
     let bufs = vec![vbuf, idx.buffer()];
     let cpu = *device::cpu(py)?.get();
     let d = TensorDescriptor {
@@ -272,11 +384,7 @@ pub fn _compressed(
     } else {
         L::Csc { nnz }
     };
-    let vbuf = if t == ElementType::Bool {
-        pack_bools(&val)
-    } else {
-        val.buffer()
-    };
+    let vbuf = storage_buffer(&val, t)?;
     let bufs = vec![vbuf, idx.buffer(), ptr.buffer()];
     let cpu = *device::cpu(py)?.get();
     let d = TensorDescriptor {
@@ -357,6 +465,28 @@ pub fn _from_hurray_capsule(capsule: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     crate::capsule::consume(capsule)
 }
 
+/// Consumes a DLPack capsule (what ``x.__dlpack__()`` returned) as a CPU tensor;
+/// used by :func:`hurray.from_dlpack` for what NumPy cannot import (``bfloat16``,
+/// float8, ``bool``).
+#[pyfunction]
+pub fn _from_dlpack_capsule(py: Python<'_>, capsule: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    crate::dlpack::import(py, capsule)
+}
+
+/// ``{hurray dtype name: ml_dtypes dtype name}`` for the element types NumPy has
+/// no dtype for but the ``ml_dtypes`` package does (``bfloat16``, float8, float6,
+/// float4 and the 4- and 2-bit integers).
+#[pyfunction]
+pub fn _ml_dtypes_names(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for &t in ElementType::ALL {
+        if let Some(n) = ml_dtypes_name(t) {
+            d.set_item(t.name(), n)?;
+        }
+    }
+    Ok(d)
+}
+
 /// Registers the functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(from_numpy, m)?)?;
@@ -365,5 +495,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_rebuild, m)?)?;
     m.add_function(wrap_pyfunction!(_live_objects, m)?)?;
     m.add_function(wrap_pyfunction!(_from_hurray_capsule, m)?)?;
+    m.add_function(wrap_pyfunction!(_from_dlpack_capsule, m)?)?;
+    m.add_function(wrap_pyfunction!(_ml_dtypes_names, m)?)?;
     Ok(())
 }

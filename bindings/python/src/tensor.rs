@@ -323,6 +323,24 @@ impl Tensor {
         assemble(py, d, vec![prefix(src, need)], None, Some(dev_obj))
     }
 
+    /// The checks every NumPy path shares: a dense layout on a CPU device.
+    fn check_numpy_copyable(&self) -> PyResult<()> {
+        let d = self.model();
+        if !d.layout.is_dense() {
+            return Err(UnsupportedError::new_err(format!(
+                "a {} tensor has no dense NumPy form; use its component views (values, indices, ...)",
+                layout_name(&d.layout)
+            )));
+        }
+        if self.device_value().tag != DeviceTag::Cpu {
+            return Err(UnsupportedError::new_err(format!(
+                "a NumPy array needs a cpu tensor, this one is on {}",
+                self.device_value().tag.name()
+            )));
+        }
+        Ok(())
+    }
+
     fn no_attr(&self, attr: &str) -> PyErr {
         PyAttributeError::new_err(format!(
             "'Tensor' object has no attribute '{attr}'; this is a {} tensor",
@@ -782,6 +800,97 @@ impl Tensor {
             .byte_size;
         let cpu = *device::cpu(py)?.get();
         self.view_on(py, index, ElementType::Uint8, &[size], cpu)
+    }
+
+    /// A zero-copy view of this dense CPU tensor's elements as unsigned integers
+    /// of the same width (``uint16`` for ``bfloat16``, ``uint8`` for the float8
+    /// types), same shape and layout, sharing every buffer: what
+    /// ``numpy.asarray`` reinterprets as the matching ``ml_dtypes`` dtype.
+    ///
+    /// Raises:
+    ///     hurray.UnsupportedError: a type that is not ``bfloat16``/``float8_*``, a
+    ///         non-dense layout, or a non-CPU device.
+    fn _as_bits(&self, py: Python<'_>) -> PyResult<Tensor> {
+        let d = self.model();
+        let bits = match d.element_type {
+            ElementType::Bfloat16 => ElementType::Uint16,
+            ElementType::Float8E4m3 | ElementType::Float8E5m2 | ElementType::Float8E8m0 => {
+                ElementType::Uint8
+            }
+            t => {
+                return Err(UnsupportedError::new_err(format!(
+                    "_as_bits is for bfloat16 and float8 tensors, not {}",
+                    t.name()
+                )))
+            }
+        };
+        self.check_numpy_copyable()?;
+        let mut m = d.clone();
+        m.element_type = bits;
+        assemble(
+            py,
+            m,
+            self.host_buffers()?,
+            None,
+            Some(self.device.clone_ref(py)),
+        )
+    }
+
+    /// An unpacked copy of this dense CPU sub-byte tensor (``bool``, ``int4``,
+    /// ``uint4``, ``int2``, ``uint2``, ``float4_e2m1``, ``float6_*``): one byte per
+    /// element (``element-types.md`` §5; signed integers sign-extended, the float
+    /// codes in the low bits), same shape and layout (row- or column-major), as
+    /// ``int8`` for ``int4``/``int2`` and ``uint8`` otherwise.
+    ///
+    /// Raises:
+    ///     hurray.UnsupportedError: not a sub-byte type, a layout other than row- or
+    ///         column-major, or a non-CPU device.
+    ///     hurray.BufferError: buffer 0 is shorter than the shape needs.
+    fn _unpacked(&self, py: Python<'_>) -> PyResult<Tensor> {
+        let d = self.model();
+        let t = d.element_type;
+        let wide = match t {
+            ElementType::Int4 | ElementType::Int2 => ElementType::Int8,
+            ElementType::Bool
+            | ElementType::Uint4
+            | ElementType::Uint2
+            | ElementType::Float4E2m1
+            | ElementType::Float6E2m3
+            | ElementType::Float6E3m2 => ElementType::Uint8,
+            other => {
+                return Err(UnsupportedError::new_err(format!(
+                    "_unpacked is for sub-byte types, not {}",
+                    other.name()
+                )))
+            }
+        };
+        self.check_numpy_copyable()?;
+        if !matches!(d.layout, L::RowMajor | L::ColumnMajor) || d.byte_offset != 0 {
+            return Err(UnsupportedError::new_err(format!(
+                "an unpacked copy of {} needs a row- or column-major tensor at byte offset 0, not {}",
+                t.name(),
+                layout_name(&d.layout)
+            )));
+        }
+        let count = d
+            .shape
+            .iter()
+            .try_fold(1u64, |acc, &n| acc.checked_mul(n))
+            .ok_or_else(|| UnsupportedError::new_err("the element count overflows"))?;
+        let src = self.host(0)?;
+        let bytes = hurray_core::packing::unpack(t, src.as_slice(), count)
+            .map_err(|e| BufferError::new_err(format!("cannot unpack buffer 0: {e}")))?;
+        let mut m = TensorDescriptor::dense(wide, &d.shape).map_err(|e| errors::descriptor(&e))?;
+        m.layout = d.layout.clone();
+        let dev = self.device_value();
+        m.buffers[0] = handle_for(bytes.len(), &dev);
+        assemble(
+            py,
+            m,
+            vec![Buffer::copy_from(&bytes)],
+            None,
+            Some(self.device.clone_ref(py)),
+        )
     }
 
     /// Does nothing: the baseline of the attribute-cost benchmark.

@@ -43,20 +43,89 @@ def import_optional(name: str, extra: str) -> Any:
         ) from e
 
 
+# Element types NumPy has no dtype for that the optional ``ml_dtypes`` package has
+# (hurray name -> ml_dtypes name): bfloat16, float8, float6, float4, int4/2, uint4/2.
+ML_DTYPES_NAMES = dict(_native._ml_dtypes_names())
+# Sub-byte types: bit-packed in the format, one byte per element in NumPy.
+_SUB_BYTE_INTS = frozenset(["int4", "uint4", "int2", "uint2"])
+_SUB_BYTE_FLOATS = frozenset(["float4_e2m1", "float6_e2m3", "float6_e3m2"])
+
+
+def ml_dtype(name: str) -> Any:
+    """The ``ml_dtypes`` NumPy dtype for hurray element type ``name``, or None when
+    ``ml_dtypes`` is not installed or has no such type."""
+    ml = ML_DTYPES_NAMES.get(name)
+    if ml is None:
+        return None
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    import numpy as np
+
+    return np.dtype(getattr(ml_dtypes, ml))
+
+
+def _need_ml_dtypes(name: str) -> Any:
+    dt = ml_dtype(name)
+    if dt is None:
+        raise _native.UnsupportedError(
+            f"dtype {name} has no NumPy dtype; install ml_dtypes (pip install ml_dtypes) "
+            f"to get it as ml_dtypes.{ML_DTYPES_NAMES.get(name, name)}"
+        )
+    return dt
+
+
+def to_numpy(t: "_native.Tensor", copy: Optional[bool]) -> Any:
+    """The tensor's elements as a ``numpy.ndarray``: a zero-copy view where NumPy
+    (or ``ml_dtypes``) has the element type's storage, else an unpacked copy.
+
+    Zero-copy: every NumPy dtype but ``bool``; ``bfloat16`` and the float8 types as
+    ``ml_dtypes`` arrays. Copy (``copy=False`` refuses): ``bool`` (bit-packed in the
+    format) as ``numpy.bool_``; ``int4``/``uint4``/``int2``/``uint2`` as the
+    ``ml_dtypes`` types when installed, else ``int8``/``uint8`` (sign-extended);
+    ``float4_e2m1``/``float6_*`` as ``ml_dtypes`` types (required).
+    """
+    import numpy as np
+
+    name = t.dtype.name
+    if name == "bool" or name in _SUB_BYTE_INTS or name in _SUB_BYTE_FLOATS:
+        if copy is False:
+            raise _native.CopyRequiredError(
+                f"{name} is bit-packed in hurray; a NumPy array of it is an unpacked "
+                "copy, but copy=False was given"
+            )
+        want = np.dtype(np.bool_) if name == "bool" else ml_dtype(name)
+        if want is None and name in _SUB_BYTE_FLOATS:
+            _need_ml_dtypes(name)
+        arr = np.from_dlpack(t._unpacked())
+        return arr if want is None else arr.view(want)
+    if name in ML_DTYPES_NAMES:
+        want = _need_ml_dtypes(name)
+        arr = np.from_dlpack(t._as_bits()).view(want)
+    else:
+        t._check_array()
+        arr = np.from_dlpack(t)
+    return arr.copy() if copy else arr
+
+
 def tensor_array(self: "_native.Tensor", dtype: Any = None, copy: Optional[bool] = None) -> Any:
     """NumPy protocol: a zero-copy ``numpy.ndarray`` view (kept alive by the
     array), or a cast copy when ``dtype`` differs; ``copy=True`` copies.
 
+    ``bfloat16`` and float8 tensors are viewed as ``ml_dtypes`` arrays (zero-copy,
+    needs ``ml_dtypes``); ``bool`` and the other sub-byte types come back as an
+    unpacked copy (see :func:`hurray._glue.to_numpy`).
+
     Raises:
         hurray.UnsupportedError: non-dense or tiled/Morton/Hilbert layout, non-CPU
-            device, dtype without a NumPy equivalent (incl. bfloat16).
-        BufferError: (builtin) for ``bool``, which is bit-packed.
-        hurray.CopyRequiredError: a cast with ``copy=False``.
+            device, dtype without a NumPy equivalent (``float128``, extension
+            types; ``bfloat16``/float8/float6/float4 without ``ml_dtypes``).
+        hurray.CopyRequiredError: a cast, or a sub-byte type, with ``copy=False``.
     """
-    self._check_array()
     import numpy as np
 
-    arr = np.from_dlpack(self)
+    arr = to_numpy(self, copy)
     if dtype is not None:
         want = np.dtype(dtype)
         if want != arr.dtype:
@@ -65,8 +134,6 @@ def tensor_array(self: "_native.Tensor", dtype: Any = None, copy: Optional[bool]
                     f"converting {self.dtype.name} to {want} needs a copy but copy=False"
                 )
             return arr.astype(want)
-    if copy:
-        return arr.copy()
     return arr
 
 

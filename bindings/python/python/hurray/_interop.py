@@ -5,29 +5,49 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from hurray import _native
-from hurray._glue import INTEROP_NAMES, import_optional
+from hurray._glue import INTEROP_NAMES, ML_DTYPES_NAMES, import_optional, ml_dtype
 
 __all__ = ["asarray", "from_dlpack", "from_hurray", "from_torch", "from_scipy"]
 
 
 def from_dlpack(x: Any, *, device: Any = None, copy: Optional[bool] = None) -> "_native.Tensor":
-    """Wrap any DLPack producer (a NumPy array, a PyTorch CPU tensor, a
-    :class:`hurray.Tensor`) without copying.
+    """Wrap any DLPack producer (a NumPy array, a PyTorch CPU tensor, a JAX CPU
+    array, a :class:`hurray.Tensor`) without copying.
 
     ``numpy.from_dlpack(x)`` negotiates the capsule version, device and stream;
     the resulting array is wrapped with :func:`hurray.from_numpy` and kept alive by
-    the tensor. ``device`` and ``copy`` are accepted for Array API compatibility
-    and ignored.
+    the tensor. What NumPy cannot import (``bfloat16``, float8 and ``bool``
+    DLPack tensors, e.g. a JAX ``bfloat16`` array) is imported from the producer's
+    capsule directly: zero-copy (the tensor calls the producer's deleter when its
+    last view goes), except ``bool``, which is packed (a copy). ``device`` and
+    ``copy`` are accepted for Array API compatibility and ignored.
 
     Raises:
         ImportError: NumPy is not installed.
         AttributeError: ``x`` has no ``__dlpack__`` (a bare capsule included).
         BufferError: (builtin) the producer cannot export (e.g. a sparse tensor).
-        hurray.UnsupportedError: the result is not C-contiguous or has no hurray type.
+        hurray.UnsupportedError: the result is neither C- nor Fortran-contiguous
+            (and not importable directly: negative strides), not on the CPU, or its
+            type has no hurray element type.
     """
     import numpy as np
 
-    return _native.from_numpy(np.from_dlpack(x))
+    try:
+        arr = np.from_dlpack(x)
+    except (RuntimeError, TypeError, ValueError, BufferError) as e:
+        # NumPy refuses bfloat16/float8/bool capsules ("Unsupported dtype in
+        # DLTensor"): take the capsule ourselves.
+        if not hasattr(x, "__dlpack__"):
+            raise
+        try:
+            capsule = x.__dlpack__(max_version=(1, 0))
+        except TypeError:
+            capsule = x.__dlpack__()
+        try:
+            return _native._from_dlpack_capsule(capsule)
+        except _native.UnsupportedError:
+            raise e from None
+    return _native.from_numpy(arr)
 
 
 def from_torch(tensor: Any) -> "_native.Tensor":
@@ -64,13 +84,23 @@ def asarray(
     if dtype is not None:
         if not isinstance(dtype, _native.Dtype):
             raise _native.InvalidDescriptorError("dtype must be a hurray.Dtype (e.g. hurray.float32)")
-        if dtype.name not in INTEROP_NAMES or dtype.name == "bfloat16":
+        if dtype.name not in INTEROP_NAMES and dtype.name not in ML_DTYPES_NAMES:
             raise _native.UnsupportedError(f"asarray cannot produce dtype {dtype.name}")
+        if dtype.name in ML_DTYPES_NAMES and ml_dtype(dtype.name) is None:
+            raise _native.UnsupportedError(
+                f"asarray to {dtype.name} needs ml_dtypes (pip install ml_dtypes)"
+            )
     if isinstance(obj, _native.Tensor) and (dtype is None or dtype == obj.dtype):
         if copy is True:
-            return _native.from_numpy(np.array(np.from_dlpack(obj), copy=True))
-        return from_dlpack(obj)
-    np_dtype = None if dtype is None else np.dtype(dtype.name)
+            # Through __array__: bool and sub-byte tensors come back unpacked, and
+            # from_numpy packs them again.
+            return _native.from_numpy(np.array(obj, copy=True))
+        if obj.dtype.name in INTEROP_NAMES and obj.dtype.name not in ("bool", "bfloat16"):
+            return from_dlpack(obj)
+        return _native.from_numpy(np.asarray(obj))
+    np_dtype = None
+    if dtype is not None:
+        np_dtype = ml_dtype(dtype.name) if dtype.name in ML_DTYPES_NAMES else np.dtype(dtype.name)
     if copy is True:
         arr = np.array(obj, dtype=np_dtype, copy=True)
     elif copy is False:
