@@ -17,29 +17,8 @@ import (
 // Codes are stable once published.
 type Status int32
 
-// The status codes of the C ABI (HURRAY_OK, HURRAY_ERR_*).
-const (
-	StatusOK               Status = C.HURRAY_OK
-	StatusNullPointer      Status = C.HURRAY_ERR_NULL_POINTER
-	StatusInvalidArgument  Status = C.HURRAY_ERR_INVALID_ARGUMENT
-	StatusABIVersion       Status = C.HURRAY_ERR_ABI_VERSION
-	StatusOutOfRange       Status = C.HURRAY_ERR_OUT_OF_RANGE
-	StatusBufferTooSmall   Status = C.HURRAY_ERR_BUFFER_TOO_SMALL
-	StatusNotApplicable    Status = C.HURRAY_ERR_NOT_APPLICABLE
-	StatusDoubleDestroy    Status = C.HURRAY_ERR_DOUBLE_DESTROY
-	StatusState            Status = C.HURRAY_ERR_STATE
-	StatusNotFound         Status = C.HURRAY_ERR_NOT_FOUND
-	StatusDescriptor       Status = C.HURRAY_ERR_DESCRIPTOR
-	StatusBufferMismatch   Status = C.HURRAY_ERR_BUFFER_MISMATCH
-	StatusInvalidSyncMode  Status = C.HURRAY_ERR_INVALID_SYNC_MODE
-	StatusSyncModeMismatch Status = C.HURRAY_ERR_SYNC_MODE_MISMATCH
-	StatusFormat           Status = C.HURRAY_ERR_FORMAT
-	StatusTruncated        Status = C.HURRAY_ERR_TRUNCATED
-	StatusLimit            Status = C.HURRAY_ERR_LIMIT
-	StatusIO               Status = C.HURRAY_ERR_IO
-	StatusFileNotFound     Status = C.HURRAY_ERR_FILE_NOT_FOUND
-	StatusInternalPanic    Status = C.HURRAY_ERR_INTERNAL_PANIC
-)
+// The status codes (StatusOK, StatusTruncated, ...) are generated into tables_gen.go
+// from the library's own table, as Go literals.
 
 // String is the code's name in the C header, e.g. "HURRAY_ERR_TRUNCATED", or
 // "HURRAY_UNKNOWN_STATUS(-77)" for a code this library does not know.
