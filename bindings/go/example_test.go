@@ -158,7 +158,7 @@ func ExampleNewTensor() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ptr, _ := hurray.View[uint64](t, 2)
+	ptr, _ := hurray.BufferValues[uint64](t, 2)
 	fmt.Println(t, t.Descriptor().NNZ, ptr)
 	t.Close()
 	// Output:

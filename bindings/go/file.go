@@ -631,7 +631,9 @@ func (w *FileWriter) WriteTensor(name string, t *Tensor) error {
 	}, func(p *C.HurrayFileWriter, cname *C.char) C.HurrayStatus {
 		return C.hurray_file_writer_write_tensor(p, cname, tp)
 	})
-	runtime.KeepAlive(t)
+	if tp != nil {
+		t.exit()
+	}
 	return err
 }
 
@@ -646,7 +648,9 @@ func (w *FileWriter) WriteItem(name string, it *Item) error {
 	}, func(p *C.HurrayFileWriter, cname *C.char) C.HurrayStatus {
 		return C.hurray_file_writer_write_item(p, cname, ip)
 	})
-	runtime.KeepAlive(it)
+	if ip != nil {
+		it.exit()
+	}
 	return err
 }
 

@@ -149,8 +149,8 @@ func TestClosedObjectsGiveErrClosed(t *testing.T) {
 		wantClosed(t, "Int64s", err, "Tensor.Int64s")
 		_, err = Values[float32](x)
 		wantClosed(t, "Values", err, "Values")
-		_, err = View[byte](x, 0)
-		wantClosed(t, "View", err, "View")
+		_, err = BufferValues[byte](x, 0)
+		wantClosed(t, "BufferValues", err, "BufferValues")
 		_, err = x.Detach()
 		wantClosed(t, "Detach", err, "Tensor.Detach")
 	})
@@ -233,10 +233,10 @@ func TestClosedObjectsGiveErrClosed(t *testing.T) {
 
 	// Index errors of View are errors too; Bytes, without an error result, panics.
 	noPanic(t, "View out of range", func() {
-		if _, err := View[float32](live, 3); !errors.Is(err, ErrOutOfRange) {
+		if _, err := BufferValues[float32](live, 3); !errors.Is(err, ErrOutOfRange) {
 			t.Errorf("View(3) = %v, want ErrOutOfRange", err)
 		}
-		if _, err := View[float32](live, -1); !errors.Is(err, ErrOutOfRange) {
+		if _, err := BufferValues[float32](live, -1); !errors.Is(err, ErrOutOfRange) {
 			t.Errorf("View(-1) = %v, want ErrOutOfRange", err)
 		}
 	})
