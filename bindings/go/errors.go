@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 )
 
 // Status is a status code of the C ABI: 0 for success, negative for an error.
@@ -177,6 +178,20 @@ func cString(op, what, s string) (*C.char, error) {
 	}
 	return C.CString(s), nil
 }
+
+// cName points C at s's bytes for one call of a function that takes a length (the
+// _n functions), without a copy or a NUL terminator, so s may hold NUL bytes. An
+// empty s gets a pointer to a static byte, not NULL (NULL is refused). The caller
+// keeps s alive until the call returns (cgo lets C read Go memory that holds no Go
+// pointers during a call).
+func cName(s string) (*C.char, C.uint64_t) {
+	if len(s) == 0 {
+		return (*C.char)(unsafe.Pointer(&emptyName)), 0
+	}
+	return (*C.char)(unsafe.Pointer(unsafe.StringData(s))), C.uint64_t(len(s))
+}
+
+var emptyName byte
 
 // checkNoNUL reports an ErrInvalidArgument error when s holds a NUL byte (see
 // cString).

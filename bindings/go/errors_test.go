@@ -456,8 +456,9 @@ func TestFiveBadInputs(t *testing.T) {
 		if e.Status.Category() != c.category {
 			t.Errorf("%s: category %q, want %q", c.name, e.Status.Category(), c.category)
 		}
-		if !strings.Contains(e.Message, c.path) || !strings.Contains(e.Message, c.text) {
-			t.Errorf("%s: message %q lacks the path or %q", c.name, e.Message, c.text)
+		// The error names the path once (in Op), and says what went wrong.
+		if n := strings.Count(err.Error(), c.path); n != 1 || !strings.Contains(e.Op, c.path) || !strings.Contains(e.Message, c.text) {
+			t.Errorf("%s: %q names the path %d times (want once, in Op), or lacks %q", c.name, err.Error(), n, c.text)
 		}
 	}
 	requireNoLeaks(t)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -46,6 +47,16 @@ type FileInfo struct {
 	KVOffset, KVLength         uint64 // 0 when there is no KV section
 	TensorCount                uint64 // composite heads and members included
 	KVCount                    uint64
+}
+
+// pathOnce drops the path the library's message starts with ("/p: I/O error:
+// ..."), when err is an *Error whose Op names it already (`OpenFile "/p"`), so the
+// error names the path once.
+func pathOnce(err error, path string) error {
+	if e, ok := err.(*Error); ok && path != "" {
+		e.Message = strings.TrimPrefix(e.Message, path+": ")
+	}
+	return err
 }
 
 // CountUnknown is FileInfo.TensorCountHint when the writer did not announce a count.
@@ -135,7 +146,7 @@ func openFile(op, path string, opts *ReadOptions) (*File, error) {
 		err = call(op, func() C.HurrayStatus { return C.hurray_file_reader_open_with(cpath, &co, &p) })
 	}
 	if err != nil {
-		return nil, err
+		return nil, pathOnce(err, path)
 	}
 	f := &File{ptr: p}
 	f.cleanup = runtime.AddCleanup(f, destroyFileReader, p)
@@ -227,23 +238,21 @@ func (f *File) Names() []string {
 	return names
 }
 
-// withName runs fn with name as a C string on the live reader; errors name the
+// withName runs fn with name (its bytes and length, for the C functions that take
+// a length, so a name may hold NUL bytes) on the live reader; errors name the
 // operation as `op "name"`.
-func (f *File) withName(method, name string, fn func(p *C.HurrayFileReader, cname *C.char) C.HurrayStatus) error {
+func (f *File) withName(method, name string, fn func(p *C.HurrayFileReader, cname *C.char, n C.uint64_t) C.HurrayStatus) error {
 	op := fmt.Sprintf("%s %q", method, name)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ptr == nil {
 		return errClosed(op, "the File is closed")
 	}
-	cname, err := cString(op, "name", name)
-	if err != nil {
-		return err
-	}
-	defer C.free(unsafe.Pointer(cname))
 	p := f.handle()
-	err = call(op, func() C.HurrayStatus { return fn(p, cname) })
+	cname, n := cName(name)
+	err := call(op, func() C.HurrayStatus { return fn(p, cname, n) })
 	runtime.KeepAlive(f)
+	runtime.KeepAlive(name)
 	return err
 }
 
@@ -251,8 +260,8 @@ func (f *File) withName(method, name string, fn func(p *C.HurrayFileReader, cnam
 // data. An unknown name gives ErrNotFound.
 func (f *File) Descriptor(name string) (Descriptor, error) {
 	var d *C.HurrayDescriptor
-	err := f.withName("File.Descriptor", name, func(p *C.HurrayFileReader, cname *C.char) C.HurrayStatus {
-		return C.hurray_file_reader_descriptor(p, cname, &d)
+	err := f.withName("File.Descriptor", name, func(p *C.HurrayFileReader, cname *C.char, n C.uint64_t) C.HurrayStatus {
+		return C.hurray_file_reader_descriptor_n(p, cname, n, &d)
 	})
 	if err != nil {
 		return Descriptor{}, err
@@ -267,8 +276,8 @@ func (f *File) Descriptor(name string) (Descriptor, error) {
 // ErrNotFound.
 func (f *File) Tensor(name string) (*Tensor, error) {
 	var t *C.HurrayTensor
-	err := f.withName("File.Tensor", name, func(p *C.HurrayFileReader, cname *C.char) C.HurrayStatus {
-		return C.hurray_file_reader_tensor(p, cname, &t)
+	err := f.withName("File.Tensor", name, func(p *C.HurrayFileReader, cname *C.char, n C.uint64_t) C.HurrayStatus {
+		return C.hurray_file_reader_tensor_n(p, cname, n, &t)
 	})
 	if err != nil {
 		return nil, err
@@ -280,8 +289,8 @@ func (f *File) Tensor(name string) (*Tensor, error) {
 // It stays valid after the File is closed, until it is closed itself.
 func (f *File) Item(name string) (*Item, error) {
 	var it *C.HurrayItem
-	err := f.withName("File.Item", name, func(p *C.HurrayFileReader, cname *C.char) C.HurrayStatus {
-		return C.hurray_file_reader_item(p, cname, &it)
+	err := f.withName("File.Item", name, func(p *C.HurrayFileReader, cname *C.char, n C.uint64_t) C.HurrayStatus {
+		return C.hurray_file_reader_item_n(p, cname, n, &it)
 	})
 	if err != nil {
 		return nil, err
@@ -396,8 +405,8 @@ func (f *File) value(method, key string, start, count int) (any, error) {
 // onValue runs fn on the live reader with the index of the KV entry key.
 func (f *File) onValue(method, key string, fn func(op string, p *C.HurrayFileReader, i C.uint64_t) error) error {
 	var idx C.uint64_t
-	err := f.withName(method, key, func(p *C.HurrayFileReader, ckey *C.char) C.HurrayStatus {
-		return C.hurray_file_reader_kv_find(p, ckey, &idx)
+	err := f.withName(method, key, func(p *C.HurrayFileReader, ckey *C.char, n C.uint64_t) C.HurrayStatus {
+		return C.hurray_file_reader_kv_find_n(p, ckey, n, &idx)
 	})
 	if err != nil {
 		return err
@@ -584,7 +593,7 @@ func CreateFile(path string, opts *WriteOptions) (*FileWriter, error) {
 	}
 	var p *C.HurrayFileWriter
 	if err := call(op, func() C.HurrayStatus { return C.hurray_file_writer_create(cpath, &o, &p) }); err != nil {
-		return nil, err
+		return nil, pathOnce(err, path)
 	}
 	w := &FileWriter{ptr: p, path: path}
 	w.cleanup = runtime.AddCleanup(w, destroyFileWriter, p)
@@ -594,18 +603,13 @@ func CreateFile(path string, opts *WriteOptions) (*FileWriter, error) {
 // with runs fn with key (a name or a KV key) as a C string on the live writer,
 // after check (which may refuse the call's other arguments); errors name the
 // operation as `op "key"`.
-func (w *FileWriter) with(method, what, key string, check func(op string) error, fn func(p *C.HurrayFileWriter, ckey *C.char) C.HurrayStatus) error {
+func (w *FileWriter) with(method, key string, check func(op string) error, fn func(p *C.HurrayFileWriter, ckey *C.char, n C.uint64_t) C.HurrayStatus) error {
 	op := fmt.Sprintf("%s %q", method, key)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ptr == nil {
 		return errClosed(op, "the FileWriter is closed")
 	}
-	ckey, err := cString(op, what, key)
-	if err != nil {
-		return err
-	}
-	defer C.free(unsafe.Pointer(ckey))
 	if check != nil {
 		if err := check(op); err != nil {
 			return err
@@ -613,23 +617,26 @@ func (w *FileWriter) with(method, what, key string, check func(op string) error,
 	}
 	maybeGC()
 	p := w.ptr
-	err = call(op, func() C.HurrayStatus { return fn(p, ckey) })
+	ckey, n := cName(key)
+	err := call(op, func() C.HurrayStatus { return fn(p, ckey, n) })
 	runtime.KeepAlive(w)
+	runtime.KeepAlive(key)
 	return err
 }
 
-// WriteTensor writes t under name (unique, 1..65535 bytes of UTF-8, no NUL byte):
+// WriteTensor writes t under name (unique, 1..65535 bytes of UTF-8; NUL bytes are
+// allowed, as the format allows them):
 // its descriptor, then its buffers, read from t's memory during the call. t stays
 // the caller's. A composite head needs WriteItem (ErrFormat). A closed FileWriter
-// gives an error wrapping ErrClosed; a nil or closed tensor, or a name holding a
-// NUL byte, ErrInvalidArgument (a closed tensor also matches ErrClosed).
+// gives an error wrapping ErrClosed; a nil or closed tensor ErrInvalidArgument (a
+// closed one also matches ErrClosed).
 func (w *FileWriter) WriteTensor(name string, t *Tensor) error {
 	var tp *C.HurrayTensor
-	err := w.with("FileWriter.WriteTensor", "name", name, func(op string) (err error) {
+	err := w.with("FileWriter.WriteTensor", name, func(op string) (err error) {
 		tp, err = t.arg(op)
 		return err
-	}, func(p *C.HurrayFileWriter, cname *C.char) C.HurrayStatus {
-		return C.hurray_file_writer_write_tensor(p, cname, tp)
+	}, func(p *C.HurrayFileWriter, cname *C.char, n C.uint64_t) C.HurrayStatus {
+		return C.hurray_file_writer_write_tensor_n(p, cname, n, tp)
 	})
 	if tp != nil {
 		t.exit()
@@ -642,11 +649,11 @@ func (w *FileWriter) WriteTensor(name string, t *Tensor) error {
 // any byte is written). it stays the caller's. Errors as for WriteTensor.
 func (w *FileWriter) WriteItem(name string, it *Item) error {
 	var ip *C.HurrayItem
-	err := w.with("FileWriter.WriteItem", "name", name, func(op string) (err error) {
+	err := w.with("FileWriter.WriteItem", name, func(op string) (err error) {
 		ip, err = it.arg(op)
 		return err
-	}, func(p *C.HurrayFileWriter, cname *C.char) C.HurrayStatus {
-		return C.hurray_file_writer_write_item(p, cname, ip)
+	}, func(p *C.HurrayFileWriter, cname *C.char, n C.uint64_t) C.HurrayStatus {
+		return C.hurray_file_writer_write_item_n(p, cname, n, ip)
 	})
 	if ip != nil {
 		it.exit()
@@ -657,8 +664,9 @@ func (w *FileWriter) WriteItem(name string, it *Item) error {
 // AddKV adds a KV metadata entry (written after the tensors, in the order added).
 // value is a string, int64, uint64, float64, bool or []byte, a slice of one of
 // them ([]string, []int64, []uint64, []float64, []bool, [][]byte), or an int
-// (stored as int64). Keys and string values are UTF-8 without NUL bytes (a NUL
-// byte gives ErrInvalidArgument; []byte values may hold any bytes).
+// (stored as int64). Keys are UTF-8 and may hold NUL bytes; string values are
+// UTF-8 without NUL bytes (a NUL byte gives ErrInvalidArgument; []byte values may
+// hold any bytes).
 func (w *FileWriter) AddKV(key string, value any) error {
 	check := func(op string) error {
 		switch v := value.(type) {
@@ -676,11 +684,11 @@ func (w *FileWriter) AddKV(key string, value any) error {
 		}
 		return nil
 	}
-	return w.with("FileWriter.AddKV", "key", key, check, func(p *C.HurrayFileWriter, k *C.char) C.HurrayStatus {
+	return w.with("FileWriter.AddKV", key, check, func(p *C.HurrayFileWriter, k *C.char, n C.uint64_t) C.HurrayStatus {
 		var pin runtime.Pinner
 		defer pin.Unpin()
 		v := kvTagged(&pin, value)
-		return C.hurray_file_writer_add_kv(p, k, C.uint64_t(len(key)), &v)
+		return C.hurray_file_writer_add_kv(p, k, n, &v)
 	})
 }
 
@@ -764,7 +772,7 @@ func (w *FileWriter) Close() error {
 	w.cleanup.Stop()
 	err := call(fmt.Sprintf("FileWriter.Close %q", w.path), func() C.HurrayStatus { return C.hurray_file_writer_finish(p) })
 	C.hurray_file_writer_destroy(&p)
-	return err
+	return pathOnce(err, w.path)
 }
 
 // Abort gives up: the temporary file is removed and nothing appears at the
