@@ -69,6 +69,24 @@ func destroyFileReader(p *C.HurrayFileReader) { C.hurray_file_reader_destroy(&p)
 // rule and byte offset. A truncated file is bad content: the trailer at its end is
 // read first, so a cut file fails with ErrFormat (or another format error), not
 // io.ErrUnexpectedEOF. A path holding a NUL byte gives ErrInvalidArgument.
+//
+//	f, err := hurray.OpenFile("model.hrry")
+//	if err != nil {
+//		return err // e.g. hurray: OpenFile "model.hrry": I/O error: No such file or directory ...
+//	}
+//	defer f.Close()
+//	t, err := f.Tensor("weights")
+//	if err != nil {
+//		return err
+//	}
+//	defer t.Close()
+//	var sum float32
+//	err = t.WithFloat32s(func(v []float32) error { // the mapped file itself, during the callback
+//		for _, x := range v {
+//			sum += x
+//		}
+//		return nil
+//	})
 func OpenFile(path string) (*File, error) {
 	return openFile(fmt.Sprintf("OpenFile %q", path), path, nil)
 }
@@ -566,6 +584,21 @@ func destroyFileWriter(p *C.HurrayFileWriter) { C.hurray_file_writer_destroy(&p)
 
 // CreateFile starts writing the HRRYFILE that appears at path on Close. opts may
 // be nil. A path holding a NUL byte gives ErrInvalidArgument.
+//
+//	bias := hurray.Make[int64](3) // 64-byte aligned
+//	copy(bias, []int64{1, 2, 3})
+//	t, _ := hurray.NewDense(bias, nil)
+//	defer t.Close()
+//	w, err := hurray.CreateFile("model.hrry", nil)
+//	if err != nil {
+//		return err
+//	}
+//	if err := w.WriteTensor("layer0.bias", t); err != nil {
+//		w.Abort()
+//		return err
+//	}
+//	w.AddKV("epoch", int64(12))
+//	return w.Close() // the file appears now
 func CreateFile(path string, opts *WriteOptions) (*FileWriter, error) {
 	op := fmt.Sprintf("CreateFile %q", path)
 	cpath, err := cString(op, "path", path)

@@ -153,6 +153,14 @@ type Dense interface{ Element | bool }
 //
 // A []bool gives a Bool tensor: the format packs booleans 8 per byte (LSB first),
 // so NewDense packs data into new memory (a copy; data may be reused at once).
+//
+//	data := hurray.Make[float32](6)
+//	t, err := hurray.NewDense(data, []uint64{2, 3}) // float32 [2 3], no copy
+//
+//	bits := hurray.Float32sToFloat16s([]float32{1, 0.1, -2})
+//	h, err := hurray.NewDense(bits, nil, hurray.AsDType(hurray.Float16)) // float16 [3]
+//
+//	b, err := hurray.NewDense([]bool{true, false, true}, nil) // bool [3], packed
 func NewDense[T Dense](data []T, shape []uint64, opts ...Option) (*Tensor, error) {
 	const op = "NewDense"
 	if shape == nil {
