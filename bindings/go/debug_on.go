@@ -17,10 +17,12 @@ import (
 func maybeGC() { runtime.GC() }
 
 // viewDebug records, under the hurray_debug tag, whether a Tensor (or an Item,
-// for the tensors it lends) handed out a view of library memory. When such an
-// object is garbage-collected without Close, its cleanup counts it in
-// danglingViews and prints a warning once: any view still in use after that point
-// reads freed memory (see "Views" in the package documentation).
+// for the tensors it lends) handed out an unsafe view of library memory
+// (UnsafeBytes, UnsafeValues, UnsafeBufferValues). When such an object is
+// garbage-collected without Close, its cleanup counts it in danglingViews and
+// prints a warning once: any unsafe view still in use after that point reads
+// freed memory (see "Views" in the package documentation). Copies and scoped
+// views cannot dangle and are not recorded.
 type viewDebug struct{ views atomic.Bool }
 
 func (d *viewDebug) viewed() {
@@ -42,9 +44,10 @@ func (d *viewDebug) collected(what string) {
 	}
 	danglingViews.Add(1)
 	if danglingViewsOnce.CompareAndSwap(false, true) {
-		fmt.Fprintf(os.Stderr, "hurray (hurray_debug): a %s that handed out views (Bytes, Float32s, Values, View) "+
-			"was garbage-collected without Close; a view used after this point reads freed memory. "+
-			"Keep it reachable while views are in use (runtime.KeepAlive), or Close it after their last use.\n", what)
+		fmt.Fprintf(os.Stderr, "hurray (hurray_debug): a %s that handed out unsafe views (UnsafeBytes, UnsafeValues, UnsafeBufferValues) "+
+			"was garbage-collected without Close; an unsafe view used after this point reads freed memory. "+
+			"Keep it reachable while such views are in use (runtime.KeepAlive), or Close it after their last use; "+
+			"or use the scoped views (WithBytes, WithFloat32s, WithValues, ...) or copies instead.\n", what)
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package hurray reads and writes Hurray tensors — the binary tensor format of
-// the Hurray project — from Go, without copying tensor data.
+// the Hurray project — from Go, without copying tensor data unless asked to.
 //
 // The package is a thin, idiomatic layer over the project's one C ABI
 // (include/hurray.h, linked statically from the hurray-ffi library), so Go sees
@@ -10,14 +10,20 @@
 // A [Tensor] is a descriptor (element type, shape, layout and its fields,
 // quantization, shard, statistics, device placement) plus its buffers. Read the
 // descriptor through accessors ([Tensor.DType], [Tensor.Shape], [Tensor.Layout],
-// ...) or as a whole Go value ([Tensor.Descriptor]). Read the data through
-// zero-copy views: [Tensor.Bytes] for any buffer, typed views such as
-// [Tensor.Float32s] (checked against the element type), or the generic [Values]
-// and [View].
+// ...) or as a whole Go value ([Tensor.Descriptor]). Read the data as copies
+// ([Tensor.Float32s] and the other typed accessors, checked against the element
+// type), or without a copy inside a callback ([Tensor.WithFloat32s], ...): see
+// Views below. Every element type has a typed path: float16 and bfloat16 values
+// come as their bits ([Tensor.Float16Bits], [Tensor.BFloat16Bits]; convert with
+// [Float16ToFloat32], [Float16sToFloat32s], [BFloat16sToFloat32s], ...), booleans
+// unpacked ([Tensor.Bools]), and any buffer as bytes or as a slice of any
+// [Element] type ([BufferValues]).
 //
 // To hand Go data to the library, allocate it 64-byte aligned with [Make], fill
 // it, and wrap it with [NewDense] or, for any layout, [NewTensor] with a
-// [Descriptor]. The memory is pinned (runtime.Pinner) rather than copied, and
+// [Descriptor]. NewDense also makes float16 and bfloat16 tensors from their bits
+// ([Float32sToFloat16s], then NewDense(bits, shape, AsDType(Float16))) and bool
+// tensors from a []bool (packed into new memory). The memory is pinned (runtime.Pinner) rather than copied, and
 // unpinned by a release callback when the library is done with it — exactly once,
 // from whatever thread releases it; [OnRelease] runs your code then.
 //
@@ -48,43 +54,48 @@
 // Reader is closed. [NewItem] and [NewComposite] consume what they are given: the
 // tensors and items passed in are closed afterwards.
 //
+// Tensors, items and files may be used from several goroutines at once, and closed
+// from any goroutine at any time: a call in progress on a tensor or item (a scoped
+// view's callback included) keeps its memory alive until it returns — a Close
+// meanwhile takes effect then — and calls that start after Close see a closed
+// object. A [Reader], [Writer] or [FileWriter] is used by one goroutine at a time.
+//
 // # Views
 //
-// Views ([Tensor.Bytes], [Tensor.Float32s] and the other typed views, [Values],
-// [View]) are Go slices over the tensor's memory, without a copy.
+// Reading a tensor's data never crashes the process unless the call's name says
+// Unsafe. There are three ways:
 //
-// A [Reader] (without a [BufferPool]) reads every buffer into Go memory, so views
-// of the tensors it returns are ordinary Go slices that keep their memory alive by
-// themselves, even after the tensor is closed or collected.
+//   - Copies: [Tensor.Float32s] (and Float64s, Int8s, ..., Float16Bits,
+//     BFloat16Bits, Bools), [Tensor.Bytes], [Values] and [BufferValues] return Go
+//     memory, valid for as long as the slice, whatever happens to the tensor.
+//   - Scoped views: [Tensor.WithFloat32s] (and WithFloat64s, ..., WithBytes),
+//     [WithValues] and [WithBufferValues] pass a slice over the tensor's own memory,
+//     without a copy, to a callback. The tensor cannot be released during the
+//     callback: Close (from another goroutine, or from the callback itself) waits
+//     until it returns. The slice must not be kept after the callback returns: copy
+//     what you need.
+//   - Unsafe views: [Tensor.UnsafeBytes], [UnsafeValues] and [UnsafeBufferValues]
+//     return a slice over the tensor's memory, valid only until the tensor is closed
+//     — or collected: such a slice does not keep its tensor alive, so keep the
+//     Tensor reachable (runtime.KeepAlive(t) after the slice's last use, or Close t
+//     after it). Reading it later reads freed memory and can crash the process.
+//     Under the hurray_debug build tag, a Tensor or Item collected without Close
+//     after handing out unsafe views is reported on stderr.
 //
-// Views of other tensors — from a [File], from a Reader with a pool, or received
-// from C — are valid until the tensor (or the item it is borrowed from) is closed.
-// Such a view does NOT keep its tensor alive: that memory belongs to the library
-// (or to a file mapping), and the garbage collector does not know the slice points
-// into it. If the program drops
-// every reference to a *Tensor (or *Item) without calling Close, its cleanup may
-// release the memory at any collection — while a view is still in use — and the
-// view then silently reads freed memory. So keep the Tensor reachable while you use
-// a view: Close it explicitly once you are done with the view, or call
-// runtime.KeepAlive(t) after the view's last use.
+// The everyday pattern, without a copy:
 //
 //	t, err := f.Tensor("weights")
 //	if err != nil { ... }
-//	defer t.Close()        // t stays reachable until the function returns
-//	v, err := t.Float32s() // v aliases t's memory
-//	if err != nil { ... }
-//	sum := 0.0
-//	for _, x := range v { sum += float64(x) }
+//	defer t.Close()
+//	var sum float64
+//	err = t.WithFloat32s(func(v []float32) error { // v is the mapped file's memory
+//		for _, x := range v {
+//			sum += float64(x)
+//		}
+//		return nil
+//	})
 //
-// Never return a view of such a tensor from a function that drops its Tensor;
-// return the Tensor (or a copy of the data: slices.Clone(v)). Views of a tensor
-// made from Go memory ([NewTensor], [NewDense]) or read by a Reader are views of Go
-// memory, which the slice itself keeps alive. Under the hurray_debug build tag, a Tensor or Item collected
-// without Close after handing out views is reported on stderr.
-//
-// Each object is used by one goroutine at a time (a [File] may be shared); objects
-// may move between goroutines, and may be closed from any goroutine once no one
-// uses them.
+// or, when the values must outlive the tensor, a copy: v, err := t.Float32s().
 //
 // # Errors
 //
@@ -98,9 +109,11 @@
 // anywhere else fails the trailer check (its trailer is read first), so it gives
 // [ErrFormat] naming the rule, not io.ErrUnexpectedEOF.
 //
-// Names, keys, string values and paths are passed to the library as C strings, so
-// one holding a NUL byte is refused with [ErrInvalidArgument] (rather than cut
-// short at the NUL).
+// Tensor names and KV keys may hold NUL bytes, as the format allows: they are
+// passed to the library with their length and found whole. String KV values and
+// paths holding a NUL byte are refused with [ErrInvalidArgument] (rather than cut
+// short at the NUL). An error names the file's path once, in Op:
+// `hurray: OpenFile "/data/m.hrry": I/O error: No such file or directory ...`.
 //
 // Every function or method that returns an error returns one matching [ErrClosed]
 // — it never panics — when called on a closed object or given one as an argument
@@ -109,10 +122,17 @@
 // [ErrInvalidArgument]. Accessors without an error result panic on a closed
 // object: Tensor's DType, Layout, Rank, ByteOffset, NumBuffers, Shape,
 // NumElements, Descriptor, DescriptorBytes, Buffer, Device, Quantization, Shard,
-// Statistics and Bytes; Item's IsComposite, Tensor, Len, Member and Members;
+// Statistics, Bytes and UnsafeBytes; Item's IsComposite, Tensor, Len, Member and Members;
 // File's Info and Names; Reader's and Writer's Offset. [Tensor.Bytes],
-// [Tensor.Buffer] and [Item.Member] also panic on an index out of range ([View]
-// returns [ErrOutOfRange]). Close never panics and is idempotent.
+// [Tensor.UnsafeBytes], [Tensor.Buffer] and [Item.Member] also panic on an index
+// out of range ([BufferValues] and [Tensor.WithBytes] return [ErrOutOfRange]). Close never panics and is idempotent.
+//
+// # Examples
+//
+// The runnable examples (example_test.go: Example, ExampleOpenFile,
+// ExampleCreateFile, ExampleNewDense_float16, ...) are shown by pkg.go.dev and
+// `go test -run Example`; the doc comments of [OpenFile], [CreateFile], [NewDense]
+// and the Views section above carry the same code, for `go doc`.
 //
 // # Building
 //

@@ -11,35 +11,15 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 )
 
 // Status is a status code of the C ABI: 0 for success, negative for an error.
 // Codes are stable once published.
 type Status int32
 
-// The status codes of the C ABI (HURRAY_OK, HURRAY_ERR_*).
-const (
-	StatusOK               Status = C.HURRAY_OK
-	StatusNullPointer      Status = C.HURRAY_ERR_NULL_POINTER
-	StatusInvalidArgument  Status = C.HURRAY_ERR_INVALID_ARGUMENT
-	StatusABIVersion       Status = C.HURRAY_ERR_ABI_VERSION
-	StatusOutOfRange       Status = C.HURRAY_ERR_OUT_OF_RANGE
-	StatusBufferTooSmall   Status = C.HURRAY_ERR_BUFFER_TOO_SMALL
-	StatusNotApplicable    Status = C.HURRAY_ERR_NOT_APPLICABLE
-	StatusDoubleDestroy    Status = C.HURRAY_ERR_DOUBLE_DESTROY
-	StatusState            Status = C.HURRAY_ERR_STATE
-	StatusNotFound         Status = C.HURRAY_ERR_NOT_FOUND
-	StatusDescriptor       Status = C.HURRAY_ERR_DESCRIPTOR
-	StatusBufferMismatch   Status = C.HURRAY_ERR_BUFFER_MISMATCH
-	StatusInvalidSyncMode  Status = C.HURRAY_ERR_INVALID_SYNC_MODE
-	StatusSyncModeMismatch Status = C.HURRAY_ERR_SYNC_MODE_MISMATCH
-	StatusFormat           Status = C.HURRAY_ERR_FORMAT
-	StatusTruncated        Status = C.HURRAY_ERR_TRUNCATED
-	StatusLimit            Status = C.HURRAY_ERR_LIMIT
-	StatusIO               Status = C.HURRAY_ERR_IO
-	StatusFileNotFound     Status = C.HURRAY_ERR_FILE_NOT_FOUND
-	StatusInternalPanic    Status = C.HURRAY_ERR_INTERNAL_PANIC
-)
+// The status codes (StatusOK, StatusTruncated, ...) are generated into tables_gen.go
+// from the library's own table, as Go literals.
 
 // String is the code's name in the C header, e.g. "HURRAY_ERR_TRUNCATED", or
 // "HURRAY_UNKNOWN_STATUS(-77)" for a code this library does not know.
@@ -198,6 +178,20 @@ func cString(op, what, s string) (*C.char, error) {
 	}
 	return C.CString(s), nil
 }
+
+// cName points C at s's bytes for one call of a function that takes a length (the
+// _n functions), without a copy or a NUL terminator, so s may hold NUL bytes. An
+// empty s gets a pointer to a static byte, not NULL (NULL is refused). The caller
+// keeps s alive until the call returns (cgo lets C read Go memory that holds no Go
+// pointers during a call).
+func cName(s string) (*C.char, C.uint64_t) {
+	if len(s) == 0 {
+		return (*C.char)(unsafe.Pointer(&emptyName)), 0
+	}
+	return (*C.char)(unsafe.Pointer(unsafe.StringData(s))), C.uint64_t(len(s))
+}
+
+var emptyName byte
 
 // checkNoNUL reports an ErrInvalidArgument error when s holds a NUL byte (see
 // cString).

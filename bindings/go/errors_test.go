@@ -321,14 +321,26 @@ func TestViews(t *testing.T) {
 	if err != nil || !equalSlices(v, data) {
 		t.Fatalf("Int32s() = %v, %v", v, err)
 	}
-	if &v[0] != &data[0] {
-		t.Error("a tensor over Go memory views that memory (no copy)")
+	if &v[0] == &data[0] {
+		t.Error("Int32s returns a copy")
+	}
+	u, err := UnsafeValues[int32](x)
+	if err != nil || &u[0] != &data[0] {
+		t.Errorf("UnsafeValues of a tensor over Go memory views that memory (no copy): %v", err)
+	}
+	if err := x.WithInt32s(func(w []int32) error {
+		if &w[0] != &data[0] {
+			t.Error("WithInt32s views the memory (no copy)")
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
 	}
 	if _, err := x.Float32s(); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("Float32s on int32 = %v", err)
 	}
-	if u, err := View[uint16](x, 0); err != nil || len(u) != 12 {
-		t.Errorf("View[uint16] = %d values, %v", len(u), err)
+	if u, err := BufferValues[uint16](x, 0); err != nil || len(u) != 12 {
+		t.Errorf("BufferValues[uint16] = %d values, %v", len(u), err)
 	}
 	if n, ok := x.NumElements(); !ok || n != 6 {
 		t.Errorf("NumElements = %d, %v", n, ok)
@@ -444,8 +456,9 @@ func TestFiveBadInputs(t *testing.T) {
 		if e.Status.Category() != c.category {
 			t.Errorf("%s: category %q, want %q", c.name, e.Status.Category(), c.category)
 		}
-		if !strings.Contains(e.Message, c.path) || !strings.Contains(e.Message, c.text) {
-			t.Errorf("%s: message %q lacks the path or %q", c.name, e.Message, c.text)
+		// The error names the path once (in Op), and says what went wrong.
+		if n := strings.Count(err.Error(), c.path); n != 1 || !strings.Contains(e.Op, c.path) || !strings.Contains(e.Message, c.text) {
+			t.Errorf("%s: %q names the path %d times (want once, in Op), or lacks %q", c.name, err.Error(), n, c.text)
 		}
 	}
 	requireNoLeaks(t)

@@ -38,7 +38,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer got.Close()
-	values, _ := got.Float32s() // a view of the tensor's memory, valid until Close
+	values, _ := got.Float32s() // a copy: valid whatever happens to got
 	fmt.Println(got.DType(), got.Shape(), values)
 	// Output: float32 [2 3] [0 0.5 1 1.5 2 2.5]
 }
@@ -81,7 +81,8 @@ func ExampleCreateFile() {
 	// epoch = 12
 }
 
-// Open a file and read a tensor by name, without copying its data.
+// Open a file and read a tensor by name: its values without a copy inside a
+// callback (WithFloat32s), or as a copy (Float32s).
 func ExampleOpenFile() {
 	path := writeSample()
 	defer os.Remove(path)
@@ -96,14 +97,24 @@ func ExampleOpenFile() {
 		log.Fatal(err)
 	}
 	defer t.Close() // the tensor may outlive f: it holds its own reference to the mapping
-	w, _ := t.Float32s()
-	fmt.Println(t, w)
+	var sum float32
+	err = t.WithFloat32s(func(v []float32) error { // v is the mapping itself, only during the callback
+		for _, x := range v {
+			sum += x
+		}
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	w, _ := t.Float32s() // a copy
+	fmt.Println(t, w, sum)
 
 	if _, err := f.Tensor("missing"); errors.Is(err, hurray.ErrNotFound) {
 		fmt.Println("no tensor named missing")
 	}
 	// Output:
-	// Tensor(float32[2 2] row_major) [1 2 3 4]
+	// Tensor(float32[2 2] row_major) [1 2 3 4] 10
 	// no tensor named missing
 }
 
@@ -158,7 +169,7 @@ func ExampleNewTensor() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ptr, _ := hurray.View[uint64](t, 2)
+	ptr, _ := hurray.BufferValues[uint64](t, 2)
 	fmt.Println(t, t.Descriptor().NNZ, ptr)
 	t.Close()
 	// Output:
@@ -226,4 +237,38 @@ func writeSample() string {
 		log.Fatal(err)
 	}
 	return f.Name()
+}
+
+// Make float16 and bfloat16 tensors from float32 values (their bits in a
+// []uint16), and read them back.
+func ExampleNewDense_float16() {
+	bits := hurray.Float32sToFloat16s([]float32{1, 0.1, -2})
+	t, err := hurray.NewDense(bits, nil, hurray.AsDType(hurray.Float16))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer t.Close()
+	got, _ := t.Float16Bits()
+	fmt.Println(t.DType(), hurray.Float16sToFloat32s(got))
+
+	b, _ := hurray.NewDense(hurray.Float32sToBFloat16s([]float32{1, 0.1, -2}), nil, hurray.AsDType(hurray.BFloat16))
+	defer b.Close()
+	bb, _ := b.BFloat16Bits()
+	fmt.Println(b.DType(), hurray.BFloat16sToFloat32s(bb))
+	// Output:
+	// float16 [1 0.099975586 -2]
+	// bfloat16 [1 0.100097656 -2]
+}
+
+// Booleans are packed 8 per byte in the format; NewDense packs a []bool and
+// Bools unpacks.
+func ExampleTensor_Bools() {
+	t, err := hurray.NewDense([]bool{true, false, true}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer t.Close()
+	v, _ := t.Bools()
+	fmt.Println(t, v, t.Bytes(0)[0])
+	// Output: Tensor(bool[3] row_major) [true false true] 5
 }

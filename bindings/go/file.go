@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -48,6 +49,16 @@ type FileInfo struct {
 	KVCount                    uint64
 }
 
+// pathOnce drops the path the library's message starts with ("/p: I/O error:
+// ..."), when err is an *Error whose Op names it already (`OpenFile "/p"`), so the
+// error names the path once.
+func pathOnce(err error, path string) error {
+	if e, ok := err.(*Error); ok && path != "" {
+		e.Message = strings.TrimPrefix(e.Message, path+": ")
+	}
+	return err
+}
+
 // CountUnknown is FileInfo.TensorCountHint when the writer did not announce a count.
 const CountUnknown = ^uint64(0)
 
@@ -70,6 +81,24 @@ func destroyFileReader(p *C.HurrayFileReader) { C.hurray_file_reader_destroy(&p)
 // rule and byte offset. A truncated file is bad content: the trailer at its end is
 // read first, so a cut file fails with ErrFormat (or another format error), not
 // io.ErrUnexpectedEOF. A path holding a NUL byte gives ErrInvalidArgument.
+//
+//	f, err := hurray.OpenFile("model.hrry")
+//	if err != nil {
+//		return err // e.g. hurray: OpenFile "model.hrry": I/O error: No such file or directory ...
+//	}
+//	defer f.Close()
+//	t, err := f.Tensor("weights")
+//	if err != nil {
+//		return err
+//	}
+//	defer t.Close()
+//	var sum float32
+//	err = t.WithFloat32s(func(v []float32) error { // the mapped file itself, during the callback
+//		for _, x := range v {
+//			sum += x
+//		}
+//		return nil
+//	})
 func OpenFile(path string) (*File, error) {
 	return openFile(fmt.Sprintf("OpenFile %q", path), path, nil)
 }
@@ -147,7 +176,7 @@ func openFile(op, path string, opts *ReadOptions) (*File, error) {
 		err = call(op, func() C.HurrayStatus { return C.hurray_file_reader_open_with(cpath, &co, &p) })
 	}
 	if err != nil {
-		return nil, err
+		return nil, pathOnce(err, path)
 	}
 	f := &File{ptr: p}
 	f.cleanup = runtime.AddCleanup(f, destroyFileReader, p)
@@ -239,23 +268,21 @@ func (f *File) Names() []string {
 	return names
 }
 
-// withName runs fn with name as a C string on the live reader; errors name the
+// withName runs fn with name (its bytes and length, for the C functions that take
+// a length, so a name may hold NUL bytes) on the live reader; errors name the
 // operation as `op "name"`.
-func (f *File) withName(method, name string, fn func(p *C.HurrayFileReader, cname *C.char) C.HurrayStatus) error {
+func (f *File) withName(method, name string, fn func(p *C.HurrayFileReader, cname *C.char, n C.uint64_t) C.HurrayStatus) error {
 	op := fmt.Sprintf("%s %q", method, name)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ptr == nil {
 		return errClosed(op, "the File is closed")
 	}
-	cname, err := cString(op, "name", name)
-	if err != nil {
-		return err
-	}
-	defer C.free(unsafe.Pointer(cname))
 	p := f.handle()
-	err = call(op, func() C.HurrayStatus { return fn(p, cname) })
+	cname, n := cName(name)
+	err := call(op, func() C.HurrayStatus { return fn(p, cname, n) })
 	runtime.KeepAlive(f)
+	runtime.KeepAlive(name)
 	return err
 }
 
@@ -263,8 +290,8 @@ func (f *File) withName(method, name string, fn func(p *C.HurrayFileReader, cnam
 // data. An unknown name gives ErrNotFound.
 func (f *File) Descriptor(name string) (Descriptor, error) {
 	var d *C.HurrayDescriptor
-	err := f.withName("File.Descriptor", name, func(p *C.HurrayFileReader, cname *C.char) C.HurrayStatus {
-		return C.hurray_file_reader_descriptor(p, cname, &d)
+	err := f.withName("File.Descriptor", name, func(p *C.HurrayFileReader, cname *C.char, n C.uint64_t) C.HurrayStatus {
+		return C.hurray_file_reader_descriptor_n(p, cname, n, &d)
 	})
 	if err != nil {
 		return Descriptor{}, err
@@ -279,8 +306,8 @@ func (f *File) Descriptor(name string) (Descriptor, error) {
 // ErrNotFound.
 func (f *File) Tensor(name string) (*Tensor, error) {
 	var t *C.HurrayTensor
-	err := f.withName("File.Tensor", name, func(p *C.HurrayFileReader, cname *C.char) C.HurrayStatus {
-		return C.hurray_file_reader_tensor(p, cname, &t)
+	err := f.withName("File.Tensor", name, func(p *C.HurrayFileReader, cname *C.char, n C.uint64_t) C.HurrayStatus {
+		return C.hurray_file_reader_tensor_n(p, cname, n, &t)
 	})
 	if err != nil {
 		return nil, err
@@ -292,8 +319,8 @@ func (f *File) Tensor(name string) (*Tensor, error) {
 // It stays valid after the File is closed, until it is closed itself.
 func (f *File) Item(name string) (*Item, error) {
 	var it *C.HurrayItem
-	err := f.withName("File.Item", name, func(p *C.HurrayFileReader, cname *C.char) C.HurrayStatus {
-		return C.hurray_file_reader_item(p, cname, &it)
+	err := f.withName("File.Item", name, func(p *C.HurrayFileReader, cname *C.char, n C.uint64_t) C.HurrayStatus {
+		return C.hurray_file_reader_item_n(p, cname, n, &it)
 	})
 	if err != nil {
 		return nil, err
@@ -411,8 +438,8 @@ func (f *File) value(method, key string, start, count int) (any, error) {
 // onValue runs fn on the live reader with the index of the KV entry key.
 func (f *File) onValue(method, key string, fn func(op string, p *C.HurrayFileReader, i C.uint64_t) error) error {
 	var idx C.uint64_t
-	err := f.withName(method, key, func(p *C.HurrayFileReader, ckey *C.char) C.HurrayStatus {
-		return C.hurray_file_reader_kv_find(p, ckey, &idx)
+	err := f.withName(method, key, func(p *C.HurrayFileReader, ckey *C.char, n C.uint64_t) C.HurrayStatus {
+		return C.hurray_file_reader_kv_find_n(p, ckey, n, &idx)
 	})
 	if err != nil {
 		return err
@@ -577,6 +604,21 @@ func destroyFileWriter(p *C.HurrayFileWriter) { C.hurray_file_writer_destroy(&p)
 
 // CreateFile starts writing the HRRYFILE that appears at path on Close. opts may
 // be nil. A path holding a NUL byte gives ErrInvalidArgument.
+//
+//	bias := hurray.Make[int64](3) // 64-byte aligned
+//	copy(bias, []int64{1, 2, 3})
+//	t, _ := hurray.NewDense(bias, nil)
+//	defer t.Close()
+//	w, err := hurray.CreateFile("model.hrry", nil)
+//	if err != nil {
+//		return err
+//	}
+//	if err := w.WriteTensor("layer0.bias", t); err != nil {
+//		w.Abort()
+//		return err
+//	}
+//	w.AddKV("epoch", int64(12))
+//	return w.Close() // the file appears now
 func CreateFile(path string, opts *WriteOptions) (*FileWriter, error) {
 	op := fmt.Sprintf("CreateFile %q", path)
 	cpath, err := cString(op, "path", path)
@@ -604,7 +646,7 @@ func CreateFile(path string, opts *WriteOptions) (*FileWriter, error) {
 	}
 	var p *C.HurrayFileWriter
 	if err := call(op, func() C.HurrayStatus { return C.hurray_file_writer_create(cpath, &o, &p) }); err != nil {
-		return nil, err
+		return nil, pathOnce(err, path)
 	}
 	w := &FileWriter{ptr: p, path: path}
 	w.cleanup = runtime.AddCleanup(w, destroyFileWriter, p)
@@ -614,18 +656,13 @@ func CreateFile(path string, opts *WriteOptions) (*FileWriter, error) {
 // with runs fn with key (a name or a KV key) as a C string on the live writer,
 // after check (which may refuse the call's other arguments); errors name the
 // operation as `op "key"`.
-func (w *FileWriter) with(method, what, key string, check func(op string) error, fn func(p *C.HurrayFileWriter, ckey *C.char) C.HurrayStatus) error {
+func (w *FileWriter) with(method, key string, check func(op string) error, fn func(p *C.HurrayFileWriter, ckey *C.char, n C.uint64_t) C.HurrayStatus) error {
 	op := fmt.Sprintf("%s %q", method, key)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ptr == nil {
 		return errClosed(op, "the FileWriter is closed")
 	}
-	ckey, err := cString(op, what, key)
-	if err != nil {
-		return err
-	}
-	defer C.free(unsafe.Pointer(ckey))
 	if check != nil {
 		if err := check(op); err != nil {
 			return err
@@ -633,25 +670,30 @@ func (w *FileWriter) with(method, what, key string, check func(op string) error,
 	}
 	maybeGC()
 	p := w.ptr
-	err = call(op, func() C.HurrayStatus { return fn(p, ckey) })
+	ckey, n := cName(key)
+	err := call(op, func() C.HurrayStatus { return fn(p, ckey, n) })
 	runtime.KeepAlive(w)
+	runtime.KeepAlive(key)
 	return err
 }
 
-// WriteTensor writes t under name (unique, 1..65535 bytes of UTF-8, no NUL byte):
+// WriteTensor writes t under name (unique, 1..65535 bytes of UTF-8; NUL bytes are
+// allowed, as the format allows them):
 // its descriptor, then its buffers, read from t's memory during the call. t stays
 // the caller's. A composite head needs WriteItem (ErrFormat). A closed FileWriter
-// gives an error wrapping ErrClosed; a nil or closed tensor, or a name holding a
-// NUL byte, ErrInvalidArgument (a closed tensor also matches ErrClosed).
+// gives an error wrapping ErrClosed; a nil or closed tensor ErrInvalidArgument (a
+// closed one also matches ErrClosed).
 func (w *FileWriter) WriteTensor(name string, t *Tensor) error {
 	var tp *C.HurrayTensor
-	err := w.with("FileWriter.WriteTensor", "name", name, func(op string) (err error) {
+	err := w.with("FileWriter.WriteTensor", name, func(op string) (err error) {
 		tp, err = t.arg(op)
 		return err
-	}, func(p *C.HurrayFileWriter, cname *C.char) C.HurrayStatus {
-		return C.hurray_file_writer_write_tensor(p, cname, tp)
+	}, func(p *C.HurrayFileWriter, cname *C.char, n C.uint64_t) C.HurrayStatus {
+		return C.hurray_file_writer_write_tensor_n(p, cname, n, tp)
 	})
-	runtime.KeepAlive(t)
+	if tp != nil {
+		t.exit()
+	}
 	return err
 }
 
@@ -660,21 +702,24 @@ func (w *FileWriter) WriteTensor(name string, t *Tensor) error {
 // any byte is written). it stays the caller's. Errors as for WriteTensor.
 func (w *FileWriter) WriteItem(name string, it *Item) error {
 	var ip *C.HurrayItem
-	err := w.with("FileWriter.WriteItem", "name", name, func(op string) (err error) {
+	err := w.with("FileWriter.WriteItem", name, func(op string) (err error) {
 		ip, err = it.arg(op)
 		return err
-	}, func(p *C.HurrayFileWriter, cname *C.char) C.HurrayStatus {
-		return C.hurray_file_writer_write_item(p, cname, ip)
+	}, func(p *C.HurrayFileWriter, cname *C.char, n C.uint64_t) C.HurrayStatus {
+		return C.hurray_file_writer_write_item_n(p, cname, n, ip)
 	})
-	runtime.KeepAlive(it)
+	if ip != nil {
+		it.exit()
+	}
 	return err
 }
 
 // AddKV adds a KV metadata entry (written after the tensors, in the order added).
 // value is a string, int64, uint64, float64, bool or []byte, a slice of one of
 // them ([]string, []int64, []uint64, []float64, []bool, [][]byte), or an int
-// (stored as int64). Keys and string values are UTF-8 without NUL bytes (a NUL
-// byte gives ErrInvalidArgument; []byte values may hold any bytes).
+// (stored as int64). Keys are UTF-8 and may hold NUL bytes; string values are
+// UTF-8 without NUL bytes (a NUL byte gives ErrInvalidArgument; []byte values may
+// hold any bytes).
 func (w *FileWriter) AddKV(key string, value any) error {
 	check := func(op string) error {
 		switch v := value.(type) {
@@ -692,11 +737,11 @@ func (w *FileWriter) AddKV(key string, value any) error {
 		}
 		return nil
 	}
-	return w.with("FileWriter.AddKV", "key", key, check, func(p *C.HurrayFileWriter, k *C.char) C.HurrayStatus {
+	return w.with("FileWriter.AddKV", key, check, func(p *C.HurrayFileWriter, k *C.char, n C.uint64_t) C.HurrayStatus {
 		var pin runtime.Pinner
 		defer pin.Unpin()
 		v := kvTagged(&pin, value)
-		return C.hurray_file_writer_add_kv(p, k, C.uint64_t(len(key)), &v)
+		return C.hurray_file_writer_add_kv(p, k, n, &v)
 	})
 }
 
@@ -780,7 +825,7 @@ func (w *FileWriter) Close() error {
 	w.cleanup.Stop()
 	err := call(fmt.Sprintf("FileWriter.Close %q", w.path), func() C.HurrayStatus { return C.hurray_file_writer_finish(p) })
 	C.hurray_file_writer_destroy(&p)
-	return err
+	return pathOnce(err, w.path)
 }
 
 // Abort gives up: the temporary file is removed and nothing appears at the

@@ -22,13 +22,13 @@ import (
 // Tensor reachable (or Close the Item after the views' last use) while you use a
 // view; see Views in the package documentation.
 type Item struct {
-	mu      sync.Mutex
-	ptr     *C.HurrayItem // nil once closed or moved into another item
+	life    lifetime      // a root item's; members live by their root's (see Tensor)
+	mu      sync.Mutex    // guards tensor and members, made on first use
+	ptr     *C.HurrayItem // set once; not used once the root's lifetime ended
 	root    *Item         // the item that owns everything (itself for a top-level item)
 	cleanup runtime.Cleanup
 	tensor  *Tensor
 	members []*Item
-	gone    string // why ptr is nil: "is closed", "was moved into a composite by NewComposite"
 	dbg     *viewDebug
 }
 
@@ -51,20 +51,22 @@ func NewItem(t *Tensor) (*Item, error) {
 	if t == nil {
 		return nil, invalidArg(op, "nil *Tensor")
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if why := t.closed(); why != "" {
-		return nil, errClosedArg(op, why)
-	}
 	if t.parent != nil {
+		if why := t.closed(); why != "" {
+			return nil, errClosedArg(op, why)
+		}
 		return nil, invalidArg(op, "the tensor is borrowed from an item (only the item's owner can move it)")
+	}
+	if err := t.move(op, "was moved into an item by NewItem", true); err != nil {
+		return nil, err
 	}
 	var out *C.HurrayItem
 	p := t.ptr
 	if err := call(op, func() C.HurrayStatus { return C.hurray_item_from_tensor(&p, &out) }); err != nil {
+		t.life.unmove() // on error nothing moved
 		return nil, err
 	}
-	t.forget("was moved into an item by NewItem")
+	t.cleanup.Stop()
 	return newItem(out), nil
 }
 
@@ -93,9 +95,7 @@ func NewComposite(head *Tensor, members ...*Item) (*Item, error) {
 	if head == nil {
 		return fail(invalidArg(op, "nil head"))
 	}
-	head.mu.Lock()
 	why, borrowed := head.closed(), head.parent != nil
-	head.mu.Unlock()
 	switch {
 	case why != "":
 		return fail(errClosedArg(op, "head: "+why))
@@ -117,33 +117,31 @@ func NewComposite(head *Tensor, members ...*Item) (*Item, error) {
 		if m.root != m {
 			return fail(invalidArg(op, "member %d is borrowed from another item (a member of a composite)", i))
 		}
-		m.mu.Lock()
-		why := m.closed()
-		m.mu.Unlock()
-		if why != "" {
+		if why := m.closed(); why != "" {
 			return fail(errClosedArg(op, fmt.Sprintf("member %d: %s", i, why)))
 		}
 	}
-	head.mu.Lock()
-	hp := head.ptr
-	var comp *C.HurrayItem
-	err := call(op, func() C.HurrayStatus { return C.hurray_item_composite_new(&hp, &comp) })
-	if err == nil {
-		head.forget("was moved into a composite by NewComposite")
-	}
-	head.mu.Unlock()
-	if err != nil {
+	if err := head.move(op, "was moved into a composite by NewComposite", true); err != nil {
 		return fail(err)
 	}
+	hp := head.ptr
+	var comp *C.HurrayItem
+	if err := call(op, func() C.HurrayStatus { return C.hurray_item_composite_new(&hp, &comp) }); err != nil {
+		head.life.unmove() // on error nothing moved: fail closes the head
+		return fail(err)
+	}
+	head.cleanup.Stop()
 	result := newItem(comp)
 	for i, m := range members {
-		m.mu.Lock()
-		mp := m.ptr
-		err := call(op, func() C.HurrayStatus { return C.hurray_item_composite_push(comp, &mp) })
+		err := m.move(op, "was moved into a composite by NewComposite")
 		if err == nil {
-			m.forget("was moved into a composite by NewComposite")
+			mp := m.ptr
+			if err = call(op, func() C.HurrayStatus { return C.hurray_item_composite_push(comp, &mp) }); err != nil {
+				m.life.unmove() // on error nothing moved: closed below
+			} else {
+				m.cleanup.Stop()
+			}
 		}
-		m.mu.Unlock()
 		if err != nil {
 			result.Close()
 			for _, rest := range members[i:] {
@@ -155,78 +153,107 @@ func NewComposite(head *Tensor, members ...*Item) (*Item, error) {
 	return result, nil
 }
 
-// goneWhy says what happened to a root item whose handle is gone.
-func (it *Item) goneWhy() string {
-	if it.gone == "" {
-		return "is closed"
+// move ends a root item's lifetime without destroying its handle (it moves into
+// a composite), recording why; an error when the item is closed (an
+// ErrInvalidArgument matching ErrClosed) or in use by another goroutine
+// (ErrState). Once the move succeeded the caller stops the cleanup; if it failed,
+// it.life.unmove() reopens the item.
+func (it *Item) move(op, why string) error {
+	gone, busy := it.life.move(why)
+	switch {
+	case busy:
+		return &Error{Status: StatusState, Op: op, Message: "the item is in use by another goroutine"}
+	case gone != "":
+		return errClosedArg(op, "the item "+gone)
 	}
-	return it.gone
+	return nil
 }
 
 // closed says why it cannot be used ("the item is closed", "the item was moved
 // into a composite by NewComposite", ...), or returns "" when it can.
 func (it *Item) closed() string {
+	why := it.root.life.why()
 	switch {
-	case it.root != it && it.root.ptr == nil:
-		return "the item is a member of an item that " + it.root.goneWhy()
-	case it.ptr == nil:
-		return "the item " + it.goneWhy()
+	case why == "":
+		return ""
+	case it.root != it:
+		return "the item is a member of an item that " + why
 	}
+	return "the item " + why
+}
+
+// enter starts a use of the item's memory (its root's lifetime), or says why it
+// cannot be used.
+func (it *Item) enter() string {
+	if why := it.root.life.enter(); why != "" {
+		if it.root != it {
+			return "the item is a member of an item that " + why
+		}
+		return "the item " + why
+	}
+	maybeGC()
 	return ""
 }
 
-// handle returns the live C item or panics on a closed one (for accessors that
-// have no error result).
-func (it *Item) handle() *C.HurrayItem {
-	if why := it.closed(); why != "" {
+// exit ends a use started by enter (and keeps it reachable until then).
+func (it *Item) exit() { it.root.life.exit() }
+
+// use starts a use or panics on a closed item (for accessors that have no error
+// result); the caller defers it.exit().
+func (it *Item) use() {
+	if why := it.enter(); why != "" {
 		panic(closedPanic(why))
 	}
-	maybeGC()
-	return it.ptr
 }
 
-// arg returns the live C item of it given to op as an argument, or an
-// ErrInvalidArgument error (that also matches ErrClosed when it is closed).
+// arg starts a use of the handle of it given to op as an argument and returns it,
+// or an ErrInvalidArgument error (that also matches ErrClosed when it is closed);
+// on success the caller calls it.exit() once the library is done with the handle.
 func (it *Item) arg(op string) (*C.HurrayItem, error) {
 	if it == nil {
 		return nil, invalidArg(op, "nil *Item")
 	}
-	if why := it.closed(); why != "" {
+	if why := it.enter(); why != "" {
 		return nil, errClosedArg(op, why)
 	}
-	maybeGC()
 	return it.ptr, nil
 }
 
 // IsComposite reports whether the item is a composite (a head and members).
 func (it *Item) IsComposite() bool {
+	it.use()
+	defer it.exit()
 	var out C.uint8_t
-	must("hurray_item_is_composite", C.hurray_item_is_composite(it.handle(), &out))
-	runtime.KeepAlive(it)
+	must("hurray_item_is_composite", C.hurray_item_is_composite(it.ptr, &out))
 	return out != 0
 }
 
 // Tensor returns the item's tensor (a composite's head), borrowed: valid until the
 // item's root is closed.
 func (it *Item) Tensor() *Tensor {
-	p := it.handle()
+	it.use()
+	defer it.exit()
 	it.mu.Lock()
 	defer it.mu.Unlock()
 	if it.tensor == nil {
 		var t *C.HurrayTensor
-		must("hurray_item_tensor", C.hurray_item_tensor(p, &t))
+		must("hurray_item_tensor", C.hurray_item_tensor(it.ptr, &t))
 		it.tensor = borrowedTensor(t, it.root)
 	}
-	runtime.KeepAlive(it)
 	return it.tensor
 }
 
 // Len is the number of members of a composite (0 for a plain tensor).
 func (it *Item) Len() int {
-	p := it.handle()
+	it.use()
+	defer it.exit()
+	return it.len()
+}
+
+// len is Len on an item in use.
+func (it *Item) len() int {
 	var n C.uint64_t
-	s := C.hurray_item_member_count(p, &n)
-	runtime.KeepAlive(it)
+	s := C.hurray_item_member_count(it.ptr, &n)
 	if s == C.HURRAY_ERR_NOT_APPLICABLE {
 		return 0
 	}
@@ -237,11 +264,12 @@ func (it *Item) Len() int {
 // Member returns member i of a composite, borrowed: valid until the root is
 // closed. It panics when i is out of range.
 func (it *Item) Member(i int) *Item {
-	n := it.Len()
+	it.use()
+	defer it.exit()
+	n := it.len()
 	if i < 0 || i >= n {
 		panic(fmt.Sprintf("hurray: member index %d out of range [0, %d)", i, n))
 	}
-	p := it.handle()
 	it.mu.Lock()
 	defer it.mu.Unlock()
 	if it.members == nil {
@@ -249,10 +277,9 @@ func (it *Item) Member(i int) *Item {
 	}
 	if it.members[i] == nil {
 		var m *C.HurrayItem
-		must("hurray_item_member", C.hurray_item_member(p, C.uint64_t(i), &m))
+		must("hurray_item_member", C.hurray_item_member(it.ptr, C.uint64_t(i), &m))
 		it.members[i] = &Item{ptr: m, root: it.root, dbg: it.root.dbg}
 	}
-	runtime.KeepAlive(it)
 	return it.members[i]
 }
 
@@ -265,23 +292,21 @@ func (it *Item) Members() []*Item {
 	return out
 }
 
-// Close releases the item with its tensors and members. It is idempotent; on a
-// member item it does nothing (close the root).
+// Close releases the item with its tensors and members. It is idempotent, and
+// may be called from any goroutine at any time: calls in progress on the item or
+// on the tensors and members it lends (scoped views included) finish first, the
+// release happening when the last one returns. On a member item it does nothing
+// (close the root).
 func (it *Item) Close() error {
-	it.mu.Lock()
-	defer it.mu.Unlock()
-	if it.ptr == nil || it.root != it {
+	if it.root != it {
 		return nil
 	}
 	p := it.ptr
-	it.forget("is closed")
-	return call("Item.Close", func() C.HurrayStatus { return C.hurray_item_destroy(&p) })
-}
-
-// forget drops the item's claim on its handle without destroying it, recording
-// why. it.mu held.
-func (it *Item) forget(why string) {
-	it.cleanup.Stop()
-	it.ptr = nil
-	it.gone = why
+	ended, err := it.life.end("is closed", func() error {
+		return call("Item.Close", func() C.HurrayStatus { return C.hurray_item_destroy(&p) })
+	})
+	if ended {
+		it.cleanup.Stop()
+	}
+	return err
 }

@@ -22,9 +22,11 @@ type Element interface {
 }
 
 // dtypeOf is the element type a Go element type stands for.
-func dtypeOf[T Element]() DType {
+func dtypeOf[T Dense]() DType {
 	var z T
 	switch any(z).(type) {
+	case bool:
+		return Bool
 	case float32:
 		return Float32
 	case float64:
@@ -99,14 +101,33 @@ func AsBytes[T Element](s []T) []byte {
 }
 
 // Option configures a tensor made from Go memory ([NewTensor], [NewDense]).
-type Option struct{ apply func(*goOwner) }
+type Option struct {
+	apply func(*goOwner)
+	dtype DType // AsDType's; 0 when not set
+}
+
+// AsDType makes [NewDense] record dt as the element type instead of the one its Go
+// element type stands for; dt must be as wide as that type (16 bits for Float16
+// and BFloat16 over a []uint16). [NewTensor] refuses it (its Descriptor names the
+// element type).
+func AsDType(dt DType) Option { return Option{dtype: dt} }
+
+// optionDType returns the element type the last AsDType option in opts sets.
+func optionDType(opts []Option) (dt DType, set bool) {
+	for _, o := range opts {
+		if o.dtype != 0 {
+			dt, set = o.dtype, true
+		}
+	}
+	return dt, set
+}
 
 // OnRelease registers f to run once the library no longer uses the tensor's Go
 // memory: after the tensor is closed (or collected) and every other handle that
 // shares the memory is gone. f runs exactly once, possibly on a thread Go did not
 // create, and must not call into this package with the tensor being released.
 func OnRelease(f func()) Option {
-	return Option{func(o *goOwner) { o.onRelease = append(o.onRelease, f) }}
+	return Option{apply: func(o *goOwner) { o.onRelease = append(o.onRelease, f) }}
 }
 
 // goOwner keeps Go memory that the library uses pinned and reachable, until the

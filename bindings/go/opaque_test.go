@@ -27,7 +27,7 @@ func TestOpaqueLayoutHasNoTypedViews(t *testing.T) {
 		if _, err := x.Float32s(); !errors.As(err, &e) || e.Status != StatusNotApplicable {
 			t.Fatalf("Float32s of an opaque layout: %v", err)
 		}
-		if _, err := View[uint32](x, 0); !errors.As(err, &e) || e.Status != StatusNotApplicable {
+		if _, err := BufferValues[uint32](x, 0); !errors.As(err, &e) || e.Status != StatusNotApplicable {
 			t.Fatalf("View of an opaque layout: %v", err)
 		}
 		x.Close()

@@ -40,7 +40,7 @@ func TestBufferPoolReusesClosedTensorsMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := uintptr(unsafe.Pointer(unsafe.SliceData(first.Bytes(0))))
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(first.UnsafeBytes(0))))
 	if v, _ := first.Float32s(); v[5] != 5 {
 		t.Fatalf("first tensor: v[5] = %v, want 5", v[5])
 	}
@@ -53,7 +53,7 @@ func TestBufferPoolReusesClosedTensorsMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := uintptr(unsafe.Pointer(unsafe.SliceData(second.Bytes(0)))); got != addr {
+	if got := uintptr(unsafe.Pointer(unsafe.SliceData(second.UnsafeBytes(0)))); got != addr {
 		t.Errorf("second tensor at %#x, want the first one's memory %#x", got, addr)
 	}
 	if v, _ := second.Float32s(); v[5] != 6 || v[len(v)-1] != float32(1<<18) {
@@ -66,7 +66,7 @@ func TestBufferPoolReusesClosedTensorsMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := uintptr(unsafe.Pointer(unsafe.SliceData(third.Bytes(0)))); got == addr {
+	if got := uintptr(unsafe.Pointer(unsafe.SliceData(third.UnsafeBytes(0)))); got == addr {
 		t.Error("without a pool the third tensor reused pooled memory")
 	}
 	second.Close()
@@ -235,7 +235,7 @@ func TestReaderAlignments(t *testing.T) {
 			case err != nil:
 				t.Errorf("alignment %d (pooled %v): %v", align, pooled, err)
 			default:
-				b := x.Bytes(0)
+				b := x.UnsafeBytes(0)
 				if addr := uintptr(unsafe.Pointer(unsafe.SliceData(b))); addr%uintptr(align) != 0 || b[99] != 7 {
 					t.Errorf("alignment %d (pooled %v): buffer at %#x, last byte %d", align, pooled, addr, b[99])
 				}

@@ -327,16 +327,20 @@ func newWriter(op string, w io.Writer, l Limits) (*Writer, error) {
 // composite head ErrFormat. Nothing is written when the tensor is refused.
 func (w *Writer) WriteTensor(t *Tensor) error {
 	const op = "Writer.WriteTensor"
+	entered := false // t in use: Close waits until its chunks are written
 	err := w.write(op, func(p *C.HurrayStreamEncoder, count, total *C.uint64_t) error {
 		tp, err := t.arg(op)
 		if err != nil {
 			return err
 		}
+		entered = true // exit once write has written the payload
 		return call(op, func() C.HurrayStatus {
 			return C.hurray_stream_encoder_begin_tensor(p, tp, count, total)
 		})
 	})
-	runtime.KeepAlive(t)
+	if entered {
+		t.exit()
+	}
 	return err
 }
 
@@ -346,16 +350,20 @@ func (w *Writer) WriteTensor(t *Tensor) error {
 // also matches ErrClosed).
 func (w *Writer) WriteItem(it *Item) error {
 	const op = "Writer.WriteItem"
+	entered := false // it in use: Close waits until its chunks are written
 	err := w.write(op, func(p *C.HurrayStreamEncoder, count, total *C.uint64_t) error {
 		ip, err := it.arg(op)
 		if err != nil {
 			return err
 		}
+		entered = true // exit once write has written the payload
 		return call(op, func() C.HurrayStatus {
 			return C.hurray_stream_encoder_begin_item(p, ip, count, total)
 		})
 	})
-	runtime.KeepAlive(it)
+	if entered {
+		it.exit()
+	}
 	return err
 }
 

@@ -97,6 +97,31 @@ const (
 	Group     CompositionRule = 0x03 // independent tensors under one head
 )
 
+// The status codes of the C ABI (HURRAY_OK, HURRAY_ERR_*): 0 for success,
+// negative for an error; stable once published.
+const (
+	StatusOK               Status = 0    // HURRAY_OK: success
+	StatusNullPointer      Status = -1   // HURRAY_ERR_NULL_POINTER: a required pointer argument was NULL
+	StatusInvalidArgument  Status = -2   // HURRAY_ERR_INVALID_ARGUMENT: an argument is out of its documented range
+	StatusABIVersion       Status = -3   // HURRAY_ERR_ABI_VERSION: the ABI version of a handle or caller differs
+	StatusOutOfRange       Status = -4   // HURRAY_ERR_OUT_OF_RANGE: an index is past the end of a list
+	StatusBufferTooSmall   Status = -5   // HURRAY_ERR_BUFFER_TOO_SMALL: a caller-supplied output buffer is too small
+	StatusNotApplicable    Status = -6   // HURRAY_ERR_NOT_APPLICABLE: the accessor does not apply (layout, absent section)
+	StatusDoubleDestroy    Status = -7   // HURRAY_ERR_DOUBLE_DESTROY: a handle was destroyed twice
+	StatusState            Status = -8   // HURRAY_ERR_STATE: the object's state does not allow the call
+	StatusNotFound         Status = -9   // HURRAY_ERR_NOT_FOUND: a name or key was not found
+	StatusDescriptor       Status = -20  // HURRAY_ERR_DESCRIPTOR: a descriptor did not decode or validate
+	StatusBufferMismatch   Status = -21  // HURRAY_ERR_BUFFER_MISMATCH: the buffers do not match the buffer table
+	StatusInvalidSyncMode  Status = -22  // HURRAY_ERR_INVALID_SYNC_MODE: sync_mode is reserved or invalid
+	StatusSyncModeMismatch Status = -23  // HURRAY_ERR_SYNC_MODE_MISMATCH: the sync payload does not match sync_mode
+	StatusFormat           Status = -24  // HURRAY_ERR_FORMAT: a stream or file rule was broken
+	StatusTruncated        Status = -25  // HURRAY_ERR_TRUNCATED: input ended early
+	StatusLimit            Status = -26  // HURRAY_ERR_LIMIT: a configured limit was exceeded
+	StatusIO               Status = -40  // HURRAY_ERR_IO: the operating system reported an I/O error
+	StatusFileNotFound     Status = -41  // HURRAY_ERR_FILE_NOT_FOUND: a file does not exist
+	StatusInternalPanic    Status = -100 // HURRAY_ERR_INTERNAL_PANIC: the library panicked (a bug)
+)
+
 // dtypeInfo holds each element type's spec name and bits per element.
 var dtypeInfo = map[DType]struct {
 	name string

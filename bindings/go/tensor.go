@@ -7,7 +7,6 @@ import "C"
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"unsafe"
 )
 
@@ -20,27 +19,24 @@ import (
 // released by a cleanup (runtime.AddCleanup) as a safety net, at an unpredictable
 // time.
 //
-// Views returned by [Tensor.Bytes], [Tensor.Float32s] (and the other typed
-// views), [Values] and [View] alias the tensor's buffers without copying. Views of
-// a tensor read by a [Reader] without a pool, or made from Go memory, are views of
-// Go memory and keep it alive by themselves. Views of other tensors (from a [File],
-// a pooled Reader, or C) are valid until the tensor is closed, and they do NOT keep
-// the tensor alive: a Tensor that becomes unreachable is released by its cleanup
-// even while such a view is still in use, and the view then reads freed memory.
-// Keep the Tensor reachable while you use such a view — call runtime.KeepAlive(t)
-// after the view's last use, or Close t explicitly once you are done with the view
-// (see the package documentation).
+// Its data is read three ways (see "Views" in the package documentation):
+// copies ([Tensor.Float32s] and the other typed accessors, [Tensor.Bytes],
+// [Values], [BufferValues], [Tensor.Bools]), which are ordinary Go memory; scoped
+// zero-copy views ([Tensor.WithFloat32s], [Tensor.WithBytes], [WithValues],
+// [WithBufferValues]), valid inside the callback, during which Close waits; and
+// zero-copy views whose names say Unsafe ([Tensor.UnsafeBytes], [UnsafeValues],
+// [UnsafeBufferValues]), which the caller must keep within the tensor's life.
 //
-// A Tensor is used by one goroutine at a time; it may be handed to another
-// goroutine, and closed from another goroutine once no one uses it.
+// Every method may be called from several goroutines at once, and Close may be
+// called from any goroutine at any time: a call in progress keeps the tensor's
+// memory alive until it returns, and calls that start after Close see a closed
+// tensor.
 type Tensor struct {
-	mu      sync.Mutex
-	ptr     *C.HurrayTensor     // nil once closed, detached or moved into an Item
+	life    lifetime            // an owned tensor's; a borrowed one lives by its root item's
+	ptr     *C.HurrayTensor     // set once; not used once the lifetime ended
 	desc    *C.HurrayDescriptor // borrowed from ptr
 	parent  *Item               // non-nil: the tensor is borrowed from this item, which owns it
-	cleanup runtime.Cleanup
-	managed bool   // the Tensor owns ptr (a cleanup is registered)
-	gone    string // why ptr is nil: "is closed", "was moved into an item by NewItem", ...
+	cleanup runtime.Cleanup     // owned tensors: destroys ptr when t is collected unclosed
 	dbg     *viewDebug
 }
 
@@ -51,7 +47,6 @@ func newTensor(p *C.HurrayTensor) *Tensor {
 	t := &Tensor{ptr: p}
 	must("hurray_tensor_descriptor", C.hurray_tensor_descriptor(p, &t.desc))
 	t.cleanup, t.dbg = addTensorCleanup(t, p)
-	t.managed = true
 	return t
 }
 
@@ -72,6 +67,9 @@ func borrowedTensor(p *C.HurrayTensor, parent *Item) *Tensor {
 // and every handle sharing the memory are gone; [OnRelease] runs code then. Do
 // not modify the memory while the tensor lives.
 func NewTensor(d Descriptor, buffers [][]byte, opts ...Option) (*Tensor, error) {
+	if _, set := optionDType(opts); set {
+		return nil, invalidArg("NewTensor", "AsDType applies to NewDense; a Descriptor names its element type")
+	}
 	return newGoTensor("NewTensor", d, buffers, opts)
 }
 
@@ -140,20 +138,64 @@ func newGoTensor(op string, d Descriptor, buffers [][]byte, opts []Option) (*Ten
 	return t, nil
 }
 
-// NewDense makes a row-major CPU tensor over data without copying it. shape
-// defaults to [len(data)]; otherwise its product must be len(data). data must be
-// 64-byte aligned (allocate it with [Make]) and must not be modified while the
-// tensor lives.
-func NewDense[T Element](data []T, shape []uint64, opts ...Option) (*Tensor, error) {
+// Dense is a Go type [NewDense] takes elements in: an [Element], or bool.
+type Dense interface{ Element | bool }
+
+// NewDense makes a row-major CPU tensor of data. shape defaults to [len(data)];
+// otherwise its product must be len(data).
+//
+// For an [Element] type, data is wrapped without copying: it must be 64-byte
+// aligned (allocate it with [Make]) and must not be modified while the tensor
+// lives. The element type is T's (float32 gives Float32), or the one an [AsDType]
+// option names, which must be as wide as T: []uint16 holding the bits of float16
+// or bfloat16 values (see [Float32ToFloat16] and [Float32ToBFloat16]) with
+// AsDType(Float16) or AsDType(BFloat16), []uint8 holding float8 codes, ...
+//
+// A []bool gives a Bool tensor: the format packs booleans 8 per byte (LSB first),
+// so NewDense packs data into new memory (a copy; data may be reused at once).
+//
+//	data := hurray.Make[float32](6)
+//	t, err := hurray.NewDense(data, []uint64{2, 3}) // float32 [2 3], no copy
+//
+//	bits := hurray.Float32sToFloat16s([]float32{1, 0.1, -2})
+//	h, err := hurray.NewDense(bits, nil, hurray.AsDType(hurray.Float16)) // float16 [3]
+//
+//	b, err := hurray.NewDense([]bool{true, false, true}, nil) // bool [3], packed
+func NewDense[T Dense](data []T, shape []uint64, opts ...Option) (*Tensor, error) {
+	const op = "NewDense"
 	if shape == nil {
 		shape = []uint64{uint64(len(data))}
 	}
-	const op = "NewDense"
-	d, err := denseDescriptor(op, dtypeOf[T](), shape)
+	if n, ok := numElements(shape); !ok || n != uint64(len(data)) {
+		return nil, invalidArg(op, "shape %v does not hold the %d elements given", shape, len(data))
+	}
+	var dt DType
+	var buf []byte
+	if bools, ok := any(data).([]bool); ok {
+		dt, buf = Bool, packBools(bools)
+	} else {
+		dt, buf = dtypeOf[T](), bytesOf(data)
+	}
+	if as, set := optionDType(opts); set {
+		if as.Bits() != dt.Bits() || dt == Bool {
+			return nil, invalidArg(op, "AsDType(%s) needs elements of %d bits, not %T", as, as.Bits(), data)
+		}
+		dt = as
+	}
+	d, err := denseDescriptor(op, dt, shape)
 	if err != nil {
 		return nil, err
 	}
-	return newGoTensor(op, d, [][]byte{AsBytes(data)}, opts)
+	return newGoTensor(op, d, [][]byte{buf}, opts)
+}
+
+// bytesOf is AsBytes for a Dense slice that is not []bool.
+func bytesOf[T Dense](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
 }
 
 // TensorFromC takes ownership of a HurrayTensor* made by C code (any build of the
@@ -175,112 +217,137 @@ func TensorFromC(handle unsafe.Pointer) (*Tensor, error) {
 
 // Detach gives up ownership of the tensor's HurrayTensor* and returns it, for C
 // code that will destroy it (hurray_tensor_destroy, from any thread). The Tensor
-// is closed afterwards. A tensor borrowed from an [Item] cannot be detached.
+// is closed afterwards. A tensor borrowed from an [Item] cannot be detached, nor
+// one that another goroutine is using (ErrState).
 func (t *Tensor) Detach() (unsafe.Pointer, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	const op = "Tensor.Detach"
-	if why := t.closed(); why != "" {
-		return nil, errClosed(op, why)
-	}
 	if t.parent != nil {
+		if why := t.closed(); why != "" {
+			return nil, errClosed(op, why)
+		}
 		return nil, invalidArg(op, "the tensor belongs to an item; only a tensor that owns its handle can be detached")
 	}
-	p := t.ptr
-	t.forget("was detached")
-	return unsafe.Pointer(p), nil
+	if err := t.move(op, "was detached", false); err != nil {
+		return nil, err
+	}
+	t.cleanup.Stop()
+	return unsafe.Pointer(t.ptr), nil
 }
 
-// forget drops the Tensor's claim on its handle without destroying it, recording
-// why (for the errors and panics of later calls). t.mu held.
-func (t *Tensor) forget(why string) {
-	if t.managed {
-		t.cleanup.Stop()
-		t.managed = false
+// move ends an owned tensor's lifetime without destroying its handle (it moves
+// into an item, or out to C), recording why; an error when the tensor is closed
+// (matching ErrClosed; an ErrInvalidArgument when it is op's argument) or in use
+// by another goroutine (ErrState). Once the move succeeded the caller stops the
+// cleanup; if it failed (the library took nothing), t.life.unmove() reopens t.
+func (t *Tensor) move(op, why string, isArg bool) error {
+	gone, busy := t.life.move(why)
+	switch {
+	case busy:
+		return &Error{Status: StatusState, Op: op, Message: "the tensor is in use by another goroutine"}
+	case gone != "" && isArg:
+		return errClosedArg(op, "the tensor "+gone)
+	case gone != "":
+		return errClosed(op, "the tensor "+gone)
 	}
-	t.ptr, t.desc = nil, nil
-	t.gone = why
+	return nil
 }
 
 // closed says why t cannot be used — "the tensor is closed", "the tensor was moved
 // into an item by NewItem", ... — or returns "" when it can.
 func (t *Tensor) closed() string {
-	if t.parent != nil && t.parent.root.ptr == nil {
-		return "the tensor belongs to an item that " + t.parent.root.goneWhy()
-	}
-	if t.ptr == nil {
-		if t.gone == "" {
-			return "the tensor is closed"
+	if t.parent != nil {
+		if why := t.parent.root.life.why(); why != "" {
+			return "the tensor belongs to an item that " + why
 		}
-		return "the tensor " + t.gone
+		return ""
+	}
+	if why := t.life.why(); why != "" {
+		return "the tensor " + why
 	}
 	return ""
 }
 
-// Close releases the tensor (its descriptor, buffers and owner; memory shared with
-// other handles lives on until they are gone too). It is idempotent and safe to
-// call from any goroutine once no one uses the tensor. Close does nothing on a
-// tensor borrowed from an [Item]: the item owns its memory (close the item).
-func (t *Tensor) Close() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.ptr == nil || t.parent != nil {
-		return nil // closed already, or borrowed: the item owns the memory
+// enter starts a use of t's handle (see lifetime): until the matching exit, no
+// Close releases it. It returns why t cannot be used instead, starting nothing.
+func (t *Tensor) enter() string {
+	if t.parent != nil {
+		if why := t.parent.root.life.enter(); why != "" {
+			return "the tensor belongs to an item that " + why
+		}
+	} else if why := t.life.enter(); why != "" {
+		return "the tensor " + why
 	}
-	p, owned := t.ptr, t.managed
-	t.forget("is closed")
-	if !owned {
-		return nil
-	}
-	return call("Tensor.Close", func() C.HurrayStatus { return C.hurray_tensor_destroy(&p) })
+	maybeGC()
+	return ""
 }
 
-// handle returns the live C tensor or panics on a closed one (for accessors that
-// have no error result).
-func (t *Tensor) handle() *C.HurrayTensor {
-	if why := t.closed(); why != "" {
+// exit ends a use started by enter. It also keeps t reachable until then, so no
+// cleanup can release the handle during the use.
+func (t *Tensor) exit() {
+	if t.parent != nil {
+		t.parent.root.life.exit()
+	} else {
+		t.life.exit()
+	}
+}
+
+// Close releases the tensor (its descriptor, buffers and owner; memory shared with
+// other handles lives on until they are gone too). It is idempotent and may be
+// called from any goroutine at any time: calls in progress on the tensor (a scoped
+// view's callback included) finish first, the release happening when the last one
+// returns, and later calls see a closed tensor. Close does nothing on a tensor
+// borrowed from an [Item]: the item owns its memory (close the item).
+func (t *Tensor) Close() error {
+	if t.parent != nil {
+		return nil // borrowed: the item owns the memory
+	}
+	p := t.ptr
+	ended, err := t.life.end("is closed", func() error {
+		return call("Tensor.Close", func() C.HurrayStatus { return C.hurray_tensor_destroy(&p) })
+	})
+	if ended {
+		t.cleanup.Stop()
+	}
+	return err
+}
+
+// use starts a use of t's handle or panics on a closed tensor (for accessors that
+// have no error result); the caller defers t.exit().
+func (t *Tensor) use() {
+	if why := t.enter(); why != "" {
 		panic(closedPanic(why))
 	}
-	maybeGC()
-	return t.ptr
 }
 
-// live returns the live C tensor, or an error wrapping ErrClosed (for op called on
-// t as its receiver).
-func (t *Tensor) live(op string) (*C.HurrayTensor, error) {
+// live starts a use of t's handle, or returns an error wrapping ErrClosed (for op
+// called on t as its receiver); on success the caller defers t.exit().
+func (t *Tensor) live(op string) error {
 	if t == nil {
-		return nil, invalidArg(op, "nil *Tensor")
+		return invalidArg(op, "nil *Tensor")
 	}
-	if why := t.closed(); why != "" {
-		return nil, errClosed(op, why)
+	if why := t.enter(); why != "" {
+		return errClosed(op, why)
 	}
-	maybeGC()
-	return t.ptr, nil
+	return nil
 }
 
-// arg returns the live C tensor of t given to op as an argument, or an
-// ErrInvalidArgument error (that also matches ErrClosed when t is closed).
+// arg starts a use of the handle of t given to op as an argument and returns it,
+// or an ErrInvalidArgument error (that also matches ErrClosed when t is closed);
+// on success the caller calls t.exit() once the library is done with the handle.
 func (t *Tensor) arg(op string) (*C.HurrayTensor, error) {
 	if t == nil {
 		return nil, invalidArg(op, "nil *Tensor")
 	}
-	if why := t.closed(); why != "" {
+	if why := t.enter(); why != "" {
 		return nil, errClosedArg(op, why)
 	}
-	maybeGC()
 	return t.ptr, nil
 }
 
-// descriptor returns the live borrowed C descriptor or panics on a closed tensor.
-func (t *Tensor) descriptor() *C.HurrayDescriptor {
-	t.handle()
-	return t.desc
-}
-
 func (t *Tensor) header() C.HurrayDescriptorHeader {
-	h := withView(t.descriptor(), func(v *C.HurrayDescriptorView) C.HurrayDescriptorHeader { return v.header })
-	runtime.KeepAlive(t)
-	return h
+	t.use()
+	defer t.exit()
+	return withView(t.desc, func(v *C.HurrayDescriptorView) C.HurrayDescriptorHeader { return v.header })
 }
 
 // DType is the element type.
@@ -302,20 +369,22 @@ func (t *Tensor) NumBuffers() int { return int(t.header().buffer_count) }
 // Shape returns the dimensions, slowest-varying first; DimDynamic marks a dynamic
 // one.
 func (t *Tensor) Shape() []uint64 {
-	shape := withView(t.descriptor(), func(v *C.HurrayDescriptorView) []uint64 {
+	t.use()
+	defer t.exit()
+	return withView(t.desc, func(v *C.HurrayDescriptorView) []uint64 {
 		shape := make([]uint64, int(v.header.rank))
 		copy(shape, cSlice[uint64](v.shape, len(shape)))
 		return shape
 	})
-	runtime.KeepAlive(t)
-	return shape
 }
 
 // NumElements is the product of the shape (1 for a scalar), or false when a
 // dimension is dynamic or the product overflows.
-func (t *Tensor) NumElements() (uint64, bool) {
+func (t *Tensor) NumElements() (uint64, bool) { return numElements(t.Shape()) }
+
+func numElements(shape []uint64) (uint64, bool) {
 	n := uint64(1)
-	for _, s := range t.Shape() {
+	for _, s := range shape {
 		if s == DimDynamic {
 			return 0, false
 		}
@@ -329,27 +398,29 @@ func (t *Tensor) NumElements() (uint64, bool) {
 
 // Descriptor returns the whole descriptor as a Go value (a copy).
 func (t *Tensor) Descriptor() Descriptor {
-	d := readDescriptor(t.descriptor())
-	runtime.KeepAlive(t)
-	return d
+	t.use()
+	defer t.exit()
+	return readDescriptor(t.desc)
 }
 
 // DescriptorBytes returns the descriptor's canonical encoding (a copy).
 func (t *Tensor) DescriptorBytes() []byte {
-	b := encodeDescriptor(t.descriptor())
-	runtime.KeepAlive(t)
-	return b
+	t.use()
+	defer t.exit()
+	return encodeDescriptor(t.desc)
 }
 
 // Buffer returns entry i of the buffer table (size and placement). It panics when
 // i is out of range.
 func (t *Tensor) Buffer(i int) BufferEntry {
-	if i < 0 || i >= t.NumBuffers() {
-		panic(fmt.Sprintf("hurray: buffer index %d out of range [0, %d)", i, t.NumBuffers()))
-	}
-	e := withView(t.descriptor(), func(v *C.HurrayDescriptorView) BufferEntry { return bufferEntry(v, i) })
-	runtime.KeepAlive(t)
-	return e
+	t.use()
+	defer t.exit()
+	return withView(t.desc, func(v *C.HurrayDescriptorView) BufferEntry {
+		if n := int(v.header.buffer_count); i < 0 || i >= n {
+			panic(fmt.Sprintf("hurray: buffer index %d out of range [0, %d)", i, n))
+		}
+		return bufferEntry(v, i)
+	})
 }
 
 // Device is where the tensor's data lives: the device of buffer 0 (CPU for a
@@ -370,164 +441,12 @@ func (t *Tensor) Shard() *Shard { return t.Descriptor().Shard }
 // Statistics returns the statistics section, or nil.
 func (t *Tensor) Statistics() *Statistics { return t.Descriptor().Statistics }
 
-// Bytes returns buffer i's bytes without copying: valid until the tensor is
-// closed, and only while the Tensor is reachable (see the Tensor doc). It panics
-// when the tensor is closed or i is out of range. The bytes of a buffer that is not
-// in CPU memory must not be read.
-func (t *Tensor) Bytes(i int) []byte {
-	t.handle() // panics on a closed tensor
-	b, err := t.bytes("Tensor.Bytes", i)
-	if err != nil {
-		panic(err.Error())
-	}
-	return b
-}
-
-// bytes is Bytes returning an error (wrapping ErrClosed on a closed tensor,
-// ErrOutOfRange for a bad index) instead of panicking.
-func (t *Tensor) bytes(op string, i int) ([]byte, error) {
-	p, err := t.live(op)
-	if err != nil {
-		return nil, err
-	}
-	defer runtime.KeepAlive(t)
-	var data unsafe.Pointer
-	var size C.uint64_t
-	if i < 0 || C.hurray_tensor_buffer_data(p, C.uint64_t(i), &data, &size) != C.HURRAY_OK {
-		return nil, &Error{Status: StatusOutOfRange, Op: op,
-			Message: fmt.Sprintf("buffer index %d out of range [0, %d)", i, t.header().buffer_count)}
-	}
-	t.dbg.viewed()
-	if size == 0 || data == nil {
-		return []byte{}, nil
-	}
-	return unsafe.Slice((*byte)(data), int(size)), nil
-}
-
-// View returns buffer i as a slice of T without copying (any buffer: index
-// buffers of sparse layouts are []uint64, for instance). Its size must be a
-// multiple of T's size and its address aligned for T. Valid until the tensor is
-// closed, and only while the Tensor is reachable (see the Tensor doc). A closed
-// tensor gives an error wrapping ErrClosed, an index out of range ErrOutOfRange.
-func View[T Element](t *Tensor, i int) ([]T, error) { return viewOf[T]("View", t, i) }
-
-func viewOf[T Element](op string, t *Tensor, i int) ([]T, error) {
-	b, err := t.bytes(op, i)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.interpretable(op); err != nil {
-		return nil, err
-	}
-	var z T
-	size := int(unsafe.Sizeof(z))
-	if len(b)%size != 0 {
-		return nil, invalidArg(op, "buffer %d holds %d bytes, not a multiple of %d", i, len(b), size)
-	}
-	if len(b) == 0 {
-		return []T{}, nil
-	}
-	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(z) != 0 {
-		return nil, invalidArg(op, "buffer %d is not aligned for %T", i, z)
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size), nil
-}
-
-// interpretable refuses typed views of a tensor whose layout this build keeps
-// opaque: a private extension layout (0xF0..0xFE) or an unknown tag kept by a
-// permissive open. Its buffers have no meaning here (layouts.md §3: a permissive
-// reader never interprets them); Bytes still gives the raw bytes to pass on.
-func (t *Tensor) interpretable(op string) error {
-	l := t.Layout()
-	if _, known := layoutNames[uint8(l)]; known {
-		return nil
-	}
-	return &Error{Status: StatusNotApplicable, Op: op,
-		Message: fmt.Sprintf("layout %s is opaque to this library: its buffers cannot be viewed as values (use Bytes for the raw bytes)", l)}
-}
-
-// Values returns the tensor's values (buffer 0, which holds the elements in every
-// layout but a composite head) as a []T without copying, after checking that T
-// matches the element type. Element [0, ..., 0] of a dense layout is at
-// ByteOffset. Valid until the tensor is closed, and only while the Tensor is
-// reachable (see the Tensor doc). A closed tensor gives an error wrapping
-// ErrClosed.
-func Values[T Element](t *Tensor) ([]T, error) { return values[T]("Values", t) }
-
-func values[T Element](op string, t *Tensor) ([]T, error) {
-	if _, err := t.live(op); err != nil {
-		return nil, err
-	}
-	want := dtypeOf[T]()
-	type head struct {
-		dtype DType
-		n     int
-		dev   Device
-	}
-	h := withView(t.desc, func(v *C.HurrayDescriptorView) head {
-		h := head{dtype: DType(v.header.type_tag), n: int(v.header.buffer_count)}
-		if h.n > 0 {
-			h.dev = bufferEntry(v, 0).Device
-		}
-		return h
-	})
-	runtime.KeepAlive(t)
-	if h.dtype != want {
-		return nil, invalidArg(op, "tensor holds %s, not %s", h.dtype, want)
-	}
-	if h.n == 0 {
-		return nil, &Error{Status: StatusNotApplicable, Op: op, Message: "the tensor has no buffers"}
-	}
-	if dev := h.dev; dev != CPU {
-		return nil, &Error{Status: StatusNotApplicable, Op: op,
-			Message: fmt.Sprintf("buffer 0 lives on %s, not in CPU memory", dev)}
-	}
-	return viewOf[T](op, t, 0)
-}
-
-// Float32s returns the float32 values without copying (see [Values]).
-func (t *Tensor) Float32s() ([]float32, error) { return values[float32]("Tensor.Float32s", t) }
-
-// Float64s returns the float64 values without copying (see [Values]).
-func (t *Tensor) Float64s() ([]float64, error) { return values[float64]("Tensor.Float64s", t) }
-
-// Int8s returns the int8 values without copying (see [Values]).
-func (t *Tensor) Int8s() ([]int8, error) { return values[int8]("Tensor.Int8s", t) }
-
-// Uint8s returns the uint8 values without copying (see [Values]).
-func (t *Tensor) Uint8s() ([]uint8, error) { return values[uint8]("Tensor.Uint8s", t) }
-
-// Int16s returns the int16 values without copying (see [Values]).
-func (t *Tensor) Int16s() ([]int16, error) { return values[int16]("Tensor.Int16s", t) }
-
-// Uint16s returns the uint16 values without copying (see [Values]).
-func (t *Tensor) Uint16s() ([]uint16, error) { return values[uint16]("Tensor.Uint16s", t) }
-
-// Int32s returns the int32 values without copying (see [Values]).
-func (t *Tensor) Int32s() ([]int32, error) { return values[int32]("Tensor.Int32s", t) }
-
-// Uint32s returns the uint32 values without copying (see [Values]).
-func (t *Tensor) Uint32s() ([]uint32, error) { return values[uint32]("Tensor.Uint32s", t) }
-
-// Int64s returns the int64 values without copying (see [Values]).
-func (t *Tensor) Int64s() ([]int64, error) { return values[int64]("Tensor.Int64s", t) }
-
-// Uint64s returns the uint64 values without copying (see [Values]).
-func (t *Tensor) Uint64s() ([]uint64, error) { return values[uint64]("Tensor.Uint64s", t) }
-
-// Complex64s returns the complex64 values without copying (see [Values]).
-func (t *Tensor) Complex64s() ([]complex64, error) { return values[complex64]("Tensor.Complex64s", t) }
-
-// Complex128s returns the complex128 values without copying (see [Values]).
-func (t *Tensor) Complex128s() ([]complex128, error) {
-	return values[complex128]("Tensor.Complex128s", t)
-}
-
 // String summarises the tensor, e.g. "Tensor(float32[2 3] row_major)", or
 // "Tensor(closed)".
 func (t *Tensor) String() string {
-	if t.closed() != "" {
+	if t.enter() != "" {
 		return "Tensor(closed)"
 	}
-	return "Tensor(" + t.Descriptor().String() + ")"
+	defer t.exit()
+	return "Tensor(" + readDescriptor(t.desc).String() + ")"
 }

@@ -32,11 +32,11 @@ func destroyTensorOnCThread(handle unsafe.Pointer) Status {
 // destroyItemOnCThread takes it's handle (it is closed afterwards) and destroys it
 // on a new C thread.
 func destroyItemOnCThread(it *Item) Status {
-	it.mu.Lock()
-	p := it.ptr
-	it.forget("is closed")
-	it.mu.Unlock()
-	return Status(C.hurray_go_destroy_item_on_c_thread(p))
+	if err := it.move("destroyItemOnCThread", "is closed"); err != nil {
+		panic(err)
+	}
+	it.cleanup.Stop()
+	return Status(C.hurray_go_destroy_item_on_c_thread(it.ptr))
 }
 
 // noopCgoCall is an empty cgo call: the baseline of the per-call cost benchmark.

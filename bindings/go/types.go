@@ -87,10 +87,10 @@ type TileOrder uint8
 
 // The tile orders.
 const (
-	TileRowMajor    TileOrder = C.HURRAY_TILE_ORDER_ROW_MAJOR
-	TileColumnMajor TileOrder = C.HURRAY_TILE_ORDER_COLUMN_MAJOR
-	TileStrided     TileOrder = C.HURRAY_TILE_ORDER_STRIDED
-	TileNested      TileOrder = C.HURRAY_TILE_ORDER_TILED // inner order only: the next level follows
+	TileRowMajor    TileOrder = 1 // HURRAY_TILE_ORDER_ROW_MAJOR
+	TileColumnMajor TileOrder = 2 // HURRAY_TILE_ORDER_COLUMN_MAJOR
+	TileStrided     TileOrder = 3 // HURRAY_TILE_ORDER_STRIDED
+	TileNested      TileOrder = 4 // HURRAY_TILE_ORDER_TILED: inner order only: the next level follows
 )
 
 // Scheme is a quantization scheme tag (HURRAY_SCHEME_*); 0xF0..0xFE are private.
@@ -106,9 +106,9 @@ type ScaleType uint8
 
 // The scale types.
 const (
-	ScaleF16  ScaleType = C.HURRAY_SCALE_TYPE_F16
-	ScaleBF16 ScaleType = C.HURRAY_SCALE_TYPE_BF16
-	ScaleF32  ScaleType = C.HURRAY_SCALE_TYPE_F32
+	ScaleF16  ScaleType = 1 // HURRAY_SCALE_TYPE_F16
+	ScaleBF16 ScaleType = 2 // HURRAY_SCALE_TYPE_BF16
+	ScaleF32  ScaleType = 3 // HURRAY_SCALE_TYPE_F32
 )
 
 // CompositionRule says how a composite's members make up its head (HURRAY_COMPOSITION_*).
@@ -124,9 +124,9 @@ type CombineOp uint8
 
 // The combine operations.
 const (
-	CombineNone    CombineOp = C.HURRAY_COMBINE_NONE
-	CombineReplace CombineOp = C.HURRAY_COMBINE_REPLACE
-	CombineAdd     CombineOp = C.HURRAY_COMBINE_ADD
+	CombineNone    CombineOp = 0 // HURRAY_COMBINE_NONE
+	CombineReplace CombineOp = 1 // HURRAY_COMBINE_REPLACE
+	CombineAdd     CombineOp = 2 // HURRAY_COMBINE_ADD
 )
 
 // MemberRole is the role of an overlay member (the composite-member section).
@@ -145,9 +145,34 @@ type KVRole uint8
 
 // The KV roles.
 const (
-	KVKey   KVRole = C.HURRAY_KV_ROLE_KEY
-	KVValue KVRole = C.HURRAY_KV_ROLE_VALUE
-	KVFused KVRole = C.HURRAY_KV_ROLE_FUSED
+	KVKey   KVRole = 0 // HURRAY_KV_ROLE_KEY
+	KVValue KVRole = 1 // HURRAY_KV_ROLE_VALUE
+	KVFused KVRole = 2 // HURRAY_KV_ROLE_FUSED
+)
+
+// The constants above are Go literals so that go doc shows their values; these
+// compile only while each equals its C constant (an index out of [0, 1) does not
+// compile).
+var (
+	_ = [1]struct{}{}[ScaleF16-C.HURRAY_SCALE_TYPE_F16]
+	_ = [1]struct{}{}[ScaleBF16-C.HURRAY_SCALE_TYPE_BF16]
+	_ = [1]struct{}{}[ScaleF32-C.HURRAY_SCALE_TYPE_F32]
+	_ = [1]struct{}{}[CombineNone-C.HURRAY_COMBINE_NONE]
+	_ = [1]struct{}{}[CombineReplace-C.HURRAY_COMBINE_REPLACE]
+	_ = [1]struct{}{}[CombineAdd-C.HURRAY_COMBINE_ADD]
+	_ = [1]struct{}{}[KVKey-C.HURRAY_KV_ROLE_KEY]
+	_ = [1]struct{}{}[KVValue-C.HURRAY_KV_ROLE_VALUE]
+	_ = [1]struct{}{}[KVFused-C.HURRAY_KV_ROLE_FUSED]
+	_ = [1]struct{}{}[TileRowMajor-C.HURRAY_TILE_ORDER_ROW_MAJOR]
+	_ = [1]struct{}{}[TileColumnMajor-C.HURRAY_TILE_ORDER_COLUMN_MAJOR]
+	_ = [1]struct{}{}[TileStrided-C.HURRAY_TILE_ORDER_STRIDED]
+	_ = [1]struct{}{}[TileNested-C.HURRAY_TILE_ORDER_TILED]
+	_ = [1]struct{}{}[StatNNZ-C.HURRAY_STAT_NNZ_VALID]
+	_ = [1]struct{}{}[StatSparsity-C.HURRAY_STAT_SPARSITY_VALID]
+	_ = [1]struct{}{}[StatValueRange-C.HURRAY_STAT_VALUE_RANGE_VALID]
+	_ = [1]struct{}{}[StatValueStats-C.HURRAY_STAT_VALUE_STATS_VALID]
+	_ = [1]struct{}{}[StatNMSparsity-C.HURRAY_STAT_NM_SPARSITY_VALID]
+	_ = [1]struct{}{}[StatNaNInf-C.HURRAY_STAT_NAN_INF_VALID]
 )
 
 // LayerIndexNone is the block-paged layer_index meaning "not tied to a layer".
@@ -158,10 +183,10 @@ type StatMask uint32
 
 // The statistics validity bits.
 const (
-	StatNNZ        StatMask = C.HURRAY_STAT_NNZ_VALID
-	StatSparsity   StatMask = C.HURRAY_STAT_SPARSITY_VALID
-	StatValueRange StatMask = C.HURRAY_STAT_VALUE_RANGE_VALID
-	StatValueStats StatMask = C.HURRAY_STAT_VALUE_STATS_VALID
-	StatNMSparsity StatMask = C.HURRAY_STAT_NM_SPARSITY_VALID
-	StatNaNInf     StatMask = C.HURRAY_STAT_NAN_INF_VALID
+	StatNNZ        StatMask = 1  // HURRAY_STAT_NNZ_VALID
+	StatSparsity   StatMask = 2  // HURRAY_STAT_SPARSITY_VALID
+	StatValueRange StatMask = 4  // HURRAY_STAT_VALUE_RANGE_VALID
+	StatValueStats StatMask = 8  // HURRAY_STAT_VALUE_STATS_VALID
+	StatNMSparsity StatMask = 16 // HURRAY_STAT_NM_SPARSITY_VALID
+	StatNaNInf     StatMask = 32 // HURRAY_STAT_NAN_INF_VALID
 )

@@ -218,6 +218,26 @@ pub(crate) unsafe fn str_in<'a>(p: *const c_char, arg: &str) -> FfiResult<&'a st
     })
 }
 
+/// A required string argument given as `len` bytes of UTF-8 at `p` (no NUL
+/// terminator; NUL bytes are characters like any other): how names and keys that
+/// hold NUL bytes, which the format allows, cross the C ABI.
+///
+/// # Safety
+/// `p` NULL or valid for `len` reads for the lifetime `'a`.
+pub(crate) unsafe fn str_n_in<'a>(p: *const c_char, len: u64, arg: &str) -> FfiResult<&'a str> {
+    if p.is_null() {
+        return Err(FfiError::null(arg));
+    }
+    // SAFETY: non-null and valid for len reads per the caller.
+    let b = unsafe { slice_in(p.cast::<u8>(), len, arg)? };
+    std::str::from_utf8(b).map_err(|e| {
+        FfiError::new(
+            HURRAY_ERR_INVALID_ARGUMENT,
+            format!("`{arg}` is not valid UTF-8 ({e})"),
+        )
+    })
+}
+
 /// A required NUL-terminated path argument (any bytes on Unix, UTF-8 elsewhere).
 ///
 /// # Safety
@@ -761,6 +781,34 @@ pub unsafe extern "C" fn hurray_file_reader_descriptor(
     })
 }
 
+/// `hurray_file_reader_descriptor` with `name` given as `name_len` bytes of UTF-8,
+/// not NUL-terminated: the way to a name that holds NUL bytes (the format allows
+/// them).
+///
+/// Errors and ownership: those of `hurray_file_reader_descriptor`.
+///
+/// # Safety
+/// `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_descriptor_n(
+    reader: *const HurrayFileReader,
+    name: *const c_char,
+    name_len: u64,
+    out: *mut *mut HurrayDescriptor,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        // SAFETY: forwarded.
+        let name = unsafe { str_n_in(name, name_len, "name")? };
+        need(out, "out")?;
+        let d = r.descriptor(name)?;
+        // SAFETY: checked non-null.
+        unsafe { put(out, "out", handle::into_raw(d)) }
+    })
+}
+
 /// The tensor named `name` (NUL-terminated): its descriptor and zero-copy views of
 /// its buffers in the mapping, each aligned as its descriptor declares. For a
 /// composite head this is the head alone (no buffers); see `hurray_file_reader_item`.
@@ -792,6 +840,33 @@ pub unsafe extern "C" fn hurray_file_reader_tensor(
     })
 }
 
+/// `hurray_file_reader_tensor` with `name` given as `name_len` bytes of UTF-8, not
+/// NUL-terminated: the way to a name that holds NUL bytes (the format allows them).
+///
+/// Errors and ownership: those of `hurray_file_reader_tensor`.
+///
+/// # Safety
+/// `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_tensor_n(
+    reader: *const HurrayFileReader,
+    name: *const c_char,
+    name_len: u64,
+    out: *mut *mut HurrayTensor,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        // SAFETY: forwarded.
+        let name = unsafe { str_n_in(name, name_len, "name")? };
+        need(out, "out")?;
+        let t = r.tensor(name)?;
+        // SAFETY: checked non-null.
+        unsafe { put(out, "out", handle::into_raw(t)) }
+    })
+}
+
 /// The item named `name` (NUL-terminated): a tensor, or, for a composite head, the
 /// whole composite with its members (nested). Like tensors, it outlives the reader.
 ///
@@ -813,6 +888,33 @@ pub unsafe extern "C" fn hurray_file_reader_item(
         let r = unsafe { handle::own(reader, "reader")? };
         // SAFETY: forwarded.
         let name = unsafe { str_in(name, "name")? };
+        need(out, "out")?;
+        let i = r.item(name)?;
+        // SAFETY: checked non-null.
+        unsafe { put(out, "out", handle::into_raw(i)) }
+    })
+}
+
+/// `hurray_file_reader_item` with `name` given as `name_len` bytes of UTF-8, not
+/// NUL-terminated: the way to a name that holds NUL bytes (the format allows them).
+///
+/// Errors and ownership: those of `hurray_file_reader_item`.
+///
+/// # Safety
+/// `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_item_n(
+    reader: *const HurrayFileReader,
+    name: *const c_char,
+    name_len: u64,
+    out: *mut *mut HurrayItem,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        // SAFETY: forwarded.
+        let name = unsafe { str_n_in(name, name_len, "name")? };
         need(out, "out")?;
         let i = r.item(name)?;
         // SAFETY: checked non-null.
@@ -918,6 +1020,33 @@ pub unsafe extern "C" fn hurray_file_reader_kv_check_whole(
         // SAFETY: forwarded.
         let r = unsafe { handle::own(reader, "reader")? };
         r.kv_check_whole(index)
+    })
+}
+
+/// `hurray_file_reader_kv_find` with `key` given as `key_len` bytes of UTF-8, not
+/// NUL-terminated: the way to a key that holds NUL bytes (the format allows them).
+///
+/// Errors and ownership: those of `hurray_file_reader_kv_find`.
+///
+/// # Safety
+/// `reader` NULL or live; `key` NULL or valid for `key_len` reads; `out_index` NULL
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_reader_kv_find_n(
+    reader: *const HurrayFileReader,
+    key: *const c_char,
+    key_len: u64,
+    out_index: *mut u64,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let r = unsafe { handle::own(reader, "reader")? };
+        // SAFETY: forwarded.
+        let key = unsafe { str_n_in(key, key_len, "key")? };
+        need(out_index, "out_index")?;
+        let i = r.kv_find(key).ok_or_else(|| not_found("KV key", key))?;
+        // SAFETY: checked non-null.
+        unsafe { put(out_index, "out_index", i) }
     })
 }
 
@@ -1220,6 +1349,33 @@ pub unsafe extern "C" fn hurray_file_writer_write_tensor(
     })
 }
 
+/// `hurray_file_writer_write_tensor` with `name` given as `name_len` bytes of
+/// UTF-8, not NUL-terminated: the way to write a name that holds NUL bytes (the
+/// format allows them).
+///
+/// Errors and ownership: those of `hurray_file_writer_write_tensor`.
+///
+/// # Safety
+/// `writer` NULL or live; `name` NULL or valid for `name_len` reads; `tensor` NULL
+/// or live.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_write_tensor_n(
+    writer: *mut HurrayFileWriter,
+    name: *const c_char,
+    name_len: u64,
+    tensor: *const HurrayTensor,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let w = unsafe { handle::own_mut(writer, "writer")? };
+        // SAFETY: forwarded.
+        let name = unsafe { str_n_in(name, name_len, "name")? };
+        // SAFETY: forwarded.
+        let t = unsafe { crate::foreign::io_tensor(tensor, "tensor")? };
+        w.write_io_tensor(name, &t)
+    })
+}
+
 /// Writes `item` under `name`: a tensor, or a composite whose head gets `name` and
 /// whose members get `name/0`, `name/1`, nested `name/1/0`, ... The whole composite is
 /// validated before any byte of it is written.
@@ -1243,6 +1399,33 @@ pub unsafe extern "C" fn hurray_file_writer_write_item(
         let w = unsafe { handle::own_mut(writer, "writer")? };
         // SAFETY: forwarded.
         let name = unsafe { str_in(name, "name")? };
+        // SAFETY: forwarded.
+        let i = unsafe { handle::own(item, "item")? };
+        w.write_item(name, i)
+    })
+}
+
+/// `hurray_file_writer_write_item` with `name` given as `name_len` bytes of UTF-8,
+/// not NUL-terminated: the way to write a name that holds NUL bytes (the format
+/// allows them).
+///
+/// Errors and ownership: those of `hurray_file_writer_write_item`.
+///
+/// # Safety
+/// `writer` NULL or live; `name` NULL or valid for `name_len` reads; `item` NULL or
+/// live.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_file_writer_write_item_n(
+    writer: *mut HurrayFileWriter,
+    name: *const c_char,
+    name_len: u64,
+    item: *const HurrayItem,
+) -> HurrayStatus {
+    boundary(|| {
+        // SAFETY: forwarded.
+        let w = unsafe { handle::own_mut(writer, "writer")? };
+        // SAFETY: forwarded.
+        let name = unsafe { str_n_in(name, name_len, "name")? };
         // SAFETY: forwarded.
         let i = unsafe { handle::own(item, "item")? };
         w.write_item(name, i)

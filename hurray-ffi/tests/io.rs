@@ -626,3 +626,109 @@ fn abandoned_or_failed_writers_leave_no_file() {
     destroy_tensor(t);
     assert_eq!(count.load(Ordering::SeqCst), 1);
 }
+
+/// Names and keys holding NUL bytes (valid in the format) cross the C ABI through
+/// the `_n` functions, which take a length: written, listed with their length, and
+/// found again; the NUL-terminated functions find only the prefix, which is absent.
+#[test]
+fn names_with_nul_bytes_round_trip_through_the_length_taking_functions() {
+    let _l = live();
+    let path = scratch("nul-names.hrry");
+    let mem = Aligned([9; 256]);
+    let count = AtomicUsize::new(0);
+    let t = tensor_over(&mem, 4, &count);
+    let name = "w\0b";
+    // SAFETY: valid handles; name pointers valid for the lengths given.
+    unsafe {
+        let mut opts = HurrayWriteOptions::default();
+        ok(hurray_write_options_default(&mut opts));
+        opts.durable = 0;
+        let mut w = null_mut();
+        ok(hurray_file_writer_create(path.as_ptr(), &opts, &mut w));
+        ok(hurray_file_writer_write_tensor_n(
+            w,
+            name.as_ptr().cast(),
+            3,
+            t,
+        ));
+        let mut it = null_mut();
+        let mut t2 = tensor_over(&mem, 2, &count);
+        ok(hurray_item_from_tensor(&mut t2, &mut it));
+        ok(hurray_file_writer_write_item_n(
+            w,
+            "i\0j".as_ptr().cast(),
+            3,
+            it,
+        ));
+        ok(hurray_item_destroy(&mut it));
+        err(
+            hurray_file_writer_write_tensor_n(w, b"\xff".as_ptr().cast(), 1, t),
+            HURRAY_ERR_INVALID_ARGUMENT,
+            "UTF-8",
+        );
+        let v = HurrayKvValue {
+            type_tag: HURRAY_KV_TYPE_INT64,
+            int64_value: 7,
+            ..HurrayKvValue::default()
+        };
+        ok(hurray_file_writer_add_kv(w, "k\0v".as_ptr().cast(), 3, &v));
+        ok(hurray_file_writer_finish(w));
+        ok(hurray_file_writer_destroy(&mut w));
+
+        let mut r = null_mut();
+        ok(hurray_file_reader_open(path.as_ptr(), &mut r));
+        let (mut p, mut len) = (null(), 0u64);
+        ok(hurray_file_reader_tensor_name(r, 0, &mut p, &mut len));
+        assert_eq!(
+            std::slice::from_raw_parts(p.cast::<u8>(), len as usize),
+            b"w\0b"
+        );
+        let mut got = null_mut();
+        ok(hurray_file_reader_tensor_n(
+            r,
+            name.as_ptr().cast(),
+            3,
+            &mut got,
+        ));
+        assert_eq!(bytes_of(got), vec![9; 4]);
+        destroy_tensor(got);
+        let mut d = null_mut();
+        ok(hurray_file_reader_descriptor_n(
+            r,
+            name.as_ptr().cast(),
+            3,
+            &mut d,
+        ));
+        ok(hurray_descriptor_destroy(&mut d));
+        let mut item = null_mut();
+        ok(hurray_file_reader_item_n(
+            r,
+            "i\0j".as_ptr().cast(),
+            3,
+            &mut item,
+        ));
+        ok(hurray_item_destroy(&mut item));
+        err(
+            hurray_file_reader_tensor(r, c("w").as_ptr(), &mut got),
+            HURRAY_ERR_NOT_FOUND,
+            "w",
+        );
+        let mut idx = 9;
+        ok(hurray_file_reader_kv_find_n(
+            r,
+            "k\0v".as_ptr().cast(),
+            3,
+            &mut idx,
+        ));
+        assert_eq!(idx, 0);
+        err(
+            hurray_file_reader_kv_find_n(r, "k".as_ptr().cast(), 1, &mut idx),
+            HURRAY_ERR_NOT_FOUND,
+            "k",
+        );
+        ok(hurray_file_reader_destroy(&mut r));
+    }
+    destroy_tensor(t);
+    assert_eq!(count.load(Ordering::SeqCst), 2);
+    std::fs::remove_file(path.to_str().unwrap()).unwrap();
+}

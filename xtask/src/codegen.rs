@@ -225,6 +225,7 @@ fn go() -> String {
         let title = format!("The {} tags of the format.", e.name.replace('_', " "));
         go_consts(&mut s, e.name, &title, e.rows);
     }
+    go_status_consts(&mut s);
     s.push_str("// dtypeInfo holds each element type's spec name and bits per element.\nvar dtypeInfo = map[DType]struct {\n\tname string\n\tbits int\n}{\n");
     for r in ELEMENT_TYPES {
         let _ = writeln!(s, "\t0x{:02x}: {{{:?}, {}}},", r.tag, r.name, r.bits);
@@ -314,6 +315,45 @@ fn go_ident(enumeration: &str, name: &str) -> String {
         "memory_class" => camel(name) + "Memory",
         _ => camel(name),
     }
+}
+
+/// The Go identifier of a status code: `Status` and the camel-cased C name after
+/// `HURRAY_ERR_` (`HURRAY_OK` gives `StatusOK`), keeping the initialisms `ABI` and
+/// `IO`. These names are API: an existing one never changes.
+fn go_status_ident(c_name: &str) -> String {
+    let rest = c_name
+        .strip_prefix("HURRAY_ERR_")
+        .or_else(|| c_name.strip_prefix("HURRAY_"))
+        .unwrap_or(c_name);
+    let words: String = rest
+        .split('_')
+        .map(|w| match w {
+            "OK" | "ABI" | "IO" => w.to_string(),
+            _ => camel(&w.to_ascii_lowercase()),
+        })
+        .collect();
+    format!("Status{words}")
+}
+
+/// The status codes as Go literals (`StatusTruncated Status = -25`), so that
+/// `go doc` shows their values rather than `C.HURRAY_ERR_*`.
+fn go_status_consts(s: &mut String) {
+    let idents: Vec<String> = STATUSES.iter().map(|r| go_status_ident(r.name)).collect();
+    let w = idents.iter().map(String::len).max().unwrap_or(0);
+    s.push_str(
+        "// The status codes of the C ABI (HURRAY_OK, HURRAY_ERR_*): 0 for success,\n\
+         // negative for an error; stable once published.\nconst (\n",
+    );
+    let vw = STATUSES
+        .iter()
+        .map(|r| r.value.to_string().len())
+        .max()
+        .unwrap_or(0);
+    for (r, id) in STATUSES.iter().zip(&idents) {
+        let v = r.value.to_string();
+        let _ = writeln!(s, "\t{id:<w$} Status = {v:<vw$} // {}: {}", r.name, r.doc);
+    }
+    s.push_str(")\n\n");
 }
 
 /// One `const ( ... )` block of typed constants, aligned as gofmt aligns it.
@@ -838,6 +878,15 @@ mod tests {
             "Partition Overlay Group"
         );
         assert_eq!(go_type("kv_value_type"), None);
+        let statuses: Vec<String> = STATUSES.iter().map(|r| go_status_ident(r.name)).collect();
+        assert_eq!(
+            statuses.join(" "),
+            "StatusOK StatusNullPointer StatusInvalidArgument StatusABIVersion \
+             StatusOutOfRange StatusBufferTooSmall StatusNotApplicable StatusDoubleDestroy \
+             StatusState StatusNotFound StatusDescriptor StatusBufferMismatch \
+             StatusInvalidSyncMode StatusSyncModeMismatch StatusFormat StatusTruncated \
+             StatusLimit StatusIO StatusFileNotFound StatusInternalPanic"
+        );
     }
 
     /// The committed Go, Java, TypeScript and Python tables list exactly the tags of

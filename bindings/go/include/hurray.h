@@ -1814,6 +1814,20 @@ HurrayStatus hurray_file_reader_descriptor(const HurrayFileReader *reader,
                                            const char *name,
                                            HurrayDescriptor **out);
 
+// `hurray_file_reader_descriptor` with `name` given as `name_len` bytes of UTF-8,
+// not NUL-terminated: the way to a name that holds NUL bytes (the format allows
+// them).
+//
+// Errors and ownership: those of `hurray_file_reader_descriptor`.
+//
+// # Safety
+// `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
+// writable.
+HurrayStatus hurray_file_reader_descriptor_n(const HurrayFileReader *reader,
+                                             const char *name,
+                                             uint64_t name_len,
+                                             HurrayDescriptor **out);
+
 // The tensor named `name` (NUL-terminated): its descriptor and zero-copy views of
 // its buffers in the mapping, each aligned as its descriptor declares. For a
 // composite head this is the head alone (no buffers); see `hurray_file_reader_item`.
@@ -1831,6 +1845,19 @@ HurrayStatus hurray_file_reader_tensor(const HurrayFileReader *reader,
                                        const char *name,
                                        HurrayTensor **out);
 
+// `hurray_file_reader_tensor` with `name` given as `name_len` bytes of UTF-8, not
+// NUL-terminated: the way to a name that holds NUL bytes (the format allows them).
+//
+// Errors and ownership: those of `hurray_file_reader_tensor`.
+//
+// # Safety
+// `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
+// writable.
+HurrayStatus hurray_file_reader_tensor_n(const HurrayFileReader *reader,
+                                         const char *name,
+                                         uint64_t name_len,
+                                         HurrayTensor **out);
+
 // The item named `name` (NUL-terminated): a tensor, or, for a composite head, the
 // whole composite with its members (nested). Like tensors, it outlives the reader.
 //
@@ -1844,6 +1871,19 @@ HurrayStatus hurray_file_reader_tensor(const HurrayFileReader *reader,
 HurrayStatus hurray_file_reader_item(const HurrayFileReader *reader,
                                      const char *name,
                                      HurrayItem **out);
+
+// `hurray_file_reader_item` with `name` given as `name_len` bytes of UTF-8, not
+// NUL-terminated: the way to a name that holds NUL bytes (the format allows them).
+//
+// Errors and ownership: those of `hurray_file_reader_item`.
+//
+// # Safety
+// `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
+// writable.
+HurrayStatus hurray_file_reader_item_n(const HurrayFileReader *reader,
+                                       const char *name,
+                                       uint64_t name_len,
+                                       HurrayItem **out);
 
 // Number of KV entries (0 when the file has no KV section).
 //
@@ -1897,6 +1937,19 @@ HurrayStatus hurray_file_reader_kv_find(const HurrayFileReader *reader,
 // # Safety
 // `reader` NULL or live.
 HurrayStatus hurray_file_reader_kv_check_whole(const HurrayFileReader *reader, uint64_t index);
+
+// `hurray_file_reader_kv_find` with `key` given as `key_len` bytes of UTF-8, not
+// NUL-terminated: the way to a key that holds NUL bytes (the format allows them).
+//
+// Errors and ownership: those of `hurray_file_reader_kv_find`.
+//
+// # Safety
+// `reader` NULL or live; `key` NULL or valid for `key_len` reads; `out_index` NULL
+// or writable.
+HurrayStatus hurray_file_reader_kv_find_n(const HurrayFileReader *reader,
+                                          const char *key,
+                                          uint64_t key_len,
+                                          uint64_t *out_index);
 
 // Elements `[first, first + count)` of the int64, uint64, float64 or bool array of
 // KV entry `index`, copied into `out` in their C form: 8 bytes each (`int64_t`,
@@ -1985,6 +2038,20 @@ HurrayStatus hurray_file_writer_write_tensor(HurrayFileWriter *writer,
                                              const char *name,
                                              const HurrayTensor *tensor);
 
+// `hurray_file_writer_write_tensor` with `name` given as `name_len` bytes of
+// UTF-8, not NUL-terminated: the way to write a name that holds NUL bytes (the
+// format allows them).
+//
+// Errors and ownership: those of `hurray_file_writer_write_tensor`.
+//
+// # Safety
+// `writer` NULL or live; `name` NULL or valid for `name_len` reads; `tensor` NULL
+// or live.
+HurrayStatus hurray_file_writer_write_tensor_n(HurrayFileWriter *writer,
+                                               const char *name,
+                                               uint64_t name_len,
+                                               const HurrayTensor *tensor);
+
 // Writes `item` under `name`: a tensor, or a composite whose head gets `name` and
 // whose members get `name/0`, `name/1`, nested `name/1/0`, ... The whole composite is
 // validated before any byte of it is written.
@@ -2000,6 +2067,20 @@ HurrayStatus hurray_file_writer_write_tensor(HurrayFileWriter *writer,
 HurrayStatus hurray_file_writer_write_item(HurrayFileWriter *writer,
                                            const char *name,
                                            const HurrayItem *item);
+
+// `hurray_file_writer_write_item` with `name` given as `name_len` bytes of UTF-8,
+// not NUL-terminated: the way to write a name that holds NUL bytes (the format
+// allows them).
+//
+// Errors and ownership: those of `hurray_file_writer_write_item`.
+//
+// # Safety
+// `writer` NULL or live; `name` NULL or valid for `name_len` reads; `item` NULL or
+// live.
+HurrayStatus hurray_file_writer_write_item_n(HurrayFileWriter *writer,
+                                             const char *name,
+                                             uint64_t name_len,
+                                             const HurrayItem *item);
 
 // Writes KV, index and trailer, flushes, syncs (when `durable`), and renames the
 // temporary file over the destination path. Afterwards the writer only accepts

@@ -32,9 +32,12 @@ var sink byte
 func viewItem(it *hurray.Item) {
 	t := it.Tensor()
 	for b := 0; b < t.NumBuffers(); b++ {
-		for _, x := range t.Bytes(b) {
-			sink ^= x
-		}
+		_ = t.WithBytes(b, func(bytes []byte) error {
+			for _, x := range bytes {
+				sink ^= x
+			}
+			return nil
+		})
 	}
 	for m := 0; m < it.Len(); m++ {
 		viewItem(it.Member(m))

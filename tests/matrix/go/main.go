@@ -218,7 +218,7 @@ func checkItem(s *Spec, it *hurray.Item) error {
 		return at(errors.New(d))
 	}
 	for i, b := range s.Bytes {
-		got := t.Bytes(i)
+		got := t.UnsafeBytes(i) // the memory itself (its alignment is checked); it outlives this loop
 		if len(got) > 0 && uintptr(unsafe.Pointer(&got[0]))%hurray.Alignment != 0 {
 			return at(fmt.Errorf("buffer %d is not 64-byte aligned in memory", i))
 		}
@@ -401,7 +401,9 @@ func openAndView(path string) (*viewSet, error) {
 			return nil, err
 		}
 		for b := 0; b < v.tensors[i].NumBuffers(); b++ {
-			v.views[i] = append(v.views[i], v.tensors[i].Bytes(b))
+			// Zero-copy: UnsafeBytes is sound here because the viewSet holds every
+			// Tensor until close, and no view is used after close.
+			v.views[i] = append(v.views[i], v.tensors[i].UnsafeBytes(b))
 		}
 	}
 	return v, nil
