@@ -4,9 +4,9 @@
 use std::ptr;
 use std::sync::{Arc, Mutex};
 
-use hurray_ffi::{FfiError, HurrayTensor, HURRAY_ERR_OUT_OF_RANGE};
+use hurray_ffi::{AlignmentPolicy, FfiError, HurrayTensor, HURRAY_ERR_OUT_OF_RANGE};
 use jni::objects::{JByteArray, JByteBuffer, JClass, JObject, JObjectArray};
-use jni::sys::{jint, jlong, jobject};
+use jni::sys::{jboolean, jint, jlong, jobject};
 use jni::JNIEnv;
 
 use crate::buffers::{direct, wrap_regions, Producer};
@@ -20,11 +20,14 @@ pub(crate) fn tensor_ref<'a>(t: jlong) -> R<&'a HurrayTensor> {
     borrow::<HurrayTensor>(t)
 }
 
-/// `Native.tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease)`:
-/// a tensor over the caller's direct buffers, without copying. Each buffer's whole
-/// capacity is used; placement comes from the descriptor's buffer table. The buffers
-/// are held by global references until the last C handle lets go; then
-/// `onRelease.run()` (if not null) runs once, on whatever thread that is.
+/// `Native.tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease,
+/// boolean strict)`: a tensor over the caller's direct buffers. Each buffer's whole
+/// capacity is used; placement comes from the descriptor's buffer table. A buffer
+/// aligned as its entry declares is wrapped without copying; another is copied once
+/// into aligned memory, or with `strict` refused (`HurrayException`, status
+/// `INVALID_ARGUMENT`): ARCHITECTURE decision 5. Wrapped buffers are held by global
+/// references until the last C handle lets go; then `onRelease.run()` (if not null)
+/// runs once, on whatever thread that is (at once when every buffer was copied).
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_tensorNew<'l>(
     mut env: JNIEnv<'l>,
@@ -32,6 +35,7 @@ pub extern "system" fn Java_dev_hurray_Native_tensorNew<'l>(
     desc: JByteArray<'l>,
     buffers: JObjectArray<'l>,
     on_release: JObject<'l>,
+    strict: jboolean,
 ) -> jlong {
     run(&mut env, 0, |env| {
         let d = decode(env, &desc)?;
@@ -61,7 +65,12 @@ pub extern "system" fn Java_dev_hurray_Native_tensorNew<'l>(
             buffers: globals,
             on_release: Mutex::new(on_release),
         });
-        let made = wrap_regions(d, &regions, &producer);
+        let policy = if strict != 0 {
+            AlignmentPolicy::Strict
+        } else {
+            AlignmentPolicy::CopyWhenUnaligned
+        };
+        let made = wrap_regions(d, &regions, &producer, policy);
         if made.is_err() {
             // Everything the C ABI briefly held was dropped inside wrap_regions while
             // `producer` kept a count: disarm the callback before the last count goes.

@@ -57,7 +57,8 @@ final class Native {
             long[] hilbert, long[] csfModeOrder, Descriptor.BlockPaged blockPaged);
 
     // Tensors.
-    static native long tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease);
+    static native long tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease,
+            boolean strict);
 
     static native void tensorDestroy(long tensor);
 
