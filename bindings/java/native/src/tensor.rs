@@ -4,7 +4,10 @@
 use std::ptr;
 use std::sync::{Arc, Mutex};
 
-use hurray_ffi::{AlignmentPolicy, FfiError, HurrayTensor, HURRAY_ERR_OUT_OF_RANGE};
+use hurray_ffi::{
+    AlignmentPolicy, FfiError, HurrayBuffer, HurrayTensor, HURRAY_ERR_NOT_APPLICABLE,
+    HURRAY_ERR_OUT_OF_RANGE,
+};
 use jni::objects::{JByteArray, JByteBuffer, JClass, JObject, JObjectArray};
 use jni::sys::{jboolean, jint, jlong, jobject};
 use jni::JNIEnv;
@@ -140,11 +143,11 @@ pub extern "system" fn Java_dev_hurray_Native_tensorDescriptorBytes<'l>(
     })
 }
 
-/// Address and size in bytes of buffer `i` of the tensor behind `t`.
-fn buffer_data(t: jlong, i: jint) -> R<(*const u8, u64)> {
+/// Buffer `i` of the tensor behind `t`.
+fn buffer_at<'a>(t: jlong, i: jint) -> R<&'a HurrayBuffer> {
     let t = tensor_ref(t)?;
     let list = t.buffer_list();
-    let b = usize::try_from(i)
+    Ok(usize::try_from(i)
         .ok()
         .and_then(|i| list.buffers().nth(i))
         .ok_or_else(|| {
@@ -152,7 +155,32 @@ fn buffer_data(t: jlong, i: jint) -> R<(*const u8, u64)> {
                 HURRAY_ERR_OUT_OF_RANGE,
                 format!("index {i} is past the tensor's {} buffers", list.len),
             )
-        })?;
+        })?)
+}
+
+/// Address and size in bytes of buffer `i` of the tensor behind `t`.
+fn buffer_data(t: jlong, i: jint) -> R<(*const u8, u64)> {
+    let (p, n) = buffer_at(t, i)?.raw_parts();
+    Ok((p.cast(), n))
+}
+
+/// Address and size in bytes of buffer `i` when it is memory the CPU may read;
+/// `HURRAY_ERR_NOT_APPLICABLE` for device memory (a buffer wrapped with a CUDA or
+/// ROCm placement), which the host must not touch: the rule of every binding (Python
+/// refuses its arrays, Go its typed views).
+fn host_data(t: jlong, i: jint) -> R<(*const u8, u64)> {
+    let b = buffer_at(t, i)?;
+    if b.host_bytes().is_none() {
+        return Err(FfiError::new(
+            HURRAY_ERR_NOT_APPLICABLE,
+            format!(
+                "buffer {i} is memory of device {}, not of the CPU: no CPU view of it is \
+                 given (hand bufferAddress({i}) to that device's API)",
+                b.placement().device.name()
+            ),
+        )
+        .into());
+    }
     let (p, n) = b.raw_parts();
     Ok((p.cast(), n))
 }
@@ -168,7 +196,7 @@ pub extern "system" fn Java_dev_hurray_Native_tensorBuffer<'l>(
     i: jint,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        let (p, n) = buffer_data(t, i)?;
+        let (p, n) = host_data(t, i)?;
         if n > i32::MAX as u64 {
             return Err(Fail::Unsupported(format!(
                 "hurray: buffer {i} is {n} bytes; a ByteBuffer holds at most 2^31-1"

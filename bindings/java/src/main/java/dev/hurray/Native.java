@@ -62,6 +62,15 @@ final class Native {
 
     static native void tensorDestroy(long tensor);
 
+    // Element values (values.rs).
+    static native float[] halfToFloats(ByteBuffer src, int count, boolean bfloat16);
+
+    static native void floatsToHalf(float[] src, ByteBuffer dst, boolean bfloat16);
+
+    static native byte[] unpack(int typeTag, ByteBuffer packed, long count);
+
+    static native byte[] pack(int typeTag, byte[] elements);
+
     static native Descriptor tensorDescriptor(long tensor);
 
     static native int tensorBufferCount(long tensor);

@@ -338,8 +338,22 @@ public final class Tensor implements AutoCloseable {
         }
     }
 
-    /** The element bytes of a contiguous (row- or column-major) tensor, read-only. */
-    private ByteBuffer elements(ElementType want, String method) {
+    /**
+     * Refuses a CPU view of a tensor whose elements (buffer 0) are tagged for another
+     * device (the rule of every binding: Go's typed views, Python's arrays).
+     */
+    private void requireCpu(String method) {
+        Descriptor d = descriptor();
+        if (d.bufferCount() > 0 && d.buffer(0).deviceTag() != 0) {
+            throw new HurrayException(Status.NOT_APPLICABLE, Native.statusName(Status.NOT_APPLICABLE)
+                    + ": " + method + " is a CPU view, and buffer 0 is tagged for device "
+                    + d.buffer(0).deviceTag() + " (not CPU memory); use bufferAddress(0) to hand "
+                    + "it to that device's API");
+        }
+    }
+
+    /** Checks the type and a row- or column-major layout of a typed accessor. */
+    private void requireContiguous(ElementType want, String method) {
         if (elementType() != want) {
             throw new IllegalStateException("hurray: " + method + " needs " + want + ", tensor is "
                     + elementType());
@@ -348,6 +362,12 @@ public final class Tensor implements AutoCloseable {
             throw new IllegalStateException("hurray: " + method + " needs a row- or column-major "
                     + "tensor, tensor is " + layout());
         }
+        requireCpu(method);
+    }
+
+    /** The element bytes of a contiguous (row- or column-major) tensor, read-only. */
+    private ByteBuffer elements(ElementType want, String method) {
+        requireContiguous(want, method);
         ByteBuffer b = buffer(0);
         long count = descriptor().elementCount();
         long start = descriptor().byteOffset();
@@ -415,6 +435,166 @@ public final class Tensor implements AutoCloseable {
     public ByteBuffer bytes() {
         ElementType t = elementType();
         return elements(t == ElementType.UINT8 ? t : ElementType.INT8, "bytes()");
+    }
+
+    /**
+     * As {@link #floats()}, for {@link ElementType#FLOAT16}: the raw binary16 bit
+     * patterns, read-only, not a copy. Convert one with {@link Float16#toFloat(short)},
+     * all of them with {@link #toFloatArray()}.
+     *
+     * @return a view of the float16 values' bits
+     * @throws IllegalStateException when closed, or for another type or layout
+     * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the elements are
+     *     tagged for a device other than the CPU
+     */
+    public ShortBuffer float16s() {
+        return elements(ElementType.FLOAT16, "float16s()").asShortBuffer();
+    }
+
+    /**
+     * As {@link #floats()}, for {@link ElementType#BFLOAT16}: the raw bit patterns,
+     * read-only, not a copy. Convert one with {@link BFloat16#toFloat(short)}, all of
+     * them with {@link #toFloatArray()}.
+     *
+     * @return a view of the bfloat16 values' bits
+     * @throws IllegalStateException when closed, or for another type or layout
+     * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the elements are
+     *     tagged for a device other than the CPU
+     */
+    public ShortBuffer bfloat16s() {
+        return elements(ElementType.BFLOAT16, "bfloat16s()").asShortBuffer();
+    }
+
+    /**
+     * The elements of a row- or column-major {@link ElementType#FLOAT16},
+     * {@link ElementType#BFLOAT16} or {@link ElementType#FLOAT32} tensor as a new
+     * {@code float[]} (a copy, in storage order; 16-bit values widened exactly by the
+     * library).
+     *
+     * @return the values
+     * @throws IllegalStateException when closed, or for another type or layout
+     * @throws UnsupportedOperationException for more than 2^31-1 elements
+     * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the elements are
+     *     tagged for a device other than the CPU
+     */
+    public float[] toFloatArray() {
+        ElementType t = elementType();
+        if (t == ElementType.FLOAT32) {
+            FloatBuffer f = floats();
+            float[] out = new float[f.remaining()];
+            f.get(out);
+            return out;
+        }
+        ElementType want = t == ElementType.BFLOAT16 ? t : ElementType.FLOAT16;
+        ByteBuffer b = elements(want, "toFloatArray()");
+        return Native.halfToFloats(b, b.remaining() / 2, want == ElementType.BFLOAT16);
+    }
+
+    /**
+     * A row-major tensor of {@link ElementType#FLOAT16}, {@link ElementType#BFLOAT16}
+     * or {@link ElementType#FLOAT32} holding {@code values}, narrowed by the library
+     * (nearest, ties to even; see {@link Float16#fromFloat(float)}) into new aligned
+     * memory.
+     *
+     * @param type {@code FLOAT16}, {@code BFLOAT16} or {@code FLOAT32}
+     * @param values the values in row-major order, as many as {@code shape} holds
+     * @param shape dimensions, in elements
+     * @return the tensor (it owns its memory)
+     * @throws IllegalArgumentException for another type, or a count that does not
+     *     match the shape
+     */
+    public static Tensor fromFloats(ElementType type, float[] values, long... shape) {
+        Objects.requireNonNull(values, "values");
+        Descriptor d = Descriptor.dense(type, shape);
+        if (d.elementCount() != values.length) {
+            throw new IllegalArgumentException("hurray: " + values.length + " values for a shape of "
+                    + d.elementCount() + " elements");
+        }
+        ByteBuffer data;
+        if (type == ElementType.FLOAT32) {
+            data = allocate(4L * values.length);
+            data.asFloatBuffer().put(values);
+        } else if (type == ElementType.FLOAT16 || type == ElementType.BFLOAT16) {
+            data = allocate(2L * values.length);
+            Native.floatsToHalf(values, data, type == ElementType.BFLOAT16);
+        } else {
+            throw new IllegalArgumentException("hurray: fromFloats makes float16, bfloat16 or "
+                    + "float32 tensors, not " + type);
+        }
+        return wrap(d, data);
+    }
+
+    /**
+     * The elements of a row- or column-major sub-byte tensor ({@link ElementType#BOOL},
+     * int4/uint4, int2/uint2, fp4, fp6: {@code bits() < 8}) unpacked to one byte each,
+     * a copy: bool 0 or 1, int4/int2 sign-extended, other codes as stored
+     * (element-types.md §5).
+     *
+     * @return one byte per element, in storage order
+     * @throws IllegalStateException when closed, or for another type or layout
+     * @throws UnsupportedOperationException for more than 2^31-1 elements
+     * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the elements are
+     *     tagged for a device other than the CPU
+     */
+    public byte[] unpacked() {
+        ElementType t = elementType();
+        if (t.bits() <= 0 || t.bits() >= 8) {
+            throw new IllegalStateException("hurray: unpacked() needs a sub-byte type, tensor is "
+                    + t);
+        }
+        requireContiguous(t, "unpacked()");
+        ByteBuffer b = buffer(0);
+        long start = descriptor().byteOffset();
+        if (start > b.capacity()) {
+            throw new IllegalStateException("hurray: elements do not fit buffer 0");
+        }
+        b.position((int) start);
+        return Native.unpack(t.tag(), b.slice(), descriptor().elementCount());
+    }
+
+    /**
+     * The elements of a row- or column-major {@link ElementType#BOOL} tensor, unpacked
+     * (the format stores 8 per byte), a copy.
+     *
+     * @return the values, in storage order
+     * @throws IllegalStateException when closed, or for another type or layout
+     * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the elements are
+     *     tagged for a device other than the CPU
+     */
+    public boolean[] booleans() {
+        if (elementType() != ElementType.BOOL) {
+            throw new IllegalStateException("hurray: booleans() needs BOOL, tensor is "
+                    + elementType());
+        }
+        byte[] u = unpacked();
+        boolean[] out = new boolean[u.length];
+        for (int i = 0; i < u.length; i++) {
+            out[i] = u[i] != 0;
+        }
+        return out;
+    }
+
+    /**
+     * A row-major {@link ElementType#BOOL} tensor holding {@code values}, packed 8 per
+     * byte by the library into new aligned memory.
+     *
+     * @param values the values in row-major order, as many as {@code shape} holds
+     * @param shape dimensions, in elements
+     * @return the tensor (it owns its memory)
+     * @throws IllegalArgumentException for a count that does not match the shape
+     */
+    public static Tensor fromBooleans(boolean[] values, long... shape) {
+        Objects.requireNonNull(values, "values");
+        Descriptor d = Descriptor.dense(ElementType.BOOL, shape);
+        if (d.elementCount() != values.length) {
+            throw new IllegalArgumentException("hurray: " + values.length + " values for a shape of "
+                    + d.elementCount() + " elements");
+        }
+        byte[] bytes = new byte[values.length];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = (byte) (values[i] ? 1 : 0);
+        }
+        return wrap(d, ByteBuffer.wrap(Native.pack(ElementType.BOOL.tag(), bytes)));
     }
 
     /**
