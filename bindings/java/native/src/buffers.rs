@@ -5,7 +5,9 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::{Arc, Mutex};
 
-use hurray_ffi::{HurrayBuffer, HurrayDescriptor, HurrayTensor, Placement, ReleaseGuard};
+use hurray_ffi::{
+    AlignmentPolicy, HurrayBuffer, HurrayDescriptor, HurrayTensor, Placement, ReleaseGuard,
+};
 use jni::objects::{GlobalRef, JByteBuffer, JClass, JObject};
 use jni::sys::{jlong, jobject};
 use jni::{JNIEnv, JavaVM};
@@ -73,13 +75,18 @@ impl Drop for Producer {
     }
 }
 
-/// Wraps each region as a buffer (one `Arc<Producer>` count each, dropped by the
-/// buffer's release) with the placement of its buffer-table entry, and makes the
-/// tensor. On error every count taken so far is dropped again.
+/// Wraps each region as a buffer with the placement of its buffer-table entry, and
+/// makes the tensor (ARCHITECTURE decision 5): a region that meets the entry's
+/// alignment is wrapped without copying (one `Arc<Producer>` count each, dropped by
+/// the buffer's release); one that does not is copied once into aligned memory
+/// (its count is dropped at once), unless `policy` is [`AlignmentPolicy::Strict`],
+/// which refuses it (`HURRAY_ERR_INVALID_ARGUMENT`, naming the buffer and the
+/// alignment). On error every count taken so far is dropped again.
 pub(crate) fn wrap_regions(
     d: HurrayDescriptor,
     regions: &[(*mut u8, usize)],
     producer: &Arc<Producer>,
+    policy: AlignmentPolicy,
 ) -> R<HurrayTensor> {
     let mut bufs = Vec::with_capacity(regions.len());
     for (i, &(addr, cap)) in regions.iter().enumerate() {
@@ -98,8 +105,14 @@ pub(crate) fn wrap_regions(
         let release = ReleaseGuard::from_fn(move || drop(count));
         // SAFETY: data is valid for cap bytes (a direct ByteBuffer's memory, which Java
         // does not move) while the global reference in `producer` keeps the ByteBuffer
-        // reachable, and the release drops that count only when the library is done.
-        let b = unsafe { HurrayBuffer::foreign(data, cap as u64, placement, release) }?;
+        // reachable, and the release drops that count only when the library is done
+        // (at once when the bytes were copied).
+        let (b, _how) =
+            unsafe { HurrayBuffer::wrap_or_copy(data, cap as u64, placement, release, policy) }
+                .map_err(|mut e| {
+                    e.message = format!("buffer {i}: {}", e.message);
+                    e
+                })?;
         bufs.push(Box::new(b));
     }
     Ok(HurrayTensor::new(d, bufs, None)?)

@@ -14,7 +14,14 @@ use crate::convert::string;
 use crate::errors::{checked, run, Fail, R};
 use crate::handle::{borrow, into_long, take};
 
-/// The reader behind a Java handle.
+/// `TensorFile` calls the reader from many threads at once through shared borrows
+/// (the Java contract in `handle`): it must be `Sync`.
+const _: fn() = || {
+    fn shared_between_threads<T: Sync>() {}
+    shared_between_threads::<HurrayFileReader>();
+};
+
+/// The reader behind a Java handle (a shared borrow: see `handle`, point 2).
 pub(crate) fn reader<'a>(r: jlong) -> R<&'a HurrayFileReader> {
     borrow::<HurrayFileReader>(r)
 }

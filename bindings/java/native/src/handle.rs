@@ -15,7 +15,12 @@
 //! 1. pass only a handle this crate returned for the type the entry point names,
 //!    still live (a closed object throws `IllegalStateException` before any native
 //!    call; a borrowed tensor or member holds its parent through `NativeRef`);
-//! 2. use one handle from one thread at a time (the objects synchronise);
+//! 2. use one handle from one thread at a time (the objects synchronise), except
+//!    the file reader: `TensorFile` lets any number of threads read at once, which
+//!    is sound because every reader entry point takes only a shared borrow (`&`)
+//!    and `HurrayFileReader` is `Sync` (checked at compile time in `file.rs`), and
+//!    `TensorFile` holds a count on the handle for each call, so `close()` cannot
+//!    destroy it under a running call;
 //! 3. hand an owned handle to a `take` exactly once, and never use it afterwards.
 //!
 //! Library handles are checked further by `hurray_ffi::raw` (kind and ABI version

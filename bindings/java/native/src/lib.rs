@@ -38,3 +38,4 @@ mod handle;
 mod item;
 mod stream;
 mod tensor;
+mod values;

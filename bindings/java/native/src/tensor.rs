@@ -4,9 +4,12 @@
 use std::ptr;
 use std::sync::{Arc, Mutex};
 
-use hurray_ffi::{FfiError, HurrayTensor, HURRAY_ERR_OUT_OF_RANGE};
+use hurray_ffi::{
+    AlignmentPolicy, FfiError, HurrayBuffer, HurrayTensor, HURRAY_ERR_NOT_APPLICABLE,
+    HURRAY_ERR_OUT_OF_RANGE,
+};
 use jni::objects::{JByteArray, JByteBuffer, JClass, JObject, JObjectArray};
-use jni::sys::{jint, jlong, jobject};
+use jni::sys::{jboolean, jint, jlong, jobject};
 use jni::JNIEnv;
 
 use crate::buffers::{direct, wrap_regions, Producer};
@@ -20,11 +23,14 @@ pub(crate) fn tensor_ref<'a>(t: jlong) -> R<&'a HurrayTensor> {
     borrow::<HurrayTensor>(t)
 }
 
-/// `Native.tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease)`:
-/// a tensor over the caller's direct buffers, without copying. Each buffer's whole
-/// capacity is used; placement comes from the descriptor's buffer table. The buffers
-/// are held by global references until the last C handle lets go; then
-/// `onRelease.run()` (if not null) runs once, on whatever thread that is.
+/// `Native.tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease,
+/// boolean strict)`: a tensor over the caller's direct buffers. Each buffer's whole
+/// capacity is used; placement comes from the descriptor's buffer table. A buffer
+/// aligned as its entry declares is wrapped without copying; another is copied once
+/// into aligned memory, or with `strict` refused (`HurrayException`, status
+/// `INVALID_ARGUMENT`): ARCHITECTURE decision 5. Wrapped buffers are held by global
+/// references until the last C handle lets go; then `onRelease.run()` (if not null)
+/// runs once, on whatever thread that is (at once when every buffer was copied).
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_tensorNew<'l>(
     mut env: JNIEnv<'l>,
@@ -32,6 +38,7 @@ pub extern "system" fn Java_dev_hurray_Native_tensorNew<'l>(
     desc: JByteArray<'l>,
     buffers: JObjectArray<'l>,
     on_release: JObject<'l>,
+    strict: jboolean,
 ) -> jlong {
     run(&mut env, 0, |env| {
         let d = decode(env, &desc)?;
@@ -61,7 +68,12 @@ pub extern "system" fn Java_dev_hurray_Native_tensorNew<'l>(
             buffers: globals,
             on_release: Mutex::new(on_release),
         });
-        let made = wrap_regions(d, &regions, &producer);
+        let policy = if strict != 0 {
+            AlignmentPolicy::Strict
+        } else {
+            AlignmentPolicy::CopyWhenUnaligned
+        };
+        let made = wrap_regions(d, &regions, &producer, policy);
         if made.is_err() {
             // Everything the C ABI briefly held was dropped inside wrap_regions while
             // `producer` kept a count: disarm the callback before the last count goes.
@@ -131,11 +143,11 @@ pub extern "system" fn Java_dev_hurray_Native_tensorDescriptorBytes<'l>(
     })
 }
 
-/// Address and size in bytes of buffer `i` of the tensor behind `t`.
-fn buffer_data(t: jlong, i: jint) -> R<(*const u8, u64)> {
+/// Buffer `i` of the tensor behind `t`.
+fn buffer_at<'a>(t: jlong, i: jint) -> R<&'a HurrayBuffer> {
     let t = tensor_ref(t)?;
     let list = t.buffer_list();
-    let b = usize::try_from(i)
+    Ok(usize::try_from(i)
         .ok()
         .and_then(|i| list.buffers().nth(i))
         .ok_or_else(|| {
@@ -143,7 +155,32 @@ fn buffer_data(t: jlong, i: jint) -> R<(*const u8, u64)> {
                 HURRAY_ERR_OUT_OF_RANGE,
                 format!("index {i} is past the tensor's {} buffers", list.len),
             )
-        })?;
+        })?)
+}
+
+/// Address and size in bytes of buffer `i` of the tensor behind `t`.
+fn buffer_data(t: jlong, i: jint) -> R<(*const u8, u64)> {
+    let (p, n) = buffer_at(t, i)?.raw_parts();
+    Ok((p.cast(), n))
+}
+
+/// Address and size in bytes of buffer `i` when it is memory the CPU may read;
+/// `HURRAY_ERR_NOT_APPLICABLE` for device memory (a buffer wrapped with a CUDA or
+/// ROCm placement), which the host must not touch: the rule of every binding (Python
+/// refuses its arrays, Go its typed views).
+fn host_data(t: jlong, i: jint) -> R<(*const u8, u64)> {
+    let b = buffer_at(t, i)?;
+    if b.host_bytes().is_none() {
+        return Err(FfiError::new(
+            HURRAY_ERR_NOT_APPLICABLE,
+            format!(
+                "buffer {i} is memory of device {}, not of the CPU: no CPU view of it is \
+                 given (hand bufferAddress({i}) to that device's API)",
+                b.placement().device.name()
+            ),
+        )
+        .into());
+    }
     let (p, n) = b.raw_parts();
     Ok((p.cast(), n))
 }
@@ -159,7 +196,7 @@ pub extern "system" fn Java_dev_hurray_Native_tensorBuffer<'l>(
     i: jint,
 ) -> jobject {
     run(&mut env, ptr::null_mut(), |env| {
-        let (p, n) = buffer_data(t, i)?;
+        let (p, n) = host_data(t, i)?;
         if n > i32::MAX as u64 {
             return Err(Fail::Unsupported(format!(
                 "hurray: buffer {i} is {n} bytes; a ByteBuffer holds at most 2^31-1"

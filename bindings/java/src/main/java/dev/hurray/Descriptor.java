@@ -18,9 +18,25 @@ import java.util.OptionalLong;
  * {@link Long#toUnsignedString(long)}; a dynamic dimension reads as {@code -1}).
  */
 public final class Descriptor {
-    /** One entry of the buffer table: size and placement of a buffer, never its address. */
+    /**
+     * One entry of the buffer table: size and placement of a buffer, never its address.
+     *
+     * @param byteSize size in bytes
+     * @param alignment alignment in bytes
+     * @param deviceTag {@code HURRAY_DEVICE_*}: {@link #DEVICE_CPU}, {@link #DEVICE_CUDA},
+     *     {@link #DEVICE_ROCM}, ...
+     * @param syncMode {@code HURRAY_SYNC_*}: 0 producer-synced
+     * @param memoryClass {@code HURRAY_MEMORY_*}: 0 standard, 1 host-pinned, 2 unified
+     */
     public record BufferEntry(long byteSize, int alignment, int deviceTag, int syncMode,
-            int memoryClass) {}
+            int memoryClass) {
+        /** Device tag of CPU memory. */
+        public static final int DEVICE_CPU = 0;
+        /** Device tag of CUDA device memory. */
+        public static final int DEVICE_CUDA = 1;
+        /** Device tag of ROCm device memory. */
+        public static final int DEVICE_ROCM = 2;
+    }
 
     /**
      * The quantization section's fixed fields (assigned schemes). Fields the scheme
@@ -441,6 +457,19 @@ public final class Descriptor {
          */
         public Builder addBuffer(long byteSize, int alignment, int memoryClass) {
             buffers.add(new BufferEntry(byteSize, alignment, 0, 0, memoryClass));
+            return this;
+        }
+
+        /**
+         * Appends a buffer-table entry with any placement (a device other than the
+         * CPU, for instance: a tensor over CUDA memory carries it but gives no CPU view
+         * of it).
+         *
+         * @param entry size, alignment, device, sync mode and memory class
+         * @return this builder
+         */
+        public Builder addBuffer(BufferEntry entry) {
+            buffers.add(Objects.requireNonNull(entry, "entry"));
             return this;
         }
 

@@ -57,9 +57,19 @@ final class Native {
             long[] hilbert, long[] csfModeOrder, Descriptor.BlockPaged blockPaged);
 
     // Tensors.
-    static native long tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease);
+    static native long tensorNew(byte[] descriptor, ByteBuffer[] buffers, Runnable onRelease,
+            boolean strict);
 
     static native void tensorDestroy(long tensor);
+
+    // Element values (values.rs).
+    static native float[] halfToFloats(ByteBuffer src, int count, boolean bfloat16);
+
+    static native void floatsToHalf(float[] src, ByteBuffer dst, boolean bfloat16);
+
+    static native byte[] unpack(int typeTag, ByteBuffer packed, long count);
+
+    static native byte[] pack(int typeTag, byte[] elements);
 
     static native Descriptor tensorDescriptor(long tensor);
 

@@ -9,7 +9,8 @@ import java.nio.channels.WritableByteChannel;
 import java.util.Objects;
 
 /**
- * Writes tensors in the Hurray streaming format to an {@link OutputStream}. The
+ * Writes tensors in the Hurray streaming format to an {@link OutputStream} or a
+ * {@link WritableByteChannel}. The
  * encoder yields the descriptor bytes and then points at the tensor's own buffers,
  * which are written straight from native memory (no intermediate copy of the
  * tensor; the {@code OutputStream} API may copy through its own array).
@@ -38,8 +39,23 @@ public final class StreamWriter implements AutoCloseable {
      * @param out where the stream bytes go (not closed by {@link #close()})
      */
     public StreamWriter(OutputStream out) {
-        this.stream = Objects.requireNonNull(out, "out");
-        this.out = Channels.newChannel(out);
+        this(Channels.newChannel(Objects.requireNonNull(out, "out")), out);
+    }
+
+    /**
+     * A writer over a channel: the tensor's buffers go from native memory to the
+     * channel ({@code SocketChannel}, {@code FileChannel}, ...) with no
+     * {@code byte[]} in between. {@link #close()} does not close the channel.
+     *
+     * @param out where the stream bytes go (blocking; not closed by {@link #close()})
+     */
+    public StreamWriter(WritableByteChannel out) {
+        this(Objects.requireNonNull(out, "out"), null);
+    }
+
+    private StreamWriter(WritableByteChannel out, OutputStream stream) {
+        this.stream = stream;
+        this.out = out;
         this.ref = new NativeRef(Native.encoderNew(), Native::encoderDestroy);
         NativeRef r = ref;
         this.cleanable = NativeRef.CLEANER.register(this, r::release);
@@ -63,7 +79,7 @@ public final class StreamWriter implements AutoCloseable {
         busy = false;
         if (closed) {
             cleanable.clean();
-            stream.flush();
+            flush();
         }
     }
 
@@ -162,6 +178,13 @@ public final class StreamWriter implements AutoCloseable {
         return written;
     }
 
+    /** Flushes the output stream (a channel has nothing to flush). */
+    private void flush() throws IOException {
+        if (stream != null) {
+            stream.flush();
+        }
+    }
+
     /**
      * Flushes and frees the native encoder; idempotent. The output stream stays open.
      * Called from the output stream during a {@link #write}, it takes effect when that
@@ -173,7 +196,7 @@ public final class StreamWriter implements AutoCloseable {
             closed = true;
             if (!busy) {
                 cleanable.clean();
-                stream.flush();
+                flush();
             }
         }
     }

@@ -14,7 +14,8 @@ import java.util.Objects;
 /**
  * A tensor: one {@code HurrayTensor} handle of the C ABI, owning a descriptor and
  * its buffers. It comes from a {@link StreamReader}, a {@link TensorFile}, or wraps
- * the caller's own memory ({@link #wrap}, {@link #dense}).
+ * the caller's own memory ({@link #wrap}, {@link #dense}; zero-copy when aligned, see
+ * {@link Copy}).
  *
  * <h2>Lifetime</h2>
  * Close it (try-with-resources); a {@link java.lang.ref.Cleaner} releases a tensor
@@ -78,82 +79,123 @@ public final class Tensor implements AutoCloseable {
     }
 
     /**
-     * Wraps the caller's direct buffers in a tensor, without copying: the descriptor's
-     * buffer {@code i} is {@code buffers[i]}, from its position to its limit. The
-     * buffers are held (JNI global references) until the last native handle that
-     * needs them lets go, which may be after {@link #close()} (a stream writer holds
-     * them while it writes) and may be on another thread.
+     * Wraps the caller's buffers in a tensor, zero-copy when it can
+     * ({@link Copy#IF_NEEDED}): the descriptor's buffer {@code i} is {@code buffers[i]},
+     * from its position to its limit. A direct, writable buffer that starts at an
+     * address aligned as its buffer-table entry says (64 bytes for
+     * {@link Descriptor#dense}; see {@link #allocate(long)}) becomes the tensor's memory
+     * without copying, and is held (a JNI global reference) until the last native
+     * handle that needs it lets go, which may be after {@link #close()} (a stream
+     * writer holds it while it writes) and may be on another thread. Any other buffer
+     * (misaligned, such as most {@code ByteBuffer.allocateDirect} or ONNX Runtime
+     * buffers; on the Java heap; read-only) is copied once into aligned memory.
      *
      * @param descriptor the descriptor; buffer count and sizes must match
-     * <p><b>Each buffer must start at an address aligned as its buffer-table entry
-     * says: 64 bytes for {@link Descriptor#dense}.</b> {@link #allocate(long)} gives
-     * such buffers; {@code ByteBuffer.allocateDirect} usually does not.
-     *
-     * @param buffers direct buffers, each aligned as its buffer-table entry says
-     *     (see {@link #allocate(long)})
+     * @param buffers one buffer per buffer-table entry
      * @return the tensor
-     * @throws IllegalArgumentException when a buffer is not direct, read-only, or not
-     *     aligned as its buffer-table entry requires
-     * @throws FormatException when the buffers do not match the buffer table
+     * @throws HurrayException when the buffers do not match the buffer table
      *     ({@link Status#BUFFER_MISMATCH})
      */
     public static Tensor wrap(Descriptor descriptor, ByteBuffer... buffers) {
-        return wrap(descriptor, null, buffers);
+        return wrap(descriptor, Copy.IF_NEEDED, null, buffers);
     }
 
     /**
      * Like {@link #wrap(Descriptor, ByteBuffer...)}, and runs {@code onRelease} exactly
      * once when the native library no longer needs the buffers (possibly on another
-     * thread, such as the Cleaner's). Not run if this method throws.
+     * thread, such as the Cleaner's; at once when every buffer was copied). Not run if
+     * this method throws.
      *
      * @param descriptor the descriptor
      * @param onRelease run once after the last native use of the buffers; may be null
-     * @param buffers direct buffers, one per buffer-table entry
+     * @param buffers one buffer per buffer-table entry
      * @return the tensor
      */
     public static Tensor wrap(Descriptor descriptor, Runnable onRelease, ByteBuffer... buffers) {
-        Objects.requireNonNull(descriptor, "descriptor");
-        ByteBuffer[] views = new ByteBuffer[buffers.length];
-        for (int i = 0; i < buffers.length; i++) {
-            ByteBuffer b = Objects.requireNonNull(buffers[i], "buffer " + i);
-            if (!b.isDirect()) {
-                throw new IllegalArgumentException("buffer " + i + " is not a direct ByteBuffer");
-            }
-            if (b.isReadOnly()) {
-                // JNI cannot tell; the library never writes into a producer's memory,
-                // but views of the tensor would be writable: refuse rather than lie.
-                throw new IllegalArgumentException("buffer " + i + " is read-only");
-            }
-            views[i] = b.slice();
-            if (i < descriptor.bufferCount() && views[i].capacity() > 0) {
-                int alignment = descriptor.buffer(i).alignment();
-                long address = Native.directAddress(views[i]);
-                if (alignment > 0 && Long.remainderUnsigned(address, alignment) != 0) {
-                    throw new IllegalArgumentException("hurray: buffer " + i + " starts at 0x"
-                            + Long.toHexString(address) + ", not aligned to the " + alignment
-                            + " bytes its buffer-table entry requires; allocate it with "
-                            + "Tensor.allocate (ByteBuffer.allocateDirect is usually not "
-                            + "64-byte aligned)");
-                }
-            }
-        }
-        return new Tensor(Native.tensorNew(descriptor.bytesUnsafe(), views, onRelease));
+        return wrap(descriptor, Copy.IF_NEEDED, onRelease, buffers);
     }
 
     /**
-     * A row-major tensor over one direct buffer holding exactly the contiguous bytes
-     * of {@code shape} (see {@link Descriptor#dense}), without copying.
+     * Like {@link #wrap(Descriptor, Runnable, ByteBuffer...)}, choosing whether a
+     * buffer that cannot be wrapped as it is may be copied. With {@link Copy#NEVER}
+     * the tensor is always the caller's memory, or this method throws.
+     *
+     * @param descriptor the descriptor
+     * @param copy {@link Copy#IF_NEEDED} (copy what cannot be wrapped) or
+     *     {@link Copy#NEVER} (refuse it)
+     * @param onRelease run once after the last native use of the buffers; may be null
+     * @param buffers one buffer per buffer-table entry
+     * @return the tensor
+     * @throws IllegalArgumentException with {@link Copy#NEVER}, for a heap or
+     *     read-only buffer (the message says how to copy it)
+     * @throws HurrayException with {@link Copy#NEVER}, for a direct buffer not aligned
+     *     as its buffer-table entry requires ({@link Status#INVALID_ARGUMENT}, naming
+     *     the buffer and the alignment); for buffers that do not match the buffer
+     *     table ({@link Status#BUFFER_MISMATCH})
+     */
+    public static Tensor wrap(Descriptor descriptor, Copy copy, Runnable onRelease,
+            ByteBuffer... buffers) {
+        Objects.requireNonNull(descriptor, "descriptor");
+        Objects.requireNonNull(copy, "copy");
+        ByteBuffer[] views = new ByteBuffer[buffers.length];
+        for (int i = 0; i < buffers.length; i++) {
+            ByteBuffer b = Objects.requireNonNull(buffers[i], "buffer " + i);
+            if (!b.isDirect() || b.isReadOnly()) {
+                // JNI cannot reach heap memory, and cannot tell a read-only direct
+                // buffer (the tensor's views would be writable): such a buffer is
+                // copied here, into aligned memory, or refused.
+                String what = b.isDirect() ? "read-only" : "a heap ByteBuffer (not direct)";
+                if (copy == Copy.NEVER) {
+                    throw new IllegalArgumentException("hurray: buffer " + i + " is " + what
+                            + ", which cannot become a tensor without a copy; pass "
+                            + "Copy.IF_NEEDED, or copy it yourself: "
+                            + "Tensor.allocate(b.remaining()).put(b.duplicate()).flip()");
+                }
+                ByteBuffer c = allocate(b.remaining());
+                c.put(b.duplicate()).flip();
+                views[i] = c;
+            } else {
+                views[i] = b.slice();
+            }
+        }
+        return new Tensor(Native.tensorNew(descriptor.bytesUnsafe(), views, onRelease,
+                copy == Copy.NEVER));
+    }
+
+    /**
+     * A row-major tensor over one buffer holding exactly the contiguous bytes of
+     * {@code shape} (see {@link Descriptor#dense}): zero-copy when {@code data} is a
+     * direct, writable, 64-byte-aligned buffer ({@link #allocate(long)}), otherwise
+     * one copy (see {@link #wrap(Descriptor, ByteBuffer...)}).
      *
      * @param type element type
-     * @param data direct, 64-byte-aligned buffer of exactly the tensor's size in bytes
-     *     (use {@link #allocate(long)})
+     * @param data the bytes, from position to limit
      * @param shape dimensions, in elements
      * @return the tensor
-     * @throws IllegalArgumentException when {@code data} is not direct or not 64-byte
-     *     aligned
+     * @throws HurrayException when {@code data} is not the tensor's size in bytes
      */
     public static Tensor dense(ElementType type, ByteBuffer data, long... shape) {
         return wrap(Descriptor.dense(type, shape), data);
+    }
+
+    /**
+     * As {@link #dense(ElementType, ByteBuffer, long...)}, choosing whether
+     * {@code data} may be copied: {@code Tensor.dense(FLOAT32, onnxBuffer, Copy.NEVER,
+     * 2, 3)} is the caller's memory or an error.
+     *
+     * @param type element type
+     * @param data the bytes, from position to limit
+     * @param copy {@link Copy#IF_NEEDED} or {@link Copy#NEVER}
+     * @param shape dimensions, in elements
+     * @return the tensor
+     * @throws IllegalArgumentException with {@link Copy#NEVER}, for a heap or
+     *     read-only buffer
+     * @throws HurrayException with {@link Copy#NEVER}, for a buffer not 64-byte
+     *     aligned ({@link Status#INVALID_ARGUMENT}); when {@code data} is not the
+     *     tensor's size in bytes
+     */
+    public static Tensor dense(ElementType type, ByteBuffer data, Copy copy, long... shape) {
+        return wrap(Descriptor.dense(type, shape), copy, null, data);
     }
 
     /**
@@ -296,8 +338,22 @@ public final class Tensor implements AutoCloseable {
         }
     }
 
-    /** The element bytes of a contiguous (row- or column-major) tensor, read-only. */
-    private ByteBuffer elements(ElementType want, String method) {
+    /**
+     * Refuses a CPU view of a tensor whose elements (buffer 0) are tagged for another
+     * device (the rule of every binding: Go's typed views, Python's arrays).
+     */
+    private void requireCpu(String method) {
+        Descriptor d = descriptor();
+        if (d.bufferCount() > 0 && d.buffer(0).deviceTag() != 0) {
+            throw new HurrayException(Status.NOT_APPLICABLE, Native.statusName(Status.NOT_APPLICABLE)
+                    + ": " + method + " is a CPU view, and buffer 0 is tagged for device "
+                    + d.buffer(0).deviceTag() + " (not CPU memory); use bufferAddress(0) to hand "
+                    + "it to that device's API");
+        }
+    }
+
+    /** Checks the type and a row- or column-major layout of a typed accessor. */
+    private void requireContiguous(ElementType want, String method) {
         if (elementType() != want) {
             throw new IllegalStateException("hurray: " + method + " needs " + want + ", tensor is "
                     + elementType());
@@ -306,6 +362,12 @@ public final class Tensor implements AutoCloseable {
             throw new IllegalStateException("hurray: " + method + " needs a row- or column-major "
                     + "tensor, tensor is " + layout());
         }
+        requireCpu(method);
+    }
+
+    /** The element bytes of a contiguous (row- or column-major) tensor, read-only. */
+    private ByteBuffer elements(ElementType want, String method) {
+        requireContiguous(want, method);
         ByteBuffer b = buffer(0);
         long count = descriptor().elementCount();
         long start = descriptor().byteOffset();
@@ -376,6 +438,166 @@ public final class Tensor implements AutoCloseable {
     }
 
     /**
+     * As {@link #floats()}, for {@link ElementType#FLOAT16}: the raw binary16 bit
+     * patterns, read-only, not a copy. Convert one with {@link Float16#toFloat(short)},
+     * all of them with {@link #toFloatArray()}.
+     *
+     * @return a view of the float16 values' bits
+     * @throws IllegalStateException when closed, or for another type or layout
+     * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the elements are
+     *     tagged for a device other than the CPU
+     */
+    public ShortBuffer float16s() {
+        return elements(ElementType.FLOAT16, "float16s()").asShortBuffer();
+    }
+
+    /**
+     * As {@link #floats()}, for {@link ElementType#BFLOAT16}: the raw bit patterns,
+     * read-only, not a copy. Convert one with {@link BFloat16#toFloat(short)}, all of
+     * them with {@link #toFloatArray()}.
+     *
+     * @return a view of the bfloat16 values' bits
+     * @throws IllegalStateException when closed, or for another type or layout
+     * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the elements are
+     *     tagged for a device other than the CPU
+     */
+    public ShortBuffer bfloat16s() {
+        return elements(ElementType.BFLOAT16, "bfloat16s()").asShortBuffer();
+    }
+
+    /**
+     * The elements of a row- or column-major {@link ElementType#FLOAT16},
+     * {@link ElementType#BFLOAT16} or {@link ElementType#FLOAT32} tensor as a new
+     * {@code float[]} (a copy, in storage order; 16-bit values widened exactly by the
+     * library).
+     *
+     * @return the values
+     * @throws IllegalStateException when closed, or for another type or layout
+     * @throws UnsupportedOperationException for more than 2^31-1 elements
+     * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the elements are
+     *     tagged for a device other than the CPU
+     */
+    public float[] toFloatArray() {
+        ElementType t = elementType();
+        if (t == ElementType.FLOAT32) {
+            FloatBuffer f = floats();
+            float[] out = new float[f.remaining()];
+            f.get(out);
+            return out;
+        }
+        ElementType want = t == ElementType.BFLOAT16 ? t : ElementType.FLOAT16;
+        ByteBuffer b = elements(want, "toFloatArray()");
+        return Native.halfToFloats(b, b.remaining() / 2, want == ElementType.BFLOAT16);
+    }
+
+    /**
+     * A row-major tensor of {@link ElementType#FLOAT16}, {@link ElementType#BFLOAT16}
+     * or {@link ElementType#FLOAT32} holding {@code values}, narrowed by the library
+     * (nearest, ties to even; see {@link Float16#fromFloat(float)}) into new aligned
+     * memory.
+     *
+     * @param type {@code FLOAT16}, {@code BFLOAT16} or {@code FLOAT32}
+     * @param values the values in row-major order, as many as {@code shape} holds
+     * @param shape dimensions, in elements
+     * @return the tensor (it owns its memory)
+     * @throws IllegalArgumentException for another type, or a count that does not
+     *     match the shape
+     */
+    public static Tensor fromFloats(ElementType type, float[] values, long... shape) {
+        Objects.requireNonNull(values, "values");
+        Descriptor d = Descriptor.dense(type, shape);
+        if (d.elementCount() != values.length) {
+            throw new IllegalArgumentException("hurray: " + values.length + " values for a shape of "
+                    + d.elementCount() + " elements");
+        }
+        ByteBuffer data;
+        if (type == ElementType.FLOAT32) {
+            data = allocate(4L * values.length);
+            data.asFloatBuffer().put(values);
+        } else if (type == ElementType.FLOAT16 || type == ElementType.BFLOAT16) {
+            data = allocate(2L * values.length);
+            Native.floatsToHalf(values, data, type == ElementType.BFLOAT16);
+        } else {
+            throw new IllegalArgumentException("hurray: fromFloats makes float16, bfloat16 or "
+                    + "float32 tensors, not " + type);
+        }
+        return wrap(d, data);
+    }
+
+    /**
+     * The elements of a row- or column-major sub-byte tensor ({@link ElementType#BOOL},
+     * int4/uint4, int2/uint2, fp4, fp6: {@code bits() < 8}) unpacked to one byte each,
+     * a copy: bool 0 or 1, int4/int2 sign-extended, other codes as stored
+     * (element-types.md §5).
+     *
+     * @return one byte per element, in storage order
+     * @throws IllegalStateException when closed, or for another type or layout
+     * @throws UnsupportedOperationException for more than 2^31-1 elements
+     * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the elements are
+     *     tagged for a device other than the CPU
+     */
+    public byte[] unpacked() {
+        ElementType t = elementType();
+        if (t.bits() <= 0 || t.bits() >= 8) {
+            throw new IllegalStateException("hurray: unpacked() needs a sub-byte type, tensor is "
+                    + t);
+        }
+        requireContiguous(t, "unpacked()");
+        ByteBuffer b = buffer(0);
+        long start = descriptor().byteOffset();
+        if (start > b.capacity()) {
+            throw new IllegalStateException("hurray: elements do not fit buffer 0");
+        }
+        b.position((int) start);
+        return Native.unpack(t.tag(), b.slice(), descriptor().elementCount());
+    }
+
+    /**
+     * The elements of a row- or column-major {@link ElementType#BOOL} tensor, unpacked
+     * (the format stores 8 per byte), a copy.
+     *
+     * @return the values, in storage order
+     * @throws IllegalStateException when closed, or for another type or layout
+     * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the elements are
+     *     tagged for a device other than the CPU
+     */
+    public boolean[] booleans() {
+        if (elementType() != ElementType.BOOL) {
+            throw new IllegalStateException("hurray: booleans() needs BOOL, tensor is "
+                    + elementType());
+        }
+        byte[] u = unpacked();
+        boolean[] out = new boolean[u.length];
+        for (int i = 0; i < u.length; i++) {
+            out[i] = u[i] != 0;
+        }
+        return out;
+    }
+
+    /**
+     * A row-major {@link ElementType#BOOL} tensor holding {@code values}, packed 8 per
+     * byte by the library into new aligned memory.
+     *
+     * @param values the values in row-major order, as many as {@code shape} holds
+     * @param shape dimensions, in elements
+     * @return the tensor (it owns its memory)
+     * @throws IllegalArgumentException for a count that does not match the shape
+     */
+    public static Tensor fromBooleans(boolean[] values, long... shape) {
+        Objects.requireNonNull(values, "values");
+        Descriptor d = Descriptor.dense(ElementType.BOOL, shape);
+        if (d.elementCount() != values.length) {
+            throw new IllegalArgumentException("hurray: " + values.length + " values for a shape of "
+                    + d.elementCount() + " elements");
+        }
+        byte[] bytes = new byte[values.length];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = (byte) (values[i] ? 1 : 0);
+        }
+        return wrap(d, ByteBuffer.wrap(Native.pack(ElementType.BOOL.tag(), bytes)));
+    }
+
+    /**
      * Releases this tensor's hold on its native handle; idempotent. The native memory
      * goes once no view of it is reachable either.
      */
@@ -406,7 +628,7 @@ public final class Tensor implements AutoCloseable {
         for (int i = 0; i < bufs.length; i++) {
             bufs[i] = root(i).duplicate();
         }
-        return Native.tensorNew(descriptor().bytesUnsafe(), bufs, null);
+        return Native.tensorNew(descriptor().bytesUnsafe(), bufs, null, true);
     }
 
     /**

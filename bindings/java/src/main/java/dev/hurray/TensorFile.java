@@ -20,6 +20,12 @@ import java.util.Objects;
  * this {@code TensorFile} (they share its mapping), and never reaches the file on disk.
  * The file must not be truncated or rewritten in place while its tensors live.
  *
+ * <p>A {@code TensorFile} is safe to share between threads, and reads run
+ * concurrently: no lock is taken (each call holds the native reader through an
+ * atomic count, so {@link #close()} from another thread waits for no one and frees
+ * the reader after the last running call). Calls after {@code close()} throw
+ * {@link IllegalStateException}.
+ *
  * <p>KV metadata values are Java objects by type: {@code String}, {@code Long}
  * (int64), {@link java.math.BigInteger} (uint64), {@code Double}, {@code Boolean},
  * {@code byte[]}, and arrays {@code long[]}, {@code BigInteger[]}, {@code double[]},
@@ -46,7 +52,8 @@ public final class TensorFile implements AutoCloseable {
 
     private final NativeRef ref;
     private final Cleaner.Cleanable cleanable;
-    private boolean closed;
+    /** Set once by {@link #close()}; read without a lock by every accessor. */
+    private volatile boolean closed;
 
     private TensorFile(long ptr) {
         this.ref = new NativeRef(ptr, Native::fileDestroy);
@@ -79,16 +86,38 @@ public final class TensorFile implements AutoCloseable {
         return new TensorFile(Native.fileOpen(path.toString()));
     }
 
-    private synchronized long reader() {
+    /**
+     * Holds the native reader for one call (release it with {@link #done()}). Reads
+     * take no lock: the native reader is immutable after open and safe to share
+     * between threads, so any number of them run at once; a hold only keeps a
+     * concurrent {@link #close()} from destroying the reader under a running call
+     * (the last release destroys it).
+     */
+    private long reader() {
         if (closed) {
             throw new IllegalStateException("hurray: tensor file is closed");
+        }
+        try {
+            ref.retain();
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException("hurray: tensor file is closed", e);
         }
         return ref.ptr();
     }
 
+    /** Ends a call begun with {@link #reader()}. */
+    private void done() {
+        ref.release();
+    }
+
     /** @return the file facts */
-    public synchronized Info info() {
-        return Native.fileInfo(reader());
+    public Info info() {
+        long r = reader();
+        try {
+            return Native.fileInfo(r);
+        } finally {
+            done();
+        }
     }
 
     /**
@@ -107,13 +136,23 @@ public final class TensorFile implements AutoCloseable {
      *     differs (the message names the tensor, both CRC values and the byte offset
      *     of its data) or the entry is malformed (not one uint64 per tensor)
      */
-    public synchronized boolean verifyDataCrc32c() {
-        return Native.fileVerifyDataCrc32c(reader());
+    public boolean verifyDataCrc32c() {
+        long r = reader();
+        try {
+            return Native.fileVerifyDataCrc32c(r);
+        } finally {
+            done();
+        }
     }
 
     /** @return the tensor names, in index order */
-    public synchronized List<String> names() {
-        return List.of(Native.fileNames(reader()));
+    public List<String> names() {
+        long r = reader();
+        try {
+            return List.of(Native.fileNames(r));
+        } finally {
+            done();
+        }
     }
 
     /**
@@ -126,8 +165,13 @@ public final class TensorFile implements AutoCloseable {
      * @throws HurrayException for a name the reader cannot give as one tensor; read
      *     composites with {@link #item(String)}
      */
-    public synchronized Tensor tensor(String name) {
-        return new Tensor(Native.fileTensor(reader(), Objects.requireNonNull(name, "name")));
+    public Tensor tensor(String name) {
+        long r = reader();
+        try {
+            return new Tensor(Native.fileTensor(r, Objects.requireNonNull(name, "name")));
+        } finally {
+            done();
+        }
     }
 
     /**
@@ -138,8 +182,13 @@ public final class TensorFile implements AutoCloseable {
      * @return the item (the caller closes it)
      * @throws NotFoundException when there is no such tensor
      */
-    public synchronized Item item(String name) {
-        return new Item(Native.fileItem(reader(), Objects.requireNonNull(name, "name")));
+    public Item item(String name) {
+        long r = reader();
+        try {
+            return new Item(Native.fileItem(r, Objects.requireNonNull(name, "name")));
+        } finally {
+            done();
+        }
     }
 
     /**
@@ -156,8 +205,13 @@ public final class TensorFile implements AutoCloseable {
     }
 
     /** @return the KV keys, in file order */
-    public synchronized List<String> metadataKeys() {
-        return List.of(Native.fileKvKeys(reader()));
+    public List<String> metadataKeys() {
+        long r = reader();
+        try {
+            return List.of(Native.fileKvKeys(r));
+        } finally {
+            done();
+        }
     }
 
     /**
@@ -171,8 +225,13 @@ public final class TensorFile implements AutoCloseable {
      *     materialises from an untrusted file, the same in every binding): read it
      *     with {@link #metadataRange}
      */
-    public synchronized Object metadata(String key) {
-        return Native.fileKv(reader(), Objects.requireNonNull(key, "key"));
+    public Object metadata(String key) {
+        long r = reader();
+        try {
+            return Native.fileKv(r, Objects.requireNonNull(key, "key"));
+        } finally {
+            done();
+        }
     }
 
     /**
@@ -183,8 +242,13 @@ public final class TensorFile implements AutoCloseable {
      * @return its length
      * @throws NotFoundException when there is no such key
      */
-    public synchronized long metadataLength(String key) {
-        return Native.fileKvLength(reader(), Objects.requireNonNull(key, "key"));
+    public long metadataLength(String key) {
+        long r = reader();
+        try {
+            return Native.fileKvLength(r, Objects.requireNonNull(key, "key"));
+        } finally {
+            done();
+        }
     }
 
     /**
@@ -204,12 +268,17 @@ public final class TensorFile implements AutoCloseable {
      * @throws HurrayException ({@link Status#NOT_APPLICABLE}) when the value is not
      *     an array, ({@link Status#OUT_OF_RANGE}) when the window passes its end
      */
-    public synchronized Object metadataRange(String key, long offset, int count) {
-        return Native.fileKvRange(reader(), Objects.requireNonNull(key, "key"), offset, count);
+    public Object metadataRange(String key, long offset, int count) {
+        long r = reader();
+        try {
+            return Native.fileKvRange(r, Objects.requireNonNull(key, "key"), offset, count);
+        } finally {
+            done();
+        }
     }
 
     /** @return every KV entry, in file order (values are copies) */
-    public synchronized Map<String, Object> metadata() {
+    public Map<String, Object> metadata() {
         Map<String, Object> m = new LinkedHashMap<>();
         for (String k : metadataKeys()) {
             m.put(k, metadata(k));

@@ -85,13 +85,16 @@ class MisuseTest extends LeakChecked {
         AtomicInteger released = new AtomicInteger();
         Descriptor d = Descriptor.dense(ElementType.FLOAT32, 4);
         assertThrows(IllegalArgumentException.class,
-                () -> Tensor.wrap(d, ByteBuffer.allocate(16)), "heap buffers are not direct");
+                () -> Tensor.wrap(d, Copy.NEVER, null, ByteBuffer.allocate(16)),
+                "heap buffers are not direct");
         ByteBuffer big = Tensor.allocate(64);
-        IllegalArgumentException misaligned = assertThrows(IllegalArgumentException.class,
-                () -> Tensor.wrap(d, released::incrementAndGet, big.position(1).slice().limit(16)));
-        assertTrue(misaligned.getMessage().contains("not aligned to the 64 bytes"),
+        HurrayException misaligned = assertThrows(HurrayException.class,
+                () -> Tensor.wrap(d, Copy.NEVER, released::incrementAndGet,
+                        big.position(1).slice().limit(16)));
+        assertTrue(misaligned.getMessage().contains("not aligned to the declared 64 bytes"),
                 misaligned.getMessage());
-        assertTrue(misaligned.getMessage().contains("Tensor.allocate"), misaligned.getMessage());
+        assertTrue(misaligned.getMessage().contains("aligned allocator"),
+                misaligned.getMessage());
         // A buffer that does not match the table is the caller's argument, not bad input.
         HurrayException size = assertThrows(HurrayException.class,
                 () -> Tensor.wrap(d, released::incrementAndGet, Tensor.allocate(12)));
