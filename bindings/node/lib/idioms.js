@@ -157,9 +157,26 @@ function install(addon) {
     const f = FileWriter.prototype[name];
     define(FileWriter.prototype, name, {
       [name](...args) {
-        const prev = tails.get(this) ?? Promise.resolve();
-        const run = prev.then(() => Reflect.apply(f, this, args));
-        tails.set(this, run.then(() => {}, () => {}));
+        const prev = tails.get(this);
+        let run;
+        if (prev === undefined) {
+          // Nothing queued: start now (the writer is busy from this call on).
+          try {
+            run = Promise.resolve(Reflect.apply(f, this, args));
+          } catch (e) {
+            run = Promise.reject(e);
+          }
+        } else {
+          run = prev.then(() => Reflect.apply(f, this, args));
+        }
+        const tail = run.then(
+          () => {},
+          () => {},
+        );
+        tails.set(this, tail);
+        tail.then(() => {
+          if (tails.get(this) === tail) tails.delete(this);
+        });
         return run;
       },
     }[name]);

@@ -428,7 +428,7 @@ impl FileWriter {
     }
 
     /// Adds KV entry `key` = `value`.
-    fn add(&mut self, key: &str, value: KvValue) -> Result<()> {
+    fn add(&self, key: &str, value: KvValue) -> Result<()> {
         self.with(|w| w.add_kv(key, value).map_err(ffi))
     }
 }
@@ -596,7 +596,7 @@ impl FileWriter {
     /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (duplicate name), `ERR_HURRAY_STATE`
     /// (closed tensor or finished writer), `ERR_HURRAY_IO`.
     #[napi]
-    pub fn write_tensor(&mut self, env: Env, name: String, tensor: &Tensor) -> Result<()> {
+    pub fn write_tensor(&self, env: Env, name: String, tensor: &Tensor) -> Result<()> {
         let handle = tensor.handle()?;
         tensor.check_lent(env.raw())?;
         self.with(|w| w.write_tensor(&name, handle.tensor()?).map_err(ffi))
@@ -607,7 +607,7 @@ impl FileWriter {
     ///
     /// Throws: as `writeTensor`.
     #[napi]
-    pub fn write_item(&mut self, env: Env, name: String, item: &Item) -> Result<()> {
+    pub fn write_item(&self, env: Env, name: String, item: &Item) -> Result<()> {
         let (_, node) = item.node()?;
         item.check_lent(env.raw())?;
         self.with(|w| w.write_item(&name, node).map_err(ffi))
@@ -615,45 +615,45 @@ impl FileWriter {
 
     /// Adds a string KV entry.
     #[napi]
-    pub fn add_string(&mut self, key: String, value: String) -> Result<()> {
+    pub fn add_string(&self, key: String, value: String) -> Result<()> {
         self.add(&key, KvValue::String(value))
     }
 
     /// Adds an int64 KV entry (a bigint, or an integer number below 2^53).
     #[napi]
-    pub fn add_int64(&mut self, key: String, value: Either<BigInt, f64>) -> Result<()> {
+    pub fn add_int64(&self, key: String, value: Either<BigInt, f64>) -> Result<()> {
         let v = int_of(&value, true)? as i64;
         self.add(&key, KvValue::Int64(v))
     }
 
     /// Adds a uint64 KV entry (a non-negative bigint or integer number).
     #[napi]
-    pub fn add_uint64(&mut self, key: String, value: Either<BigInt, f64>) -> Result<()> {
+    pub fn add_uint64(&self, key: String, value: Either<BigInt, f64>) -> Result<()> {
         let v = int_of(&value, false)? as u64;
         self.add(&key, KvValue::UInt64(v))
     }
 
     /// Adds a float64 KV entry.
     #[napi]
-    pub fn add_float64(&mut self, key: String, value: f64) -> Result<()> {
+    pub fn add_float64(&self, key: String, value: f64) -> Result<()> {
         self.add(&key, KvValue::Float64(value))
     }
 
     /// Adds a bool KV entry.
     #[napi]
-    pub fn add_bool(&mut self, key: String, value: bool) -> Result<()> {
+    pub fn add_bool(&self, key: String, value: bool) -> Result<()> {
         self.add(&key, KvValue::Bool(value))
     }
 
     /// Adds a bytes KV entry (copied).
     #[napi]
-    pub fn add_bytes(&mut self, key: String, value: &[u8]) -> Result<()> {
+    pub fn add_bytes(&self, key: String, value: &[u8]) -> Result<()> {
         self.add(&key, KvValue::Bytes(value.to_vec()))
     }
 
     /// Adds an int64-array KV entry.
     #[napi]
-    pub fn add_int64_array(&mut self, key: String, values: Vec<Either<BigInt, f64>>) -> Result<()> {
+    pub fn add_int64_array(&self, key: String, values: Vec<Either<BigInt, f64>>) -> Result<()> {
         let v: Vec<i64> = values
             .iter()
             .map(|x| int_of(x, true).map(|i| i as i64))
@@ -663,11 +663,7 @@ impl FileWriter {
 
     /// Adds a uint64-array KV entry (non-negative bigints or integer numbers).
     #[napi]
-    pub fn add_uint64_array(
-        &mut self,
-        key: String,
-        values: Vec<Either<BigInt, f64>>,
-    ) -> Result<()> {
+    pub fn add_uint64_array(&self, key: String, values: Vec<Either<BigInt, f64>>) -> Result<()> {
         let v: Vec<u64> = values
             .iter()
             .map(|x| int_of(x, false).map(|i| i as u64))
@@ -677,26 +673,26 @@ impl FileWriter {
 
     /// Adds a bool-array KV entry.
     #[napi]
-    pub fn add_bool_array(&mut self, key: String, values: Vec<bool>) -> Result<()> {
+    pub fn add_bool_array(&self, key: String, values: Vec<bool>) -> Result<()> {
         self.add(&key, KvValue::Array(KvArray::Bool(values)))
     }
 
     /// Adds a bytes-array KV entry (each copied).
     #[napi]
-    pub fn add_bytes_array(&mut self, key: String, values: Vec<Uint8Array>) -> Result<()> {
+    pub fn add_bytes_array(&self, key: String, values: Vec<Uint8Array>) -> Result<()> {
         let v = values.iter().map(|b| b.to_vec()).collect();
         self.add(&key, KvValue::Array(KvArray::Bytes(v)))
     }
 
     /// Adds a float64-array KV entry.
     #[napi]
-    pub fn add_float64_array(&mut self, key: String, values: Vec<f64>) -> Result<()> {
+    pub fn add_float64_array(&self, key: String, values: Vec<f64>) -> Result<()> {
         self.add(&key, KvValue::Array(KvArray::Float64(values)))
     }
 
     /// Adds a string-array KV entry.
     #[napi]
-    pub fn add_string_array(&mut self, key: String, values: Vec<String>) -> Result<()> {
+    pub fn add_string_array(&self, key: String, values: Vec<String>) -> Result<()> {
         self.add(&key, KvValue::Array(KvArray::String(values)))
     }
 
@@ -704,14 +700,14 @@ impl FileWriter {
     ///
     /// Throws: `ERR_HURRAY_STATE` (already finished), `ERR_HURRAY_IO`.
     #[napi]
-    pub fn finish(&mut self) -> Result<()> {
+    pub fn finish(&self) -> Result<()> {
         self.with(|w| w.finish().map_err(ffi))
     }
 
     /// Frees the writer (idempotent); an unfinished file is abandoned. While an
     /// asynchronous operation runs, the writer is freed when it settles.
     #[napi]
-    pub fn close(&mut self) {
+    pub fn close(&self) {
         *lock(&self.slot) = WriterSlot::Closed;
     }
 }
