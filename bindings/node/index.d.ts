@@ -21,7 +21,22 @@ export type {
   UnknownTagName,
 } from './tables';
 
-export { Tensor, Descriptor, Item, FileReader, FileWriter, StreamDecoder, StreamEncoder, alloc, typeName, layoutName } from './native';
+export {
+  Tensor,
+  Descriptor,
+  Item,
+  FileReader,
+  FileWriter,
+  StreamDecoder,
+  StreamEncoder,
+  alloc,
+  typeName,
+  layoutName,
+  float16ToFloat32,
+  float32ToFloat16,
+  bfloat16ToFloat32,
+  float32ToBfloat16,
+} from './native';
 export type {
   BufferEntry,
   BufferSpec,
@@ -36,6 +51,74 @@ export type {
   StreamLimits,
   WriteOptions,
 } from './native';
+
+/**
+ * The TypedArray `Tensor.array()` returns for each dtype that has one: a zero-copy
+ * view of the tensor's memory. float16 and bfloat16 are their bit patterns in a
+ * Uint16Array (`toFloat32()`, `float16ToFloat32`, `asFloat16Array` convert).
+ */
+export interface TypedArrayOf {
+  int8: Int8Array;
+  uint8: Uint8Array;
+  int16: Int16Array;
+  uint16: Uint16Array;
+  int32: Int32Array;
+  uint32: Uint32Array;
+  int64: BigInt64Array;
+  uint64: BigUint64Array;
+  float16: Uint16Array;
+  bfloat16: Uint16Array;
+  float32: Float32Array;
+  float64: Float64Array;
+}
+
+/** The dtypes `Tensor.array()` has a TypedArray for (the keys of `TypedArrayOf`). */
+export type ArrayDType = keyof TypedArrayOf;
+
+/**
+ * The same memory as a `Float16Array`, where the runtime has one; throws
+ * `ERR_HURRAY_UNSUPPORTED` elsewhere. Typed with the global `Float16Array` when the
+ * TypeScript lib declares one.
+ */
+export declare function asFloat16Array(
+  bits: Uint16Array,
+): typeof globalThis extends { Float16Array: new (...args: never[]) => infer F } ? F : ArrayBufferView;
+
+// The JavaScript idioms the package adds to the native classes (lib/idioms.js).
+declare module './native' {
+  interface Tensor {
+    /** Closes the tensor (`using t = ...`). */
+    [Symbol.dispose](): void;
+    /** `Tensor float32[2, 3] row_major`, or `Tensor closed`. */
+    toString(): string;
+    /** A plain summary: dtype, shape and layout, or `{ closed: true }`. */
+    toJSON(): { dtype: string; shape: number[]; layout: string } | { closed: true };
+  }
+  interface Descriptor {
+    /** Closes the descriptor. */
+    [Symbol.dispose](): void;
+  }
+  interface Item {
+    /** Closes the item. */
+    [Symbol.dispose](): void;
+  }
+  interface FileReader {
+    /** Closes the reader (`using r = FileReader.open(path)`). */
+    [Symbol.dispose](): void;
+  }
+  interface FileWriter {
+    /** Closes the writer; an unfinished file is abandoned. */
+    [Symbol.dispose](): void;
+  }
+  interface StreamDecoder {
+    /** Closes the decoder. */
+    [Symbol.dispose](): void;
+  }
+  interface StreamEncoder {
+    /** Closes the encoder. */
+    [Symbol.dispose](): void;
+  }
+}
 
 /** An element type name, as `Tensor.dtype` and `Descriptor.dtype` return it. */
 export type DType = Tensor['dtype'];
@@ -81,8 +164,14 @@ export type HurrayErrorCode =
  * reject with the Writable's own error when the stream fails, so its `code` is then
  * Node's (`ERR_STREAM_DESTROYED`, `ERR_STREAM_PREMATURE_CLOSE`, an errno name such
  * as `EPIPE`, or none).
+ *
+ * `e instanceof HurrayError` is true for every error the library or the package
+ * reports (a `code` of `ERR_HURRAY_*`, or a message starting with the C status
+ * name, errno codes included), whichever call threw it; napi-rs argument errors and
+ * a Writable's own errors are not HurrayErrors.
  */
-export interface HurrayError extends Error {
+export declare class HurrayError extends Error {
+  constructor(message: string, code?: string, options?: ErrorOptions);
   code: HurrayErrorCode | (string & {});
 }
 

@@ -42,6 +42,12 @@ export interface BufferSpec {
   alignment?: number
   /** Memory class (default 0, standard). */
   memoryClass?: number
+  /**
+   * Device the buffer lives on, by its spec name (default `"cpu"`). A tensor
+   * built over JS memory with another device is a device-tagged buffer: CPU views
+   * of it (`buffer()`, `array()`) are refused.
+   */
+  device?: import('./tables').DeviceName
 }
 
 /** The composite-head fields to build (layout `composite_head`). */
@@ -224,6 +230,13 @@ export declare class FileReader {
    * does.
    */
   static open(path: string): FileReader
+  /**
+   * `FileReader.open` on the libuv thread pool: the event loop keeps running
+   * while the file is opened, mapped and its index validated.
+   *
+   * Rejects: as `open` throws (the same `code` and message).
+   */
+  static openAsync(path: string): Promise<FileReader>
   /** File-level facts. */
   get info(): FileInfo
   /**
@@ -345,6 +358,30 @@ export declare class FileWriter {
    */
   static create(path: string, options?: WriteOptions | undefined | null): FileWriter
   /**
+   * `FileWriter.create` on the libuv thread pool.
+   *
+   * Rejects: as `create` throws.
+   */
+  static createAsync(path: string, options?: WriteOptions | undefined | null): Promise<FileWriter>
+  /**
+   * `writeTensor` on the libuv thread pool: the tensor's bytes are copied to the
+   * file while the event loop keeps running (timers fire, I/O is served). Do not
+   * change the tensor's memory until the promise settles. Calls on this writer
+   * made before it settles throw (or reject) `ERR_HURRAY_STATE`, except
+   * `close()`, which abandons the file once the write is over; the package's
+   * JavaScript layer queues overlapping `*Async` calls, in call order.
+   *
+   * Rejects: as `writeTensor` throws.
+   */
+  writeTensorAsync(name: string, tensor: Tensor): Promise<void>
+  /**
+   * `finish` on the libuv thread pool (writing the index, the optional fsync and
+   * the rename happen off the event loop).
+   *
+   * Rejects: as `finish` throws.
+   */
+  finishAsync(): Promise<void>
+  /**
    * Writes `tensor` under `name` (its buffers are read during the call).
    *
    * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (duplicate name), `ERR_HURRAY_STATE`
@@ -388,7 +425,10 @@ export declare class FileWriter {
    * Throws: `ERR_HURRAY_STATE` (already finished), `ERR_HURRAY_IO`.
    */
   finish(): void
-  /** Frees the writer (idempotent); an unfinished file is abandoned. */
+  /**
+   * Frees the writer (idempotent); an unfinished file is abandoned. While an
+   * asynchronous operation runs, the writer is freed when it settles.
+   */
   close(): void
 }
 
@@ -400,6 +440,14 @@ export interface FromBufferOptions {
    * later turn of the event loop than the release itself.
    */
   onRelease?: () => void
+  /**
+   * Refuse memory that does not start at the buffer's declared alignment (64
+   * bytes) with `ERR_HURRAY_INVALID_ARGUMENT` instead of copying it (default
+   * false: such memory, e.g. a plain `new Float32Array(n)` or a view at an
+   * offset, is copied once into aligned memory and the tensor no longer uses it;
+   * aligned memory is always used in place). ARCHITECTURE decision 5.
+   */
+  strict?: boolean
 }
 
 /** The fields of a Hilbert layout. */
@@ -662,11 +710,14 @@ export interface StreamLimits {
  */
 export declare class Tensor {
   /**
-   * A dense row-major tensor over `data` (an ArrayBuffer, TypedArray, Buffer or
-   * DataView), without copying: the tensor's one buffer *is* that memory.
+   * A dense row-major tensor over `data` (an ArrayBuffer, SharedArrayBuffer,
+   * TypedArray, Buffer or DataView): the tensor's one buffer *is* that memory when
+   * it starts 64-byte aligned (`hurray.alloc` gives such memory); otherwise its
+   * bytes are copied once into aligned memory (`{ strict: true }` refuses
+   * instead), and the tensor no longer uses `data` (ARCHITECTURE decision 5).
    *
-   * `shape` is in elements; `data` must hold at least the dense size in bytes and
-   * start 64-byte aligned (use `hurray.alloc`). Ownership: the tensor pins `data`
+   * `shape` is in elements; `data` must hold at least the dense size in bytes.
+   * Ownership (zero-copy case): the tensor pins `data`
    * with a napi reference until the library releases it, exactly once (possibly
    * from another thread, delivered to the JS thread); then `onRelease` runs. The
    * package marks the ArrayBuffer untransferable (permanently), so a transfer
@@ -674,18 +725,20 @@ export declare class Tensor {
    * tensor then throws `ERR_HURRAY_STATE` where it would use the memory, but views
    * and items made before read freed memory).
    *
-   * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown dtype, misaligned memory, a
-   * resizable ArrayBuffer or growable SharedArrayBuffer),
+   * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown dtype, misaligned memory under
+   * `strict`, a resizable ArrayBuffer or growable SharedArrayBuffer),
    * `ERR_HURRAY_INVALID_ARGUMENT` (too few bytes), `ERR_HURRAY_FORMAT`.
    */
   static fromBuffer(data: ArrayBuffer | ArrayBufferView, dtype: import('./tables').ElementTypeName, shape: number[], options?: FromBufferOptions): Tensor
   /**
    * A tensor of any layout over caller memory: `descriptor` is the wire encoding,
-   * `buffers` one view per entry of its buffer table (in order), each 64-byte
-   * aligned and at least the entry's size. No copy; ownership as `fromBuffer`.
+   * `buffers` one view per entry of its buffer table (in order), each at least
+   * the entry's size. Memory at the entry's alignment is used in place; other CPU
+   * memory is copied once (refused under `strict`); ownership as `fromBuffer`.
    *
    * Throws: `ERR_HURRAY_FORMAT` (bad descriptor), `ERR_HURRAY_INVALID_ARGUMENT`
-   * (wrong count or sizes), `ERR_HURRAY_INVALID_ARGUMENT` (misaligned memory).
+   * (wrong count or sizes; misaligned memory under `strict`, or misaligned
+   * memory of a buffer tagged with a device, which cannot be copied).
    */
   static fromBuffers(descriptor: Uint8Array, buffers: Array<ArrayBuffer | ArrayBufferView>, options?: FromBufferOptions): Tensor
   /** Whether `close()` was called (or the handle was handed on). */
@@ -728,15 +781,45 @@ export declare class Tensor {
   /**
    * The elements as a zero-copy TypedArray over buffer 0, for a dense tensor
    * (row-major or column-major) whose dtype has one (`float32` -> Float32Array,
-   * `int64` -> BigInt64Array, ...). Length: the element count; it starts at
-   * `byteOffset`, in memory order (for column-major, the first dimension varies
-   * fastest). Keeps the memory alive like `buffer()`.
+   * `int64` -> BigInt64Array, ...; `float16` and `bfloat16` -> Uint16Array of
+   * their bit patterns: convert with `toFloat32()` or `hurray.float16ToFloat32`).
+   * Length: the element count; it starts at `byteOffset`, in memory order (for
+   * column-major, the first dimension varies fastest). Keeps the memory alive like
+   * `buffer()`.
    *
-   * Throws: `ERR_HURRAY_UNSUPPORTED` (other layouts; float16, bool and other
-   * dtypes without a TypedArray; a `byteOffset` that is not a multiple of the
-   * element size: use `buffer()`), `ERR_HURRAY_STATE` (closed).
+   * `dtype`, when given, is the dtype the caller expects: the call throws unless
+   * the tensor has it, and TypeScript then types the result (`array('float32')`
+   * is a `Float32Array`).
+   *
+   * Throws: `ERR_HURRAY_UNSUPPORTED` (other layouts; bool and sub-byte dtypes,
+   * which `unpack()` copies out one byte per element; other dtypes without a
+   * TypedArray; a `byteOffset` that is not a multiple of the element size: use
+   * `buffer()`; a buffer tagged with a device), `ERR_HURRAY_INVALID_ARGUMENT`
+   * (the tensor's dtype is not `dtype`), `ERR_HURRAY_STATE` (closed).
    */
-  array(): Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array
+  array<K extends import('./index').ArrayDType = import('./index').ArrayDType>(dtype?: K): import('./index').TypedArrayOf[K]
+  /**
+   * A copy of a dense bool or sub-byte tensor's elements, one byte each
+   * (element-types.md §5): `bool` as 0/1 and `uint4`, `uint2`, `float4_e2m1`,
+   * `float6_*` codes in a `Uint8Array`; `int4` and `int2` sign-extended in an
+   * `Int8Array`. Length: the element count, in memory order. The tensor's packed
+   * memory is not touched.
+   *
+   * Throws: `ERR_HURRAY_UNSUPPORTED` (not a dense tensor of such a dtype, or a
+   * buffer tagged with a device), `ERR_HURRAY_INVALID_ARGUMENT` (the buffer is
+   * shorter than the elements need), `ERR_HURRAY_STATE` (closed).
+   */
+  unpack(): Uint8Array | Int8Array
+  /**
+   * A copy of a dense `float16`, `bfloat16` or `float32` tensor's elements as a
+   * `Float32Array` (every float16 and bfloat16 value is exact in float32), in
+   * memory order.
+   *
+   * Throws: `ERR_HURRAY_UNSUPPORTED` (another dtype or layout, a buffer tagged
+   * with a device), `ERR_HURRAY_INVALID_ARGUMENT` (buffer too short),
+   * `ERR_HURRAY_STATE` (closed).
+   */
+  toFloat32(): Float32Array
   /**
    * Releases this object's reference to the tensor now. Idempotent. Views already
    * handed out stay valid until collected.
@@ -794,6 +877,31 @@ export interface WriteOptions {
  * when the size cannot be allocated.
  */
 export declare function alloc(byteLength: number, alignment?: number | undefined | null): ArrayBuffer
+
+/**
+ * The float32 value of each bfloat16 bit pattern in `bits` (the upper half of a
+ * binary32, exact), as a new `Float32Array` of the same length.
+ */
+export declare function bfloat16ToFloat32(bits: Uint16Array): Float32Array
+
+/**
+ * The float32 value of each float16 bit pattern in `bits` (IEEE binary16, exact),
+ * as a new `Float32Array` of the same length.
+ */
+export declare function float16ToFloat32(bits: Uint16Array): Float32Array
+
+/**
+ * The bfloat16 bit pattern of each value in `values`, rounded to nearest even
+ * (NaN stays NaN), as a new `Uint16Array` of the same length.
+ */
+export declare function float32ToBfloat16(values: Float32Array): Uint16Array
+
+/**
+ * The float16 bit pattern of each value in `values`, rounded to nearest even
+ * (overflow gives infinity, NaN stays NaN), as a new `Uint16Array` of the same
+ * length: the memory of a `float16` tensor (`Tensor.fromBuffer(bits, 'float16', shape)`).
+ */
+export declare function float32ToFloat16(values: Float32Array): Uint16Array
 
 /**
  * The name of layout `tag` (0..255) as every language renders it: the spec's name

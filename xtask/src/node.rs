@@ -304,12 +304,12 @@ fn node_test() -> Result {
     let mut files: Vec<String> = std::fs::read_dir(package_dir().join("test"))?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".test.js"))
+        .filter(|n| n.ends_with(".test.js") || n.ends_with(".test.mjs"))
         .map(|n| format!("test/{n}"))
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err("bindings/node/test has no *.test.js files".into());
+        return Err("bindings/node/test has no *.test.js or *.test.mjs files".into());
     }
     cmd.args(&files);
     exec(&mut cmd).map_err(|e| format!("node --test failed: {e}").into())
@@ -325,9 +325,10 @@ fn has_npm() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// `npm ci` (the pinned typescript and @types/node), then `tsc -p tsconfig.json`:
-/// the published types compile under `--strict` and describe the API
-/// `test/types-check.ts` uses.
+/// `npm ci` (the pinned typescript and @types/node), then `tsc -p tsconfig.json`
+/// and `tsc -p tsconfig.esm.json`: the published types compile under `--strict`
+/// and describe the API `test/types-check.ts` (CommonJS) and `test/esm-check.mts`
+/// (an ES module, module nodenext) use.
 fn type_check() -> Result<Outcome> {
     if !has_npm() {
         return Ok(Outcome::Skipped(
@@ -340,12 +341,17 @@ fn type_check() -> Result<Outcome> {
             .current_dir(package_dir()),
     )
     .map_err(|e| format!("npm ci in bindings/node failed: {e}"))?;
-    exec(
-        Command::new("node")
-            .args(["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"])
-            .current_dir(package_dir()),
-    )
-    .map_err(|e| format!("tsc -p bindings/node/tsconfig.json failed: {e}"))?;
+    // tsconfig.json: the CommonJS consumer (test/types-check.ts); tsconfig.esm.json:
+    // an ES module importing the package by name under module nodenext
+    // (test/esm-check.mts).
+    for config in ["tsconfig.json", "tsconfig.esm.json"] {
+        exec(
+            Command::new("node")
+                .args(["node_modules/typescript/bin/tsc", "-p", config])
+                .current_dir(package_dir()),
+        )
+        .map_err(|e| format!("tsc -p bindings/node/{config} failed: {e}"))?;
+    }
     Ok(Outcome::Passed)
 }
 
@@ -358,7 +364,7 @@ pub fn stages() -> Vec<Stage> {
         ),
         Stage {
             name:
-                "node: npm ci, tsc --strict over index.d.ts and native.d.ts (test/types-check.ts)"
+                "node: npm ci, tsc --strict over index.d.ts and native.d.ts (test/types-check.ts, test/esm-check.mts)"
                     .into(),
             run: Box::new(|| {
                 match node_major() {

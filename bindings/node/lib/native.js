@@ -18,6 +18,8 @@ try {
   throw err;
 }
 module.exports = addon;
+const { HurrayError, mark } = require('./idioms').install(addon);
+module.exports.HurrayError = HurrayError;
 
 // --- Checks on memory lent to `Tensor.fromBuffer` / `Tensor.fromBuffers` ---------
 //
@@ -55,9 +57,18 @@ const sabCanGrow =
 const taTag = getter(typedArrayProto, Symbol.toStringTag);
 
 function invalid(message) {
-  const err = new Error(`HURRAY_ERR_INVALID_ARGUMENT: ${message}`);
-  err.code = 'ERR_HURRAY_INVALID_ARGUMENT';
-  return err;
+  return new HurrayError(`HURRAY_ERR_INVALID_ARGUMENT: ${message}`, 'ERR_HURRAY_INVALID_ARGUMENT');
+}
+
+// A bare SharedArrayBuffer (napi sees only views of one) as a byte view of it.
+function viewOfShared(v) {
+  if (sabByteLength === null || v === null || typeof v !== 'object') return v;
+  try {
+    Reflect.apply(sabByteLength, v, []);
+  } catch {
+    return v;
+  }
+  return new Uint8Array(v);
 }
 
 // The ArrayBuffer or SharedArrayBuffer under `v`, read with the original getters;
@@ -115,17 +126,18 @@ const nativeFromBuffers = addon.Tensor.fromBuffers;
 // The unchecked natives, for tests of the native checks behind these (lib/testing.js).
 module.exports.uncheckedFromBuffer = nativeFromBuffer.bind(addon.Tensor);
 function fromBuffer(data, ...rest) {
+  data = viewOfShared(data);
   checkLent(data);
-  return Reflect.apply(nativeFromBuffer, addon.Tensor, [data, ...rest]);
+  return mark(Reflect.apply(nativeFromBuffer, addon.Tensor, [data, ...rest]));
 }
 function fromBuffers(descriptor, buffers, ...rest) {
   // A copy, so what is checked is what the native call receives (an element getter
   // cannot answer differently the second time).
   if (Array.isArray(buffers)) {
-    buffers = Array.from(buffers);
+    buffers = Array.from(buffers, viewOfShared);
     buffers.forEach(checkLent);
   }
-  return Reflect.apply(nativeFromBuffers, addon.Tensor, [descriptor, buffers, ...rest]);
+  return mark(Reflect.apply(nativeFromBuffers, addon.Tensor, [descriptor, buffers, ...rest]));
 }
 // As napi-rs defines static methods: not writable, enumerable or configurable.
 for (const [name, value] of [['fromBuffer', fromBuffer], ['fromBuffers', fromBuffers]]) {

@@ -28,6 +28,11 @@ pub struct BufferSpec {
     pub alignment: Option<u32>,
     /// Memory class (default 0, standard).
     pub memory_class: Option<u32>,
+    /// Device the buffer lives on, by its spec name (default `"cpu"`). A tensor
+    /// built over JS memory with another device is a device-tagged buffer: CPU views
+    /// of it (`buffer()`, `array()`) are refused.
+    #[napi(ts_type = "import('./tables').DeviceName")]
+    pub device: Option<String>,
 }
 
 /// A quantization section to build. Fields a scheme does not use may be left out.
@@ -430,10 +435,20 @@ impl Descriptor {
                 let byte_size = u64_of(&format!("buffers[{i}].byteSize"), e.byte_size)?;
                 let class = u8::try_from(e.memory_class.unwrap_or(0))
                     .map_err(|_| bad("memoryClass is a byte"))?;
+                let device_tag = match e.device.as_deref() {
+                    None => DeviceTag::Cpu.tag(),
+                    Some(name) => hurray_core::tables::DEVICES
+                        .iter()
+                        .find(|r| r.name == name)
+                        .map(|r| r.tag)
+                        .ok_or_else(|| {
+                            bad(format!("buffers[{i}].device {name:?} is not a device name"))
+                        })?,
+                };
                 HurrayBufferEntry {
                     byte_size,
                     alignment: e.alignment.unwrap_or(if byte_size == 0 { 1 } else { 64 }),
-                    device_tag: DeviceTag::Cpu.tag(),
+                    device_tag,
                     sync_mode: SyncMode::default().tag(),
                     memory_class: class,
                 }

@@ -2,7 +2,7 @@
 //! rename: a failed or abandoned write leaves nothing at the path).
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use hurray_ffi::file::HURRAY_CRC_VERIFIED;
 use hurray_ffi::{
@@ -19,8 +19,9 @@ use crate::tensor::{
 };
 
 /// `s` when it holds no NUL byte; otherwise `ERR_HURRAY_INVALID_ARGUMENT` naming
-/// `what` (paths, names, keys and string values cross the C ABI as NUL-terminated
-/// strings, so no file this binding writes or reads may depend on one).
+/// `what`. Only paths are checked: the operating system takes them NUL-terminated.
+/// Tensor names, KV keys and string values are length-prefixed in the format, may
+/// hold NUL bytes, and reach the library's Rust face with their length.
 fn no_nul<'s>(what: &str, s: &'s str) -> Result<&'s str> {
     if s.contains('\0') {
         Err(err(
@@ -75,6 +76,16 @@ impl ObjectFinalize for FileReader {
 }
 
 impl FileReader {
+    /// A reader object over the open `r`, its mapping counted and charged.
+    pub(crate) fn over(env: &Env, r: HurrayFileReader) -> FileReader {
+        adjust_external(env.raw(), MAPPING_CHARGE);
+        FileReader {
+            inner: Some(r),
+            charged: MAPPING_CHARGE,
+            mapping: Some(Token::new(&LIVE_MAPPINGS, 1)),
+        }
+    }
+
     /// Gives back the external-memory charge (once).
     fn uncount(&mut self, env: napi::sys::napi_env) {
         let charged = std::mem::take(&mut self.charged);
@@ -92,7 +103,6 @@ impl FileReader {
     /// Errors: `ERR_HURRAY_NOT_FOUND`.
     fn kv_index(&self, key: &str) -> Result<u64> {
         let r = self.live()?;
-        let key = no_nul("key", key)?;
         r.kv_find(key).ok_or_else(|| {
             err(
                 "HURRAY_ERR_NOT_FOUND",
@@ -121,12 +131,18 @@ impl FileReader {
         let path = no_nul("path", &path)?;
         crate::budget::check_mappings()?;
         let r = HurrayFileReader::open(Path::new(path), &ReadOptions::default()).map_err(ffi)?;
-        adjust_external(env.raw(), MAPPING_CHARGE);
-        Ok(FileReader {
-            inner: Some(r),
-            charged: MAPPING_CHARGE,
-            mapping: Some(Token::new(&LIVE_MAPPINGS, 1)),
-        })
+        Ok(FileReader::over(&env, r))
+    }
+
+    /// `FileReader.open` on the libuv thread pool: the event loop keeps running
+    /// while the file is opened, mapped and its index validated.
+    ///
+    /// Rejects: as `open` throws (the same `code` and message).
+    #[napi(ts_return_type = "Promise<FileReader>")]
+    pub fn open_async(path: String) -> Result<AsyncTask<crate::file_async::OpenTask>> {
+        no_nul("path", &path)?;
+        crate::budget::check_mappings()?;
+        Ok(AsyncTask::new(crate::file_async::OpenTask::new(path)))
     }
 
     /// File-level facts.
@@ -175,7 +191,7 @@ impl FileReader {
     /// Throws: `ERR_HURRAY_NOT_FOUND`.
     #[napi]
     pub fn tensor(&self, env: Env, name: String) -> Result<Tensor> {
-        let t = self.live()?.tensor(no_nul("name", &name)?).map_err(ffi)?;
+        let t = self.live()?.tensor(&name).map_err(ffi)?;
         Ok(Tensor::holding(Box::new(t), self.tokens()).charge(&env, HOLDER_CHARGE))
     }
 
@@ -232,7 +248,7 @@ impl FileReader {
     /// Throws: `ERR_HURRAY_NOT_FOUND`.
     #[napi]
     pub fn item(&self, env: Env, name: String) -> Result<Item> {
-        let it = self.live()?.item(no_nul("name", &name)?).map_err(ffi)?;
+        let it = self.live()?.item(&name).map_err(ffi)?;
         Ok(Item::holding(Box::new(it), self.tokens()).charge(&env, HOLDER_CHARGE))
     }
 
@@ -241,10 +257,7 @@ impl FileReader {
     /// Throws: `ERR_HURRAY_NOT_FOUND`.
     #[napi]
     pub fn descriptor(&self, name: String) -> Result<Descriptor> {
-        let d = self
-            .live()?
-            .descriptor(no_nul("name", &name)?)
-            .map_err(ffi)?;
+        let d = self.live()?.descriptor(&name).map_err(ffi)?;
         Ok(Descriptor::from_handle(d))
     }
 
@@ -261,7 +274,8 @@ impl FileReader {
         for i in 0..r.kv_count() {
             let key = r.kv_key(i).map_err(ffi)?;
             let v = crate::file_kv::kv_value(env, r, i, None)?;
-            obj.set_named_property(key, v).map_err(napi_err)?;
+            // A key may hold NUL bytes: set it as a JS string of its full length.
+            obj.set(key, v).map_err(napi_err)?;
         }
         Ok(obj)
     }
@@ -361,20 +375,90 @@ pub struct WriteOptions {
 /// appears at `path`.
 #[napi]
 pub struct FileWriter {
-    /// The writer; `None` once closed (dropping an unfinished one abandons its file).
-    inner: Option<HurrayFileWriter>,
+    /// The writer, shared with the asynchronous operation running on the libuv
+    /// pool, if any (it holds the writer meanwhile: the slot is `Busy`).
+    slot: Arc<Mutex<WriterSlot>>,
+}
+
+/// Where a [`FileWriter`]'s writer is.
+pub(crate) enum WriterSlot {
+    /// Here, ready for the next call.
+    Idle(Box<HurrayFileWriter>),
+    /// Taken by an asynchronous operation, put back when it settles.
+    Busy,
+    /// Closed (dropping an unfinished writer abandons its file); an operation that
+    /// was running when `close()` came drops its writer when it settles.
+    Closed,
 }
 
 impl FileWriter {
-    fn live(&mut self) -> Result<&mut HurrayFileWriter> {
-        self.inner.as_mut().ok_or_else(|| closed("FileWriter"))
+    /// A writer object over `w`.
+    pub(crate) fn over(w: HurrayFileWriter) -> FileWriter {
+        FileWriter {
+            slot: Arc::new(Mutex::new(WriterSlot::Idle(Box::new(w)))),
+        }
+    }
+
+    /// Runs `f` on the writer (JS thread, synchronous calls).
+    ///
+    /// Errors: `ERR_HURRAY_STATE` when closed, or while an asynchronous operation
+    /// holds the writer.
+    fn with<R>(&self, f: impl FnOnce(&mut HurrayFileWriter) -> Result<R>) -> Result<R> {
+        let mut slot = lock(&self.slot);
+        match &mut *slot {
+            WriterSlot::Idle(w) => f(w),
+            WriterSlot::Busy => Err(busy()),
+            WriterSlot::Closed => Err(closed("FileWriter")),
+        }
+    }
+
+    /// Takes the writer out for an asynchronous operation (the slot is `Busy`
+    /// until [`put_back`] runs).
+    ///
+    /// Errors: `ERR_HURRAY_STATE` (closed, or another operation is running).
+    pub(crate) fn take_for_async(&self) -> Result<(Box<HurrayFileWriter>, Arc<Mutex<WriterSlot>>)> {
+        let mut slot = lock(&self.slot);
+        match std::mem::replace(&mut *slot, WriterSlot::Busy) {
+            WriterSlot::Idle(w) => Ok((w, self.slot.clone())),
+            other => {
+                let e = if matches!(other, WriterSlot::Busy) {
+                    busy()
+                } else {
+                    closed("FileWriter")
+                };
+                *slot = other;
+                Err(e)
+            }
+        }
     }
 
     /// Adds KV entry `key` = `value`.
-    fn add(&mut self, key: &str, value: KvValue) -> Result<()> {
-        let key = no_nul("key", key)?;
-        self.live()?.add_kv(key, value).map_err(ffi)
+    fn add(&self, key: &str, value: KvValue) -> Result<()> {
+        self.with(|w| w.add_kv(key, value).map_err(ffi))
     }
+}
+
+/// Locks a writer slot; a poisoned lock (a panic while holding it, which the code
+/// under it does not do) still yields the slot.
+pub(crate) fn lock(slot: &Mutex<WriterSlot>) -> std::sync::MutexGuard<'_, WriterSlot> {
+    slot.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Puts a writer back after an asynchronous operation, or drops it (abandoning an
+/// unfinished file) when `close()` came meanwhile.
+pub(crate) fn put_back(slot: &Mutex<WriterSlot>, w: Box<HurrayFileWriter>) {
+    let mut s = lock(slot);
+    if matches!(*s, WriterSlot::Busy) {
+        *s = WriterSlot::Idle(w);
+    }
+}
+
+/// The error of a call while an asynchronous operation holds the writer.
+fn busy() -> crate::error::JsErr {
+    err(
+        "HURRAY_ERR_STATE",
+        "an asynchronous operation of this FileWriter is running; await it first",
+    )
 }
 
 /// An integer from a JS bigint or number, in range for i64 / u64.
@@ -419,6 +503,65 @@ impl FileWriter {
     #[napi(factory)]
     pub fn create(path: String, options: Option<WriteOptions>) -> Result<FileWriter> {
         let path = no_nul("path", &path)?;
+        let o = write_options(options)?;
+        let w = HurrayFileWriter::create(Path::new(path), &o).map_err(ffi)?;
+        Ok(FileWriter::over(w))
+    }
+
+    /// `FileWriter.create` on the libuv thread pool.
+    ///
+    /// Rejects: as `create` throws.
+    #[napi(ts_return_type = "Promise<FileWriter>")]
+    pub fn create_async(
+        path: String,
+        options: Option<WriteOptions>,
+    ) -> Result<AsyncTask<crate::file_async::CreateTask>> {
+        no_nul("path", &path)?;
+        let o = write_options(options)?;
+        Ok(AsyncTask::new(crate::file_async::CreateTask::new(path, o)))
+    }
+
+    /// `writeTensor` on the libuv thread pool: the tensor's bytes are copied to the
+    /// file while the event loop keeps running (timers fire, I/O is served). Do not
+    /// change the tensor's memory until the promise settles. Calls on this writer
+    /// made before it settles throw (or reject) `ERR_HURRAY_STATE`, except
+    /// `close()`, which abandons the file once the write is over; the package's
+    /// JavaScript layer queues overlapping `*Async` calls, in call order.
+    ///
+    /// Rejects: as `writeTensor` throws.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn write_tensor_async(
+        &self,
+        env: Env,
+        name: String,
+        tensor: &Tensor,
+    ) -> Result<AsyncTask<crate::file_async::WriteTask>> {
+        let handle = tensor.handle()?.clone();
+        tensor.check_lent(env.raw())?;
+        let (w, slot) = self.take_for_async()?;
+        Ok(AsyncTask::new(crate::file_async::WriteTask::tensor(
+            w, slot, name, handle,
+        )))
+    }
+
+    /// `finish` on the libuv thread pool (writing the index, the optional fsync and
+    /// the rename happen off the event loop).
+    ///
+    /// Rejects: as `finish` throws.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn finish_async(&self) -> Result<AsyncTask<crate::file_async::WriteTask>> {
+        let (w, slot) = self.take_for_async()?;
+        Ok(AsyncTask::new(crate::file_async::WriteTask::finish(
+            w, slot,
+        )))
+    }
+}
+
+/// The library's write options from the JS options object.
+///
+/// Errors: `ERR_HURRAY_INVALID_ARGUMENT` (a bad `dataBufferAlignment`).
+fn write_options(options: Option<WriteOptions>) -> Result<HurrayWriteOptions> {
+    {
         let mut o = HurrayWriteOptions::default();
         if let Some(opts) = options {
             if let Some(a) = opts.data_buffer_alignment {
@@ -447,21 +590,21 @@ impl FileWriter {
                 o.data_crc32c = c as u8;
             }
         }
-        let w = HurrayFileWriter::create(Path::new(path), &o).map_err(ffi)?;
-        Ok(FileWriter { inner: Some(w) })
+        Ok(o)
     }
+}
 
+#[napi]
+impl FileWriter {
     /// Writes `tensor` under `name` (its buffers are read during the call).
     ///
     /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (duplicate name), `ERR_HURRAY_STATE`
     /// (closed tensor or finished writer), `ERR_HURRAY_IO`.
     #[napi]
-    pub fn write_tensor(&mut self, env: Env, name: String, tensor: &Tensor) -> Result<()> {
-        let w = self.live()?;
+    pub fn write_tensor(&self, env: Env, name: String, tensor: &Tensor) -> Result<()> {
         let handle = tensor.handle()?;
         tensor.check_lent(env.raw())?;
-        let name = no_nul("name", &name)?;
-        w.write_tensor(name, handle.tensor()?).map_err(ffi)
+        self.with(|w| w.write_tensor(&name, handle.tensor()?).map_err(ffi))
     }
 
     /// Writes `item` (a tensor or a composite with its members) under `name`;
@@ -469,56 +612,53 @@ impl FileWriter {
     ///
     /// Throws: as `writeTensor`.
     #[napi]
-    pub fn write_item(&mut self, env: Env, name: String, item: &Item) -> Result<()> {
-        let w = self.live()?;
+    pub fn write_item(&self, env: Env, name: String, item: &Item) -> Result<()> {
         let (_, node) = item.node()?;
         item.check_lent(env.raw())?;
-        let name = no_nul("name", &name)?;
-        w.write_item(name, node).map_err(ffi)
+        self.with(|w| w.write_item(&name, node).map_err(ffi))
     }
 
     /// Adds a string KV entry.
     #[napi]
-    pub fn add_string(&mut self, key: String, value: String) -> Result<()> {
-        no_nul("value", &value)?;
+    pub fn add_string(&self, key: String, value: String) -> Result<()> {
         self.add(&key, KvValue::String(value))
     }
 
     /// Adds an int64 KV entry (a bigint, or an integer number below 2^53).
     #[napi]
-    pub fn add_int64(&mut self, key: String, value: Either<BigInt, f64>) -> Result<()> {
+    pub fn add_int64(&self, key: String, value: Either<BigInt, f64>) -> Result<()> {
         let v = int_of(&value, true)? as i64;
         self.add(&key, KvValue::Int64(v))
     }
 
     /// Adds a uint64 KV entry (a non-negative bigint or integer number).
     #[napi]
-    pub fn add_uint64(&mut self, key: String, value: Either<BigInt, f64>) -> Result<()> {
+    pub fn add_uint64(&self, key: String, value: Either<BigInt, f64>) -> Result<()> {
         let v = int_of(&value, false)? as u64;
         self.add(&key, KvValue::UInt64(v))
     }
 
     /// Adds a float64 KV entry.
     #[napi]
-    pub fn add_float64(&mut self, key: String, value: f64) -> Result<()> {
+    pub fn add_float64(&self, key: String, value: f64) -> Result<()> {
         self.add(&key, KvValue::Float64(value))
     }
 
     /// Adds a bool KV entry.
     #[napi]
-    pub fn add_bool(&mut self, key: String, value: bool) -> Result<()> {
+    pub fn add_bool(&self, key: String, value: bool) -> Result<()> {
         self.add(&key, KvValue::Bool(value))
     }
 
     /// Adds a bytes KV entry (copied).
     #[napi]
-    pub fn add_bytes(&mut self, key: String, value: &[u8]) -> Result<()> {
+    pub fn add_bytes(&self, key: String, value: &[u8]) -> Result<()> {
         self.add(&key, KvValue::Bytes(value.to_vec()))
     }
 
     /// Adds an int64-array KV entry.
     #[napi]
-    pub fn add_int64_array(&mut self, key: String, values: Vec<Either<BigInt, f64>>) -> Result<()> {
+    pub fn add_int64_array(&self, key: String, values: Vec<Either<BigInt, f64>>) -> Result<()> {
         let v: Vec<i64> = values
             .iter()
             .map(|x| int_of(x, true).map(|i| i as i64))
@@ -528,11 +668,7 @@ impl FileWriter {
 
     /// Adds a uint64-array KV entry (non-negative bigints or integer numbers).
     #[napi]
-    pub fn add_uint64_array(
-        &mut self,
-        key: String,
-        values: Vec<Either<BigInt, f64>>,
-    ) -> Result<()> {
+    pub fn add_uint64_array(&self, key: String, values: Vec<Either<BigInt, f64>>) -> Result<()> {
         let v: Vec<u64> = values
             .iter()
             .map(|x| int_of(x, false).map(|i| i as u64))
@@ -542,29 +678,26 @@ impl FileWriter {
 
     /// Adds a bool-array KV entry.
     #[napi]
-    pub fn add_bool_array(&mut self, key: String, values: Vec<bool>) -> Result<()> {
+    pub fn add_bool_array(&self, key: String, values: Vec<bool>) -> Result<()> {
         self.add(&key, KvValue::Array(KvArray::Bool(values)))
     }
 
     /// Adds a bytes-array KV entry (each copied).
     #[napi]
-    pub fn add_bytes_array(&mut self, key: String, values: Vec<Uint8Array>) -> Result<()> {
+    pub fn add_bytes_array(&self, key: String, values: Vec<Uint8Array>) -> Result<()> {
         let v = values.iter().map(|b| b.to_vec()).collect();
         self.add(&key, KvValue::Array(KvArray::Bytes(v)))
     }
 
     /// Adds a float64-array KV entry.
     #[napi]
-    pub fn add_float64_array(&mut self, key: String, values: Vec<f64>) -> Result<()> {
+    pub fn add_float64_array(&self, key: String, values: Vec<f64>) -> Result<()> {
         self.add(&key, KvValue::Array(KvArray::Float64(values)))
     }
 
     /// Adds a string-array KV entry.
     #[napi]
-    pub fn add_string_array(&mut self, key: String, values: Vec<String>) -> Result<()> {
-        for v in &values {
-            no_nul("value", v)?;
-        }
+    pub fn add_string_array(&self, key: String, values: Vec<String>) -> Result<()> {
         self.add(&key, KvValue::Array(KvArray::String(values)))
     }
 
@@ -572,13 +705,14 @@ impl FileWriter {
     ///
     /// Throws: `ERR_HURRAY_STATE` (already finished), `ERR_HURRAY_IO`.
     #[napi]
-    pub fn finish(&mut self) -> Result<()> {
-        self.live()?.finish().map_err(ffi)
+    pub fn finish(&self) -> Result<()> {
+        self.with(|w| w.finish().map_err(ffi))
     }
 
-    /// Frees the writer (idempotent); an unfinished file is abandoned.
+    /// Frees the writer (idempotent); an unfinished file is abandoned. While an
+    /// asynchronous operation runs, the writer is freed when it settles.
     #[napi]
-    pub fn close(&mut self) {
-        self.inner = None;
+    pub fn close(&self) {
+        *lock(&self.slot) = WriterSlot::Closed;
     }
 }

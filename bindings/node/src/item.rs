@@ -173,7 +173,8 @@ impl Item {
     /// Throws: `ERR_HURRAY_STATE` (closed, views of it are alive, or the
     /// ArrayBuffer lent to it was detached), `ERR_HURRAY_INVALID_ARGUMENT` (a
     /// composite head, or already in an item).
-    #[napi(factory)]
+    // Configurable: lib/idioms.js marks the Item it returns (see there).
+    #[napi(factory, configurable = true)]
     pub fn of(env: Env, tensor: &mut Tensor) -> Result<Item> {
         tensor.check_lent(env.raw())?;
         if tensor.composite_member_count().is_ok() {
@@ -199,7 +200,8 @@ impl Item {
     /// head's member count, a member of another item or given twice),
     /// `ERR_HURRAY_STATE` (closed or still viewed inputs), `ERR_HURRAY_LIMIT`
     /// (nesting too deep).
-    #[napi(factory)]
+    // Configurable: lib/idioms.js marks the Item it returns (see there).
+    #[napi(factory, configurable = true)]
     pub fn composite(env: Env, head: &mut Tensor, members: Vec<&mut Item>) -> Result<Item> {
         // Everything is checked before anything moves: a refused call leaves the
         // head and every member as they were.

@@ -26,6 +26,7 @@
 mod budget;
 mod error;
 pub mod file;
+mod file_async;
 mod file_kv;
 pub mod item;
 pub mod release;

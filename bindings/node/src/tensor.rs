@@ -10,11 +10,10 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
 
-use hurray_core::{ElementType, Layout, TensorDescriptor};
-use hurray_ffi::buffer::buffer_from_caller;
+use hurray_core::{DeviceTag, ElementType, Layout, TensorDescriptor};
 use hurray_ffi::{
-    FfiError, HurrayBuffer, HurrayDescriptor, HurrayQuantization, HurrayStatistics, HurrayTensor,
-    ReleaseGuard,
+    AlignmentPolicy, FfiError, HurrayBuffer, HurrayDescriptor, HurrayQuantization,
+    HurrayStatistics, HurrayTensor, Placement, ReleaseGuard, Wrapped,
 };
 use napi::bindgen_prelude::*;
 use napi::sys;
@@ -92,19 +91,19 @@ pub(crate) fn view_of<'env>(
 ) -> Result<ArrayBuffer<'env>> {
     // Borrowed while the handle lives; the ArrayBuffer below holds the handle.
     let list = handle.tensor()?.buffer_list();
-    let (data, size) = list
-        .buffers()
-        .nth(index as usize)
-        .map(HurrayBuffer::raw_parts)
-        .ok_or_else(|| {
-            err(
-                "HURRAY_ERR_OUT_OF_RANGE",
-                format!(
-                    "buffer index {index} is out of range: the tensor has {} buffer(s)",
-                    list.len
-                ),
-            )
-        })?;
+    let b = list.buffers().nth(index as usize).ok_or_else(|| {
+        err(
+            "HURRAY_ERR_OUT_OF_RANGE",
+            format!(
+                "buffer index {index} is out of range: the tensor has {} buffer(s)",
+                list.len
+            ),
+        )
+    })?;
+    if b.host_bytes().is_none() {
+        return Err(device_view_refused(index, b.placement().device));
+    }
+    let (data, size) = b.raw_parts();
     if size == 0 || data.is_null() {
         return ArrayBuffer::from_data(env, Vec::<u8>::new()).map_err(napi_err);
     }
@@ -114,6 +113,20 @@ pub(crate) fn view_of<'env>(
     // finalizer drops `handle` only when the ArrayBuffer is collected. The memory
     // is accounted by its owner (view.rs).
     unsafe { crate::view::uncounted(env, data as *mut u8, len, handle) }
+}
+
+/// The error of a CPU view (`buffer()`, `array()`, `views()`) of buffer `index`
+/// on `device`: its memory is not host memory (or is declared not to be), so
+/// JavaScript must not read it. The rule Python and Go follow too.
+fn device_view_refused(index: u32, device: DeviceTag) -> JsErr {
+    err(
+        "HURRAY_ERR_NOT_APPLICABLE",
+        format!(
+            "buffer {index} is tagged device {}: a CPU view of device memory is refused; \
+             copy it to the host with the device's own API first",
+            device.name()
+        ),
+    )
 }
 
 /// Shape in elements per dimension, as JS numbers (exact below 2^53).
@@ -475,6 +488,12 @@ pub struct FromBufferOptions {
     /// later turn of the event loop than the release itself.
     #[napi(ts_type = "() => void")]
     pub on_release: Option<Unknown<'static>>,
+    /// Refuse memory that does not start at the buffer's declared alignment (64
+    /// bytes) with `ERR_HURRAY_INVALID_ARGUMENT` instead of copying it (default
+    /// false: such memory, e.g. a plain `new Float32Array(n)` or a view at an
+    /// offset, is copied once into aligned memory and the tensor no longer uses it;
+    /// aligned memory is always used in place). ARCHITECTURE decision 5.
+    pub strict: Option<bool>,
 }
 
 /// A decoded, validated tensor descriptor (shape, element type, layout, buffer
@@ -910,6 +929,50 @@ impl Tensor {
         self.inner.take().ok_or_else(|| closed("Tensor"))
     }
 
+    /// The host bytes of a dense tensor's buffer 0 from `byteOffset` on, and its
+    /// element count, for the copying accessors (`what` names the call in errors).
+    fn dense_host_bytes(&self, what: &str) -> Result<(&[u8], u64)> {
+        let t = self.handle()?.tensor()?;
+        let m = t.model();
+        if !matches!(m.layout, Layout::RowMajor | Layout::ColumnMajor) {
+            return Err(err(
+                "HURRAY_ERR_NOT_APPLICABLE",
+                format!(
+                    "{what} needs a dense tensor; this one is {}",
+                    layout_name(m.layout.tag())
+                ),
+            ));
+        }
+        let count = m
+            .shape
+            .iter()
+            .try_fold(1u64, |a, &n| a.checked_mul(n))
+            .ok_or_else(|| err("HURRAY_ERR_LIMIT", "element count overflows"))?;
+        let list = t.buffer_list();
+        let Some(b) = list.buffers().next() else {
+            return Ok((&[], count));
+        };
+        let device = m.buffers.first().map_or(DeviceTag::Cpu, |e| e.device);
+        let bytes = match b.bytes() {
+            Some(bytes) if device == DeviceTag::Cpu => bytes,
+            _ => return Err(device_view_refused(0, device)),
+        };
+        let from = usize::try_from(m.byte_offset)
+            .ok()
+            .filter(|&o| o <= bytes.len())
+            .ok_or_else(|| {
+                err(
+                    "HURRAY_ERR_BUFFER_MISMATCH",
+                    format!(
+                        "byteOffset {} is past buffer 0's {} bytes",
+                        m.byte_offset,
+                        bytes.len()
+                    ),
+                )
+            })?;
+        Ok((&bytes[from..], count))
+    }
+
     /// The tensor's descriptor model (every read-only field comes from it).
     fn model(&self) -> Result<&TensorDescriptor> {
         Ok(self.handle()?.tensor()?.model())
@@ -923,6 +986,15 @@ impl Tensor {
         options: Option<FromBufferOptions>,
     ) -> Result<Tensor> {
         let raw_env = env.raw();
+        let (on_release, strict) = match options {
+            Some(o) => (o.on_release, o.strict.unwrap_or(false)),
+            None => (None, false),
+        };
+        let policy = if strict {
+            AlignmentPolicy::Strict
+        } else {
+            AlignmentPolicy::CopyWhenUnaligned
+        };
         let entries = &descriptor.model().buffers;
         if entries.len() != buffers.len() {
             return Err(err(
@@ -964,54 +1036,51 @@ impl Tensor {
                 ));
             }
             // The entry's alignment (at least 64 for a non-empty buffer) is what the
-            // memory must have.
+            // memory must have; memory that lacks it is copied once into aligned
+            // memory, or refused under `strict` (ARCHITECTURE decision 5).
             let align = if size == 0 {
                 entry.alignment.max(1)
             } else {
                 entry.alignment.max(MIN_ALIGN as u32)
             };
-            if size > 0 && !(data as usize).is_multiple_of(align as usize) {
-                return Err(err(
-                    "HURRAY_ERR_INVALID_ARGUMENT",
-                    format!(
-                        "buffer {i} starts at an address that is not {align}-byte aligned; \
-                         allocate it with hurray.alloc(byteLength, {align})"
-                    ),
-                ));
-            }
+            let placement = Placement {
+                alignment: align,
+                device: entry.device,
+                sync_mode: entry.sync_mode,
+                memory_class: entry.memory_class,
+            };
             // SAFETY: the view belongs to this call.
             let hold = unsafe { Hold::new(raw_env, view.raw(), ptr::null_mut())? };
-            let ctx = hold.into_context();
+            let guard = ReleaseGuard::new(Some(release), hold.into_context())
+                .ok_or_else(|| err("HURRAY_ERR_INTERNAL_PANIC", "no release callback"))?;
             // SAFETY: `data` points at `len` >= `size` bytes kept alive (and, per the
-            // documented contract, not transferred) by the pin in `ctx` until
-            // `release` runs; on error the library does not call `release`.
-            let made = unsafe {
-                buffer_from_caller(
+            // documented contract, not transferred) by the pin in `guard` until
+            // `release` runs; wrap_or_copy runs the release on every error path and
+            // right after a copy (the pin is then deleted on the JS thread).
+            let (b, how) = unsafe {
+                HurrayBuffer::wrap_or_copy(
                     if size == 0 {
                         ptr::null()
                     } else {
                         data as *const c_void
                     },
                     size,
-                    align,
-                    entry.device.tag(),
-                    entry.sync_mode.tag(),
-                    entry.memory_class.tag(),
-                    ptr::null(),
-                    Some(release),
-                    ctx,
+                    placement,
+                    guard,
+                    policy,
                 )
-            };
-            match made {
-                Ok(b) => list.push(Box::new(b)),
-                Err(e) => {
-                    // SAFETY: refused, so the context is still ours; JS thread.
-                    unsafe { (*Hold::from_context(ctx)).discard(raw_env) };
-                    return Err(ffi(e));
+            }
+            .map_err(ffi)?;
+            if how == Wrapped::Copied {
+                // The tensor no longer uses this memory: a later detach is harmless.
+                if let Some(r) = lent.1.pop() {
+                    // SAFETY: made above in `raw_env`, deleted once (popped).
+                    unsafe { sys::napi_delete_reference(raw_env, r) };
                 }
             }
+            list.push(Box::new(b));
         }
-        let owner = match options.and_then(|o| o.on_release) {
+        let owner = match on_release {
             Some(f) => {
                 // SAFETY: `f` is an argument of the current call.
                 let hold = unsafe { Hold::new(raw_env, ptr::null_mut(), f.raw())? };
@@ -1039,11 +1108,14 @@ fn views_alive() -> JsErr {
 
 #[napi]
 impl Tensor {
-    /// A dense row-major tensor over `data` (an ArrayBuffer, TypedArray, Buffer or
-    /// DataView), without copying: the tensor's one buffer *is* that memory.
+    /// A dense row-major tensor over `data` (an ArrayBuffer, SharedArrayBuffer,
+    /// TypedArray, Buffer or DataView): the tensor's one buffer *is* that memory when
+    /// it starts 64-byte aligned (`hurray.alloc` gives such memory); otherwise its
+    /// bytes are copied once into aligned memory (`{ strict: true }` refuses
+    /// instead), and the tensor no longer uses `data` (ARCHITECTURE decision 5).
     ///
-    /// `shape` is in elements; `data` must hold at least the dense size in bytes and
-    /// start 64-byte aligned (use `hurray.alloc`). Ownership: the tensor pins `data`
+    /// `shape` is in elements; `data` must hold at least the dense size in bytes.
+    /// Ownership (zero-copy case): the tensor pins `data`
     /// with a napi reference until the library releases it, exactly once (possibly
     /// from another thread, delivered to the JS thread); then `onRelease` runs. The
     /// package marks the ArrayBuffer untransferable (permanently), so a transfer
@@ -1051,8 +1123,8 @@ impl Tensor {
     /// tensor then throws `ERR_HURRAY_STATE` where it would use the memory, but views
     /// and items made before read freed memory).
     ///
-    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown dtype, misaligned memory, a
-    /// resizable ArrayBuffer or growable SharedArrayBuffer),
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown dtype, misaligned memory under
+    /// `strict`, a resizable ArrayBuffer or growable SharedArrayBuffer),
     /// `ERR_HURRAY_INVALID_ARGUMENT` (too few bytes), `ERR_HURRAY_FORMAT`.
     // Configurable: lib/native.js wraps it with the JS-side checks on the lent memory.
     #[napi(
@@ -1073,11 +1145,13 @@ impl Tensor {
     }
 
     /// A tensor of any layout over caller memory: `descriptor` is the wire encoding,
-    /// `buffers` one view per entry of its buffer table (in order), each 64-byte
-    /// aligned and at least the entry's size. No copy; ownership as `fromBuffer`.
+    /// `buffers` one view per entry of its buffer table (in order), each at least
+    /// the entry's size. Memory at the entry's alignment is used in place; other CPU
+    /// memory is copied once (refused under `strict`); ownership as `fromBuffer`.
     ///
     /// Throws: `ERR_HURRAY_FORMAT` (bad descriptor), `ERR_HURRAY_INVALID_ARGUMENT`
-    /// (wrong count or sizes), `ERR_HURRAY_INVALID_ARGUMENT` (misaligned memory).
+    /// (wrong count or sizes; misaligned memory under `strict`, or misaligned
+    /// memory of a buffer tagged with a device, which cannot be copied).
     // Configurable: lib/native.js wraps it with the JS-side checks on the lent memory.
     #[napi(
         factory,
@@ -1177,6 +1251,11 @@ impl Tensor {
             ));
         }
         let index = index as u32;
+        if let Some(e) = self.model()?.buffers.get(index as usize) {
+            if e.device != DeviceTag::Cpu {
+                return Err(device_view_refused(index, e.device));
+            }
+        }
         let cached = self
             .views
             .borrow()
@@ -1232,19 +1311,38 @@ impl Tensor {
 
     /// The elements as a zero-copy TypedArray over buffer 0, for a dense tensor
     /// (row-major or column-major) whose dtype has one (`float32` -> Float32Array,
-    /// `int64` -> BigInt64Array, ...). Length: the element count; it starts at
-    /// `byteOffset`, in memory order (for column-major, the first dimension varies
-    /// fastest). Keeps the memory alive like `buffer()`.
+    /// `int64` -> BigInt64Array, ...; `float16` and `bfloat16` -> Uint16Array of
+    /// their bit patterns: convert with `toFloat32()` or `hurray.float16ToFloat32`).
+    /// Length: the element count; it starts at `byteOffset`, in memory order (for
+    /// column-major, the first dimension varies fastest). Keeps the memory alive like
+    /// `buffer()`.
     ///
-    /// Throws: `ERR_HURRAY_UNSUPPORTED` (other layouts; float16, bool and other
-    /// dtypes without a TypedArray; a `byteOffset` that is not a multiple of the
-    /// element size: use `buffer()`), `ERR_HURRAY_STATE` (closed).
+    /// `dtype`, when given, is the dtype the caller expects: the call throws unless
+    /// the tensor has it, and TypeScript then types the result (`array('float32')`
+    /// is a `Float32Array`).
+    ///
+    /// Throws: `ERR_HURRAY_UNSUPPORTED` (other layouts; bool and sub-byte dtypes,
+    /// which `unpack()` copies out one byte per element; other dtypes without a
+    /// TypedArray; a `byteOffset` that is not a multiple of the element size: use
+    /// `buffer()`; a buffer tagged with a device), `ERR_HURRAY_INVALID_ARGUMENT`
+    /// (the tensor's dtype is not `dtype`), `ERR_HURRAY_STATE` (closed).
     #[napi(
-        ts_return_type = "Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array"
+        ts_generic_types = "K extends import('./index').ArrayDType = import('./index').ArrayDType",
+        ts_args_type = "dtype?: K",
+        ts_return_type = "import('./index').TypedArrayOf[K]"
     )]
-    pub fn array<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+    pub fn array<'env>(&self, env: &'env Env, dtype: Option<String>) -> Result<Unknown<'env>> {
         use sys::TypedarrayType as T;
         let m = self.model()?;
+        if let Some(want) = dtype {
+            let have = dtype_name(m.element_type.tag());
+            if want != have {
+                return Err(err(
+                    "HURRAY_ERR_INVALID_ARGUMENT",
+                    format!("array({want:?}) called on a tensor of dtype {have}"),
+                ));
+            }
+        }
         if !matches!(m.layout, Layout::RowMajor | Layout::ColumnMajor) {
             return Err(err(
                 "HURRAY_ERR_NOT_APPLICABLE",
@@ -1259,13 +1357,25 @@ impl Tensor {
             Some(ElementType::Int8) => (T::int8_array, 1),
             Some(ElementType::Uint8) => (T::uint8_array, 1),
             Some(ElementType::Int16) => (T::int16_array, 2),
-            Some(ElementType::Uint16) => (T::uint16_array, 2),
+            Some(ElementType::Uint16 | ElementType::Float16 | ElementType::Bfloat16) => {
+                (T::uint16_array, 2)
+            }
             Some(ElementType::Int32) => (T::int32_array, 4),
             Some(ElementType::Uint32) => (T::uint32_array, 4),
             Some(ElementType::Float32) => (T::float32_array, 4),
             Some(ElementType::Float64) => (T::float64_array, 8),
             Some(ElementType::Int64) => (T::bigint64_array, 8),
             Some(ElementType::Uint64) => (T::biguint64_array, 8),
+            Some(t) if hurray_core::packing::unpack(t, &[], 0).is_ok() => {
+                return Err(err(
+                    "HURRAY_ERR_NOT_APPLICABLE",
+                    format!(
+                        "{} is packed below one byte per element, so no TypedArray views it; \
+                         unpack() copies it out one byte per element",
+                        dtype_name(type_tag)
+                    ),
+                ))
+            }
             _ => {
                 return Err(err(
                     "HURRAY_ERR_NOT_APPLICABLE",
@@ -1327,6 +1437,91 @@ impl Tensor {
         }
     }
 
+    /// A copy of a dense bool or sub-byte tensor's elements, one byte each
+    /// (element-types.md §5): `bool` as 0/1 and `uint4`, `uint2`, `float4_e2m1`,
+    /// `float6_*` codes in a `Uint8Array`; `int4` and `int2` sign-extended in an
+    /// `Int8Array`. Length: the element count, in memory order. The tensor's packed
+    /// memory is not touched.
+    ///
+    /// Throws: `ERR_HURRAY_UNSUPPORTED` (not a dense tensor of such a dtype, or a
+    /// buffer tagged with a device), `ERR_HURRAY_INVALID_ARGUMENT` (the buffer is
+    /// shorter than the elements need), `ERR_HURRAY_STATE` (closed).
+    #[napi(ts_return_type = "Uint8Array | Int8Array")]
+    pub fn unpack<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        let m = self.model()?;
+        let t = m.element_type;
+        let (packed, count) = self.dense_host_bytes("unpack()")?;
+        let out = hurray_core::packing::unpack(t, packed, count).map_err(|e| {
+            let status = match e {
+                hurray_core::packing::PackingError::NotSubByte(_) => "HURRAY_ERR_NOT_APPLICABLE",
+                _ => "HURRAY_ERR_BUFFER_MISMATCH",
+            };
+            err(status, format!("unpack(): {e}"))
+        })?;
+        if matches!(t, ElementType::Int4 | ElementType::Int2) {
+            let signed: Vec<i8> = out.into_iter().map(|b| b as i8).collect();
+            Int8Array::new(signed).into_unknown(env).map_err(napi_err)
+        } else {
+            Uint8Array::new(out).into_unknown(env).map_err(napi_err)
+        }
+    }
+
+    /// A copy of a dense `float16`, `bfloat16` or `float32` tensor's elements as a
+    /// `Float32Array` (every float16 and bfloat16 value is exact in float32), in
+    /// memory order.
+    ///
+    /// Throws: `ERR_HURRAY_UNSUPPORTED` (another dtype or layout, a buffer tagged
+    /// with a device), `ERR_HURRAY_INVALID_ARGUMENT` (buffer too short),
+    /// `ERR_HURRAY_STATE` (closed).
+    #[napi]
+    pub fn to_float32(&self) -> Result<Float32Array> {
+        let t = self.model()?.element_type;
+        let (bytes, count) = self.dense_host_bytes("toFloat32()")?;
+        let width = match t {
+            ElementType::Float32 => 4,
+            ElementType::Float16 | ElementType::Bfloat16 => 2,
+            _ => {
+                return Err(err(
+                    "HURRAY_ERR_NOT_APPLICABLE",
+                    format!(
+                        "toFloat32() converts float16, bfloat16 and float32, not {}",
+                        dtype_name(t.tag())
+                    ),
+                ))
+            }
+        };
+        let need = count
+            .checked_mul(width)
+            .filter(|&n| n <= bytes.len() as u64);
+        let Some(need) = need else {
+            return Err(err(
+                "HURRAY_ERR_BUFFER_MISMATCH",
+                format!(
+                    "buffer 0 holds {} bytes after byteOffset; {count} {} elements need {}",
+                    bytes.len(),
+                    dtype_name(t.tag()),
+                    count.saturating_mul(width)
+                ),
+            ));
+        };
+        let bytes = &bytes[..need as usize];
+        let out: Vec<f32> = match t {
+            ElementType::Float32 => bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+            ElementType::Float16 => bytes
+                .chunks_exact(2)
+                .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+                .collect(),
+            _ => bytes
+                .chunks_exact(2)
+                .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
+                .collect(),
+        };
+        Ok(Float32Array::new(out))
+    }
+
     /// Releases this object's reference to the tensor now. Idempotent. Views already
     /// handed out stay valid until collected.
     #[napi]
@@ -1386,4 +1581,51 @@ pub fn alloc<'env>(
     let owner = Aligned(p, layout);
     // SAFETY: `p` points at `len` bytes owned by `owner`, freed only by the finalizer.
     unsafe { ArrayBuffer::from_external(env, p, len, owner, |_, o| drop(o)) }.map_err(napi_err)
+}
+
+/// The float32 value of each float16 bit pattern in `bits` (IEEE binary16, exact),
+/// as a new `Float32Array` of the same length.
+#[napi(js_name = "float16ToFloat32")]
+pub fn float16_to_float32(bits: Uint16Array) -> Float32Array {
+    Float32Array::new(
+        bits.iter()
+            .map(|&b| half::f16::from_bits(b).to_f32())
+            .collect(),
+    )
+}
+
+/// The float16 bit pattern of each value in `values`, rounded to nearest even
+/// (overflow gives infinity, NaN stays NaN), as a new `Uint16Array` of the same
+/// length: the memory of a `float16` tensor (`Tensor.fromBuffer(bits, 'float16', shape)`).
+#[napi(js_name = "float32ToFloat16")]
+pub fn float32_to_float16(values: Float32Array) -> Uint16Array {
+    Uint16Array::new(
+        values
+            .iter()
+            .map(|&v| half::f16::from_f32(v).to_bits())
+            .collect(),
+    )
+}
+
+/// The float32 value of each bfloat16 bit pattern in `bits` (the upper half of a
+/// binary32, exact), as a new `Float32Array` of the same length.
+#[napi(js_name = "bfloat16ToFloat32")]
+pub fn bfloat16_to_float32(bits: Uint16Array) -> Float32Array {
+    Float32Array::new(
+        bits.iter()
+            .map(|&b| half::bf16::from_bits(b).to_f32())
+            .collect(),
+    )
+}
+
+/// The bfloat16 bit pattern of each value in `values`, rounded to nearest even
+/// (NaN stays NaN), as a new `Uint16Array` of the same length.
+#[napi(js_name = "float32ToBfloat16")]
+pub fn float32_to_bfloat16(values: Float32Array) -> Uint16Array {
+    Uint16Array::new(
+        values
+            .iter()
+            .map(|&v| half::bf16::from_f32(v).to_bits())
+            .collect(),
+    )
 }

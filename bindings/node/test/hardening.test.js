@@ -22,12 +22,13 @@ function child(body, timeout = 120000) {
   return r.stdout.trim();
 }
 
-// An aligned Uint8Array of N bytes over a plain ArrayBuffer `ab`, and its tensor.
+// An aligned Uint8Array of N bytes over a plain ArrayBuffer `ab`, and its tensor
+// (strict: zero-copy over `ab`, never a copy).
 const MK = `
 function mk(N, fromBuffer = h.Tensor.fromBuffer) {
   const ab = new ArrayBuffer(N + 64);
   for (let off = 0; off < 64; off += 8) {
-    try { const a = new Uint8Array(ab, off, N); a.fill(5); return [ab, fromBuffer.call(h.Tensor, a, 'uint8', [N])]; } catch (e) {}
+    try { const a = new Uint8Array(ab, off, N); a.fill(5); return [ab, fromBuffer.call(h.Tensor, a, 'uint8', [N], { strict: true })]; } catch (e) {}
   }
   throw new Error('no aligned offset');
 }

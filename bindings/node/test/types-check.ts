@@ -58,3 +58,24 @@ const dn: hurray.DTypeName = 'int4';
 // @ts-expect-error: dtype inputs are the known names, not any string.
 hurray.Descriptor.dense('float33', [1]);
 void [dt, wc, codeOf, isState, dn, hurray.decodeStream(new Uint8Array(0), limits), hurray.encodeStream([], limits)];
+
+// Issue 15: array() typed by dtype, the strict option, the conversions, HurrayError as
+// a class, Symbol.dispose, the promise-returning file calls.
+const f32s: Float32Array = t.array('float32');
+let total = 0;
+for (const v of f32s) total += v;
+const bits: Uint16Array = hurray.Tensor.fromBuffer(new Uint16Array(4), 'float16', [4]).array('float16');
+const widened: Float32Array = hurray.float16ToFloat32(bits);
+const unpacked: Uint8Array | Int8Array = t.unpack();
+const strictT = hurray.Tensor.fromBuffer(data, 'float32', [4], { strict: true });
+strictT[Symbol.dispose]();
+const isHurray = (e: unknown): boolean => e instanceof hurray.HurrayError && e.code === 'ENOENT';
+async function asyncFiles(): Promise<void> {
+  const aw: hurray.FileWriter = await hurray.FileWriter.createAsync('y.hrry', { durable: false });
+  await aw.writeTensorAsync('t', t);
+  await aw.finishAsync();
+  const ar: hurray.FileReader = await hurray.FileReader.openAsync('y.hrry');
+  ar[Symbol.dispose]();
+}
+const summary: string = String(t) + JSON.stringify(t.toJSON());
+void [total, widened, unpacked, isHurray, asyncFiles, summary, hurray.asFloat16Array, hurray.float32ToBfloat16];
