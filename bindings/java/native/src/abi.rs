@@ -41,6 +41,24 @@ pub extern "system" fn Java_dev_hurray_Native_statusName<'l>(
     })
 }
 
+/// `Native.deviceName(int)`: the lower-case name of a device tag (`"cuda"`,
+/// `"rocm"`, ...; a private tag `"private"`), from the one table in hurray-core, or
+/// `"unknown device <tag>"` for a reserved or invalid tag.
+#[no_mangle]
+pub extern "system" fn Java_dev_hurray_Native_deviceName<'l>(
+    mut env: JNIEnv<'l>,
+    _c: JClass,
+    tag: jint,
+) -> jstring {
+    run(&mut env, ptr::null_mut(), |env| {
+        let name = u8::try_from(tag)
+            .ok()
+            .and_then(hurray_core::DeviceTag::from_tag)
+            .map_or_else(|| format!("unknown device {tag}"), |d| d.name().to_string());
+        Ok(env.new_string(name)?.into_raw())
+    })
+}
+
 /// `Native.debugPanic()`: panics inside this crate's boundary (test hook: proves a
 /// panic becomes a `HurrayException` with `HURRAY_ERR_INTERNAL_PANIC`).
 #[no_mangle]

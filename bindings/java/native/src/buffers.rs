@@ -110,7 +110,14 @@ pub(crate) fn wrap_regions(
         let (b, _how) =
             unsafe { HurrayBuffer::wrap_or_copy(data, cap as u64, placement, release, policy) }
                 .map_err(|mut e| {
-                    e.message = format!("buffer {i}: {}", e.message);
+                    e.message = if policy == AlignmentPolicy::Strict {
+                        format!(
+                            "buffer {i}: {} (in Java: Tensor.allocate, or Copy.IF_NEEDED)",
+                            e.message
+                        )
+                    } else {
+                        format!("buffer {i}: {}", e.message)
+                    };
                     e
                 })?;
         bufs.push(Box::new(b));

@@ -39,6 +39,8 @@ final class Native {
 
     static native String statusName(int status);
 
+    static native String deviceName(int deviceTag);
+
     static native void debugPanic();
 
     static native long directAddress(ByteBuffer buffer);

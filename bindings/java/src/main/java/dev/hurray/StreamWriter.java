@@ -39,7 +39,41 @@ public final class StreamWriter implements AutoCloseable {
      * @param out where the stream bytes go (not closed by {@link #close()})
      */
     public StreamWriter(OutputStream out) {
-        this(Channels.newChannel(Objects.requireNonNull(out, "out")), out);
+        this(channel(Objects.requireNonNull(out, "out")), out);
+    }
+
+    /**
+     * An output stream as a channel: a {@code FileOutputStream}'s own channel, else one
+     * {@code out.write} per call through an array of up to 1 MiB
+     * ({@link Channels#newChannel(OutputStream)} writes 8 KiB at a time).
+     */
+    private static WritableByteChannel channel(OutputStream out) {
+        if (out.getClass() == java.io.FileOutputStream.class) {
+            return ((java.io.FileOutputStream) out).getChannel();
+        }
+        return new WritableByteChannel() {
+            private byte[] buf = new byte[8192];
+
+            @Override
+            public int write(ByteBuffer src) throws IOException {
+                int n = src.remaining();
+                if (n > buf.length && buf.length < (1 << 20)) {
+                    buf = new byte[Math.min(1 << 20, Integer.highestOneBit(n - 1) << 1)];
+                }
+                n = Math.min(n, buf.length);
+                src.get(buf, 0, n);
+                out.write(buf, 0, n);
+                return n;
+            }
+
+            @Override
+            public boolean isOpen() {
+                return true;
+            }
+
+            @Override
+            public void close() {}
+        };
     }
 
     /**

@@ -140,7 +140,9 @@ public final class Tensor implements AutoCloseable {
         ByteBuffer[] views = new ByteBuffer[buffers.length];
         for (int i = 0; i < buffers.length; i++) {
             ByteBuffer b = Objects.requireNonNull(buffers[i], "buffer " + i);
-            if (!b.isDirect() || b.isReadOnly()) {
+            if (!b.isDirect() && !b.hasRemaining()) {
+                views[i] = allocate(0); // nothing to copy
+            } else if (!b.isDirect() || b.isReadOnly()) {
                 // JNI cannot reach heap memory, and cannot tell a read-only direct
                 // buffer (the tensor's views would be writable): such a buffer is
                 // copied here, into aligned memory, or refused.
@@ -347,8 +349,8 @@ public final class Tensor implements AutoCloseable {
         if (d.bufferCount() > 0 && d.buffer(0).deviceTag() != 0) {
             throw new HurrayException(Status.NOT_APPLICABLE, Native.statusName(Status.NOT_APPLICABLE)
                     + ": " + method + " is a CPU view, and buffer 0 is tagged for device "
-                    + d.buffer(0).deviceTag() + " (not CPU memory); use bufferAddress(0) to hand "
-                    + "it to that device's API");
+                    + Native.deviceName(d.buffer(0).deviceTag()) + " (not CPU memory); use "
+                    + "bufferAddress(0) to hand it to that device's API");
         }
     }
 

@@ -26,6 +26,7 @@ class DeviceTest extends LeakChecked {
             HurrayException floats = assertThrows(HurrayException.class, t::floats);
             assertEquals(Status.NOT_APPLICABLE, floats.status());
             assertTrue(floats.getMessage().contains("CPU"), floats.getMessage());
+            assertTrue(floats.getMessage().contains("device cuda"), floats.getMessage());
             HurrayException raw = assertThrows(HurrayException.class, () -> t.buffer(0));
             assertEquals(Status.NOT_APPLICABLE, raw.status());
             assertTrue(raw.getMessage().contains("cuda"), raw.getMessage());

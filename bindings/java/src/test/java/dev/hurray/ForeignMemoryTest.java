@@ -71,6 +71,7 @@ class ForeignMemoryTest extends LeakChecked {
         assertTrue(e.getMessage().contains("buffer 0"), e.getMessage());
         assertTrue(e.getMessage().contains("64"), e.getMessage());
         assertTrue(e.getMessage().contains("strict"), e.getMessage());
+        assertTrue(e.getMessage().contains("Tensor.allocate"), e.getMessage());
         assertEquals(0, released.get(), "not run when wrap throws");
         HurrayException dense = assertThrows(HurrayException.class,
                 () -> Tensor.dense(ElementType.FLOAT32, onnx, Copy.NEVER, 24));
@@ -115,6 +116,10 @@ class ForeignMemoryTest extends LeakChecked {
         assertTrue(e.getMessage().contains("heap"), e.getMessage());
         assertTrue(e.getMessage().contains("Copy.IF_NEEDED"), e.getMessage());
         assertTrue(e.getMessage().contains("Tensor.allocate"), e.getMessage());
+        try (Tensor empty = Tensor.dense(ElementType.FLOAT32, ByteBuffer.allocate(0), Copy.NEVER,
+                0)) {
+            assertEquals(0, empty.buffer(0).capacity(), "an empty heap buffer needs no copy");
+        }
         ByteBuffer ro = TestSupport.floats(4, 5).asReadOnlyBuffer();
         try (Tensor t = Tensor.dense(ElementType.FLOAT32, ro, 2)) {
             assertEquals(5f, t.floats().get(1), "a read-only buffer is copied");

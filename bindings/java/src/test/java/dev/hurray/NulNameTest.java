@@ -17,7 +17,7 @@ class NulNameTest extends LeakChecked {
     @Test
     void nulInTensorNamesKvKeysAndValues() throws Exception {
         Path p = tmp.resolve("nul.hrry");
-        String name = "layer\0weight";
+        String name = "layer\0weight\uD83D\uDE00"; // NUL and a character beyond the BMP
         String key = "k\0ey";
         String value = "v\0al\u00e9";
         try (TensorFileWriter w = TensorFileWriter.create(p);
