@@ -108,6 +108,7 @@ function install(addon) {
   }
   for (const cls of [FileReader, StreamDecoder, Item]) markResults(cls.prototype);
   markResults(Item, ['of', 'composite']);
+  markResults(Tensor, ['fromUnpacked']);
 
   const describe = (t) => {
     if (t.closed) return 'closed';
@@ -153,7 +154,7 @@ function install(addon) {
   // Per-writer queue of the asynchronous calls, so overlapping calls run one after
   // the other in call order (the native side refuses a call while one runs).
   const tails = new WeakMap();
-  for (const name of ['writeTensorAsync', 'finishAsync']) {
+  for (const name of ['writeTensorAsync', 'writeItemAsync', 'finishAsync']) {
     const f = FileWriter.prototype[name];
     define(FileWriter.prototype, name, {
       [name](...args) {
