@@ -81,8 +81,8 @@ function install(addon) {
     }
     return v;
   }
-  // Wraps every method and getter of `proto` (configurable ones) so their results
-  // are marked.
+  // Wraps the methods and getters `names` of `target` (default: all; configurable
+  // ones only) so their results are marked.
   function markResults(target, names) {
     for (const name of names ?? Object.getOwnPropertyNames(target)) {
       if (name === 'constructor' || name === 'prototype' || name === 'length' || name === 'name') continue;
@@ -106,7 +106,10 @@ function install(addon) {
       Object.defineProperty(target, name, d);
     }
   }
-  for (const cls of [FileReader, StreamDecoder, Item]) markResults(cls.prototype);
+  // Every call that returns Tensors or Items (not views, names or KV values, which
+  // are left unwalked).
+  markResults(FileReader.prototype, ['tensor', 'tensors', 'item']);
+  for (const cls of [StreamDecoder, Item]) markResults(cls.prototype);
   markResults(Item, ['of', 'composite']);
   markResults(Tensor, ['fromUnpacked']);
 
