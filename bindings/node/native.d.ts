@@ -375,6 +375,13 @@ export declare class FileWriter {
    */
   writeTensorAsync(name: string, tensor: Tensor): Promise<void>
   /**
+   * `writeItem` on the libuv thread pool, as `writeTensorAsync` (do not change
+   * the item's memory until the promise settles).
+   *
+   * Rejects: as `writeItem` throws.
+   */
+  writeItemAsync(name: string, item: Item): Promise<void>
+  /**
    * `finish` on the libuv thread pool (writing the index, the optional fsync and
    * the rename happen off the event loop).
    *
@@ -741,6 +748,18 @@ export declare class Tensor {
    * memory of a buffer tagged with a device, which cannot be copied).
    */
   static fromBuffers(descriptor: Uint8Array, buffers: Array<ArrayBuffer | ArrayBufferView>, options?: FromBufferOptions): Tensor
+  /**
+   * A dense row-major `bool` or sub-byte tensor (`int4`, `uint4`, `int2`,
+   * `uint2`, `float4_e2m1`, `float6_*`) from one value per element, packed into
+   * library memory (a copy; element-types.md §5): `bool` takes 0 and 1, `int4`
+   * -8..7 and `int2` -2..1 (an `Int8Array`, or their two's-complement bytes), the
+   * unsigned types their codes. What `unpack()` returns goes back in unchanged.
+   *
+   * Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown dtype, bad shape, a value
+   * that does not fit: the message names its index, `values.length` not the
+   * element count), `ERR_HURRAY_UNSUPPORTED` (a dtype that is not packed).
+   */
+  static fromUnpacked(values: Uint8Array | Int8Array, dtype: import('./tables').ElementTypeName, shape: number[]): Tensor
   /** Whether `close()` was called (or the handle was handed on). */
   get closed(): boolean
   /** Elements per dimension (exact below 2^53). */

@@ -81,8 +81,8 @@ function install(addon) {
     }
     return v;
   }
-  // Wraps every method and getter of `proto` (configurable ones) so their results
-  // are marked.
+  // Wraps the methods and getters `names` of `target` (default: all; configurable
+  // ones only) so their results are marked.
   function markResults(target, names) {
     for (const name of names ?? Object.getOwnPropertyNames(target)) {
       if (name === 'constructor' || name === 'prototype' || name === 'length' || name === 'name') continue;
@@ -106,8 +106,12 @@ function install(addon) {
       Object.defineProperty(target, name, d);
     }
   }
-  for (const cls of [FileReader, StreamDecoder, Item]) markResults(cls.prototype);
+  // Every call that returns Tensors or Items (not views, names or KV values, which
+  // are left unwalked).
+  markResults(FileReader.prototype, ['tensor', 'tensors', 'item']);
+  for (const cls of [StreamDecoder, Item]) markResults(cls.prototype);
   markResults(Item, ['of', 'composite']);
+  markResults(Tensor, ['fromUnpacked']);
 
   const describe = (t) => {
     if (t.closed) return 'closed';
@@ -153,7 +157,7 @@ function install(addon) {
   // Per-writer queue of the asynchronous calls, so overlapping calls run one after
   // the other in call order (the native side refuses a call while one runs).
   const tails = new WeakMap();
-  for (const name of ['writeTensorAsync', 'finishAsync']) {
+  for (const name of ['writeTensorAsync', 'writeItemAsync', 'finishAsync']) {
     const f = FileWriter.prototype[name];
     define(FileWriter.prototype, name, {
       [name](...args) {

@@ -544,6 +544,25 @@ impl FileWriter {
         )))
     }
 
+    /// `writeItem` on the libuv thread pool, as `writeTensorAsync` (do not change
+    /// the item's memory until the promise settles).
+    ///
+    /// Rejects: as `writeItem` throws.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn write_item_async(
+        &self,
+        env: Env,
+        name: String,
+        item: &Item,
+    ) -> Result<AsyncTask<crate::file_async::WriteTask>> {
+        let (root, path) = item.shared()?;
+        item.check_lent(env.raw())?;
+        let (w, slot) = self.take_for_async()?;
+        Ok(AsyncTask::new(crate::file_async::WriteTask::item(
+            w, slot, name, root, path,
+        )))
+    }
+
     /// `finish` on the libuv thread pool (writing the index, the optional fsync and
     /// the rename happen off the event loop).
     ///

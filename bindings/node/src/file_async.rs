@@ -1,5 +1,5 @@
 //! The promise-returning file operations (`FileReader.openAsync`,
-//! `FileWriter.createAsync`, `writeTensorAsync`, `finishAsync`): each runs its
+//! `FileWriter.createAsync`, `writeTensorAsync`, `writeItemAsync`, `finishAsync`): each runs its
 //! blocking library call on the libuv thread pool (a napi `AsyncTask`), so the
 //! event loop keeps running during a large write. A failure rejects the promise
 //! with the same `Error` (its `code` and message) the synchronous call throws.
@@ -12,6 +12,7 @@ use napi::bindgen_prelude::*;
 
 use crate::error::{ffi, JsErr};
 use crate::file::{put_back, FileReader, FileWriter, WriterSlot};
+use crate::item::ItemHandle;
 use crate::tensor::Handle;
 
 /// A library error carried back from the pool thread: its `code` and message.
@@ -97,6 +98,8 @@ impl Task for CreateTask {
 enum WriteOp {
     /// Writes the tensor of the handle under the name.
     Tensor(String, Arc<Handle>),
+    /// Writes the item node at the member path below the root under the name.
+    Item(String, Arc<ItemHandle>, Vec<u32>),
     /// Finishes the file.
     Finish,
 }
@@ -125,6 +128,21 @@ impl WriteTask {
         }
     }
 
+    /// Writes the node at `path` below `root` under `name`.
+    pub(crate) fn item(
+        writer: Box<HurrayFileWriter>,
+        slot: Arc<Mutex<WriterSlot>>,
+        name: String,
+        root: Arc<ItemHandle>,
+        path: Vec<u32>,
+    ) -> WriteTask {
+        WriteTask {
+            writer: Some(writer),
+            slot,
+            op: WriteOp::Item(name, root, path),
+        }
+    }
+
     /// Finishes the file.
     pub(crate) fn finish(writer: Box<HurrayFileWriter>, slot: Arc<Mutex<WriterSlot>>) -> WriteTask {
         WriteTask {
@@ -150,6 +168,9 @@ impl Task for WriteTask {
             WriteOp::Tensor(name, handle) => handle
                 .tensor()
                 .and_then(|t| w.write_tensor(name, t).map_err(ffi)),
+            WriteOp::Item(name, root, path) => root
+                .node(path)
+                .and_then(|n| w.write_item(name, n).map_err(ffi)),
             WriteOp::Finish => w.finish().map_err(ffi),
         };
         Ok(done.map_err(Failure::from))

@@ -41,9 +41,11 @@ pub struct ItemHandle {
 
 // SAFETY: a `HurrayItem` may move between threads and be dropped on any thread (its
 // tensors' releases are thread-safe by the ABI's contract); this binding reads it on
-// the JS thread only, and only the final drop may happen elsewhere.
+// the JS thread and, during `writeItemAsync`, on one libuv pool thread
+// (file_async.rs); the final drop may happen anywhere.
 unsafe impl Send for ItemHandle {}
-// SAFETY: shared access is read-only, on the JS thread.
+// SAFETY: shared access is read-only (an item's tree never changes once made and
+// holds no interior mutability), so concurrent reads do not race.
 unsafe impl Sync for ItemHandle {}
 
 impl ItemHandle {
@@ -143,6 +145,14 @@ impl Item {
     }
 
     /// The root this node belongs to, and the node.
+    /// The root and this node's member path, shared (for an asynchronous write).
+    ///
+    /// Errors: `ERR_HURRAY_STATE` when closed.
+    pub(crate) fn shared(&self) -> Result<(Arc<ItemHandle>, Vec<u32>)> {
+        let (root, path) = self.inner.as_ref().ok_or_else(|| closed("Item"))?;
+        Ok((root.clone(), path.clone()))
+    }
+
     pub(crate) fn node(&self) -> Result<(&Arc<ItemHandle>, &HurrayItem)> {
         let (root, path) = self.inner.as_ref().ok_or_else(|| closed("Item"))?;
         Ok((root, root.node(path)?))

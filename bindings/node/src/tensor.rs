@@ -47,12 +47,14 @@ pub(crate) struct Handle {
 }
 
 // SAFETY: a `HurrayTensor` may move between threads and be dropped on any thread
-// (its releases are thread-safe by the ABI's contract); this binding reads it only on
-// the JS thread (views and Tensor methods), and only the final drop, which nothing
-// can race, may happen elsewhere.
+// (its releases are thread-safe by the ABI's contract); this binding reads it on the
+// JS thread (views and Tensor methods) and, during `writeTensorAsync`, on one libuv
+// pool thread (file_async.rs), and the final drop, which nothing can race, may
+// happen anywhere.
 unsafe impl Send for Handle {}
-// SAFETY: shared access is read-only (accessors of an immutable tensor) and happens
-// on the JS thread; see `Send`.
+// SAFETY: shared access is read-only: the accessors of an immutable tensor, which
+// holds no interior mutability (no Cell, no lazily filled cache), so reads from the
+// JS thread and a pool thread at once do not race; see `Send`.
 unsafe impl Sync for Handle {}
 
 impl Handle {
@@ -1169,6 +1171,95 @@ impl Tensor {
         }
         let d = HurrayDescriptor::decode(descriptor).map_err(ffi)?;
         Tensor::build(&env, d, &buffers, options)
+    }
+
+    /// A dense row-major `bool` or sub-byte tensor (`int4`, `uint4`, `int2`,
+    /// `uint2`, `float4_e2m1`, `float6_*`) from one value per element, packed into
+    /// library memory (a copy; element-types.md §5): `bool` takes 0 and 1, `int4`
+    /// -8..7 and `int2` -2..1 (an `Int8Array`, or their two's-complement bytes), the
+    /// unsigned types their codes. What `unpack()` returns goes back in unchanged.
+    ///
+    /// Throws: `ERR_HURRAY_INVALID_ARGUMENT` (unknown dtype, bad shape, a value
+    /// that does not fit: the message names its index, `values.length` not the
+    /// element count), `ERR_HURRAY_UNSUPPORTED` (a dtype that is not packed).
+    // Configurable: lib/idioms.js marks the Tensor it returns.
+    #[napi(
+        factory,
+        configurable = true,
+        ts_args_type = "values: Uint8Array | Int8Array, dtype: import('./tables').ElementTypeName, shape: number[]"
+    )]
+    pub fn from_unpacked(
+        env: Env,
+        values: Either<Uint8Array, Int8Array>,
+        dtype: String,
+        shape: Vec<f64>,
+    ) -> Result<Tensor> {
+        let d = Descriptor::dense(dtype, shape)?;
+        let d = d.inner.ok_or_else(|| closed("Descriptor"))?;
+        let m = d.model();
+        let count = m
+            .shape
+            .iter()
+            .try_fold(1u64, |a, &n| a.checked_mul(n))
+            .ok_or_else(|| err("HURRAY_ERR_LIMIT", "element count overflows"))?;
+        let bytes: &[u8] = match &values {
+            Either::A(u) => u,
+            // SAFETY: i8 and u8 have the same size and alignment; the slice borrows
+            // the argument for this call only.
+            Either::B(i) => unsafe { std::slice::from_raw_parts(i.as_ptr().cast::<u8>(), i.len()) },
+        };
+        if bytes.len() as u64 != count {
+            return Err(err(
+                "HURRAY_ERR_BUFFER_MISMATCH",
+                format!(
+                    "{} values given for {count} elements of shape {:?}",
+                    bytes.len(),
+                    m.shape
+                ),
+            ));
+        }
+        let packed = hurray_core::packing::pack(m.element_type, bytes).map_err(|e| {
+            let status = match e {
+                hurray_core::packing::PackingError::NotSubByte(_) => "HURRAY_ERR_NOT_APPLICABLE",
+                _ => "HURRAY_ERR_INVALID_ARGUMENT",
+            };
+            err(status, format!("fromUnpacked(): {e}"))
+        })?;
+        let (size, declared) = m
+            .buffers
+            .first()
+            .map_or((0, 1), |e| (e.byte_size, e.alignment));
+        let align = if size == 0 {
+            declared.max(1)
+        } else {
+            declared.max(MIN_ALIGN as u32)
+        };
+        if packed.len() as u64 != size {
+            return Err(err(
+                "HURRAY_ERR_INTERNAL_PANIC",
+                format!("packed {} bytes, the descriptor sizes {size}", packed.len()),
+            ));
+        }
+        let ptr = packed.as_ptr().cast::<c_void>();
+        let len = packed.len() as u64;
+        // The Vec is the memory when it happens to be aligned; otherwise it is copied
+        // once and dropped at once.
+        let keep = ReleaseGuard::from_fn(move || drop(packed));
+        // SAFETY: `ptr` points at `len` bytes owned by the Vec that `keep` holds and
+        // drops only when the buffer releases it; nothing writes to it meanwhile.
+        let (b, _) = unsafe {
+            HurrayBuffer::wrap_or_copy(
+                if len == 0 { ptr::null() } else { ptr },
+                len,
+                Placement::cpu(align),
+                keep,
+                AlignmentPolicy::CopyWhenUnaligned,
+            )
+        }
+        .map_err(ffi)?;
+        let t = HurrayTensor::new(d, vec![Box::new(b)], None).map_err(ffi)?;
+        let bytes = tensor_bytes(&t);
+        Ok(Tensor::holding(Box::new(t), Vec::new()).charge(&env, bytes))
     }
 
     /// Whether `close()` was called (or the handle was handed on).

@@ -167,6 +167,24 @@ test('2: float16 and bfloat16 are Uint16Array views with conversions; bool and i
   assert.ok(got instanceof Int8Array);
   assert.deepEqual(Array.from(got), [7, -1, -8, 0]);
   assert.throws(() => h.unpack(), { code: 'ERR_HURRAY_UNSUPPORTED' });
+  // And back: fromUnpacked packs one value per element.
+  const packedFlags = Tensor.fromUnpacked(unpacked, 'bool', [9]);
+  assert.deepEqual(Array.from(new Uint8Array(packedFlags.buffer(0))), [0b10100101, 0b1]);
+  const packedI4 = Tensor.fromUnpacked(Int8Array.of(7, -1, -8, 0), 'int4', [2, 2]);
+  assert.deepEqual(Array.from(new Uint8Array(packedI4.buffer(0))), [0xf7, 0x08]);
+  const p2 = writeFile('bool.hrry', { flags: packedFlags, i4: packedI4 });
+  const r2 = FileReader.open(p2);
+  assert.deepEqual(Array.from(r2.tensor('flags').unpack()), [1, 0, 1, 0, 0, 1, 0, 1, 1]);
+  assert.deepEqual(Array.from(r2.tensor('i4').unpack()), [7, -1, -8, 0]);
+  r2.close();
+  assert.throws(() => Tensor.fromUnpacked(Uint8Array.of(0, 2), 'bool', [2]), {
+    code: 'ERR_HURRAY_INVALID_ARGUMENT',
+    message: /element 1 = 0x02 does not fit bool/,
+  });
+  assert.throws(() => Tensor.fromUnpacked(Uint8Array.of(1), 'bool', [2]), { code: 'ERR_HURRAY_INVALID_ARGUMENT' });
+  assert.throws(() => Tensor.fromUnpacked(Uint8Array.of(1), 'uint8', [1]), { code: 'ERR_HURRAY_UNSUPPORTED' });
+  packedFlags.close();
+  packedI4.close();
   assert.throws(() => flags.toFloat32(), { code: 'ERR_HURRAY_UNSUPPORTED' });
   for (const t of [h, b, flags, i4]) t.close();
 });
@@ -264,12 +282,14 @@ test('10: asynchronous calls queue in call order and reject with the library err
   const ts = [1, 2, 3].map((v) => Tensor.fromBuffer(f32(hurray, [v]), 'float32', [1]));
   // Not awaited one by one: the package queues them.
   await Promise.all([w.writeTensorAsync('a', ts[0]), w.writeTensorAsync('b', ts[1]), w.writeTensorAsync('c', ts[2])]);
+  await w.writeItemAsync('d', hurray.Item.of(Tensor.fromBuffer(f32(hurray, [4]), 'float32', [1])));
   await assert.rejects(w.writeTensorAsync('a', ts[0]), (e) => e instanceof HurrayError && e.code === 'ERR_HURRAY_FORMAT' && /DuplicateName/.test(e.message));
   await w.finishAsync();
   await assert.rejects(w.finishAsync(), { code: 'ERR_HURRAY_STATE' });
   const r = FileReader.open(p);
-  assert.deepEqual(r.names, ['a', 'b', 'c']);
-  assert.deepEqual([...r.tensors()].map((t) => t.array('float32')[0]), [1, 2, 3]);
+  assert.deepEqual(r.names, ['a', 'b', 'c', 'd']);
+  assert.equal(r.tensor('d').array('float32')[0], 4);
+  assert.deepEqual([...r.tensors()].map((t) => t.array('float32')[0]), [1, 2, 3, 4]);
   r.close();
   await assert.rejects(FileReader.openAsync(path.join(dir, 'missing.hrry')), (e) => {
     assert.ok(e instanceof HurrayError);

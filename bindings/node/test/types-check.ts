@@ -79,3 +79,8 @@ async function asyncFiles(): Promise<void> {
 }
 const summary: string = String(t) + JSON.stringify(t.toJSON());
 void [total, widened, unpacked, isHurray, asyncFiles, summary, hurray.asFloat16Array, hurray.float32ToBfloat16];
+const flagsT: hurray.Tensor = hurray.Tensor.fromUnpacked(new Uint8Array([1, 0]), 'bool', [2]);
+async function asyncItem(w2: hurray.FileWriter): Promise<void> {
+  await w2.writeItemAsync('i', hurray.Item.of(flagsT));
+}
+void asyncItem;
