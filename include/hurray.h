@@ -1807,7 +1807,9 @@ HurrayStatus hurray_file_reader_descriptor(const HurrayFileReader *reader,
 // not NUL-terminated: the way to a name that holds NUL bytes (the format allows
 // them).
 //
-// Errors and ownership: those of `hurray_file_reader_descriptor`.
+// Errors: those of `hurray_file_reader_descriptor`.
+//
+// Ownership: as for `hurray_file_reader_descriptor`.
 //
 // # Safety
 // `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
@@ -1837,7 +1839,9 @@ HurrayStatus hurray_file_reader_tensor(const HurrayFileReader *reader,
 // `hurray_file_reader_tensor` with `name` given as `name_len` bytes of UTF-8, not
 // NUL-terminated: the way to a name that holds NUL bytes (the format allows them).
 //
-// Errors and ownership: those of `hurray_file_reader_tensor`.
+// Errors: those of `hurray_file_reader_tensor`.
+//
+// Ownership: as for `hurray_file_reader_tensor`.
 //
 // # Safety
 // `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
@@ -1864,7 +1868,9 @@ HurrayStatus hurray_file_reader_item(const HurrayFileReader *reader,
 // `hurray_file_reader_item` with `name` given as `name_len` bytes of UTF-8, not
 // NUL-terminated: the way to a name that holds NUL bytes (the format allows them).
 //
-// Errors and ownership: those of `hurray_file_reader_item`.
+// Errors: those of `hurray_file_reader_item`.
+//
+// Ownership: as for `hurray_file_reader_item`.
 //
 // # Safety
 // `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
@@ -1915,7 +1921,9 @@ HurrayStatus hurray_file_reader_kv_find(const HurrayFileReader *reader,
 // `hurray_file_reader_kv_find` with `key` given as `key_len` bytes of UTF-8, not
 // NUL-terminated: the way to a key that holds NUL bytes (the format allows them).
 //
-// Errors and ownership: those of `hurray_file_reader_kv_find`.
+// Errors: those of `hurray_file_reader_kv_find`.
+//
+// Ownership: as for `hurray_file_reader_kv_find`.
 //
 // # Safety
 // `reader` NULL or live; `key` NULL or valid for `key_len` reads; `out_index` NULL
@@ -2016,7 +2024,9 @@ HurrayStatus hurray_file_writer_write_tensor(HurrayFileWriter *writer,
 // UTF-8, not NUL-terminated: the way to write a name that holds NUL bytes (the
 // format allows them).
 //
-// Errors and ownership: those of `hurray_file_writer_write_tensor`.
+// Errors: those of `hurray_file_writer_write_tensor`.
+//
+// Ownership: as for `hurray_file_writer_write_tensor`.
 //
 // # Safety
 // `writer` NULL or live; `name` NULL or valid for `name_len` reads; `tensor` NULL
@@ -2046,7 +2056,9 @@ HurrayStatus hurray_file_writer_write_item(HurrayFileWriter *writer,
 // not NUL-terminated: the way to write a name that holds NUL bytes (the format
 // allows them).
 //
-// Errors and ownership: those of `hurray_file_writer_write_item`.
+// Errors: those of `hurray_file_writer_write_item`.
+//
+// Ownership: as for `hurray_file_writer_write_item`.
 //
 // # Safety
 // `writer` NULL or live; `name` NULL or valid for `name_len` reads; `item` NULL or

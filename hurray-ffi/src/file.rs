@@ -749,7 +749,9 @@ pub unsafe extern "C" fn hurray_file_reader_descriptor(
 /// not NUL-terminated: the way to a name that holds NUL bytes (the format allows
 /// them).
 ///
-/// Errors and ownership: those of `hurray_file_reader_descriptor`.
+/// Errors: those of `hurray_file_reader_descriptor`.
+///
+/// Ownership: as for `hurray_file_reader_descriptor`.
 ///
 /// # Safety
 /// `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
@@ -807,7 +809,9 @@ pub unsafe extern "C" fn hurray_file_reader_tensor(
 /// `hurray_file_reader_tensor` with `name` given as `name_len` bytes of UTF-8, not
 /// NUL-terminated: the way to a name that holds NUL bytes (the format allows them).
 ///
-/// Errors and ownership: those of `hurray_file_reader_tensor`.
+/// Errors: those of `hurray_file_reader_tensor`.
+///
+/// Ownership: as for `hurray_file_reader_tensor`.
 ///
 /// # Safety
 /// `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
@@ -862,7 +866,9 @@ pub unsafe extern "C" fn hurray_file_reader_item(
 /// `hurray_file_reader_item` with `name` given as `name_len` bytes of UTF-8, not
 /// NUL-terminated: the way to a name that holds NUL bytes (the format allows them).
 ///
-/// Errors and ownership: those of `hurray_file_reader_item`.
+/// Errors: those of `hurray_file_reader_item`.
+///
+/// Ownership: as for `hurray_file_reader_item`.
 ///
 /// # Safety
 /// `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
@@ -965,7 +971,9 @@ pub unsafe extern "C" fn hurray_file_reader_kv_find(
 /// `hurray_file_reader_kv_find` with `key` given as `key_len` bytes of UTF-8, not
 /// NUL-terminated: the way to a key that holds NUL bytes (the format allows them).
 ///
-/// Errors and ownership: those of `hurray_file_reader_kv_find`.
+/// Errors: those of `hurray_file_reader_kv_find`.
+///
+/// Ownership: as for `hurray_file_reader_kv_find`.
 ///
 /// # Safety
 /// `reader` NULL or live; `key` NULL or valid for `key_len` reads; `out_index` NULL
@@ -1292,7 +1300,9 @@ pub unsafe extern "C" fn hurray_file_writer_write_tensor(
 /// UTF-8, not NUL-terminated: the way to write a name that holds NUL bytes (the
 /// format allows them).
 ///
-/// Errors and ownership: those of `hurray_file_writer_write_tensor`.
+/// Errors: those of `hurray_file_writer_write_tensor`.
+///
+/// Ownership: as for `hurray_file_writer_write_tensor`.
 ///
 /// # Safety
 /// `writer` NULL or live; `name` NULL or valid for `name_len` reads; `tensor` NULL
@@ -1348,7 +1358,9 @@ pub unsafe extern "C" fn hurray_file_writer_write_item(
 /// not NUL-terminated: the way to write a name that holds NUL bytes (the format
 /// allows them).
 ///
-/// Errors and ownership: those of `hurray_file_writer_write_item`.
+/// Errors: those of `hurray_file_writer_write_item`.
+///
+/// Ownership: as for `hurray_file_writer_write_item`.
 ///
 /// # Safety
 /// `writer` NULL or live; `name` NULL or valid for `name_len` reads; `item` NULL or
