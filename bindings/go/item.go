@@ -17,10 +17,12 @@ import (
 // the Item is closed. Close is idempotent; a cleanup releases an Item that becomes
 // unreachable without Close. Member Items are closed with their root only.
 //
-// A borrowed Tensor or member Item keeps its root Item reachable, but views of
-// their memory (Bytes, Float32s, ...) do not: keep the Item or the borrowed
-// Tensor reachable (or Close the Item after the views' last use) while you use a
-// view; see Views in the package documentation.
+// A borrowed Tensor or member Item keeps its root Item reachable, and a call on
+// one (a scoped view's callback included) holds the root in use: closing the root
+// meanwhile takes effect when the call returns. Unsafe views of their memory
+// (UnsafeBytes, UnsafeValues, ...) keep nothing alive: keep the Item or the
+// borrowed Tensor reachable while you use one; see Views in the package
+// documentation.
 type Item struct {
 	life    lifetime      // a root item's; members live by their root's (see Tensor)
 	mu      sync.Mutex    // guards tensor and members, made on first use

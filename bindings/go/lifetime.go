@@ -1,6 +1,9 @@
 package hurray
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // lifetime guards a library handle against being released while a call uses it.
 //
@@ -10,61 +13,73 @@ import "sync"
 // or else by the exit of the last one. So a Close from another goroutine never
 // frees memory a call is still reading, and a Close from inside a scoped view's
 // callback does not deadlock: the release waits for the callback to return.
+//
+// enter and exit are one atomic operation each (the count of uses and the ended
+// bit share one word); mu orders the rare transitions (end, move) with the
+// reading of why and of the deferred release.
 type lifetime struct {
+	state   atomic.Uint64 // endedBit | uses in progress
 	mu      sync.Mutex
-	uses    int    // uses in progress
-	gone    string // why no use may start ("is closed", ...); "" while open
-	pending func() // the release Close deferred to the last exit
+	gone    string       // why no use may start ("is closed", ...); set with endedBit, under mu
+	pending func() error // the release end deferred to the last exit; under mu
 }
+
+const endedBit = 1 << 63
 
 // enter starts a use, or says why none may start ("is closed", ...).
 func (l *lifetime) enter() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.gone != "" {
-		return l.gone
+	for {
+		s := l.state.Load()
+		if s&endedBit != 0 {
+			return l.why()
+		}
+		if l.state.CompareAndSwap(s, s+1) {
+			return ""
+		}
 	}
-	l.uses++
-	return ""
 }
 
-// exit ends a use started by enter; the last one runs a release Close deferred.
+// exit ends a use started by enter; the last one after end runs the release end
+// deferred. (Once endedBit is set no use starts, so the count reaches 0 once.)
 func (l *lifetime) exit() {
-	l.mu.Lock()
-	l.uses--
-	var release func()
-	if l.uses == 0 && l.pending != nil {
-		release, l.pending = l.pending, nil
+	if l.state.Add(^uint64(0)) != endedBit {
+		return
 	}
+	l.mu.Lock()
+	release := l.pending
+	l.pending = nil
 	l.mu.Unlock()
 	if release != nil {
-		release()
+		_ = release() // destroying a live handle does not fail
 	}
 }
 
 // why says why no use may start, or "" while the lifetime is open.
 func (l *lifetime) why() string {
+	if l.state.Load()&endedBit == 0 {
+		return ""
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.gone
 }
 
 // end stops new uses, recording why, and releases: at once when no use is in
-// progress (returning release's error), else at the last exit (an error there is
-// dropped: destroying a live handle does not fail). ended is false, and nothing
-// happens, when the lifetime had ended already.
+// progress (returning release's error), else at the last exit. ended is false, and
+// nothing happens, when the lifetime had ended already.
 func (l *lifetime) end(why string, release func() error) (ended bool, err error) {
 	l.mu.Lock()
-	if l.gone != "" {
+	if l.state.Load()&endedBit != 0 {
 		l.mu.Unlock()
 		return false, nil
 	}
-	l.gone = why
-	if l.uses > 0 {
-		l.pending = func() { _ = release() }
+	l.gone, l.pending = why, release
+	old := l.state.Or(endedBit)
+	if old != 0 { // uses in progress: the last exit releases
 		l.mu.Unlock()
 		return true, nil
 	}
+	l.pending = nil
 	l.mu.Unlock()
 	return true, release()
 }
@@ -75,10 +90,10 @@ func (l *lifetime) end(why string, release func() error) (ended bool, err error)
 func (l *lifetime) move(why string) (gone string, busy bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.gone != "" {
-		return l.gone, false
-	}
-	if l.uses > 0 {
+	if !l.state.CompareAndSwap(0, endedBit) {
+		if l.state.Load()&endedBit != 0 {
+			return l.gone, false
+		}
 		return "", true
 	}
 	l.gone = why
@@ -90,5 +105,6 @@ func (l *lifetime) move(why string) (gone string, busy bool) {
 func (l *lifetime) unmove() {
 	l.mu.Lock()
 	l.gone = ""
+	l.state.Store(0)
 	l.mu.Unlock()
 }

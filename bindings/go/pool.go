@@ -22,11 +22,11 @@ import (
 // first. An allocation is reused for a buffer of n bytes when its size is between
 // n and 2n.
 //
-// Pooled memory is library memory, not Go memory: a view of a pooled tensor does
-// not keep it alive, and once the tensor is closed its memory is reused, so a view
-// kept past Close would later see the bytes of another tensor. The rule that views
-// end with Close (and that the tensor stays reachable while a view is used) applies
-// in full; readers without a pool read into Go memory and do not have this hazard.
+// Pooled memory is library memory, not Go memory: an unsafe view of a pooled
+// tensor (UnsafeBytes, UnsafeValues, ...) does not keep it alive, and once the
+// tensor is closed its memory is reused, so such a view kept past Close would
+// later see the bytes of another tensor. Copies and scoped views (Float32s,
+// WithFloat32s, ...) have no such hazard.
 type BufferPool struct {
 	mu      sync.Mutex
 	ptr     *C.HurrayBufferPool
@@ -119,12 +119,12 @@ func (bp *BufferPool) Close() error {
 // pool, or, with nil, into Go memory again (the default). The Reader keeps its own
 // reference: the pool may be closed before the Reader.
 //
-// The trade: by default every buffer is a new Go allocation, which views keep alive
-// by themselves (a view stays valid after its tensor is closed or collected). Pooled
-// buffers are library memory that is reused once the tensor is closed: faster for a
-// steady flow of tensors (no new memory per tensor, no garbage for the collector),
-// but a view must not be used after its tensor is closed, and the tensor must stay
-// reachable while a view is in use (see Views in the package documentation).
+// The trade: by default every buffer is a new Go allocation, which even unsafe
+// views keep alive by themselves. Pooled buffers are library memory that is reused
+// once the tensor is closed: faster for a steady flow of tensors (no new memory
+// per tensor, no garbage for the collector), but an unsafe view must not be used
+// after its tensor is closed, and the tensor must stay reachable while one is in
+// use (see Views in the package documentation).
 //
 // Errors: ErrClosed when the Reader is closed; ErrInvalidArgument (matching
 // ErrClosed too) when the pool is closed.

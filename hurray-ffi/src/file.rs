@@ -787,7 +787,7 @@ pub unsafe extern "C" fn hurray_file_reader_descriptor(
 ///
 /// Errors: those of `hurray_file_reader_descriptor`.
 ///
-/// Ownership: as `hurray_file_reader_descriptor`.
+/// Ownership: as for `hurray_file_reader_descriptor`.
 ///
 /// # Safety
 /// `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
@@ -847,7 +847,7 @@ pub unsafe extern "C" fn hurray_file_reader_tensor(
 ///
 /// Errors: those of `hurray_file_reader_tensor`.
 ///
-/// Ownership: as `hurray_file_reader_tensor`.
+/// Ownership: as for `hurray_file_reader_tensor`.
 ///
 /// # Safety
 /// `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
@@ -904,7 +904,7 @@ pub unsafe extern "C" fn hurray_file_reader_item(
 ///
 /// Errors: those of `hurray_file_reader_item`.
 ///
-/// Ownership: as `hurray_file_reader_item`.
+/// Ownership: as for `hurray_file_reader_item`.
 ///
 /// # Safety
 /// `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
@@ -1034,7 +1034,7 @@ pub unsafe extern "C" fn hurray_file_reader_kv_check_whole(
 ///
 /// Errors: those of `hurray_file_reader_kv_find`.
 ///
-/// Ownership: as `hurray_file_reader_kv_find`.
+/// Ownership: as for `hurray_file_reader_kv_find`.
 ///
 /// # Safety
 /// `reader` NULL or live; `key` NULL or valid for `key_len` reads; `out_index` NULL
@@ -1363,7 +1363,7 @@ pub unsafe extern "C" fn hurray_file_writer_write_tensor(
 ///
 /// Errors: those of `hurray_file_writer_write_tensor`.
 ///
-/// Ownership: as `hurray_file_writer_write_tensor`.
+/// Ownership: as for `hurray_file_writer_write_tensor`.
 ///
 /// # Safety
 /// `writer` NULL or live; `name` NULL or valid for `name_len` reads; `tensor` NULL
@@ -1421,7 +1421,7 @@ pub unsafe extern "C" fn hurray_file_writer_write_item(
 ///
 /// Errors: those of `hurray_file_writer_write_item`.
 ///
-/// Ownership: as `hurray_file_writer_write_item`.
+/// Ownership: as for `hurray_file_writer_write_item`.
 ///
 /// # Safety
 /// `writer` NULL or live; `name` NULL or valid for `name_len` reads; `item` NULL or

@@ -1820,7 +1820,7 @@ HurrayStatus hurray_file_reader_descriptor(const HurrayFileReader *reader,
 //
 // Errors: those of `hurray_file_reader_descriptor`.
 //
-// Ownership: as `hurray_file_reader_descriptor`.
+// Ownership: as for `hurray_file_reader_descriptor`.
 //
 // # Safety
 // `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
@@ -1852,7 +1852,7 @@ HurrayStatus hurray_file_reader_tensor(const HurrayFileReader *reader,
 //
 // Errors: those of `hurray_file_reader_tensor`.
 //
-// Ownership: as `hurray_file_reader_tensor`.
+// Ownership: as for `hurray_file_reader_tensor`.
 //
 // # Safety
 // `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
@@ -1881,7 +1881,7 @@ HurrayStatus hurray_file_reader_item(const HurrayFileReader *reader,
 //
 // Errors: those of `hurray_file_reader_item`.
 //
-// Ownership: as `hurray_file_reader_item`.
+// Ownership: as for `hurray_file_reader_item`.
 //
 // # Safety
 // `reader` NULL or live; `name` NULL or valid for `name_len` reads; `out` NULL or
@@ -1949,7 +1949,7 @@ HurrayStatus hurray_file_reader_kv_check_whole(const HurrayFileReader *reader, u
 //
 // Errors: those of `hurray_file_reader_kv_find`.
 //
-// Ownership: as `hurray_file_reader_kv_find`.
+// Ownership: as for `hurray_file_reader_kv_find`.
 //
 // # Safety
 // `reader` NULL or live; `key` NULL or valid for `key_len` reads; `out_index` NULL
@@ -2052,7 +2052,7 @@ HurrayStatus hurray_file_writer_write_tensor(HurrayFileWriter *writer,
 //
 // Errors: those of `hurray_file_writer_write_tensor`.
 //
-// Ownership: as `hurray_file_writer_write_tensor`.
+// Ownership: as for `hurray_file_writer_write_tensor`.
 //
 // # Safety
 // `writer` NULL or live; `name` NULL or valid for `name_len` reads; `tensor` NULL
@@ -2084,7 +2084,7 @@ HurrayStatus hurray_file_writer_write_item(HurrayFileWriter *writer,
 //
 // Errors: those of `hurray_file_writer_write_item`.
 //
-// Ownership: as `hurray_file_writer_write_item`.
+// Ownership: as for `hurray_file_writer_write_item`.
 //
 // # Safety
 // `writer` NULL or live; `name` NULL or valid for `name_len` reads; `item` NULL or
