@@ -574,6 +574,17 @@ impl PyIo {
         }
     }
 
+    /// Runs `f` attached to the interpreter, or fails with an I/O error once it is
+    /// finalizing: a thread attaching then may be ended by a forced unwind, which
+    /// must not cross these Rust frames (see `crate::owner`).
+    fn attached<R>(&self, f: impl FnOnce(Python<'_>) -> std::io::Result<R>) -> std::io::Result<R> {
+        let gone = || std::io::Error::other("the Python interpreter is shutting down");
+        if crate::owner::finalizing() {
+            return Err(gone());
+        }
+        Python::try_attach(f).unwrap_or_else(|| Err(gone()))
+    }
+
     /// Keeps `e` (the first one) and turns it into an I/O error for the stream code.
     fn fail(&self, e: PyErr) -> std::io::Error {
         let msg = e.to_string();
@@ -590,7 +601,7 @@ impl Read for PyIo {
         if buf.is_empty() {
             return Ok(0);
         }
-        Python::attach(|py| {
+        self.attached(|py| {
             let obj = self.obj.bind(py);
             let got: PyResult<usize> = if self.readinto {
                 // SAFETY: `buf` is valid for writes of `buf.len()` bytes for this call;
@@ -639,7 +650,7 @@ impl Read for PyIo {
 
 impl Write for PyIo {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        Python::attach(|py| {
+        self.attached(|py| {
             // A bytes copy, not a view of `buf`: the object may keep what it is given.
             let r = self
                 .obj
@@ -657,7 +668,7 @@ impl Write for PyIo {
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        Python::attach(|py| {
+        self.attached(|py| {
             let obj = self.obj.bind(py);
             if obj.hasattr("flush").unwrap_or(false) {
                 obj.call_method0("flush").map_err(|e| self.fail(e))?;

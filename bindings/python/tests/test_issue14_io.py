@@ -309,3 +309,23 @@ def test_twenty_arrays_of_every_dtype_round_trip(tmp_path):
         assert got.shape == want.shape, name
         np.testing.assert_array_equal(got, want, err_msg=name)
     assert back["bool"].dtype == hurray.bool and back["bfloat16"].dtype == hurray.bfloat16
+
+
+# ---------------------------------------------------------------- item 6: pickling
+
+
+def test_pickle_below_protocol_5_carries_numpy_buffers():
+    import pickle
+
+    t = hurray.arange(1 << 16, dtype=hurray.float32)
+    for proto in (2, 3, 4):
+        payload = pickle.dumps(t, protocol=proto)
+        # the buffer travels as a NumPy array (unpickled over the pickle's bytes,
+        # wrapped without a second copy), once
+        assert b"numpy" in payload
+        assert len(payload) < (1 << 18) + 4096
+        u = pickle.loads(payload)
+        a = np.asarray(u)
+        assert a.tolist() == list(range(1 << 16)) and a.flags.writeable
+        a[0] = 5.0
+        assert np.asarray(u)[0] == 5.0 and np.asarray(t)[0] == 0.0
