@@ -70,14 +70,17 @@ def asarray(
 ) -> "_native.Tensor":
     """Convert ``obj`` to a :class:`hurray.Tensor`.
 
-    A :class:`hurray.Tensor` with no other ``dtype`` is shared (zero-copy);
+    A :class:`hurray.Tensor` with no other ``dtype`` is shared (zero-copy; a
+    ``bool`` or sub-byte tensor is repacked from its unpacked NumPy copy);
     anything else goes through ``numpy.asarray`` (lists get NumPy's default
     int64/float64). ``copy=True`` always copies; ``copy=False`` raises when a copy
-    is needed. ``device`` is ignored.
+    is needed. ``device`` is ignored. ``dtype`` may be ``bfloat16``, a float8,
+    float6 or float4 type or a 4- or 2-bit integer when ``ml_dtypes`` is installed.
 
     Raises:
         hurray.InvalidDescriptorError: ``dtype`` is not a :class:`hurray.Dtype`.
-        hurray.UnsupportedError: ``dtype`` has no NumPy equivalent (incl. bfloat16).
+        hurray.UnsupportedError: ``dtype`` has no NumPy equivalent (``float128``,
+            extension types; the ``ml_dtypes`` types without ``ml_dtypes``).
         hurray.CopyRequiredError: ``copy=False`` but a copy is needed.
     """
     import numpy as np
