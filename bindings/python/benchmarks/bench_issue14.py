@@ -131,7 +131,7 @@ def main() -> None:
     if args.only in (None, "save"):
         bench_save(args.repeat)
     if args.only in (None, "mp"):
-        bench_multiprocessing(args.mp_mib, max(3, args.repeat // 2))
+        bench_multiprocessing(args.mp_mib, args.repeat)
 
 
 if __name__ == "__main__":
