@@ -342,6 +342,9 @@ impl Drop for Imported {
         // attached; once the interpreter is finalizing, leak like `PyRef` does.
         let managed = self.managed;
         let versioned = self.versioned;
+        if crate::owner::finalizing() {
+            return; // leak on purpose, as `PyRef` does
+        }
         let _ = Python::try_attach(|_py| {
             // SAFETY: `managed` is the consumed capsule's DLManagedTensor(Versioned),
             // whose deleter we own the one call to.

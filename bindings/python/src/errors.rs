@@ -99,12 +99,15 @@ pub fn map(e: FfiError, origin: Origin<'_>) -> PyErr {
     if e.is_content() || matches!(e.status, HURRAY_ERR_DESCRIPTOR | HURRAY_ERR_BUFFER_MISMATCH) {
         return InvalidDescriptorError::new_err(text);
     }
+    if let (Origin::Stream, Some(EPIPE)) = (origin, e.os_error()) {
+        return os_error(EPIPE, None);
+    }
     let os_file_error = e.os_error().is_some() || e.status == HURRAY_ERR_FILE_NOT_FOUND;
     match (e.category(), origin) {
         (ErrorCategory::Internal, _) => InternalError::new_err(text),
         (ErrorCategory::Io | ErrorCategory::NotFound, Origin::File(path)) if os_file_error => {
             // A missing file whose error carries no number is still ENOENT.
-            os_error(e.os_error().unwrap_or(ENOENT), path)
+            os_error(e.os_error().unwrap_or(ENOENT), Some(path))
         }
         (ErrorCategory::Io, _) => FileError::new_err(text),
         (ErrorCategory::NotFound, _) if e.status == HURRAY_ERR_FILE_NOT_FOUND => {
@@ -132,6 +135,21 @@ pub fn ffi(e: FfiError) -> PyErr {
 
 /// `ENOENT`, the same number on every platform Python runs on.
 const ENOENT: i32 = 2;
+/// `EPIPE` (Linux, macOS and the BSDs).
+const EPIPE: i32 = 32;
+
+/// An I/O error of opening or using `path` (or a transport, `None`): for an OS
+/// error, the `OSError` subclass [`os_error`] picks (`filename` set to the path);
+/// otherwise a `hurray.FileError` naming the path.
+pub fn io_error(e: &std::io::Error, path: Option<&Path>) -> PyErr {
+    match e.raw_os_error() {
+        Some(errno) => os_error(errno, path),
+        None => match path {
+            Some(p) => FileError::new_err(format!("{}: {e}", p.display())),
+            None => FileError::new_err(e.to_string()),
+        },
+    }
+}
 
 /// `message` with `path` in front, unless the face already put it there (a file
 /// open, or an I/O error of a writer): the path appears once.
@@ -144,10 +162,11 @@ fn naming(path: &Path, message: &str) -> String {
 }
 
 /// The `OSError` for OS error number `errno` at `path`: `hurray.FileNotFoundError`
-/// (ENOENT), `hurray.IsADirectoryError` (EISDIR), else `hurray.FileError`; `strerror`
-/// is the OS's text for the number, `filename` the path.
-fn os_error(errno: i32, path: &Path) -> PyErr {
-    let shown = path.display().to_string();
+/// (ENOENT), `hurray.IsADirectoryError` (EISDIR), `hurray.BrokenPipeError` (EPIPE),
+/// else `hurray.FileError`; `strerror` is the OS's text for the number, `filename`
+/// the path (`None` for a transport without one).
+pub fn os_error(errno: i32, path: Option<&Path>) -> PyErr {
+    let shown = path.map(|p| p.display().to_string());
     let io = std::io::Error::from_raw_os_error(errno);
     let text = io.to_string();
     let strerror = text
@@ -157,6 +176,7 @@ fn os_error(errno: i32, path: &Path) -> PyErr {
     let class = match io.kind() {
         std::io::ErrorKind::NotFound => "FileNotFoundError",
         std::io::ErrorKind::IsADirectory => "IsADirectoryError",
+        std::io::ErrorKind::BrokenPipe => "BrokenPipeError",
         _ => return FileError::new_err((errno, strerror, shown)),
     };
     Python::attach(|py| {
@@ -170,7 +190,7 @@ fn os_error(errno: i32, path: &Path) -> PyErr {
 
 /// The OS-error subclasses that are also `hurray.FileError`, by the builtin they
 /// refine: `(name in hurray, builtin name, docstring)`.
-const OS_SUBCLASSES: [(&str, &str, &str); 2] = [
+const OS_SUBCLASSES: [(&str, &str, &str); 3] = [
     (
         "FileNotFoundError",
         "FileNotFoundError",
@@ -182,6 +202,12 @@ const OS_SUBCLASSES: [(&str, &str, &str); 2] = [
         "IsADirectoryError",
         "The path is a directory: both the builtin IsADirectoryError and hurray.FileError \
          (errno EISDIR, filename set).",
+    ),
+    (
+        "BrokenPipeError",
+        "BrokenPipeError",
+        "The reading end of a pipe or socket a StreamWriter writes to was closed: both \
+         the builtin BrokenPipeError and hurray.FileError (errno EPIPE).",
     ),
 ];
 

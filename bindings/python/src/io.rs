@@ -9,6 +9,7 @@ use hurray_ffi::{
     DataCrc, FfiResult, HurrayFileReader, HurrayFileWriter, HurrayWriteOptions, KvArray, KvValue,
     ReadOptions, HURRAY_ERR_NOT_FOUND,
 };
+use hurray_io::file::KvValueRef;
 use hurray_io::{BufferPool, Item, StreamDecoder};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
@@ -96,7 +97,10 @@ fn kv_value(v: &Bound<'_, PyAny>) -> PyResult<KvValue> {
 /// order; other readers see one more KV entry), so :func:`verify_data_crc32c`,
 /// ``load(..., verify_data_crc32c=True)`` and ``hurray validate`` can name a tensor
 /// whose bytes changed; off by default (the file is then byte for byte what it
-/// was). The GIL is released while writing.
+/// was). With ``sorted_index=True`` the index is sorted by name and flagged
+/// ``SORTED_INDEX`` (``file-format.md`` §3; readers may binary-search it); the data
+/// stays in write order, and :func:`load` then returns the sorted (index) order.
+/// The GIL is released while writing.
 ///
 /// Raises:
 ///     TypeError: ``path`` is not a str/path, ``tensors`` not a dict, a non-str key.
@@ -106,7 +110,7 @@ fn kv_value(v: &Bound<'_, PyAny>) -> PyResult<KvValue> {
 ///         duplicate), I/O errors.
 ///     hurray.InvalidDescriptorError: a descriptor cannot be encoded.
 #[pyfunction]
-#[pyo3(signature = (path, tensors, *, kv=None, durable=true, data_crc32c=false))]
+#[pyo3(signature = (path, tensors, *, kv=None, durable=true, data_crc32c=false, sorted_index=false))]
 pub fn save(
     py: Python<'_>,
     path: PathBuf,
@@ -114,6 +118,7 @@ pub fn save(
     kv: Option<&Bound<'_, PyDict>>,
     durable: bool,
     data_crc32c: bool,
+    sorted_index: bool,
 ) -> PyResult<()> {
     let mut items = Vec::with_capacity(tensors.len());
     for (k, v) in tensors.iter() {
@@ -145,6 +150,7 @@ pub fn save(
     let opts = HurrayWriteOptions {
         durable: u8::from(durable),
         data_crc32c: u8::from(data_crc32c),
+        sorted_index: u8::from(sorted_index),
         ..HurrayWriteOptions::default()
     };
     py.detach(|| -> FfiResult<()> {
@@ -160,12 +166,13 @@ pub fn save(
     .map_err(|e| errors::map(e, Origin::File(&path)))
 }
 
-/// Reads an HRRYFILE container: every tensor in index order, or only ``names``
-/// in the order given. The file is memory-mapped copy-on-write: tensors are
+/// Reads an HRRYFILE container: every tensor in the file's index order, or only
+/// ``names`` (a list of ``str``) in the order given. The file is memory-mapped copy-on-write: tensors are
 /// zero-copy views of the mapping, writing into an array obtained from one never
 /// reaches the file, and the mapping lives until the last view is gone.
 /// Composite items are skipped (Python has no composite type). Key-value metadata
-/// is not returned.
+/// is not returned: read it with :func:`load_kv`, or open the file with
+/// :class:`FileReader` for its names and metadata without loading tensors.
 ///
 /// Mapping means the tensors read the file's pages while they are alive: if
 /// another process truncates the file or rewrites it in place meanwhile, what
@@ -183,7 +190,10 @@ pub fn save(
 /// data cannot be checked.
 ///
 /// Raises:
-///     hurray.FileError: missing file, a directory or other non-regular file, bad
+///     TypeError: ``names`` is a ``str`` or not an iterable of ``str``.
+///     hurray.FileNotFoundError: a missing file (also the builtin
+///         ``FileNotFoundError``, ``filename`` set).
+///     hurray.FileError: a directory or other non-regular file, bad
 ///         magic, CRC mismatch, truncation, unknown name; with
 ///         ``verify_data_crc32c=True``, a tensor whose data differs from its
 ///         recorded CRC-32C (the message names it: ``DataCrcMismatch ... tensor
@@ -194,9 +204,10 @@ pub fn save(
 pub fn load<'py>(
     py: Python<'py>,
     path: PathBuf,
-    names: Option<Vec<String>>,
+    names: Option<&Bound<'py, PyAny>>,
     verify_data_crc32c: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let names = names.filter(|n| !n.is_none()).map(name_list).transpose()?;
     let reader = open_for_python(py, &path, "load")?;
     if verify_data_crc32c && !verify_reader(py, &reader, &path)? {
         return Err(FileError::new_err(format!(
@@ -210,30 +221,256 @@ pub fn load<'py>(
     match names {
         Some(names) => {
             for n in names {
-                let t = reader.tensor(&n).map_err(|e| {
-                    if e.status == HURRAY_ERR_NOT_FOUND {
-                        FileError::new_err(format!("no tensor named {n:?} in {}", path.display()))
-                    } else {
-                        at(e)
-                    }
-                })?;
-                out.set_item(&n, from_handle(py, t)?)?;
+                out.set_item(&n, named_tensor(py, &reader, &n, &path)?)?;
             }
         }
         None => {
-            // Top-level items in file order, one at a time: a composite is assembled
-            // (its contents checked, as for any item) and dropped, since Python has
-            // no composite type, so no more than one item is held at a time.
-            for (name, composite) in reader.top_level() {
+            // Top-level items in index order, one at a time: a composite is
+            // assembled (its contents checked, as for any item) and dropped, since
+            // Python has no composite type, so no more than one item is held at a time.
+            for (name, composite) in top_level_in_index_order(&reader) {
                 if composite {
-                    reader.item(name).map_err(at)?;
+                    reader.item(&name).map_err(at)?;
                     continue;
                 }
-                out.set_item(name, from_handle(py, reader.tensor(name).map_err(at)?)?)?;
+                out.set_item(&name, from_handle(py, reader.tensor(&name).map_err(at)?)?)?;
             }
         }
     }
     Ok(out)
+}
+
+/// `names` of `load`: a list (or other iterable) of `str`, never one `str`.
+///
+/// Errors: `TypeError` naming what was passed.
+fn name_list(names: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    if names.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "names must be a list of str, not a str; for one tensor pass [name]",
+        ));
+    }
+    let iter = names.try_iter().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "names must be a list of str, not {}",
+            type_name(names)
+        ))
+    })?;
+    iter.map(|n| {
+        let n = n?;
+        n.cast::<PyString>()
+            .map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "names must be a list of str; it holds a {}",
+                    type_name(&n)
+                ))
+            })
+            .and_then(|s| Ok(s.to_str()?.to_owned()))
+    })
+    .collect()
+}
+
+/// The type name of `obj`, for messages.
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default()
+}
+
+/// The tensor named `name` of `reader` as a Python tensor (a zero-copy view of the
+/// mapping). Errors: `FileError` naming the tensor and the path when absent.
+fn named_tensor(
+    py: Python<'_>,
+    reader: &HurrayFileReader,
+    name: &str,
+    path: &std::path::Path,
+) -> PyResult<Tensor> {
+    let t = reader.tensor(name).map_err(|e| {
+        if e.status == HURRAY_ERR_NOT_FOUND {
+            FileError::new_err(format!("no tensor named {name:?} in {}", path.display()))
+        } else {
+            errors::map(e, Origin::File(path))
+        }
+    })?;
+    from_handle(py, t)
+}
+
+/// The top-level items of a file (plain tensors and composite heads, not composite
+/// members) in index order (`file-format.md` §6: the order the reference's `load`
+/// returns), as `(name, is a composite head)`. The face walks them in file order;
+/// the index order is the order of [`HurrayFileReader::tensor_name`].
+fn top_level_in_index_order(reader: &HurrayFileReader) -> Vec<(String, bool)> {
+    let top: std::collections::HashMap<&str, bool> = reader.top_level().collect();
+    (0..reader.tensor_count())
+        .filter_map(|i| reader.tensor_name(i).ok())
+        .filter_map(|n| top.get(n).map(|&c| (n.to_owned(), c)))
+        .collect()
+}
+
+/// A file's KV metadata as a `dict` in file order: ``str``, ``int`` (int64 and
+/// uint64), ``float``, ``bool``, ``bytes``, or a ``list`` of one of those.
+fn kv_dict<'py>(py: Python<'py>, reader: &HurrayFileReader) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for i in 0..reader.kv_count() {
+        let key = reader.kv_key(i).map_err(errors::ffi)?;
+        let value = reader.kv_value(i).map_err(errors::ffi)?;
+        out.set_item(key, kv_to_python(py, value)?)?;
+    }
+    Ok(out)
+}
+
+fn kv_to_python<'py>(py: Python<'py>, v: KvValueRef<'_>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        KvValueRef::String(s) => PyString::new(py, s).into_any(),
+        KvValueRef::Int64(x) => x.into_pyobject(py)?.into_any(),
+        KvValueRef::UInt64(x) => x.into_pyobject(py)?.into_any(),
+        KvValueRef::Float64(x) => PyFloat::new(py, x).into_any(),
+        KvValueRef::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
+        KvValueRef::Bytes(b) => PyBytes::new(py, b).into_any(),
+        KvValueRef::Array(a) => {
+            let items = a
+                .iter()
+                .map(|x| kv_to_python(py, x))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any()
+        }
+    })
+}
+
+/// Reads the key-value metadata of the HRRYFILE at ``path`` (what ``save(...,
+/// kv=...)`` wrote, plus entries other writers add, such as
+/// ``"hurray.data_crc32c"``) as a ``dict`` in file order, without loading any
+/// tensor. Values: ``str``, ``int`` (int64 and uint64 entries), ``float``,
+/// ``bool``, ``bytes``, or a ``list`` of one of those. For names and tensors too,
+/// open the file with :class:`FileReader`.
+///
+/// Raises:
+///     hurray.FileError: as :func:`load` (``hurray.FileNotFoundError`` for a
+///         missing file).
+#[pyfunction]
+pub fn load_kv<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
+    let reader = open_for_python(py, &path, "read")?;
+    kv_dict(py, &reader)
+}
+
+/// An open HRRYFILE: its tensor names and key-value metadata, read without loading
+/// any tensor, and its tensors one at a time (``reader["weight"]``: a zero-copy
+/// view of the mapping, as :func:`load` gives). ``FileReader(path)`` maps and
+/// validates the file (header, index, KV, descriptors; no payload bytes). Use it as
+/// a context manager or call :meth:`close`; tensors already taken stay valid after
+/// it (they keep the mapping alive).
+///
+/// Raises:
+///     hurray.FileError: as :func:`load` (``hurray.FileNotFoundError`` for a
+///         missing file).
+#[pyclass(module = "hurray", frozen)]
+pub struct FileReader {
+    path: PathBuf,
+    names: Vec<String>,
+    reader: Mutex<Option<HurrayFileReader>>,
+}
+
+impl FileReader {
+    fn with<R>(&self, f: impl FnOnce(&HurrayFileReader) -> PyResult<R>) -> PyResult<R> {
+        let g = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+        match g.as_ref() {
+            Some(r) => f(r),
+            None => Err(FileError::new_err(format!(
+                "the FileReader of {} is closed",
+                self.path.display()
+            ))),
+        }
+    }
+}
+
+#[pymethods]
+impl FileReader {
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let reader = open_for_python(py, &path, "open")?;
+        let names = top_level_in_index_order(&reader)
+            .into_iter()
+            .filter(|(_, composite)| !composite)
+            .map(|(n, _)| n)
+            .collect();
+        Ok(FileReader {
+            path,
+            names,
+            reader: Mutex::new(Some(reader)),
+        })
+    }
+
+    /// The tensor names in the file's index order (the order :func:`load` returns;
+    /// composites, which Python cannot read, left out). Available after :meth:`close`.
+    #[getter]
+    fn names(&self) -> Vec<String> {
+        self.names.clone()
+    }
+
+    /// The key-value metadata as a ``dict`` in file order (see :func:`load_kv`).
+    ///
+    /// Raises:
+    ///     hurray.FileError: the reader is closed.
+    #[getter]
+    fn kv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.with(|r| kv_dict(py, r))
+    }
+
+    /// The tensor named ``name`` (a zero-copy view of the mapping).
+    ///
+    /// Raises:
+    ///     KeyError: no tensor of that name.
+    ///     hurray.FileError: the reader is closed.
+    fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<Tensor> {
+        if !self.names.iter().any(|n| n == name) {
+            return Err(pyo3::exceptions::PyKeyError::new_err(name.to_owned()));
+        }
+        self.with(|r| named_tensor(py, r, name, &self.path))
+    }
+
+    fn __contains__(&self, name: &str) -> bool {
+        self.names.iter().any(|n| n == name)
+    }
+
+    fn __len__(&self) -> usize {
+        self.names.len()
+    }
+
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(PyList::new(py, &self.names)?
+            .as_any()
+            .try_iter()?
+            .into_any()
+            .unbind())
+    }
+
+    /// The tensor names (as :attr:`names`), for ``dict``-like use.
+    fn keys(&self) -> Vec<String> {
+        self.names.clone()
+    }
+
+    /// Unmaps the file (tensors already taken keep their part of it alive). Idempotent.
+    fn close(&self) {
+        *self.reader.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "hurray.FileReader({:?}, {} tensors)",
+            self.path.display().to_string(),
+            self.names.len()
+        )
+    }
 }
 
 /// Opens and validates the file at `path` through hurray-ffi's reader (mapped
@@ -299,6 +536,9 @@ enum Source {
     /// A copy of a mutable bytes-like object.
     Mem(std::io::Cursor<Vec<u8>>),
     File(File),
+    /// A Python object read through its own `readinto` or `read` (a buffered file,
+    /// `io.BytesIO`, a custom reader): reading starts at the object's position.
+    Py(PyIo),
 }
 
 impl Read for Source {
@@ -307,8 +547,155 @@ impl Read for Source {
             Source::Bytes(b) => b.read(buf),
             Source::Mem(c) => c.read(buf),
             Source::File(f) => f.read(buf),
+            Source::Py(p) => p.read(buf),
         }
     }
+}
+
+/// `PyBUF_WRITE` of CPython's `memoryobject.h` (a writable memoryview).
+const PYBUF_WRITE: std::ffi::c_int = 0x200;
+
+/// A Python file-like object the stream classes call back into (attaching to the
+/// interpreter for each call). The first exception a call raises is kept in
+/// `error` and re-raised as it is, in place of the stream's I/O error.
+struct PyIo {
+    obj: Py<PyAny>,
+    /// Read with `readinto` (no intermediate bytes) rather than `read`.
+    readinto: bool,
+    error: Arc<Mutex<Option<PyErr>>>,
+}
+
+impl PyIo {
+    fn new(obj: &Bound<'_, PyAny>, readinto: bool) -> PyIo {
+        PyIo {
+            obj: obj.clone().unbind(),
+            readinto,
+            error: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Runs `f` attached to the interpreter, or fails with an I/O error once it is
+    /// finalizing: a thread attaching then may be ended by a forced unwind, which
+    /// must not cross these Rust frames (see `crate::owner`).
+    fn attached<R>(&self, f: impl FnOnce(Python<'_>) -> std::io::Result<R>) -> std::io::Result<R> {
+        let gone = || std::io::Error::other("the Python interpreter is shutting down");
+        if crate::owner::finalizing() {
+            return Err(gone());
+        }
+        Python::try_attach(f).unwrap_or_else(|| Err(gone()))
+    }
+
+    /// Keeps `e` (the first one) and turns it into an I/O error for the stream code.
+    fn fail(&self, e: PyErr) -> std::io::Error {
+        let msg = e.to_string();
+        self.error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(e);
+        std::io::Error::other(msg)
+    }
+}
+
+impl Read for PyIo {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        self.attached(|py| {
+            let obj = self.obj.bind(py);
+            let got: PyResult<usize> = if self.readinto {
+                // SAFETY: `buf` is valid for writes of `buf.len()` bytes for this call;
+                // the memoryview is released before returning, so the object cannot
+                // keep a usable reference to it.
+                let mv = unsafe {
+                    let p = pyo3::ffi::PyMemoryView_FromMemory(
+                        buf.as_mut_ptr().cast(),
+                        buf.len() as pyo3::ffi::Py_ssize_t,
+                        PYBUF_WRITE,
+                    );
+                    Bound::from_owned_ptr_or_err(py, p)
+                };
+                mv.and_then(|mv| {
+                    let r = obj.call_method1("readinto", (&mv,));
+                    mv.call_method0("release")?;
+                    let r = r?;
+                    // None: a non-blocking object with nothing yet; treat as end.
+                    if r.is_none() {
+                        Ok(0)
+                    } else {
+                        r.extract::<usize>()
+                    }
+                })
+            } else {
+                obj.call_method1("read", (buf.len(),)).and_then(|r| {
+                    if r.is_none() {
+                        return Ok(0);
+                    }
+                    let b = r.cast::<PyBytes>().map_err(|_| {
+                        PyTypeError::new_err(format!(
+                            "read() returned {}, not bytes",
+                            type_name(&r)
+                        ))
+                    })?;
+                    let data = b.as_bytes();
+                    let n = data.len().min(buf.len());
+                    buf[..n].copy_from_slice(&data[..n]);
+                    Ok(n)
+                })
+            };
+            got.map(|n| n.min(buf.len())).map_err(|e| self.fail(e))
+        })
+    }
+}
+
+impl Write for PyIo {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.attached(|py| {
+            // A bytes copy, not a view of `buf`: the object may keep what it is given.
+            let r = self
+                .obj
+                .bind(py)
+                .call_method1("write", (PyBytes::new(py, buf),));
+            match r {
+                Ok(n) if n.is_none() => Ok(buf.len()),
+                Ok(n) => n
+                    .extract::<usize>()
+                    .map(|n| n.min(buf.len()))
+                    .map_err(|e| self.fail(e)),
+                Err(e) => Err(self.fail(e)),
+            }
+        })
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.attached(|py| {
+            let obj = self.obj.bind(py);
+            if obj.hasattr("flush").unwrap_or(false) {
+                obj.call_method0("flush").map_err(|e| self.fail(e))?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The Python exception a Python transport raised, if any (taken: raised once).
+fn transport_error(slot: Option<&Arc<Mutex<Option<PyErr>>>>) -> Option<PyErr> {
+    slot.and_then(|s| s.lock().unwrap_or_else(|p| p.into_inner()).take())
+}
+
+/// The path a `str` or `os.PathLike` names, or `None` for any other object.
+fn fs_path(obj: &Bound<'_, PyAny>) -> PyResult<Option<PathBuf>> {
+    if obj.is_instance_of::<PyString>() || obj.hasattr("__fspath__")? {
+        return obj.extract::<PathBuf>().map(Some);
+    }
+    Ok(None)
+}
+
+/// True for an `io.FileIO` (an unbuffered file: its descriptor's offset is its
+/// position, so the descriptor can be used directly).
+fn is_raw_file(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let file_io = obj.py().import("io")?.getattr("FileIO")?;
+    obj.is_instance(&file_io)
 }
 
 /// A Python `bytes` object read in place: `bytes` are immutable, so the reader can
@@ -422,52 +809,61 @@ impl Owner {
 /// Reads tensors from a stream, one at a time, as they arrive.
 ///
 /// ``source`` is bytes-like (``bytes``: read in place, kept alive by the reader;
-/// ``bytearray``, ``memoryview``, a list of ints: copied), an object with ``fileno()`` (socket, pipe, open file: the
-/// descriptor is duplicated, yours stays open), or a ``str`` path. Iterate it, or
-/// use it as a context manager. Tensors own their buffers. Memory of tensors from
-/// this reader that have been freed is reused for the next ones it reads (up to
-/// 1 GiB of it is kept while the reader lives), so a loop that reads, uses and
-/// drops tensors does not fault in fresh pages for each one.
+/// ``bytearray``, ``memoryview``, a list of ints: copied), a ``str`` or
+/// ``os.PathLike`` path, an object with ``readinto`` or ``read`` (a buffered file,
+/// ``io.BytesIO``, a pipe opened with ``open``, any reader: read through those
+/// methods, starting at the object's current position, so bytes the caller already
+/// read or that sit in its buffer are accounted for), or an object with
+/// ``fileno()`` only (a socket, an unbuffered ``io.FileIO``: the descriptor is
+/// duplicated, yours stays open). Iterate it, or use it as a context manager.
+/// Tensors own their buffers. Memory of tensors from this reader that have been
+/// freed is reused for the next ones it reads (up to 1 GiB of it is kept while the
+/// reader lives), so a loop that reads, uses and drops tensors does not fault in
+/// fresh pages for each one.
 ///
 /// A reader is bound to the thread that created it: using it from another thread
 /// raises ``RuntimeError``. Dropping the last reference on any thread closes it.
 ///
 /// Raises:
-///     TypeError: any other source (for ``io.BytesIO`` pass ``.getvalue()``).
+///     TypeError: any other source.
+///     hurray.FileNotFoundError: a path that does not exist (``filename`` set).
 ///     hurray.FileError: the path or descriptor cannot be opened or read.
 ///     hurray.StreamError: a truncated or malformed frame.
 ///     hurray.InvalidDescriptorError: a descriptor that does not decode.
 ///     hurray.UnsupportedError: a composite item.
 ///     RuntimeError: used from a thread other than the creating one.
+///     (any exception the source's ``readinto``/``read`` raises, as it is)
 #[pyclass(module = "hurray", frozen)]
 pub struct StreamReader {
     owner: Owner,
     inner: Mutex<Option<hurray_io::StreamReader<Source>>>,
+    /// What a Python source raised, re-raised in place of the stream's error.
+    py_error: Option<Arc<Mutex<Option<PyErr>>>>,
 }
 
 #[pymethods]
 impl StreamReader {
     #[new]
     fn new(source: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let mut py_error = None;
         let src = if let Ok(b) = source.cast::<PyBytes>() {
             Source::Bytes(BytesSource::new(b))
         } else if let Ok(b) = source.cast::<PyByteArray>() {
             Source::Mem(std::io::Cursor::new(b.to_vec()))
-        } else if let (false, Ok(v)) = (
-            source.is_instance_of::<PyString>(),
-            source.extract::<Vec<u8>>(),
-        ) {
+        } else if let Some(p) = fs_path(source)? {
+            Source::File(File::open(&p).map_err(|e| errors::io_error(&e, Some(&p)))?)
+        } else if let Ok(v) = source.extract::<Vec<u8>>() {
             Source::Mem(std::io::Cursor::new(v))
+        } else if (source.hasattr("readinto")? || source.hasattr("read")?) && !is_raw_file(source)?
+        {
+            let io = PyIo::new(source, source.hasattr("readinto")?);
+            py_error = Some(io.error.clone());
+            Source::Py(io)
         } else if let Some(f) = dup_fileno(source)? {
             Source::File(f)
-        } else if let Ok(p) = source.cast::<PyString>() {
-            let p = p.to_str()?;
-            Source::File(
-                File::open(p).map_err(|e| FileError::new_err(format!("cannot open {p:?}: {e}")))?,
-            )
         } else {
             return Err(PyTypeError::new_err(format!(
-                "StreamReader needs bytes, a file descriptor owner or a path, not {}; for io.BytesIO pass .getvalue()",
+                "StreamReader needs bytes, a path, an object with readinto/read or a file descriptor owner, not {}",
                 source.get_type().name()?
             )));
         };
@@ -480,6 +876,7 @@ impl StreamReader {
                 src,
                 StreamDecoder::default().with_pool(BufferPool::default()),
             ))),
+            py_error,
         })
     }
 
@@ -511,7 +908,8 @@ impl StreamReader {
             }
             Some(Err(e)) => {
                 *inner = None;
-                Err(errors::map(e.into(), Origin::Stream))
+                Err(transport_error(self.py_error.as_ref())
+                    .unwrap_or_else(|| errors::map(e.into(), Origin::Stream)))
             }
         }
     }
@@ -541,6 +939,8 @@ impl StreamReader {
 enum Sink {
     Mem(Arc<Mutex<Vec<u8>>>),
     File(File),
+    /// A Python object written through its own `write` (after what it buffered).
+    Py(PyIo),
 }
 
 impl Write for Sink {
@@ -553,12 +953,14 @@ impl Write for Sink {
                 Ok(buf.len())
             }
             Sink::File(f) => f.write(buf),
+            Sink::Py(p) => p.write(buf),
         }
     }
     fn flush(&mut self) -> std::io::Result<()> {
         match self {
             Sink::Mem(_) => Ok(()),
             Sink::File(f) => f.flush(),
+            Sink::Py(p) => p.flush(),
         }
     }
 }
@@ -571,8 +973,13 @@ struct WriterState {
 }
 
 /// Writes tensors as a stream: to memory (``destination=None``; read the bytes with
-/// :meth:`getvalue`), to an object with ``fileno()`` (duplicated), or to a ``str``
-/// path (created or truncated). Use it as a context manager to :meth:`finish`.
+/// :meth:`getvalue`), to a ``str`` or ``os.PathLike`` path (created or truncated),
+/// to an object with ``write`` (a buffered file, ``io.BytesIO``, any writer: written
+/// through that method, so the stream lands after what the object already holds or
+/// buffers; :meth:`finish` calls its ``flush``), or to an object with ``fileno()``
+/// only (a socket, an unbuffered ``io.FileIO``: its ``flush()``, when it has one, is
+/// called first, then the descriptor is duplicated). Use it as a context manager to
+/// :meth:`finish`.
 ///
 /// A writer is bound to the thread that created it: using it from another thread
 /// raises ``RuntimeError``. Dropping the last reference on any thread closes it
@@ -580,12 +987,15 @@ struct WriterState {
 ///
 /// Raises:
 ///     TypeError: any other destination (omit it for an in-memory stream).
-///     hurray.FileError: the path or descriptor cannot be opened.
+///     hurray.FileError: the path or descriptor cannot be opened
+///         (``hurray.FileNotFoundError`` for a missing directory).
 ///     RuntimeError: used from a thread other than the creating one.
 #[pyclass(module = "hurray", frozen)]
 pub struct StreamWriter {
     owner: Owner,
     state: Mutex<WriterState>,
+    /// What a Python destination raised, re-raised in place of the stream's error.
+    py_error: Option<Arc<Mutex<Option<PyErr>>>>,
 }
 
 #[pymethods]
@@ -594,24 +1004,35 @@ impl StreamWriter {
     #[pyo3(signature = (destination=None))]
     fn new(destination: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let dest = destination.filter(|d| !d.is_none());
+        let mut py_error = None;
         let (sink, mem) = match dest {
             None => {
                 let v = Arc::new(Mutex::new(Vec::new()));
                 (Sink::Mem(v.clone()), Some(v))
             }
             Some(d) => {
-                if let Some(f) = dup_fileno(d)? {
+                if let Some(p) = fs_path(d)? {
+                    let f = File::create(&p).map_err(|e| errors::io_error(&e, Some(&p)))?;
                     (Sink::File(f), None)
-                } else if let Ok(p) = d.cast::<PyString>() {
-                    let p = p.to_str()?;
-                    let f = File::create(p)
-                        .map_err(|e| FileError::new_err(format!("cannot create {p:?}: {e}")))?;
-                    (Sink::File(f), None)
+                } else if d.hasattr("write")? && !is_raw_file(d)? {
+                    let io = PyIo::new(d, false);
+                    py_error = Some(io.error.clone());
+                    (Sink::Py(io), None)
                 } else {
-                    return Err(PyTypeError::new_err(format!(
-                        "StreamWriter needs a file descriptor owner or a path, not {}; omit the argument for an in-memory stream and call getvalue()",
-                        d.get_type().name()?
-                    )));
+                    // Bytes the object buffered go first (a descriptor write would
+                    // land before them).
+                    if d.hasattr("fileno")? && d.hasattr("flush")? {
+                        d.call_method0("flush")?;
+                    }
+                    match dup_fileno(d)? {
+                        Some(f) => (Sink::File(f), None),
+                        None => {
+                            return Err(PyTypeError::new_err(format!(
+                                "StreamWriter needs a path, an object with write or a file descriptor owner, not {}; omit the argument for an in-memory stream and call getvalue()",
+                                d.get_type().name()?
+                            )))
+                        }
+                    }
                 }
             }
         };
@@ -621,6 +1042,7 @@ impl StreamWriter {
                 inner: Some(hurray_io::StreamWriter::new(sink)),
                 mem,
             }),
+            py_error,
         })
     }
 
@@ -637,8 +1059,10 @@ impl StreamWriter {
             StreamError::new_err("the StreamWriter was finished; create a new one")
         })?;
         let t = tensor.h.get().to_io().map_err(errors::ffi)?;
-        py.detach(|| w.write_tensor(&t))
-            .map_err(|e| errors::map(e.into(), Origin::Stream))
+        py.detach(|| w.write_tensor(&t)).map_err(|e| {
+            transport_error(self.py_error.as_ref())
+                .unwrap_or_else(|| errors::map(e.into(), Origin::Stream))
+        })
     }
 
     /// Flushes and closes the stream. Idempotent.
@@ -649,8 +1073,10 @@ impl StreamWriter {
     fn finish(&self, py: Python<'_>) -> PyResult<()> {
         let mut state = self.owner.lock(&self.state)?;
         if let Some(mut w) = state.inner.take() {
-            py.detach(|| w.flush())
-                .map_err(|e| FileError::new_err(e.to_string()))?;
+            py.detach(|| w.flush()).map_err(|e| {
+                transport_error(self.py_error.as_ref())
+                    .unwrap_or_else(|| errors::map(e.into(), Origin::Stream))
+            })?;
         }
         Ok(())
     }
@@ -689,6 +1115,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(save, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(verify_data_crc32c, m)?)?;
+    m.add_function(wrap_pyfunction!(load_kv, m)?)?;
+    m.add_class::<FileReader>()?;
     m.add_class::<StreamReader>()?;
     m.add_class::<StreamWriter>()?;
     Ok(())

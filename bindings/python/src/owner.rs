@@ -26,6 +26,12 @@ pub fn _mark_finalizing() {
     FINALIZING.store(true, Ordering::SeqCst);
 }
 
+/// True once the interpreter began finalizing (our `atexit` hook ran): native code
+/// on another thread must not attach to it any more (see the module docs).
+pub fn finalizing() -> bool {
+    FINALIZING.load(Ordering::SeqCst)
+}
+
 /// A strong reference to a Python object that may be dropped on any thread.
 pub struct PyRef(NonNull<ffi::PyObject>);
 

@@ -21,7 +21,7 @@ from hurray import _glue
 from hurray import dtype, device
 # OSError subclasses that are also hurray.FileError (errno and filename set); not
 # in __all__, so `from hurray import *` never shadows the builtins.
-from hurray._native import FileNotFoundError, IsADirectoryError  # noqa: A004
+from hurray._native import BrokenPipeError, FileNotFoundError, IsADirectoryError  # noqa: A004
 # A wire tag rendered as every language renders it ("float32", "private(0xf3)",
 # "unknown(0x2a)"); additions to the reference API, so not in __all__ either.
 from hurray._native import layout_name, type_name
@@ -38,6 +38,7 @@ from hurray._native import (
     Device,
     Dtype,
     FileError,
+    FileReader,
     HilbertLayout,
     InternalError,
     InvalidDescriptorError,
@@ -69,15 +70,15 @@ from hurray._native import (
     full_like,
     linspace,
     load,
+    load_kv,
     ones,
     ones_like,
-    save,
     sparse_coo,
     verify_data_crc32c,
     zeros,
     zeros_like,
 )
-from hurray._interop import asarray, from_dlpack, from_hurray, from_scipy, from_torch
+from hurray._interop import asarray, from_dlpack, from_hurray, from_scipy, from_torch, save
 from hurray._printing import (
     PrintOptionsCtx,
     get_print_options,
@@ -91,7 +92,9 @@ __version__: str = _native.__version__
 _glue.install(_native.Tensor)
 
 # Tier-1 element types at top level (the same objects as in hurray.dtype).
-# These names shadow builtins inside this module only.
+# These names shadow builtins inside this module only: `bool` (like
+# `BufferError`) is left out of __all__, so `from hurray import *` keeps the
+# builtins; use `hurray.bool` and `hurray.BufferError`.
 float16 = dtype.float16
 bfloat16 = dtype.bfloat16
 float32 = dtype.float32
@@ -110,7 +113,6 @@ __all__ = [
     "__version__",
     "dtype",
     "device",
-    "bool",
     "int8",
     "uint8",
     "int16",
@@ -124,7 +126,6 @@ __all__ = [
     "float32",
     "float64",
     "InvalidDescriptorError",
-    "BufferError",
     "CopyRequiredError",
     "UnsupportedError",
     "InternalError",
@@ -181,4 +182,6 @@ __all__ = [
     "from_hurray",
     "save",
     "load",
+    "load_kv",
+    "FileReader",
 ]

@@ -189,24 +189,28 @@ def reduce_ex(self: "_native.Tensor", protocol: int) -> Any:
     """Pickle support: the encoded descriptor, the buffers and the device id.
     With protocol 5 and NumPy the buffers are ``pickle.PickleBuffer`` objects over
     the tensor's memory (out of band, no copy, when the pickler has a
-    ``buffer_callback``; in band otherwise); older protocols copy them in band.
+    ``buffer_callback``; in band otherwise); older protocols pickle them as NumPy
+    uint8 arrays (one copy out, none back in), or as ``bytes`` without NumPy.
     Every device kind pickles (its buffers are host memory); the device, memory
     class and device id survive."""
     t = self
     buffers: list[Any] = []
-    np = None
-    if protocol >= 5:
-        try:
-            import numpy as np
-        except ImportError:
-            np = None
+    try:
+        import numpy as np
+    except ImportError:
+        np = None
     for i in range(t.buffer_count):
-        if np is not None:
-            # A uint8 view of buffer i, tagged CPU whatever the tensor's device so
-            # NumPy's DLPack import accepts it, that keeps the tensor alive.
-            buffers.append(pickle.PickleBuffer(np.from_dlpack(t._host_buffer(i))))
-        else:
+        if np is None:
             buffers.append(t._buffer_bytes(i))
+            continue
+        # A uint8 view of buffer i, tagged CPU whatever the tensor's device so
+        # NumPy's DLPack import accepts it, that keeps the tensor alive.
+        view = np.from_dlpack(t._host_buffer(i))
+        # Protocol 5: out of band when the pickler takes buffers. Older protocols
+        # (multiprocessing's default, 4, included): the NumPy array itself, which
+        # pickles its bytes once and unpickles as an array over the pickle's own
+        # bytes object (no second copy), which _rebuild then wraps.
+        buffers.append(pickle.PickleBuffer(view) if protocol >= 5 else view)
     return (_native._rebuild, (t._descriptor_bytes(), buffers, t.device.device_id))
 
 

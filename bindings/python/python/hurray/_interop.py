@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Optional
 
 from hurray import _native
 from hurray._glue import INTEROP_NAMES, ML_DTYPES_NAMES, import_optional, ml_dtype
 
-__all__ = ["asarray", "from_dlpack", "from_hurray", "from_torch", "from_scipy"]
+__all__ = ["asarray", "from_dlpack", "from_hurray", "from_torch", "from_scipy", "save"]
 
 
 def from_dlpack(x: Any, *, device: Any = None, copy: Optional[bool] = None) -> "_native.Tensor":
@@ -69,14 +70,17 @@ def asarray(
 ) -> "_native.Tensor":
     """Convert ``obj`` to a :class:`hurray.Tensor`.
 
-    A :class:`hurray.Tensor` with no other ``dtype`` is shared (zero-copy);
+    A :class:`hurray.Tensor` with no other ``dtype`` is shared (zero-copy; a
+    ``bool`` or sub-byte tensor is repacked from its unpacked NumPy copy);
     anything else goes through ``numpy.asarray`` (lists get NumPy's default
     int64/float64). ``copy=True`` always copies; ``copy=False`` raises when a copy
-    is needed. ``device`` is ignored.
+    is needed. ``device`` is ignored. ``dtype`` may be ``bfloat16``, a float8,
+    float6 or float4 type or a 4- or 2-bit integer when ``ml_dtypes`` is installed.
 
     Raises:
         hurray.InvalidDescriptorError: ``dtype`` is not a :class:`hurray.Dtype`.
-        hurray.UnsupportedError: ``dtype`` has no NumPy equivalent (incl. bfloat16).
+        hurray.UnsupportedError: ``dtype`` has no NumPy equivalent (``float128``,
+            extension types; the ``ml_dtypes`` types without ``ml_dtypes``).
         hurray.CopyRequiredError: ``copy=False`` but a copy is needed.
     """
     import numpy as np
@@ -164,5 +168,74 @@ def from_hurray(obj: Any) -> "_native.Tensor":
     return _native._from_hurray_capsule(method())
 
 
-for _f in (from_dlpack, from_hurray, from_torch, asarray, from_scipy):
+def _to_tensor(value: Any) -> Any:
+    """A value of ``save``'s mapping as a tensor: a :class:`hurray.Tensor` as it is;
+    a NumPy array (or anything with ``__array_interface__``) wrapped zero-copy when
+    C- or Fortran-contiguous, else copied to C order; a DLPack producer wrapped
+    zero-copy (strided producers imported with their strides); anything else as it
+    is (``_native.save`` names its type in the error)."""
+    if isinstance(value, _native.Tensor):
+        return value
+    arr = None
+    if hasattr(value, "__array_interface__"):
+        arr = value
+    elif hasattr(value, "__dlpack__"):
+        import numpy as np
+
+        try:
+            arr = np.from_dlpack(value)
+        except (RuntimeError, TypeError, ValueError, BufferError):
+            return from_dlpack(value)
+    if arr is None:
+        return value
+    import numpy as np
+
+    arr = np.asarray(arr)
+    flags = arr.flags
+    if not (flags.c_contiguous or flags.f_contiguous):
+        arr = np.ascontiguousarray(arr)
+    return _native.from_numpy(arr)
+
+
+def save(
+    path: Any,
+    tensors: Mapping,
+    *,
+    kv: Optional[dict] = None,
+    durable: bool = True,
+    data_crc32c: bool = False,
+    sorted_index: bool = False,
+) -> None:
+    """Write an HRRYFILE container at ``path`` (``str`` or ``os.PathLike``) holding
+    every ``(name, value)`` of the mapping ``tensors`` (a ``dict`` or any
+    ``collections.abc.Mapping``) in iteration order, plus optional key-value
+    metadata ``kv``; see ``hurray._native.save`` for ``kv``, ``durable``,
+    ``data_crc32c`` and ``sorted_index`` (the file appears atomically; with
+    ``durable`` it is fsync-ed).
+
+    Values may be :class:`hurray.Tensor`, NumPy arrays (``ml_dtypes`` ones
+    included) and anything with ``__dlpack__`` (a PyTorch or JAX CPU tensor). They
+    are wrapped without copying; a Fortran-ordered array (``a.T``) is written
+    column-major, a strided view (``a[:, ::2]``) is copied to C order first. The
+    GIL is released while writing.
+
+    Raises:
+        TypeError: ``tensors`` is not a mapping, a name is not a ``str``.
+        hurray.UnsupportedError: a value that is none of the above, or whose dtype
+            has no hurray element type.
+        hurray.FileError: empty, duplicate or over-long names, a bad ``kv``, I/O
+            errors (``hurray.FileNotFoundError`` for a missing directory).
+        hurray.InvalidDescriptorError: a descriptor cannot be encoded.
+    """
+    if not isinstance(tensors, Mapping):
+        raise TypeError(
+            f"tensors must be a mapping of names to tensors or arrays, not {type(tensors).__name__}"
+        )
+    items = {name: _to_tensor(value) for name, value in tensors.items()}
+    _native.save(
+        path, items, kv=kv, durable=durable, data_crc32c=data_crc32c, sorted_index=sorted_index
+    )
+
+
+for _f in (from_dlpack, from_hurray, from_torch, asarray, from_scipy, save):
     _f.__module__ = "hurray"
