@@ -81,9 +81,34 @@ public final class TensorFile implements AutoCloseable {
      * @throws IOException the family of the four above
      * @throws FormatException when it breaks a rule of the format (message names the
      *     path, the rule and byte offset)
+     * @throws java.nio.file.ProviderMismatchException when the path belongs to a file
+     *     system other than the default one (a zip file system, for one): the library
+     *     opens and maps local files only
      */
     public static TensorFile open(Path path) throws IOException {
-        return new TensorFile(Native.fileOpen(path.toString()));
+        return new TensorFile(Native.fileOpen(localPath(path)));
+    }
+
+    /**
+     * The string the native library opens for a path: the path's own text when it
+     * belongs to the default (local) file system.
+     *
+     * @param path a path; null is refused with a NullPointerException
+     * @return its text, an OS path
+     * @throws java.nio.file.ProviderMismatchException when the path belongs to
+     *     another file system; the message names that file system's provider (its
+     *     URI scheme), since the text of such a path means nothing to the OS
+     */
+    static String localPath(Path path) {
+        java.util.Objects.requireNonNull(path, "path");
+        java.nio.file.FileSystem fs = path.getFileSystem();
+        if (fs != java.nio.file.FileSystems.getDefault()) {
+            throw new java.nio.file.ProviderMismatchException("hurray: path " + path
+                    + " belongs to the \"" + fs.provider().getScheme()
+                    + "\" file system provider; only paths of the default file system"
+                    + " can be opened (copy the file out first)");
+        }
+        return path.toString();
     }
 
     /**
