@@ -44,3 +44,29 @@ test('a tensor released by a finalizer at environment teardown does not abort th
   }
   fs.rmSync(file, { force: true });
 });
+
+test('metadata(): keys __proto__, constructor and toString are own data properties', () => {
+  const file = path.join(dir, 'proto.hrry');
+  const w = FileWriter.create(file);
+  w.addString('__proto__', 'polluted?');
+  w.addInt64('constructor', 7n);
+  w.addString('toString', 'not a function');
+  w.addFloat64('plain', 1.5);
+  w.finish();
+  w.close();
+  const r = FileReader.open(file);
+  const m = r.metadata();
+  assert.equal(Object.getPrototypeOf(m), Object.prototype);
+  assert.deepEqual(Object.keys(m), ['__proto__', 'constructor', 'toString', 'plain']);
+  for (const k of Object.keys(m)) {
+    const d = Object.getOwnPropertyDescriptor(m, k);
+    assert.ok(d && 'value' in d && d.enumerable && d.writable, k);
+  }
+  assert.equal(Object.getOwnPropertyDescriptor(m, '__proto__').value, 'polluted?');
+  assert.equal(m.constructor, 7n);
+  assert.equal(m.toString, 'not a function');
+  assert.equal(m.plain, 1.5);
+  assert.equal({}.polluted, undefined);
+  assert.equal(r.value('__proto__'), 'polluted?');
+  r.close();
+});
