@@ -70,3 +70,56 @@ test('metadata(): keys __proto__, constructor and toString are own data properti
   assert.equal(r.value('__proto__'), 'polluted?');
   r.close();
 });
+
+test('the clone guard: spread, Object.assign, deepStrictEqual work; structuredClone and postMessage throw', async () => {
+  const mk = () => Tensor.fromBuffer(new Float32Array(hurray.alloc(16)), 'float32', [4]);
+  const r = (() => {
+    const file = path.join(dir, 'clone.hrry');
+    const w = FileWriter.create(file);
+    w.writeTensor('x', mk());
+    w.finish();
+    w.close();
+    return FileReader.open(file);
+  })();
+  const t1 = r.tensor('x');
+  const t2 = r.tensor('x');
+  const spread = { ...t1 };
+  assert.equal(Object.keys(spread).length, 1);
+  const assigned = Object.assign({}, t1);
+  assert.deepEqual(Object.keys(assigned), Object.keys(spread));
+  assert.deepStrictEqual(t1, t2);
+  assert.deepEqual(JSON.parse(JSON.stringify(t1)), { dtype: 'float32', shape: [4], layout: t1.layout });
+  for (const v of [t1, [t1], { t: t1 }, r.item('x')]) {
+    assert.throws(
+      () => structuredClone(v),
+      (e) => e instanceof HurrayError && e.name === 'HurrayError' && /cannot be posted to a worker or structuredClone/.test(e.message),
+    );
+  }
+  const { port1, port2 } = new (require('node:worker_threads').MessageChannel)();
+  assert.throws(() => port1.postMessage(t1), (e) => e instanceof HurrayError && e.code === 'ERR_HURRAY_UNSUPPORTED');
+  port1.close();
+  port2.close();
+  r.close();
+});
+
+test('close() of a tensor during its writeTensorAsync throws ERR_HURRAY_STATE; the write completes', async () => {
+  const N = 1 << 20;
+  const t = Tensor.fromBuffer(new Float32Array(hurray.alloc(N * 4)).fill(2), 'float32', [N]);
+  const file = path.join(dir, 'closeT.hrry');
+  const w = FileWriter.create(file);
+  const p = w.writeTensorAsync('x', t);
+  assert.throws(
+    () => t.close(),
+    (e) => e instanceof HurrayError && e.code === 'ERR_HURRAY_STATE' && e.name === 'HurrayError' && /writeTensorAsync/.test(e.message),
+  );
+  await p;
+  t.close();
+  assert.equal(t.closed, true);
+  await w.finishAsync();
+  w.close();
+  const r = FileReader.open(file);
+  const a = r.tensor('x').array('float32');
+  assert.equal(a.length, N);
+  assert.equal(a[N - 1], 2);
+  r.close();
+});
