@@ -62,9 +62,26 @@ function cloneError(what) {
 function install(addon) {
   const { Tensor, Item, Descriptor, FileReader, FileWriter, StreamDecoder, StreamEncoder } = addon;
 
+  // The clone algorithm reads only own enumerable string-keyed properties (the set
+  // Object.keys lists), so the guard must be one: its value is one shared, frozen
+  // sentinel per class whose own enumerable getter throws. Spread, Object.assign and
+  // deepStrictEqual copy or compare the sentinel by reference and never call it;
+  // structuredClone and postMessage walk into it and throw the HurrayError.
+  const sentinel = (what) => {
+    const s = {};
+    Object.defineProperty(s, CLONE_KEY, {
+      enumerable: true,
+      configurable: false,
+      get: () => {
+        throw cloneError(what);
+      },
+    });
+    Object.defineProperty(s, 'toJSON', { value: () => undefined, enumerable: false });
+    return Object.freeze(s);
+  };
   const guards = new Map([
-    [Tensor, { enumerable: true, configurable: false, get: () => { throw cloneError('Tensor'); } }],
-    [Item, { enumerable: true, configurable: false, get: () => { throw cloneError('Item'); } }],
+    [Tensor, { enumerable: true, configurable: false, writable: false, value: sentinel('Tensor') }],
+    [Item, { enumerable: true, configurable: false, writable: false, value: sentinel('Item') }],
   ]);
   // Marks a Tensor or Item (or each of an array of them) as not cloneable.
   function mark(v) {
@@ -152,6 +169,31 @@ function install(addon) {
         this.close();
       });
     }
+  }
+
+  // napi-rs holds a borrow of a tensor (item) while a `writeTensorAsync`
+  // (`writeItemAsync`) that was given it runs, and refuses `close()` meanwhile with a
+  // generic error: say what is wrong, as the library's state error.
+  for (const [cls, what, call] of [
+    [Tensor, 'tensor', 'writeTensorAsync'],
+    [Item, 'item', 'writeItemAsync'],
+  ]) {
+    const native = cls.prototype.close;
+    define(cls.prototype, 'close', {
+      close(...args) {
+        try {
+          return Reflect.apply(native, this, args);
+        } catch (e) {
+          if (isError(e) && /cannot be borrowed/.test(e.message)) {
+            throw new HurrayError(
+              `HURRAY_ERR_STATE: this ${what} is in use by a pending ${call}; close it after the promise settles`,
+              'ERR_HURRAY_STATE',
+            );
+          }
+          throw e;
+        }
+      },
+    }.close);
   }
 
   // Per-writer queue of the asynchronous calls, so overlapping calls run one after

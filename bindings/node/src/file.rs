@@ -270,12 +270,34 @@ impl FileReader {
     #[napi(ts_return_type = "Record<string, unknown>")]
     pub fn metadata<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
         let r = self.live()?;
-        let mut obj = Object::new(env).map_err(napi_err)?;
+        let obj = Object::new(env).map_err(napi_err)?;
         for i in 0..r.kv_count() {
             let key = r.kv_key(i).map_err(ffi)?;
             let v = crate::file_kv::kv_value(env, r, i, None)?;
-            // A key may hold NUL bytes: set it as a JS string of its full length.
-            obj.set(key, v).map_err(napi_err)?;
+            // A key may hold NUL bytes: name it by a JS string of its full length.
+            let name = env.create_string(key).map_err(napi_err)?;
+            // Defined, not assigned: an assignment of `__proto__` would set the
+            // object's prototype (an untrusted file's key must stay a plain own data
+            // property, as `constructor` or `toString` do).
+            let desc = napi::sys::napi_property_descriptor {
+                utf8name: std::ptr::null(),
+                name: name.raw(),
+                method: None,
+                getter: None,
+                setter: None,
+                value: v.raw(),
+                attributes: napi::sys::PropertyAttributes::writable
+                    | napi::sys::PropertyAttributes::enumerable
+                    | napi::sys::PropertyAttributes::configurable,
+                data: std::ptr::null_mut(),
+            };
+            // SAFETY: `env` is this call's environment on its thread; `obj`, `name`
+            // and `v` are live values of it (this call's handle scope); `desc` names
+            // the property by a napi value, so `utf8name` is NULL.
+            crate::error::napi_check(
+                unsafe { napi::sys::napi_define_properties(env.raw(), obj.raw(), 1, &desc) },
+                "napi_define_properties",
+            )?;
         }
         Ok(obj)
     }

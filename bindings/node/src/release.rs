@@ -12,11 +12,20 @@
 //! thread): if the process or worker exits first, or at any environment teardown,
 //! pending releases are freed without running JS (the references die with the
 //! environment).
+//!
+//! At environment teardown Node destroys the threadsafe function (its mutex
+//! included) before it runs the finalizers of the objects still alive, and a
+//! finalizer may release a tensor. So each threadsafe function is entered in
+//! [`LIVE`], and an environment cleanup hook (registered after the function, so it
+//! runs before Node's own teardown of it) takes it out: a release that finds its
+//! function gone never calls it, and frees the hold without touching its
+//! references, which die with the environment.
 
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use napi::sys;
 
@@ -36,6 +45,29 @@ pub struct Hold {
     tsfn: sys::napi_threadsafe_function,
     /// Queued from the JS thread, which referenced the threadsafe function for it.
     counted: bool,
+}
+
+/// The release threadsafe functions whose environment is not tearing down (as
+/// addresses). A release calls its function only while holding this lock and
+/// finding it here; the cleanup hook removes it under the same lock, so no call can
+/// race the function's destruction.
+static LIVE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+/// Environment cleanup hook of one release threadsafe function (`arg`): from now on
+/// releases leave it alone (see the module doc).
+unsafe extern "C" fn env_closing(arg: *mut c_void) {
+    let tsfn = arg as usize;
+    LIVE.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|&t| t != tsfn);
+    // The hook runs on the environment's own thread: forget its cached function and
+    // its count of queued releases.
+    TSFN.with(|c| {
+        if c.get().1 as usize == tsfn {
+            c.set((ptr::null_mut(), ptr::null_mut()));
+        }
+    });
+    PENDING.with(|p| p.set(0));
 }
 
 thread_local! {
@@ -138,7 +170,16 @@ fn tsfn_for(env: sys::napi_env) -> Result<sys::napi_threadsafe_function> {
             sys::napi_unref_threadsafe_function(env, tsfn),
             "napi_unref_threadsafe_function",
         )?;
+        // Registered after the threadsafe function's own teardown hook, so it runs
+        // before it (hooks run in reverse order).
+        napi_check(
+            sys::napi_add_env_cleanup_hook(env, Some(env_closing), tsfn.cast()),
+            "napi_add_env_cleanup_hook",
+        )?;
     }
+    LIVE.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(tsfn as usize);
     TSFN.with(|c| c.set((env, tsfn)));
     Ok(tsfn)
 }
@@ -243,11 +284,22 @@ pub unsafe extern "C" fn release(ctx: *mut c_void) {
             unsafe { sys::napi_ref_threadsafe_function(env, tsfn) };
         }
     }
-    // SAFETY: a threadsafe function may be called from any thread until it is
-    // released; it is released only at environment teardown, when it returns
-    // `napi_closing` instead.
-    let status = unsafe {
-        sys::napi_call_threadsafe_function(tsfn, ctx, sys::ThreadsafeFunctionCallMode::nonblocking)
+    let status = {
+        let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        if live.contains(&(tsfn as usize)) {
+            // SAFETY: the function is in `LIVE`, so its environment's cleanup hook has
+            // not run, and it cannot run (and Node cannot destroy the function) while
+            // this lock is held; a threadsafe function may be called from any thread.
+            unsafe {
+                sys::napi_call_threadsafe_function(
+                    tsfn,
+                    ctx,
+                    sys::ThreadsafeFunctionCallMode::nonblocking,
+                )
+            }
+        } else {
+            sys::Status::napi_closing
+        }
     };
     if status != sys::Status::napi_ok {
         // The environment is closing: its references die with it. Free the hold

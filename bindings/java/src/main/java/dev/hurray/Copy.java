@@ -18,6 +18,13 @@ public enum Copy {
      * aligned native memory (the tensor is then that copy: later writes to the
      * caller's buffer do not reach it). Heap and read-only buffers are copied too.
      * The default.
+     *
+     * <p>It still refuses, with a {@link HurrayException}
+     * ({@link Status#INVALID_ARGUMENT}), what a copy cannot make right: a misaligned
+     * buffer whose entry declares more alignment than a copy promises (64 bytes, or
+     * the page size for a buffer of 1 MiB or more), and any buffer that would need a
+     * copy (misaligned, heap or read-only) when its entry is tagged for a device
+     * other than the CPU: device memory is never copied.
      */
     IF_NEEDED,
     /**

@@ -130,8 +130,12 @@ public final class Tensor implements AutoCloseable {
      *     read-only buffer (the message says how to copy it)
      * @throws HurrayException with {@link Copy#NEVER}, for a direct buffer not aligned
      *     as its buffer-table entry requires ({@link Status#INVALID_ARGUMENT}, naming
-     *     the buffer and the alignment); for buffers that do not match the buffer
-     *     table ({@link Status#BUFFER_MISMATCH})
+     *     the buffer and the alignment); with either policy, for a heap or read-only
+     *     buffer whose entry is tagged for a device other than the CPU, or a misaligned
+     *     one on such a device (device memory is never copied), and with
+     *     {@link Copy#IF_NEEDED} for a misaligned buffer whose entry declares more
+     *     alignment than a copy promises (all {@link Status#INVALID_ARGUMENT}); for
+     *     buffers that do not match the buffer table ({@link Status#BUFFER_MISMATCH})
      */
     public static Tensor wrap(Descriptor descriptor, Copy copy, Runnable onRelease,
             ByteBuffer... buffers) {
@@ -147,6 +151,18 @@ public final class Tensor implements AutoCloseable {
                 // buffer (the tensor's views would be writable): such a buffer is
                 // copied here, into aligned memory, or refused.
                 String what = b.isDirect() ? "read-only" : "a heap ByteBuffer (not direct)";
+                int device = i < descriptor.bufferCount()
+                        ? descriptor.buffer(i).deviceTag() : Descriptor.BufferEntry.DEVICE_CPU;
+                if (device != Descriptor.BufferEntry.DEVICE_CPU) {
+                    // A copy would be host memory tagged for the device: never made
+                    // (as the library never copies device memory it cannot align).
+                    throw new HurrayException(Status.INVALID_ARGUMENT,
+                            Status.name(Status.INVALID_ARGUMENT) + ": buffer " + i + " is "
+                            + what + " and its buffer-table entry is tagged for device "
+                            + Native.deviceName(device) + "; device memory is never "
+                            + "copied: pass a direct, writable ByteBuffer over that "
+                            + "device's memory");
+                }
                 if (copy == Copy.NEVER) {
                     throw new IllegalArgumentException("hurray: buffer " + i + " is " + what
                             + ", which cannot become a tensor without a copy; pass "

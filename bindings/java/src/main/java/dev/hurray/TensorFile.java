@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * An HRRYFILE opened for reading: memory-mapped (private, copy-on-write) and
@@ -50,10 +51,22 @@ public final class TensorFile implements AutoCloseable {
             int dataBufferAlignment, int indexCrc32c, long tensorCountHint, long fileLength,
             long tensorCount, long kvCount) {}
 
+    /** Stripes of {@link #holds}: twice the CPUs, a power of two in 2..64. */
+    private static final int STRIPES = Math.min(64,
+            Integer.highestOneBit(Math.max(1, Runtime.getRuntime().availableProcessors()) * 4 - 1));
+    /** Longs between two stripes' counters: 128 bytes, so no two share a cache line. */
+    private static final int PAD = 16;
+
     private final NativeRef ref;
     private final Cleaner.Cleanable cleanable;
     /** Set once by {@link #close()}; read without a lock by every accessor. */
     private volatile boolean closed;
+    /**
+     * Calls in flight, striped by thread ({@link #reader()}, {@link #done()}): each
+     * call touches only its thread's counter, so threads sharing this reader do not
+     * bounce one cache line (a single shared count did, twice a call).
+     */
+    private final AtomicLongArray holds = new AtomicLongArray(STRIPES * PAD);
 
     private TensorFile(long ptr) {
         this.ref = new NativeRef(ptr, Native::fileDestroy);
@@ -81,33 +94,88 @@ public final class TensorFile implements AutoCloseable {
      * @throws IOException the family of the four above
      * @throws FormatException when it breaks a rule of the format (message names the
      *     path, the rule and byte offset)
+     * @throws java.nio.file.ProviderMismatchException when the path belongs to a file
+     *     system other than the default one (a zip file system, for one): the library
+     *     opens and maps local files only
      */
     public static TensorFile open(Path path) throws IOException {
-        return new TensorFile(Native.fileOpen(path.toString()));
+        return new TensorFile(Native.fileOpen(localPath(path)));
     }
 
     /**
-     * Holds the native reader for one call (release it with {@link #done()}). Reads
-     * take no lock: the native reader is immutable after open and safe to share
-     * between threads, so any number of them run at once; a hold only keeps a
-     * concurrent {@link #close()} from destroying the reader under a running call
-     * (the last release destroys it).
+     * The string the native library opens for a path: the path's own text when it
+     * belongs to the default (local) file system.
+     *
+     * @param path a path; null is refused with a NullPointerException
+     * @return its text, an OS path
+     * @throws java.nio.file.ProviderMismatchException when the path belongs to
+     *     another file system; the message names that file system's provider (its
+     *     URI scheme), since the text of such a path means nothing to the OS
+     */
+    static String localPath(Path path) {
+        java.util.Objects.requireNonNull(path, "path");
+        java.nio.file.FileSystem fs = path.getFileSystem();
+        if (fs != java.nio.file.FileSystems.getDefault()) {
+            throw new java.nio.file.ProviderMismatchException("hurray: path " + path
+                    + " belongs to the \"" + fs.provider().getScheme()
+                    + "\" file system provider; only paths of the default file system"
+                    + " can be opened (copy the file out first)");
+        }
+        return path.toString();
+    }
+
+    /**
+     * Holds the native reader for one call (release it with {@link #done()} on the
+     * same thread). Reads take no lock: the native reader is immutable after open and
+     * safe to share between threads, so any number of them run at once; a hold only
+     * keeps a concurrent {@link #close()} from destroying the reader under a running
+     * call (the last call to end after {@code close()} destroys it).
+     *
+     * <p>Why it is safe: {@code closed} and the counters are volatile (sequentially
+     * consistent). A call counts itself, then reads {@code closed}; {@code close()}
+     * sets {@code closed}, then sums the counters and destroys only at 0. So either
+     * the sum sees this call's count (and the call's {@code done()} destroys later),
+     * or the count came after {@code closed} was set and the call sees it and backs
+     * out without touching the reader.
      */
     private long reader() {
         if (closed) {
             throw new IllegalStateException("hurray: tensor file is closed");
         }
-        try {
-            ref.retain();
-        } catch (IllegalStateException e) {
-            throw new IllegalStateException("hurray: tensor file is closed", e);
+        int at = stripe();
+        holds.incrementAndGet(at);
+        if (closed) {
+            leave(at);
+            throw new IllegalStateException("hurray: tensor file is closed");
         }
         return ref.ptr();
     }
 
-    /** Ends a call begun with {@link #reader()}. */
+    /** Ends a call begun with {@link #reader()} (on the same thread). */
     private void done() {
-        ref.release();
+        leave(stripe());
+    }
+
+    /** This thread's counter in {@link #holds}. */
+    private static int stripe() {
+        return (int) (Thread.currentThread().getId() & (STRIPES - 1)) * PAD;
+    }
+
+    private void leave(int at) {
+        holds.decrementAndGet(at);
+        if (closed) {
+            destroyIfIdle();
+        }
+    }
+
+    /** After {@code closed} is set: destroys the reader once no call holds it. */
+    private void destroyIfIdle() {
+        for (int i = 0; i < STRIPES; i++) {
+            if (holds.get(i * PAD) != 0) {
+                return; // that call's done() comes back here
+            }
+        }
+        cleanable.clean(); // runs the release once, however many threads get here
     }
 
     /** @return the file facts */
@@ -291,7 +359,7 @@ public final class TensorFile implements AutoCloseable {
     public synchronized void close() {
         if (!closed) {
             closed = true;
-            cleanable.clean();
+            destroyIfIdle();
         }
     }
 }

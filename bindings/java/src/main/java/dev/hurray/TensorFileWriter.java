@@ -44,6 +44,8 @@ public final class TensorFileWriter implements AutoCloseable {
      * @throws MissingFileException when the destination's directory does not exist
      * @throws IOException ({@link HurrayIOException}) when the temporary file cannot
      *     be created
+     * @throws java.nio.file.ProviderMismatchException when the path belongs to a
+     *     file system other than the default one (see {@link TensorFile#open})
      */
     public static TensorFileWriter create(Path path) throws IOException {
         return create(path, 0, true);
@@ -60,6 +62,8 @@ public final class TensorFileWriter implements AutoCloseable {
      * @throws IOException ({@link HurrayIOException}) when the temporary file cannot
      *     be created
      * @throws FormatException for an illegal alignment
+     * @throws java.nio.file.ProviderMismatchException when the path belongs to a
+     *     file system other than the default one (see {@link TensorFile#open})
      */
     public static TensorFileWriter create(Path path, int dataBufferAlignment, boolean durable)
             throws IOException {
@@ -138,9 +142,11 @@ public final class TensorFileWriter implements AutoCloseable {
          * @throws IOException ({@link HurrayIOException}) when the temporary file
          *     cannot be created
          * @throws FormatException for an illegal alignment
+         * @throws java.nio.file.ProviderMismatchException when the path belongs to a
+         *     file system other than the default one (see {@link TensorFile#open})
          */
         public TensorFileWriter create() throws IOException {
-            return new TensorFileWriter(Native.writerCreate(path.toString(),
+            return new TensorFileWriter(Native.writerCreate(TensorFile.localPath(path),
                     dataBufferAlignment, durable, false, dataCrc32c));
         }
     }

@@ -45,4 +45,25 @@ class DeviceTest extends LeakChecked {
         assertEquals(Status.INVALID_ARGUMENT, e.status());
         assertTrue(e.getMessage().contains("cuda"), e.getMessage());
     }
+
+    @Test
+    void heapAndReadOnlyBuffersTaggedForADeviceAreNeverCopied() {
+        ByteBuffer heap = ByteBuffer.wrap(new byte[16]);
+        ByteBuffer readOnly = Tensor.allocate(16).asReadOnlyBuffer();
+        for (Copy copy : Copy.values()) {
+            for (ByteBuffer b : new ByteBuffer[] {heap, readOnly}) {
+                HurrayException e = assertThrows(HurrayException.class,
+                        () -> Tensor.wrap(cudaFloats(4), copy, null, b));
+                assertEquals(Status.INVALID_ARGUMENT, e.status(), copy + " " + b);
+                assertTrue(e.getMessage().contains("device cuda"), e.getMessage());
+                assertTrue(e.getMessage().contains(b.isDirect() ? "read-only" : "heap"),
+                        e.getMessage());
+                assertTrue(e.getMessage().contains("never copied"), e.getMessage());
+            }
+        }
+        // The same buffers on a CPU entry are still copied under IF_NEEDED.
+        try (Tensor t = Tensor.wrap(Descriptor.dense(ElementType.FLOAT32, 4), heap)) {
+            assertEquals(0f, t.floats().get(3));
+        }
+    }
 }
