@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
 use std::fs::File;
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::thread::ThreadId;
 
@@ -309,10 +309,19 @@ fn top_level_in_index_order(reader: &HurrayFileReader) -> Vec<(String, bool)> {
 
 /// A file's KV metadata as a `dict` in file order: ``str``, ``int`` (int64 and
 /// uint64), ``float``, ``bool``, ``bytes``, or a ``list`` of one of those.
-fn kv_dict<'py>(py: Python<'py>, reader: &HurrayFileReader) -> PyResult<Bound<'py, PyDict>> {
+fn kv_dict<'py>(
+    py: Python<'py>,
+    reader: &HurrayFileReader,
+    path: &Path,
+) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     for i in 0..reader.kv_count() {
         let key = reader.kv_key(i).map_err(errors::ffi)?;
+        // A whole value: the same bound on a huge array as every binding
+        // (HURRAY_KV_WHOLE_ARRAY_MAX; larger arrays through FileReader.kv_range).
+        reader
+            .kv_check_whole(i)
+            .map_err(|e| errors::map(e, errors::Origin::File(path)))?;
         let value = reader.kv_value(i).map_err(errors::ffi)?;
         out.set_item(key, kv_to_python(py, value)?)?;
     }
@@ -344,13 +353,18 @@ fn kv_to_python<'py>(py: Python<'py>, v: KvValueRef<'_>) -> PyResult<Bound<'py, 
 /// ``bool``, ``bytes``, or a ``list`` of one of those. For names and tensors too,
 /// open the file with :class:`FileReader`.
 ///
+/// An array of more than 1,048,576 elements is refused (the library's bound on what
+/// a whole-value read materialises from an untrusted file, the same in every
+/// binding): read it with :meth:`FileReader.kv_len` and :meth:`FileReader.kv_range`.
+///
 /// Raises:
 ///     hurray.FileError: as :func:`load` (``hurray.FileNotFoundError`` for a
-///         missing file).
+///         missing file); for an array past the bound (the message names the key and
+///         its length).
 #[pyfunction]
 pub fn load_kv<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
     let reader = open_for_python(py, &path, "read")?;
-    kv_dict(py, &reader)
+    kv_dict(py, &reader, &path)
 }
 
 /// An open HRRYFILE: its tensor names and key-value metadata, read without loading
@@ -413,7 +427,68 @@ impl FileReader {
     ///     hurray.FileError: the reader is closed.
     #[getter]
     fn kv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        self.with(|r| kv_dict(py, r))
+        self.with(|r| kv_dict(py, r, &self.path))
+    }
+
+    /// The length of the KV value under ``key``: the number of elements of an array,
+    /// of bytes of a ``str`` (UTF-8) or ``bytes`` value, 1 for other scalars.
+    ///
+    /// Raises:
+    ///     KeyError: no such key.
+    ///     hurray.FileError: the reader is closed.
+    fn kv_len(&self, key: &str) -> PyResult<u64> {
+        self.with(|r| {
+            let i = r
+                .kv_find(key)
+                .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.to_owned()))?;
+            Ok(match r.kv_value(i).map_err(errors::ffi)? {
+                KvValueRef::Array(a) => a.len() as u64,
+                KvValueRef::String(s) => s.len() as u64,
+                KvValueRef::Bytes(b) => b.len() as u64,
+                _ => 1,
+            })
+        })
+    }
+
+    /// Elements ``[start, start + count)`` of the KV array under ``key``, as a
+    /// ``list`` typed as :attr:`kv` types a whole array. This reads an array of any
+    /// length a window at a time (whole reads stop at 1,048,576 elements); a window
+    /// costs only its elements.
+    ///
+    /// Raises:
+    ///     KeyError: no such key.
+    ///     ValueError: the value is not an array, or the window passes its end.
+    ///     hurray.FileError: the reader is closed.
+    fn kv_range<'py>(
+        &self,
+        py: Python<'py>,
+        key: &str,
+        start: usize,
+        count: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.with(|r| {
+            let i = r
+                .kv_find(key)
+                .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.to_owned()))?;
+            let KvValueRef::Array(a) = r.kv_value(i).map_err(errors::ffi)? else {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "KV value {key:?} is not an array"
+                )));
+            };
+            let n = a.len();
+            if start.checked_add(count).is_none_or(|end| end > n) {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "the window [{start}, +{count}) is past the array's {n} elements"
+                )));
+            }
+            let items = (start..start + count)
+                .map(|k| {
+                    let v = a.get(k).expect("index checked against the length");
+                    kv_to_python(py, v)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)
+        })
     }
 
     /// The tensor named ``name`` (a zero-copy view of the mapping).

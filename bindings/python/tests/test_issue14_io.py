@@ -43,6 +43,35 @@ def test_kv_and_names_read_without_loading(tmp_path):
         hurray.load_kv(tmp_path / "nope.hrry")
 
 
+def test_whole_kv_reads_are_bounded_and_kv_range_reaches_past_the_bound(tmp_path):
+    # The library's HURRAY_KV_WHOLE_ARRAY_MAX, the same bound in every binding.
+    bound = 1 << 20
+    p = tmp_path / "big.hrry"
+    big = [False] * (bound + 1)
+    big[bound] = True
+    hurray.save(p, {"w": hurray.arange(1)}, kv={"at_bound": big[:bound], "past_bound": big})
+    for read in (lambda: hurray.load_kv(p), lambda: hurray.FileReader(p).kv):
+        with pytest.raises(hurray.FileError) as e:
+            read()
+        assert '"past_bound" is an array of 1048577 elements, more than the 1048576' in str(e.value)
+    with hurray.FileReader(p) as f:
+        assert f.kv_len("past_bound") == bound + 1
+        assert f.kv_range("past_bound", bound - 1, 2) == [False, True]
+        assert f.kv_range("at_bound", 0, 3) == [False, False, False]
+        assert f.kv_range("at_bound", bound, 0) == []
+        with pytest.raises(ValueError, match="past the array"):
+            f.kv_range("past_bound", bound, 2)
+        with pytest.raises(KeyError):
+            f.kv_len("nope")
+    q = tmp_path / "small.hrry"
+    hurray.save(q, {"w": hurray.arange(1)}, kv={"s": "héllo", "n": 3, "tags": ["a", "b c"]})
+    with hurray.FileReader(q) as f:
+        assert (f.kv_len("s"), f.kv_len("n"), f.kv_len("tags")) == (6, 1, 2)
+        assert f.kv_range("tags", 1, 1) == ["b c"]
+        with pytest.raises(ValueError, match="not an array"):
+            f.kv_range("n", 0, 1)
+
+
 # ---------------------------------------------------------------- item 3: save
 
 
