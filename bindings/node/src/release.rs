@@ -16,7 +16,7 @@
 //! At environment teardown Node destroys the threadsafe function (its mutex
 //! included) before it runs the finalizers of the objects still alive, and a
 //! finalizer may release a tensor. So each threadsafe function is entered in
-//! [`LIVE`], and an environment cleanup hook (registered after the function, so it
+//! `LIVE`, and an environment cleanup hook (registered after the function, so it
 //! runs before Node's own teardown of it) takes it out: a release that finds its
 //! function gone never calls it, and frees the hold without touching its
 //! references, which die with the environment.
