@@ -384,6 +384,19 @@ impl HurrayFileReader {
             .map(move |(i, composite)| (c.entry(i).map_or("", |e| e.name), composite))
     }
 
+    /// The top-level items as [`top_level`](Self::top_level) gives them, but in
+    /// index order (`file-format.md` §6: the order of
+    /// [`tensor_name`](Self::tensor_name); the same as file order unless the index is
+    /// sorted). Costs one `Vec` of the items (names borrowed from the mapping).
+    pub fn top_level_in_index_order(&self) -> Vec<(&str, bool)> {
+        let c = self.reader.catalog();
+        let mut top: Vec<(usize, bool)> = c.top_level().collect();
+        top.sort_unstable_by_key(|&(i, _)| i);
+        top.into_iter()
+            .map(|(i, composite)| (c.entry(i).map_or("", |e| e.name), composite))
+            .collect()
+    }
+
     /// The descriptor of the tensor named `name`, decoded from the file without
     /// reading its data (owned: a new handle each call).
     ///

@@ -228,12 +228,12 @@ pub fn load<'py>(
             // Top-level items in index order, one at a time: a composite is
             // assembled (its contents checked, as for any item) and dropped, since
             // Python has no composite type, so no more than one item is held at a time.
-            for (name, composite) in top_level_in_index_order(&reader) {
+            for (name, composite) in reader.top_level_in_index_order() {
                 if composite {
-                    reader.item(&name).map_err(at)?;
+                    reader.item(name).map_err(at)?;
                     continue;
                 }
-                out.set_item(&name, from_handle(py, reader.tensor(&name).map_err(at)?)?)?;
+                out.set_item(name, from_handle(py, reader.tensor(name).map_err(at)?)?)?;
             }
         }
     }
@@ -293,18 +293,6 @@ fn named_tensor(
         }
     })?;
     from_handle(py, t)
-}
-
-/// The top-level items of a file (plain tensors and composite heads, not composite
-/// members) in index order (`file-format.md` §6: the order the reference's `load`
-/// returns), as `(name, is a composite head)`. The face walks them in file order;
-/// the index order is the order of [`HurrayFileReader::tensor_name`].
-fn top_level_in_index_order(reader: &HurrayFileReader) -> Vec<(String, bool)> {
-    let top: std::collections::HashMap<&str, bool> = reader.top_level().collect();
-    (0..reader.tensor_count())
-        .filter_map(|i| reader.tensor_name(i).ok())
-        .filter_map(|n| top.get(n).map(|&c| (n.to_owned(), c)))
-        .collect()
 }
 
 /// A file's KV metadata as a `dict` in file order: ``str``, ``int`` (int64 and
@@ -402,10 +390,11 @@ impl FileReader {
     #[new]
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         let reader = open_for_python(py, &path, "open")?;
-        let names = top_level_in_index_order(&reader)
+        let names = reader
+            .top_level_in_index_order()
             .into_iter()
             .filter(|(_, composite)| !composite)
-            .map(|(n, _)| n)
+            .map(|(n, _)| n.to_owned())
             .collect();
         Ok(FileReader {
             path,

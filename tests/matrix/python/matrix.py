@@ -663,11 +663,26 @@ def views(path: str) -> None:
 
 
 def metadata(path: str) -> None:
-    """Opens PATH with hurray.load and prints what it holds, like every language's
-    metadata command. The Python API has no KV reader (``load`` leaves KV out), so
-    this measures opening and the index only."""
+    """Opens PATH with hurray.load (every tensor, index order) and hurray.FileReader
+    (names and every KV value in full), and prints what it read, like every
+    language's metadata command. A KV array past the library's whole-value bound is
+    refused (a ``kv_refused`` line): memory stays bounded."""
     tensors = hurray.load(path)
-    print("kv_entries\t0\nkv_elements\t0\nkv_value_bytes\t0")
+    elements = value_bytes = 0
+    entries = 0
+    with hurray.FileReader(path) as f:
+        try:
+            kv = f.kv
+        except hurray.FileError as e:
+            print(f"kv_refused\t{e}")
+            kv = {}
+        for v in kv.values():
+            entries += 1
+            for x in v if isinstance(v, list) else [v]:
+                elements += 1
+                if isinstance(x, (str, bytes)):
+                    value_bytes += len(x.encode() if isinstance(x, str) else x)
+    print(f"kv_entries\t{entries}\nkv_elements\t{elements}\nkv_value_bytes\t{value_bytes}")
     print(f"tensors\t{len(tensors)}\nname_bytes\t{sum(len(n.encode()) for n in tensors)}")
 
 
