@@ -196,7 +196,13 @@ pub fn parse_shape(shape: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
                 )));
             }
         }
-        let v: i64 = item.extract()?;
+        // The API takes dimensions up to int64 (python-api.md: larger is an
+        // OverflowError); say so rather than CPython's "C long" text.
+        let v: i64 = item.extract().map_err(|_| {
+            pyo3::exceptions::PyOverflowError::new_err(format!(
+                "shape dimension {item} is above the largest the API takes, 2**63 - 1"
+            ))
+        })?;
         if v < 0 {
             return Err(InvalidDescriptorError::new_err(format!(
                 "shape dimension {v} is negative"

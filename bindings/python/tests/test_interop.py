@@ -229,3 +229,13 @@ def test_empty_tensor_numpy_cannot_represent_raises_the_library_error(shape):
     for convert in (np.asarray, lambda x: np.array(x, copy=True)):
         with pytest.raises(hurray.UnsupportedError, match="NumPy cannot represent shape"):
             convert(t)
+
+
+
+@pytest.mark.parametrize("dim", [2**63, 2**64, 2**200])
+def test_a_dimension_past_int64_is_an_overflow_error_that_says_so(dim):
+    # python-api.md: shape entries above int64 raise OverflowError; the message is
+    # this library's, not CPython's "C long" text.
+    with pytest.raises(OverflowError, match=r"above the largest the API takes, 2\*\*63 - 1") as e:
+        hurray.Tensor(b"", hurray.float32, (0, dim))
+    assert "C long" not in str(e.value)
