@@ -60,6 +60,9 @@ pub struct FileWriterTo<W: Write> {
     failed: bool,
     /// Per-tensor data CRC-32C values in file order, when recording them.
     data_crcs: Option<Vec<u64>>,
+    /// Reserves disk space for `len` bytes at file offset `offset` before they are
+    /// written (the path writer's; see [`preallocate`]).
+    prealloc: Option<fn(&W, u64, u64)>,
 }
 
 impl<W: Write> FileWriterTo<W> {
@@ -73,6 +76,7 @@ impl<W: Write> FileWriterTo<W> {
             sink,
             failed: false,
             data_crcs: None,
+            prealloc: None,
         })
     }
 
@@ -104,8 +108,22 @@ impl<W: Write> FileWriterTo<W> {
     /// Writes planned pieces. The writer is marked failed before the first byte and
     /// cleared only once every piece is out, so whatever interrupts the writing
     /// leaves it poisoned.
-    fn run(&mut self, pieces: Result<Vec<Piece>>, tensors: &[&Tensor]) -> Result<()> {
+    /// `start` is the file offset of the first piece.
+    fn run(&mut self, pieces: Result<Vec<Piece>>, tensors: &[&Tensor], start: u64) -> Result<()> {
         let pieces = pieces?;
+        if let Some(prealloc) = self.prealloc {
+            let len: u64 = pieces
+                .iter()
+                .map(|p| match p {
+                    Piece::Bytes(b) => b.len() as u64,
+                    Piece::Zeros(n) => *n,
+                    Piece::Buffer { tensor, buffer } => {
+                        tensors[*tensor].buffers()[*buffer].len() as u64
+                    }
+                })
+                .sum();
+            prealloc(&self.sink, start, len);
+        }
         self.failed = true;
         emit(&mut self.sink, &pieces, tensors)?;
         self.failed = false;
@@ -122,8 +140,9 @@ impl<W: Write> FileWriterTo<W> {
             return Err(poisoned());
         }
         tensor.validate_content()?;
+        let start = self.enc.offset();
         let pieces = self.enc.tensor(name, tensor.descriptor());
-        self.run(pieces, &[tensor])?;
+        self.run(pieces, &[tensor], start)?;
         self.record_crcs(&[tensor]);
         Ok(())
     }
@@ -151,8 +170,9 @@ impl<W: Write> FileWriterTo<W> {
         let mut tensors = Vec::new();
         collect(c, &mut tensors);
         tensors.iter().try_for_each(|t| t.validate_content())?;
+        let start = self.enc.offset();
         let pieces = self.enc.composite(names, c);
-        self.run(pieces, &tensors)?;
+        self.run(pieces, &tensors, start)?;
         self.record_crcs(&tensors);
         Ok(())
     }
@@ -180,11 +200,34 @@ impl<W: Write> FileWriterTo<W> {
                 KvValue::Array(super::kv::KvArray::UInt64(crcs)),
             )?;
         }
+        let start = self.enc.offset();
         let pieces = self.enc.finish();
-        self.run(pieces, &[])?;
+        self.run(pieces, &[], start)?;
         self.sink.flush()?;
         Ok(self.sink)
     }
+}
+
+/// Reserves the blocks of `len` bytes at `offset` of the file under `sink` before
+/// they are written (`fallocate` with `FALLOC_FL_KEEP_SIZE`: the size is left to
+/// the writes). On ext4, a file written without reserved blocks and then renamed
+/// over an existing file has all its dirty pages flushed by the rename
+/// (`auto_da_alloc`), which made a non-durable `save` over an existing 256 MiB
+/// file about three times slower than writing it; with the blocks reserved the
+/// rename is a rename. Best effort: a file system without `fallocate` just skips
+/// it. Linux only (elsewhere a no-op).
+fn preallocate(sink: &BufWriter<File>, offset: u64, len: u64) {
+    #[cfg(target_os = "linux")]
+    if len > 0 {
+        let _ = rustix::fs::fallocate(
+            sink.get_ref(),
+            rustix::fs::FallocateFlags::KEEP_SIZE,
+            offset,
+            len,
+        );
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (sink, offset, len);
 }
 
 /// Writes a file at a path, atomically: bytes go to a temporary file in the same
@@ -230,6 +273,7 @@ impl FileWriter {
                 sink: BufWriter::with_capacity(1 << 20, file),
                 failed: false,
                 data_crcs: None,
+                prealloc: Some(preallocate),
             },
             pending,
         })
