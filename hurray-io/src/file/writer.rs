@@ -214,8 +214,9 @@ impl<W: Write> FileWriterTo<W> {
 /// over an existing file has all its dirty pages flushed by the rename
 /// (`auto_da_alloc`), which made a non-durable `save` over an existing 256 MiB
 /// file about three times slower than writing it; with the blocks reserved the
-/// rename is a rename. Best effort: a file system without `fallocate` just skips
-/// it. Linux only (elsewhere a no-op).
+/// rename is a rename. Used only on ext4 (see [`wants_prealloc`]): elsewhere it
+/// buys nothing, and on tmpfs `fallocate` would zero pages the writes then fill.
+/// Best effort: an error just skips it. Linux only (elsewhere a no-op).
 fn preallocate(sink: &BufWriter<File>, offset: u64, len: u64) {
     #[cfg(target_os = "linux")]
     if len > 0 {
@@ -228,6 +229,21 @@ fn preallocate(sink: &BufWriter<File>, offset: u64, len: u64) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = (sink, offset, len);
+}
+
+/// True when `file` lives on ext4 (`EXT4_SUPER_MAGIC`, shared by ext2/3/4), where
+/// [`preallocate`] pays off.
+fn wants_prealloc(file: &File) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        const EXT4_SUPER_MAGIC: u64 = 0xEF53;
+        rustix::fs::fstatfs(file).is_ok_and(|s| s.f_type as u64 == EXT4_SUPER_MAGIC)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        false
+    }
 }
 
 /// Writes a file at a path, atomically: bytes go to a temporary file in the same
@@ -267,13 +283,14 @@ impl FileWriter {
     pub fn create(path: impl AsRef<Path>, opts: WriteOptions) -> Result<FileWriter> {
         let enc = FileEncoder::new(opts)?;
         let (pending, file) = PendingFile::create(path)?;
+        let prealloc = wants_prealloc(&file).then_some(preallocate as fn(&_, u64, u64));
         Ok(FileWriter {
             inner: FileWriterTo {
                 enc,
                 sink: BufWriter::with_capacity(1 << 20, file),
                 failed: false,
                 data_crcs: None,
-                prealloc: Some(preallocate),
+                prealloc,
             },
             pending,
         })
