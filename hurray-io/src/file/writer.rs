@@ -283,7 +283,10 @@ impl FileWriter {
     pub fn create(path: impl AsRef<Path>, opts: WriteOptions) -> Result<FileWriter> {
         let enc = FileEncoder::new(opts)?;
         let (pending, file) = PendingFile::create(path)?;
-        let prealloc = wants_prealloc(&file).then_some(preallocate as fn(&_, u64, u64));
+        // A durable file is synced before its rename, so no dirty page is left to
+        // flush there: preallocating would only add extent conversions.
+        let prealloc =
+            (!opts.durable && wants_prealloc(&file)).then_some(preallocate as fn(&_, u64, u64));
         Ok(FileWriter {
             inner: FileWriterTo {
                 enc,
