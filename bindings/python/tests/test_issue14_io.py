@@ -3,6 +3,7 @@ Python code has, load order and errors."""
 
 import collections
 import io
+import pickle
 import os
 import pathlib
 import socket
@@ -359,3 +360,59 @@ def test_pickle_below_protocol_5_carries_numpy_buffers():
         assert a.tolist() == list(range(1 << 16)) and a.flags.writeable
         a[0] = 5.0
         assert np.asarray(u)[0] == 5.0 and np.asarray(t)[0] == 0.0
+
+
+def test_multiprocessing_reducer_registered_at_import():
+    code = ("import multiprocessing.reduction as r, hurray; "
+            "print(r.ForkingPickler._extra_reducers.get(hurray.Tensor).__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "mp_reduce"
+    # and hurray alone does not import multiprocessing
+    code = "import sys, hurray; print('multiprocessing' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def _mp_child(conn):
+    while True:
+        obj = conn.recv()
+        if obj is None:
+            return
+        a = np.asarray(obj).reshape(-1)
+        a[0] += 1  # writable, and private to this process
+        conn.send((obj.dtype.name, obj.shape, float(a[0]), float(a[-1]), float(a.sum(dtype=np.float64))))
+
+
+@pytest.mark.parametrize("method", ["spawn", "fork"])
+def test_multiprocessing_sends_large_tensors_through_a_memfd(method):
+    import multiprocessing as mp
+    import multiprocessing.reduction as red
+
+    from hurray import _glue
+
+    if method not in mp.get_all_start_methods():
+        pytest.skip(f"no {method} start method here")
+    # hurray was imported before multiprocessing here: the first pickling of a
+    # tensor registers the reducer (a program importing multiprocessing first
+    # gets it at `import hurray`: test_multiprocessing_reducer_registered_at_import)
+    pickle.dumps(hurray.arange(1))
+    assert red.ForkingPickler._extra_reducers.get(hurray.Tensor) is _glue.mp_reduce
+    big = hurray.from_numpy(np.arange(1 << 19, dtype=np.float32).reshape(512, 1024))  # 2 MiB
+    if hasattr(os, "memfd_create"):
+        # the pickle carries a descriptor handle, not the 2 MiB
+        assert len(red.ForkingPickler.dumps(big)) < 4096
+    small = hurray.arange(5)
+    ctx = mp.get_context(method)
+    parent, child = ctx.Pipe()
+    p = ctx.Process(target=_mp_child, args=(child,))
+    p.start()
+    try:
+        parent.send(big)
+        n = 1 << 19
+        assert parent.recv() == ("float32", (512, 1024), 1.0, float(n - 1), n * (n - 1) / 2 + 1)
+        parent.send(small)
+        assert parent.recv() == ("int64", (5,), 1.0, 4.0, 11.0)
+    finally:
+        parent.send(None)
+        p.join(60)
+    assert np.asarray(big)[0, 0] == 0.0  # the child's write stayed there

@@ -15,6 +15,7 @@ Python code.
 from __future__ import annotations
 
 import pickle
+import sys
 from typing import Any, Optional
 
 from hurray import _native
@@ -194,6 +195,7 @@ def reduce_ex(self: "_native.Tensor", protocol: int) -> Any:
     Every device kind pickles (its buffers are host memory); the device, memory
     class and device id survive."""
     t = self
+    register_multiprocessing()
     buffers: list[Any] = []
     try:
         import numpy as np
@@ -212,6 +214,85 @@ def reduce_ex(self: "_native.Tensor", protocol: int) -> Any:
         # bytes object (no second copy), which _rebuild then wraps.
         buffers.append(pickle.PickleBuffer(view) if protocol >= 5 else view)
     return (_native._rebuild, (t._descriptor_bytes(), buffers, t.device.device_id))
+
+
+# Tensors at least this large (all buffers) travel between processes through a
+# memfd when multiprocessing pickles them (see mp_reduce).
+MP_MEMFD_MIN_BYTES = 1 << 20
+_MP_ALIGN = 64
+
+
+def register_multiprocessing() -> None:
+    """Registers :func:`mp_reduce` with ``multiprocessing``'s pickler, once
+    ``multiprocessing.reduction`` is imported (hurray does not import it: it costs
+    ~20 ms). Called at ``import hurray`` and by every pickling of a tensor, so a
+    program that imports multiprocessing later gets it from its next pickler on."""
+    red = sys.modules.get("multiprocessing.reduction")
+    if red is None:
+        return
+    fp = red.ForkingPickler
+    if _native.Tensor not in fp._extra_reducers:
+        fp.register(_native.Tensor, mp_reduce)
+
+
+def mp_reduce(t: "_native.Tensor") -> Any:
+    """``multiprocessing``'s pickling of a tensor (a ``ForkingPickler`` reducer):
+    on Linux, a tensor of at least ``MP_MEMFD_MIN_BYTES`` is copied once into an
+    anonymous memory file (``os.memfd_create``) whose descriptor travels the way
+    multiprocessing sends descriptors (``multiprocessing.reduction.DupFd``: to a
+    child being started, or to any receiver through the sender's resource sharer);
+    the receiver maps it and its tensor views the mapping, with no further copy. A
+    pickled NumPy array is copied about four times on the way (``tobytes``, the
+    pickle stream, the pipe both ways). The sender must be alive when the receiver
+    unpickles, and holds the memory until then. Smaller tensors, and platforms
+    without ``memfd_create``, take the ordinary path (:func:`reduce_ex`)."""
+    import os
+
+    if not hasattr(os, "memfd_create") or t.buffer_count == 0:
+        return reduce_ex(t, 4)
+    import numpy as np
+
+    views = [np.from_dlpack(t._host_buffer(i)) for i in range(t.buffer_count)]
+    if sum(v.nbytes for v in views) < MP_MEMFD_MIN_BYTES:
+        return reduce_ex(t, 4)
+    from multiprocessing.reduction import DupFd
+
+    fd = os.memfd_create("hurray-tensor", os.MFD_CLOEXEC)
+    try:
+        offsets, at = [], 0
+        for v in views:
+            at = -(-at // _MP_ALIGN) * _MP_ALIGN  # each buffer 64-byte aligned
+            offsets.append(at)
+            mv = memoryview(v).cast("B")
+            done = 0
+            while done < len(mv):
+                done += os.pwrite(fd, mv[done:], at + done)
+            at += len(mv)
+        os.ftruncate(fd, max(at, 1))
+        handle = DupFd(fd)
+    finally:
+        os.close(fd)
+    sizes = [v.nbytes for v in views]
+    return (_mp_rebuild, (t._descriptor_bytes(), handle, offsets, sizes, t.device.device_id))
+
+
+def _mp_rebuild(descriptor: bytes, handle: Any, offsets: list, sizes: list, device_id: int) -> Any:
+    """The receiving end of :func:`mp_reduce`: maps the memory file (shared,
+    writable; only this process holds it) and wraps the buffers without copying."""
+    import mmap
+    import os
+
+    import numpy as np
+
+    fd = handle.detach()
+    try:
+        length = os.fstat(fd).st_size
+        m = mmap.mmap(fd, length)
+    finally:
+        os.close(fd)
+    whole = np.frombuffer(m, dtype=np.uint8)
+    bufs = [whole[o:o + n] for o, n in zip(offsets, sizes)]
+    return _native._rebuild(descriptor, bufs, device_id)
 
 
 def _metadata(t: "_native.Tensor") -> str:
@@ -299,3 +380,4 @@ def install(cls: type) -> None:
         fn.__qualname__ = f"{cls.__name__}.{name}"
         fn.__module__ = cls.__module__
         setattr(cls, name, fn)
+    register_multiprocessing()
