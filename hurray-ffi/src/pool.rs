@@ -68,6 +68,14 @@ impl HurrayBufferPool {
     }
 }
 
+impl Default for HurrayBufferPool {
+    /// A pool that keeps at most 1 GiB (and at most 256) idle allocations: what a
+    /// binding's stream reader uses when its caller gave no pool.
+    fn default() -> HurrayBufferPool {
+        HurrayBufferPool::new(BufferPool::default())
+    }
+}
+
 impl crate::HurrayStreamDecoder {
     /// Makes the decoder take the allocations of the buffers it reads from `pool`
     /// (`None`: fresh memory from the system, the default), for buffers started

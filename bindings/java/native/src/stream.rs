@@ -5,7 +5,7 @@
 
 use std::ptr;
 
-use hurray_ffi::{HurrayStreamDecoder, HurrayStreamEncoder, HurrayStreamLimits};
+use hurray_ffi::{HurrayBufferPool, HurrayStreamDecoder, HurrayStreamEncoder, HurrayStreamLimits};
 use jni::objects::JClass;
 use jni::sys::{jlong, jobject};
 use jni::JNIEnv;
@@ -39,7 +39,9 @@ fn encoder<'a>(e: jlong) -> R<&'a mut HurrayStreamEncoder> {
 }
 
 /// `Native.decoderNew(long maxDescriptorBytes, long maxBufferBytes)`: a decoder with
-/// the default limits, except those given (> 0).
+/// the default limits, except those given (> 0), reading into its own buffer pool
+/// (`HurrayBufferPool::default()`): the memory of tensors the caller closed is read
+/// into again instead of fresh pages, as Python's `StreamReader` does.
 #[no_mangle]
 pub extern "system" fn Java_dev_hurray_Native_decoderNew(
     mut env: JNIEnv,
@@ -48,10 +50,9 @@ pub extern "system" fn Java_dev_hurray_Native_decoderNew(
     max_buffer: jlong,
 ) -> jlong {
     run(&mut env, 0, |_| {
-        Ok(into_long(HurrayStreamDecoder::new(&limits(
-            max_descriptor,
-            max_buffer,
-        ))?))
+        let mut d = HurrayStreamDecoder::new(&limits(max_descriptor, max_buffer))?;
+        d.set_pool(Some(&HurrayBufferPool::default()));
+        Ok(into_long(d))
     })
 }
 

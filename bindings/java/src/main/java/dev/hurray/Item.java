@@ -30,7 +30,7 @@ public final class Item implements AutoCloseable {
         this.ref = new NativeRef(ptr, Native::itemDestroy);
         this.borrowed = false;
         NativeRef r = ref;
-        this.cleanable = NativeRef.CLEANER.register(this, r::release);
+        this.cleanable = NativeRef.register(this, r::release);
     }
 
     /** A member borrowed from {@code parent}; holds the parent until released. */
@@ -39,7 +39,7 @@ public final class Item implements AutoCloseable {
         this.ref = new NativeRef(ptr, p -> parent.release());
         this.borrowed = true;
         NativeRef r = ref;
-        this.cleanable = NativeRef.CLEANER.register(this, r::release);
+        this.cleanable = NativeRef.register(this, r::release);
     }
 
     /**

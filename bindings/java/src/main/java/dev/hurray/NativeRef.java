@@ -11,8 +11,38 @@ import java.util.function.LongConsumer;
  * can run.
  */
 final class NativeRef {
-    /** The one Cleaner of the binding (its thread destroys what nobody closed). */
-    static final Cleaner CLEANER = Cleaner.create();
+    /**
+     * The binding's Cleaners (their threads destroy what nobody closed). A
+     * {@link Cleaner} keeps its registrations in one list guarded by one lock, taken
+     * by every {@code register} and every {@code clean}; with one Cleaner, threads
+     * sharing a {@link TensorFile} queued on that lock for every tensor they opened.
+     * Registrations are spread over several Cleaners by thread, one per CPU up to 8;
+     * each costs one idle daemon thread.
+     */
+    private static final Cleaner[] CLEANERS = cleaners();
+
+    private static Cleaner[] cleaners() {
+        int n = Math.max(1, Math.min(8, Runtime.getRuntime().availableProcessors()));
+        Cleaner[] c = new Cleaner[n];
+        for (int i = 0; i < n; i++) {
+            c[i] = Cleaner.create();
+        }
+        return c;
+    }
+
+    /**
+     * Registers {@code action} to run when {@code owner} becomes phantom reachable,
+     * with the calling thread's Cleaner.
+     *
+     * @param owner the object whose collection triggers the action
+     * @param action what to run (must not reference {@code owner})
+     * @return the cleanable, whose {@code clean()} runs the action at most once
+     */
+    static Cleaner.Cleanable register(Object owner, Runnable action) {
+        Cleaner c = CLEANERS.length == 1 ? CLEANERS[0]
+                : CLEANERS[(int) (Thread.currentThread().getId() % CLEANERS.length)];
+        return c.register(owner, action);
+    }
 
     private final long ptr;
     private final LongConsumer destroy;

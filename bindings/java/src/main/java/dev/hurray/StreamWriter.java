@@ -92,7 +92,7 @@ public final class StreamWriter implements AutoCloseable {
         this.out = out;
         this.ref = new NativeRef(Native.encoderNew(), Native::encoderDestroy);
         NativeRef r = ref;
-        this.cleanable = NativeRef.CLEANER.register(this, r::release);
+        this.cleanable = NativeRef.register(this, r::release);
     }
 
     /** Marks a call in progress and returns the encoder; the caller runs {@link #done}. */

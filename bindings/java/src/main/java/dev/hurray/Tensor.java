@@ -75,7 +75,7 @@ public final class Tensor implements AutoCloseable {
         this.ref = parent == null ? new NativeRef(ptr, Native::tensorDestroy)
                 : new NativeRef(ptr, p -> parent.release());
         NativeRef r = this.ref; // the cleaning action must not capture `this`
-        this.cleanable = NativeRef.CLEANER.register(this, r::release);
+        this.cleanable = NativeRef.register(this, r::release);
     }
 
     /**
@@ -296,7 +296,7 @@ public final class Tensor implements AutoCloseable {
             } else {
                 ref.retain();
                 NativeRef r = ref;
-                NativeRef.CLEANER.register(b, r::release);
+                NativeRef.register(b, r::release);
             }
             roots[index] = b;
         }

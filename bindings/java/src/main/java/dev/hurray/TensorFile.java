@@ -71,7 +71,7 @@ public final class TensorFile implements AutoCloseable {
     private TensorFile(long ptr) {
         this.ref = new NativeRef(ptr, Native::fileDestroy);
         NativeRef r = ref;
-        this.cleanable = NativeRef.CLEANER.register(this, r::release);
+        this.cleanable = NativeRef.register(this, r::release);
     }
 
     /**

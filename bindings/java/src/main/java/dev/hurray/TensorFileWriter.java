@@ -32,7 +32,7 @@ public final class TensorFileWriter implements AutoCloseable {
     private TensorFileWriter(long ptr) {
         this.ref = new NativeRef(ptr, Native::writerDestroy);
         NativeRef r = ref;
-        this.cleanable = NativeRef.CLEANER.register(this, r::release);
+        this.cleanable = NativeRef.register(this, r::release);
     }
 
     /**
