@@ -104,10 +104,9 @@
 // package that failed (Op: "NewDense", "Reader.Next", `File.Tensor "w"`). Test for
 // a kind with errors.Is and the sentinels ([ErrNotFound], [ErrDescriptor],
 // [ErrTruncated], ...); missing files also match fs.ErrNotExist, and truncations
-// io.ErrUnexpectedEOF. Only readers report truncation: a stream cut inside an item,
-// or a file too short to hold its fixed-size header and trailer. A file cut
-// anywhere else fails the trailer check (its trailer is read first), so it gives
-// [ErrFormat] naming the rule, not io.ErrUnexpectedEOF.
+// io.ErrUnexpectedEOF. Readers report truncation: a stream cut inside an item, and
+// a file cut anywhere (its trailer is read first; a file that does not end with the
+// trailer magic was cut short, and the message says at which byte it ends).
 //
 // Tensor names and KV keys may hold NUL bytes, as the format allows: they are
 // passed to the library with their length and found whole. String KV values and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -217,4 +218,37 @@ func TestNewDenseDTypeChecks(t *testing.T) {
 		t.Errorf("streamed Bools = %v, %v", got, err)
 	}
 	requireNoLeaksAfter(t, z, r)
+}
+
+// TestNewDenseRefusedContentReleasesOnce: memory whose contents the library refuses
+// (a float8_e8m0 NaN code, 0xFF) is an error from NewDense, not a panic from
+// releasing the Go owner twice (the library now takes nothing on error), and the
+// same memory wraps fine once fixed.
+func TestNewDenseRefusedContentReleasesOnce(t *testing.T) {
+	before := LiveObjects()
+	for i := 0; i < 8; i++ {
+		b := Make[uint8](64)
+		for j := range b {
+			b[j] = 0x7f
+		}
+		b[0] = 0xff
+		x, err := NewDense(b, nil, AsDType(Float8E8M0))
+		if err == nil {
+			x.Close()
+			t.Fatal("NewDense accepted the e8m0 code 0xFF")
+		}
+		if !errors.Is(err, ErrFormat) {
+			t.Errorf("NewDense of 0xFF e8m0 = %v, want ErrFormat", err)
+		}
+		b[0] = 0x7f
+		x, err = NewDense(b, nil, AsDType(Float8E8M0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.Close()
+	}
+	runtime.GC()
+	if live := LiveObjects(); live != before {
+		t.Errorf("LiveObjects = %d after, %d before", live, before)
+	}
 }

@@ -197,7 +197,8 @@ var emptyName byte
 // cString).
 func checkNoNUL(op, what, s string) error {
 	if i := strings.IndexByte(s, 0); i >= 0 {
-		return invalidArg(op, "%s %q contains a NUL byte (at byte %d), which the C ABI's NUL-terminated strings cannot carry", what, s, i)
+		// The operation (op) already names the value.
+		return invalidArg(op, "the %s contains a NUL byte (at byte %d), which the C ABI's NUL-terminated strings cannot carry", what, i)
 	}
 	return nil
 }

@@ -78,9 +78,9 @@ func destroyFileReader(p *C.HurrayFileReader) { C.hurray_file_reader_destroy(&p)
 
 // OpenFile opens and validates the HRRYFILE at path. A missing file gives an error
 // matching fs.ErrNotExist (and ErrFileNotFound); bad content an *Error naming the
-// rule and byte offset. A truncated file is bad content: the trailer at its end is
-// read first, so a cut file fails with ErrFormat (or another format error), not
-// io.ErrUnexpectedEOF. A path holding a NUL byte gives ErrInvalidArgument.
+// rule and byte offset. A file cut short (one that does not end with its trailer)
+// gives ErrTruncated, which also matches io.ErrUnexpectedEOF. A path holding a NUL
+// byte gives ErrInvalidArgument.
 //
 //	f, err := hurray.OpenFile("model.hrry")
 //	if err != nil {

@@ -54,7 +54,7 @@ impl HurrayTensor {
         owner: Option<ReleaseGuard>,
     ) -> FfiResult<HurrayTensor> {
         check_buffers(descriptor.model(), buffers.iter().map(|b| &**b))?;
-        let validated = check_host_content(descriptor.model(), &buffers)?;
+        let validated = check_host_content(descriptor.model(), buffers.iter().map(|b| &**b))?;
         Self::assemble(descriptor, buffers, owner, validated)
     }
 
@@ -222,11 +222,14 @@ fn content_result(d: &TensorDescriptor, slices: &[&[u8]]) -> FfiResult<()> {
 }
 
 /// Checks host buffers' contents; `Ok(false)` when some buffer is device memory.
-fn check_host_content(d: &TensorDescriptor, buffers: &[Box<HurrayBuffer>]) -> FfiResult<bool> {
+fn check_host_content<'a>(
+    d: &TensorDescriptor,
+    buffers: impl Iterator<Item = &'a HurrayBuffer>,
+) -> FfiResult<bool> {
     if !hurray_core::content::has_content_rules(d) {
         return Ok(true);
     }
-    let bufs: Vec<&HurrayBuffer> = buffers.iter().map(|b| &**b).collect();
+    let bufs: Vec<&HurrayBuffer> = buffers.collect();
     let Some(slices) = host_slices(&bufs) else {
         return Ok(false);
     };
@@ -340,14 +343,24 @@ pub unsafe extern "C" fn hurray_tensor_new(
             // SAFETY: forwarded.
             Some(unsafe { handle::owned_mut(buffers, "buffers")? })
         };
-        if let Some(l) = &list {
-            check_buffers(descriptor.model(), l.buffers())?;
-        }
+        // Every check runs before anything is taken, so that on error the list
+        // still holds its buffers and the owner is not released (the contract above).
+        let validated = match &list {
+            Some(l) => {
+                check_buffers(descriptor.model(), l.buffers())?;
+                check_host_content(descriptor.model(), l.buffers())?
+            }
+            None => {
+                check_buffers(descriptor.model(), std::iter::empty())?;
+                true
+            }
+        };
         let owned = match list {
             Some(l) => l.take_all(),
             None => Vec::new(),
         };
-        let t = HurrayTensor::new(descriptor, owned, ReleaseGuard::new(owner_release, owner))?;
+        let guard = ReleaseGuard::new(owner_release, owner);
+        let t = HurrayTensor::assemble(descriptor, owned, guard, validated)?;
         if !buffers.is_null() {
             // SAFETY: own-build list (checked above), now empty; the caller gave it to us.
             drop(unsafe { handle::from_raw(buffers) });

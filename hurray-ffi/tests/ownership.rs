@@ -201,3 +201,79 @@ fn sizes_beyond_the_address_space_are_refused() {
     err(s, HURRAY_ERR_INVALID_ARGUMENT, "address space");
     assert!(t.is_null());
 }
+
+#[test]
+fn a_tensor_refused_for_its_content_takes_nothing_and_releases_no_owner() {
+    let _live = live();
+    // float8_e8m0 [64] whose first code is 0xFF (NaN; refused by the content check).
+    let mut mem = Aligned([0x7f; 64]);
+    mem.0[0] = 0xff;
+    let buffer_count = AtomicUsize::new(0);
+    let owner_count = AtomicUsize::new(0);
+    let n = 64u64;
+    // SAFETY: valid pointers; mem, buffer_count and owner_count outlive every handle.
+    unsafe {
+        let mut d = null_mut();
+        ok(hurray_descriptor_dense(
+            hurray_ffi::tags::HURRAY_TYPE_FLOAT8_E8M0,
+            1,
+            &n,
+            &mut d,
+        ));
+        let mut len = 0;
+        ok(hurray_descriptor_encode(d, null_mut(), 0, &mut len));
+        let mut bytes = vec![0u8; len as usize];
+        ok(hurray_descriptor_encode(
+            d,
+            bytes.as_mut_ptr(),
+            len,
+            &mut len,
+        ));
+        ok(hurray_descriptor_destroy(&mut d));
+
+        let mut b = null_mut();
+        ok(hurray_buffer_new(
+            mem.0.as_mut_ptr().cast(),
+            64,
+            64,
+            0,
+            0,
+            0,
+            null(),
+            Some(count_release),
+            (&buffer_count as *const AtomicUsize).cast_mut().cast(),
+            &mut b,
+        ));
+        let mut l = null_mut();
+        ok(hurray_buffer_list_new(&mut l));
+        ok(hurray_buffer_list_push(l, &mut b));
+        let mut t = null_mut();
+        let s = hurray_tensor_new(
+            HURRAY_C_ABI_VERSION,
+            bytes.as_ptr(),
+            bytes.len() as u64,
+            l,
+            (&owner_count as *const AtomicUsize).cast_mut().cast(),
+            Some(count_release),
+            &mut t,
+        );
+        assert!(s < 0, "0xFF is not a valid e8m0 code, got status {s}");
+        assert!(t.is_null());
+        assert_eq!(
+            owner_count.load(Ordering::SeqCst),
+            0,
+            "owner released on error"
+        );
+        assert_eq!(
+            buffer_count.load(Ordering::SeqCst),
+            0,
+            "buffer dropped on error"
+        );
+        let mut still = 0;
+        ok(hurray_buffer_list_len(l, &mut still));
+        assert_eq!(still, 1, "the list still holds its buffer");
+        ok(hurray_buffer_list_destroy(&mut l));
+        assert_eq!(buffer_count.load(Ordering::SeqCst), 1);
+        assert_eq!(owner_count.load(Ordering::SeqCst), 0);
+    }
+}

@@ -11,7 +11,7 @@ use hurray_ffi::{
 };
 use hurray_io::file::KvValueRef;
 use hurray_io::{BufferPool, Item, StreamDecoder};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::exceptions::{PyBlockingIOError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
 use std::fs::File;
@@ -660,6 +660,16 @@ impl PyIo {
     }
 }
 
+/// The error for a source whose `read`/`readinto` returned None: a non-blocking
+/// object with no bytes yet. A reader blocks until bytes come or the stream ends,
+/// so this is not the end of the stream (which would silently drop the rest).
+fn would_block(method: &str) -> PyErr {
+    PyBlockingIOError::new_err(format!(
+        "{method}() returned None: the source is non-blocking and had no bytes ready; \
+         StreamReader needs a blocking source (or bytes read ahead)"
+    ))
+}
+
 impl Read for PyIo {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if buf.is_empty() {
@@ -683,17 +693,22 @@ impl Read for PyIo {
                     let r = obj.call_method1("readinto", (&mv,));
                     mv.call_method0("release")?;
                     let r = r?;
-                    // None: a non-blocking object with nothing yet; treat as end.
                     if r.is_none() {
-                        Ok(0)
-                    } else {
-                        r.extract::<usize>()
+                        return Err(would_block("readinto"));
                     }
+                    let n = r.extract::<usize>()?;
+                    if n > buf.len() {
+                        return Err(PyValueError::new_err(format!(
+                            "readinto() of a {}-byte buffer returned {n}",
+                            buf.len()
+                        )));
+                    }
+                    Ok(n)
                 })
             } else {
                 obj.call_method1("read", (buf.len(),)).and_then(|r| {
                     if r.is_none() {
-                        return Ok(0);
+                        return Err(would_block("read"));
                     }
                     let b = r.cast::<PyBytes>().map_err(|_| {
                         PyTypeError::new_err(format!(
@@ -702,12 +717,19 @@ impl Read for PyIo {
                         ))
                     })?;
                     let data = b.as_bytes();
-                    let n = data.len().min(buf.len());
-                    buf[..n].copy_from_slice(&data[..n]);
-                    Ok(n)
+                    if data.len() > buf.len() {
+                        // Keeping only a prefix would silently drop stream bytes.
+                        return Err(PyValueError::new_err(format!(
+                            "read({}) returned {} bytes, more than asked",
+                            buf.len(),
+                            data.len()
+                        )));
+                    }
+                    buf[..data.len()].copy_from_slice(data);
+                    Ok(data.len())
                 })
             };
-            got.map(|n| n.min(buf.len())).map_err(|e| self.fail(e))
+            got.map_err(|e| self.fail(e))
         })
     }
 }
@@ -1167,10 +1189,17 @@ impl StreamWriter {
         Ok(slf)
     }
 
-    #[pyo3(signature = (*_args))]
-    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
-        self.finish(py)?;
-        Ok(false)
+    #[pyo3(signature = (*args))]
+    /// Finishes the stream. When the block is left by an exception, that exception
+    /// is what the caller sees: an error finishing (typically "an earlier write ...
+    /// abandoned", caused by the same failure) is dropped rather than raised in its
+    /// place.
+    fn __exit__(&self, py: Python<'_>, args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        let unwinding = args.get_item(0).is_ok_and(|t| !t.is_none());
+        match self.finish(py) {
+            Err(_) if unwinding => Ok(false),
+            r => r.map(|()| false),
+        }
     }
 }
 

@@ -9,6 +9,8 @@ use hurray_core::{
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+
+use crate::args::Seq;
 use pyo3::pyclass::CompareOp;
 use pyo3::types::{PyBytes, PyTuple};
 use pyo3::PyClass;
@@ -375,8 +377,8 @@ pub struct StridedLayout;
 #[pymethods]
 impl StridedLayout {
     #[new]
-    fn new(strides: Vec<i64>) -> PyClassInitializer<Self> {
-        init(L::Strided { strides }, StridedLayout)
+    fn new(strides: Seq<i64>) -> PyClassInitializer<Self> {
+        init(L::Strided { strides: strides.0 }, StridedLayout)
     }
 
     /// Element strides, one per dimension.
@@ -437,13 +439,16 @@ impl TiledLayout {
     #[new]
     #[pyo3(signature = (tile_shape, outer_layout="row_major", inner_layout="row_major", outer_strides=None, inner_strides=None, inner_tiled=None))]
     fn new(
-        tile_shape: Vec<u64>,
+        tile_shape: Seq<u64>,
         outer_layout: &str,
         inner_layout: &str,
-        outer_strides: Option<Vec<i64>>,
-        inner_strides: Option<Vec<i64>>,
+        outer_strides: Option<Seq<i64>>,
+        inner_strides: Option<Seq<i64>>,
         inner_tiled: Option<&Bound<'_, TiledLayout>>,
     ) -> PyResult<PyClassInitializer<Self>> {
+        let tile_shape = tile_shape.0;
+        let (outer_strides, inner_strides) =
+            (outer_strides.map(|s| s.0), inner_strides.map(|s| s.0));
         let outer = parse_order(outer_layout, outer_strides, "outer_layout")?;
         let mut inner = parse_order(inner_layout, inner_strides, "inner_layout")?;
         match (&mut inner, inner_tiled) {
@@ -550,7 +555,8 @@ pub struct MortonLayout;
 #[pymethods]
 impl MortonLayout {
     #[new]
-    fn new(morton_bits: Vec<u32>) -> PyResult<PyClassInitializer<Self>> {
+    fn new(morton_bits: Seq<u32>) -> PyResult<PyClassInitializer<Self>> {
+        let morton_bits = morton_bits.0;
         let rank = morton_bits.len();
         let l = L::Morton { bits: morton_bits };
         check_fields(&l, rank)?;
@@ -689,8 +695,14 @@ pub struct CsfLayout;
 #[pymethods]
 impl CsfLayout {
     #[new]
-    fn new(nnz: u64, mode_order: Vec<u32>) -> PyClassInitializer<Self> {
-        init(L::Csf { nnz, mode_order }, CsfLayout)
+    fn new(nnz: u64, mode_order: Seq<u32>) -> PyClassInitializer<Self> {
+        init(
+            L::Csf {
+                nnz,
+                mode_order: mode_order.0,
+            },
+            CsfLayout,
+        )
     }
 
     /// Number of stored elements.

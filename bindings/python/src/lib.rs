@@ -3,6 +3,7 @@
 //! `HurrayTensor` handle of hurray-ffi. The pure-Python package `hurray/` re-exports
 //! it and adds the glue that talks to NumPy, SciPy and PyTorch.
 
+mod args;
 mod build;
 mod capsule;
 mod device;

@@ -10,6 +10,8 @@ use hurray_core::{
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
+use crate::args::Seq;
+
 fn check_block(block_size: u32, min: u32, max: u32, what: &str) -> PyResult<()> {
     if !block_size.is_power_of_two() || block_size < min || block_size > max {
         let range = if max == u32::MAX {
@@ -623,7 +625,8 @@ pub struct Shard {
 #[pymethods]
 impl Shard {
     #[new]
-    fn new(parent_shape: Vec<u64>, shard_offset: Vec<u64>) -> PyResult<Self> {
+    fn new(parent_shape: Seq<u64>, shard_offset: Seq<u64>) -> PyResult<Self> {
+        let (parent_shape, shard_offset) = (parent_shape.0, shard_offset.0);
         if parent_shape.len() != shard_offset.len() {
             return Err(InvalidDescriptorError::new_err(format!(
                 "parent_shape has {} entries but shard_offset has {}",

@@ -220,6 +220,71 @@ def test_stream_errors_from_python_objects_are_raised_as_they_are():
         next(hurray.StreamReader(BadRead()))
 
 
+def test_sources_that_cannot_be_streamed_are_errors_not_an_early_end():
+    buf = io.BytesIO()
+    with hurray.StreamWriter(buf) as w:
+        w.write(hurray.arange(10))
+    data = buf.getvalue()
+
+    class NonBlocking:  # a non-blocking raw file with no bytes ready
+        def read(self, n):
+            return None
+
+    with pytest.raises(BlockingIOError, match="non-blocking"):
+        next(hurray.StreamReader(NonBlocking()))
+
+    class NonBlockingInto:
+        def readinto(self, b):
+            return None
+
+    with pytest.raises(BlockingIOError, match="non-blocking"):
+        next(hurray.StreamReader(NonBlockingInto()))
+
+    class TooMuch:  # read(n) returning more than n would lose stream bytes
+        def __init__(self):
+            self.src = io.BytesIO(data)
+
+        def read(self, n):
+            return self.src.read(n + 3)
+
+    with pytest.raises(ValueError, match="more than asked"):
+        list(hurray.StreamReader(TooMuch()))
+
+    class Honest:  # the same bytes, read as asked, decode
+        def __init__(self):
+            self.src = io.BytesIO(data)
+
+        def read(self, n):
+            return self.src.read(n)
+
+    [t] = list(hurray.StreamReader(Honest()))
+    assert np.array_equal(np.asarray(t), np.arange(10))
+
+
+def test_stream_writer_with_block_lets_the_first_error_through(tmp_path):
+    p = tmp_path / "text.txt"
+    with pytest.raises(TypeError, match="str"):
+        # A text file cannot take bytes: that TypeError is what the user sees,
+        # not the writer's follow-up "abandoned" error from __exit__.
+        with open(p, "w") as f, hurray.StreamWriter(f) as w:
+            w.write(hurray.arange(4))
+    with pytest.raises(ZeroDivisionError):
+        with hurray.StreamWriter(io.BytesIO()) as w:
+            w.write(hurray.arange(4))
+            1 / 0
+
+
+def test_layout_sequences_refuse_str_in_python_terms():
+    for make in (hurray.StridedLayout, hurray.MortonLayout, lambda s: hurray.CsfLayout(1, s),
+                 hurray.TiledLayout, lambda s: hurray.Shard(s, [0])):
+        with pytest.raises(TypeError) as e:
+            make("x")
+        assert "Vec" not in str(e.value) and "sequence of integers, not str" in str(e.value)
+    assert hurray.StridedLayout((4, 1)).strides == (4, 1)
+    with pytest.raises(TypeError):
+        hurray.StridedLayout([1, "a"])
+
+
 # ---------------------------------------------------------------- item 5: order, errors
 
 
