@@ -260,7 +260,7 @@ fn name_list(names: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
         n.cast::<PyString>()
             .map_err(|_| {
                 PyTypeError::new_err(format!(
-                    "names must be a list of str; it holds a {}",
+                    "names must be a list of str; it holds an item of type {}",
                     type_name(&n)
                 ))
             })
