@@ -69,3 +69,7 @@ pub use message::{
     LayoutEntry, Message, PutMsg, RdmaRegister, TensorData, TensorRequest, DATA_PREFIX_LEN,
     PROTOCOL_VERSION,
 };
+pub mod frames;
+pub mod negotiate;
+pub mod receive;
+pub mod transcode;
