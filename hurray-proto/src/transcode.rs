@@ -33,14 +33,18 @@ pub fn transcoded_size(d: &TensorDescriptor) -> Option<u64> {
 
 /// Converts `data` (buffer 0 of `d`) from `d`'s layout to layout tag `to`.
 /// Returns the new descriptor (layout changed, `byte_offset` 0, buffer 0's
-/// `byte_size` = the element bytes) and the new bytes, or `None` when the rank is
-/// ≤ 1 or the layout already is `to` (no copy needed: the caller changes the tag) —
-/// check [`can_transcode`] first.
+/// `byte_size` = the element bytes) and the new bytes (64-byte aligned), or `None`
+/// when the rank is ≤ 1 or the layout already is `to` (no copy needed: only the tag
+/// changes) — check [`can_transcode`] first.
 ///
 /// # Panics
 /// When `data` is shorter than `byte_offset` + the element bytes (the caller passes a
-/// buffer that matches its validated descriptor).
-pub fn transcode(d: &TensorDescriptor, data: &[u8], to: u8) -> (TensorDescriptor, Option<Vec<u8>>) {
+/// buffer that matches its validated descriptor) or the allocation fails.
+pub fn transcode(
+    d: &TensorDescriptor,
+    data: &[u8],
+    to: u8,
+) -> (TensorDescriptor, Option<hurray_io::AlignedBuf>) {
     let mut out = d.clone();
     out.layout = if to == 0x01 {
         Layout::RowMajor
@@ -78,7 +82,9 @@ pub fn transcode(d: &TensorDescriptor, data: &[u8], to: u8) -> (TensorDescriptor
             ((0..r).collect(), dst)
         }
     };
-    let mut buf = vec![0u8; n];
+    let mut out_buf =
+        hurray_io::AlignedBuf::zeroed(n).expect("allocation within the transcoding cap");
+    let buf = out_buf.as_mut_slice();
     if n > 0 {
         let mut idx = vec![0usize; r];
         let mut dst_el = 0usize;
@@ -98,5 +104,5 @@ pub fn transcode(d: &TensorDescriptor, data: &[u8], to: u8) -> (TensorDescriptor
     }
     out.byte_offset = 0;
     out.buffers[0].byte_size = n as u64;
-    (out, Some(buf))
+    (out, Some(out_buf))
 }
