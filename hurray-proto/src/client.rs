@@ -150,7 +150,7 @@ struct ShardSet {
 }
 
 enum CStream {
-    Get(ItemReceiver),
+    Get(Box<ItemReceiver>),
     Parallel(Box<ShardSet>),
     ShardOf(u32),
     Put,
@@ -306,8 +306,10 @@ impl Client {
                 self.streams.insert(sid + i, CStream::ShardOf(sid));
             }
         } else {
-            self.streams
-                .insert(sid, CStream::Get(ItemReceiver::new(self.receive_opts())));
+            self.streams.insert(
+                sid,
+                CStream::Get(Box::new(ItemReceiver::new(self.receive_opts()))),
+            );
         }
         Ok(sid)
     }
@@ -608,7 +610,7 @@ impl Client {
                         }
                         let mut rx = ItemReceiver::new(rx_opts);
                         rx.descriptor(&d.descriptor, d.total_data_bytes)?;
-                        self.streams.insert(base, CStream::Get(rx));
+                        self.streams.insert(base, CStream::Get(Box::new(rx)));
                         return Ok(());
                     }
                     shard_descriptor(set, k, d, rx_opts)?;

@@ -145,7 +145,7 @@ pub enum ServerEvent {
 
 enum SStream {
     Requested(TensorRequest),
-    Put { key: String, rx: ItemReceiver },
+    Put { key: String, rx: Box<ItemReceiver> },
     AwaitAck,
 }
 
@@ -333,7 +333,7 @@ impl Server {
             Message::TensorRequest(r) => self.request(sid, r),
             Message::TensorPut(p) => {
                 self.closed.remove(sid);
-                let mut rx = ItemReceiver::new(self.cfg.put.clone());
+                let mut rx = Box::new(ItemReceiver::new(self.cfg.put.clone()));
                 match rx.descriptor(&p.descriptor, p.total_data_bytes) {
                     Ok(_) => {
                         self.streams.insert(
