@@ -154,8 +154,10 @@ impl Outbox {
     }
 
     /// Drops everything queued for `stream_id` (the stream was closed by an ERROR).
-    pub(crate) fn cancel(&mut self, stream_id: u32) {
+    pub(crate) fn cancel(&mut self, stream_id: u32) -> bool {
+        let before = self.q.len();
         self.q.retain(|p| p.stream_id() != Some(stream_id));
+        self.q.len() != before
     }
 
     pub(crate) fn is_empty(&self) -> bool {

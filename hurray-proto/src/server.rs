@@ -307,20 +307,24 @@ impl Server {
             );
             return;
         }
+        if let Message::Error { code, message } = m {
+            // B.16: the client closed the stream; drop what is still queued for it
+            // (a response already handed to the outbox included).
+            let open = self.streams.remove(&sid).is_some();
+            let queued = self.out.cancel(sid);
+            self.closed.insert(sid);
+            if open || queued {
+                self.events.push_back(ServerEvent::StreamClosed {
+                    stream_id: sid,
+                    error: ProtoError::new(code, message),
+                    sent: false,
+                });
+            }
+            return;
+        }
         let opens = matches!(m, Message::TensorRequest(_) | Message::TensorPut(_));
         if self.closed.contains(sid) && !opens {
             return; // in flight when the stream closed
-        }
-        if let Message::Error { code, message } = m {
-            self.streams.remove(&sid);
-            self.out.cancel(sid);
-            self.closed.insert(sid);
-            self.events.push_back(ServerEvent::StreamClosed {
-                stream_id: sid,
-                error: ProtoError::new(code, message),
-                sent: false,
-            });
-            return;
         }
         if opens && self.streams.contains_key(&sid) {
             let e = ProtoError::invalid(format!(
