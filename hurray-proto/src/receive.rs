@@ -80,6 +80,12 @@ impl ItemReceiver {
         }
     }
 
+    /// Data bytes announced so far by this item's descriptors (what its buffers
+    /// take once allocated).
+    pub fn reserved_bytes(&self) -> u64 {
+        self.bytes
+    }
+
     /// True while a descriptor is expected next (before the first, or between the
     /// members of a composite).
     pub fn wants_descriptor(&self) -> bool {

@@ -49,6 +49,14 @@ pub struct ServerConfig {
     pub min_shard_bytes: u64,
     /// What a `TENSOR_PUT` may bring (device CPU only, size cap).
     pub put: ReceiveOptions,
+    /// Most transport streams open at once on this connection (requests awaiting an
+    /// answer + PUTs in progress); beyond it a new one is refused with
+    /// [`LIMIT_EXCEEDED`](crate::LIMIT_EXCEEDED).
+    pub max_open_streams: usize,
+    /// Most PUT data bytes being received at once on this connection (sum over its
+    /// open PUT streams); beyond it a PUT is refused with
+    /// [`LIMIT_EXCEEDED`](crate::LIMIT_EXCEEDED) before any data is taken.
+    pub max_put_inflight_bytes: u64,
     /// Reject requests with reserved `request_flags` bits set (`INVALID_MESSAGE`,
     /// S16) instead of ignoring them.
     pub strict_reserved_bits: bool,
@@ -66,6 +74,8 @@ impl Default for ServerConfig {
             max_shards: 4,
             min_shard_bytes: 8 << 20,
             put: ReceiveOptions::default(),
+            max_open_streams: 256,
+            max_put_inflight_bytes: 1 << 30,
             strict_reserved_bits: true,
         }
     }
@@ -333,10 +343,24 @@ impl Server {
             ));
             return self.fail_stream(sid, e);
         }
+        if opens && self.streams.len() >= self.cfg.max_open_streams {
+            let e = ProtoError::new(
+                crate::LIMIT_EXCEEDED,
+                format!(
+                    "{} streams are open on this connection, the limit",
+                    self.streams.len()
+                ),
+            );
+            self.closed.remove(sid);
+            return self.fail_stream(sid, e);
+        }
         let r = match m {
             Message::TensorRequest(r) => self.request(sid, r),
             Message::TensorPut(p) => {
                 self.closed.remove(sid);
+                if let Err(e) = self.check_inflight(p.total_data_bytes) {
+                    return self.fail_stream(sid, e);
+                }
                 let mut rx = Box::new(ItemReceiver::new(self.cfg.put.clone()));
                 match rx.descriptor(&p.descriptor, p.total_data_bytes) {
                     Ok(_) => {
@@ -392,7 +416,35 @@ impl Server {
         Ok(())
     }
 
+    /// Sum of the data bytes the open PUTs have announced.
+    fn inflight(&self) -> u64 {
+        self.streams
+            .values()
+            .map(|s| match s {
+                SStream::Put { rx, .. } => rx.reserved_bytes(),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    fn check_inflight(&self, more: u64) -> Result<()> {
+        let now = self.inflight();
+        if now.saturating_add(more) > self.cfg.max_put_inflight_bytes {
+            return Err(ProtoError::new(
+                crate::LIMIT_EXCEEDED,
+                format!(
+                    "PUT of {more} bytes refused: {now} bytes of PUTs are in flight on this connection, limit {}",
+                    self.cfg.max_put_inflight_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn put_stream(&mut self, sid: u32, m: Message) -> Result<()> {
+        if let Message::TensorDescriptor(d) = &m {
+            self.check_inflight(d.total_data_bytes)?;
+        }
         let Some(SStream::Put { rx, .. }) = self.streams.get_mut(&sid) else {
             let state = if self.streams.contains_key(&sid) {
                 "on this stream now"

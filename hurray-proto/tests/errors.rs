@@ -853,3 +853,31 @@ fn malformed_payload_is_invalid_message() {
     assert_eq!(errors_in(&m), vec![(3, ErrorCode::InvalidMessage)]);
     assert!(!closed);
 }
+
+#[test]
+fn stream_and_inflight_put_limits() {
+    let scfg = ServerConfig {
+        max_open_streams: 2,
+        max_put_inflight_bytes: 20,
+        ..ServerConfig::default()
+    };
+    let mut s = connected_server(scfg);
+    let d = f32_tensor(&[4]).descriptor().encode().unwrap(); // 16 bytes
+    let put = |k: &str| {
+        Message::TensorPut(PutMsg {
+            tensor_key: k.into(),
+            descriptor: d.clone(),
+            total_data_bytes: 16,
+        })
+    };
+    s.on_message(3, put("a"));
+    s.on_message(5, put("b")); // 32 > 20 in flight
+    s.on_message(7, Message::TensorRequest(request("w")));
+    s.on_message(9, Message::TensorRequest(request("w"))); // third open stream
+    let (m, _) = drain(|| s.poll_transmit());
+    assert_eq!(
+        errors_in(&m),
+        vec![(5, LIMIT_EXCEEDED), (9, LIMIT_EXCEEDED)]
+    );
+    assert_eq!(s.open_streams(), 2);
+}
