@@ -144,4 +144,30 @@ proptest! {
         while c.poll_transmit().is_some() {}
         while c.poll_event().is_some() {}
     }
+
+    #[test]
+    fn random_bytes_never_panic_the_in_place_client(tail in proptest::collection::vec(any::<u8>(), 0..400), cut in 1usize..50, with_descriptor in any::<bool>()) {
+        let mut c = connected_client(ClientConfig::default(), capability::PARALLEL_STREAMS);
+        let sid = c.get("a", &GetOptions::default()).unwrap();
+        let _ = c.get("b", &GetOptions { parallel: true, ..GetOptions::default() });
+        let mut input = Vec::new();
+        if with_descriptor {
+            desc_msg(f32_tensor(&[8]).descriptor(), 32, 0, 1).encode_into(sid, &mut input).unwrap();
+            // A TENSOR_DATA header whose payload is the random tail.
+            let h = Header { message_type: message_type::TENSOR_DATA, stream_id: sid, payload_length: tail.len() as u32 };
+            input.extend_from_slice(&h.encode());
+        }
+        input.extend_from_slice(&tail);
+        let mut rest = &input[..];
+        while !rest.is_empty() {
+            let dst = c.read_buf();
+            prop_assert!(!dst.is_empty());
+            let n = dst.len().min(rest.len()).min(cut);
+            dst[..n].copy_from_slice(&rest[..n]);
+            c.advance(n);
+            rest = &rest[n..];
+        }
+        while c.poll_transmit().is_some() {}
+        while c.poll_event().is_some() {}
+    }
 }

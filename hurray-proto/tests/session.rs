@@ -175,7 +175,14 @@ fn transcode_over_the_cap_falls_through_or_refuses() {
 
 #[test]
 fn get_composite_and_sparse() {
+    for in_place in [true, false] {
+        get_composite_and_sparse_via(in_place);
+    }
+}
+
+fn get_composite_and_sparse_via(in_place: bool) {
     let mut p = Pair::default();
+    p.client_in_place = in_place;
     let c = Item::Composite(partition());
     p.store.items.insert("c".into(), c.clone());
     p.store.items.insert("s".into(), Item::Tensor(csr()));
@@ -257,6 +264,68 @@ fn parallel_get_reassembles_exactly() {
     assert_eq!(stream_id, sid);
     assert_eq!(got, t);
     assert!(p.client.poll_event().is_none());
+}
+
+#[test]
+fn parallel_get_in_place_in_small_frames() {
+    let scfg = ServerConfig {
+        min_shard_bytes: 1000,
+        max_shards: 4,
+        ..ServerConfig::default()
+    };
+    let ccfg = ClientConfig {
+        max_message_size: 1024,
+        ..ClientConfig::default()
+    };
+    let mut p = Pair::new(ccfg, scfg);
+    let t = u8_tensor(&[64, 100], 9);
+    p.store.items.insert("big".into(), Item::Tensor(t.clone()));
+    let got = p
+        .get(
+            "big",
+            &GetOptions {
+                parallel: true,
+                ..GetOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(got, Item::Tensor(t));
+}
+
+#[test]
+fn in_place_frame_spanning_two_buffers() {
+    // A sender (not ours) whose single frame covers all three CSR buffers.
+    let mut c = connected_client(ClientConfig::default(), 0);
+    let sid = c.get("s", &GetOptions::default()).unwrap();
+    let _ = drain(|| c.poll_transmit());
+    let t = csr();
+    let all: Vec<u8> = t
+        .buffers()
+        .iter()
+        .flat_map(|b| b.as_slice().to_vec())
+        .collect();
+    let mut wire = Vec::new();
+    desc_msg(t.descriptor(), all.len() as u64, 0, 1)
+        .encode_into(sid, &mut wire)
+        .unwrap();
+    Message::TensorData {
+        offset: 0,
+        data: all,
+    }
+    .encode_into(sid, &mut wire)
+    .unwrap();
+    Message::TensorDataEnd.encode_into(sid, &mut wire).unwrap();
+    let mut rest = &wire[..];
+    while !rest.is_empty() {
+        let dst = c.read_buf();
+        let n = dst.len().min(rest.len()).min(5);
+        dst[..n].copy_from_slice(&rest[..n]);
+        c.advance(n);
+        rest = &rest[n..];
+    }
+    assert!(
+        matches!(c.poll_event(), Some(ClientEvent::Got { item: Item::Tensor(got), .. }) if got == t)
+    );
 }
 
 #[test]

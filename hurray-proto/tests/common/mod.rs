@@ -67,6 +67,8 @@ pub struct Pair {
     pub client_events: Vec<ClientEvent>,
     pub server_closed: bool,
     pub client_closed: bool,
+    /// Feed the client through `read_buf` / `advance` (default) instead of a framer.
+    pub client_in_place: bool,
 }
 
 impl Pair {
@@ -84,6 +86,7 @@ impl Pair {
             client_events: Vec::new(),
             server_closed: false,
             client_closed: false,
+            client_in_place: true,
         };
         p.pump();
         assert!(p.client.is_connected(), "{:?}", p.client_events);
@@ -147,6 +150,19 @@ impl Pair {
             while let Some(t) = self.server.poll_transmit() {
                 moved = true;
                 match wire(&t) {
+                    // The client's in-place path: bytes go where read_buf says, in
+                    // reads of at most 700 bytes (so frames arrive in pieces).
+                    Some(b) if self.client_in_place => {
+                        let mut rest = &b[..];
+                        while !rest.is_empty() {
+                            let dst = self.client.read_buf();
+                            assert!(!dst.is_empty());
+                            let n = dst.len().min(rest.len()).min(700);
+                            dst[..n].copy_from_slice(&rest[..n]);
+                            self.client.advance(n);
+                            rest = &rest[n..];
+                        }
+                    }
                     Some(b) => {
                         for e in self.cf.push_all(&b) {
                             self.client.on_frame(e);
