@@ -8,7 +8,7 @@
 //! [`Framer`]: crate::Framer
 
 use crate::error::{ErrorCode, ProtoError, Result};
-use crate::framer::{FrameEvent, Framer};
+use crate::framer::{FrameEvent, Framer, Step};
 use crate::message::{
     capability, request_flags, DescriptorMsg, Hello, LayoutEntry, Message, TensorRequest,
     PROTOCOL_VERSION,
@@ -175,11 +175,15 @@ pub struct Server {
     closed: Closed,
     out: Outbox,
     events: VecDeque<ServerEvent>,
+    /// The in-place receive path (PUT data straight into the tensor buffers).
+    rxf: Framer,
+    direct: Option<(u32, u64)>,
 }
 
 impl Server {
     /// A connection awaiting `CLIENT_HELLO`.
     pub fn new(cfg: ServerConfig) -> Server {
+        let rxf = Framer::split(cfg.max_message_size);
         Server {
             cfg,
             state: State::AwaitHello,
@@ -188,6 +192,74 @@ impl Server {
             closed: Closed::default(),
             out: Outbox::default(),
             events: VecDeque::new(),
+            rxf,
+            direct: None,
+        }
+    }
+
+    /// Where to read the next bytes from the connection (never empty). While a PUT's
+    /// `TENSOR_DATA` frame streams in, this is the destination tensor buffer itself.
+    /// Follow each read with [`Server::advance`]; do not mix with an external framer.
+    pub fn read_buf(&mut self) -> &mut [u8] {
+        let direct = match self.direct {
+            Some((sid, _)) => self
+                .rx_mut(sid)
+                .is_some_and(|rx| !rx.frame_slot().is_empty()),
+            None => false,
+        };
+        if direct {
+            let sid = self.direct.expect("checked").0;
+            return self.rx_mut(sid).expect("checked").frame_slot();
+        }
+        self.rxf.read_buf()
+    }
+
+    /// Records that `n` bytes were read into [`Server::read_buf`] and processes them.
+    ///
+    /// # Panics
+    /// When `n` exceeds the length of the slice `read_buf` returned.
+    pub fn advance(&mut self, n: usize) {
+        if let Some((sid, left)) = self.direct {
+            if let Some(rx) = self.rx_mut(sid) {
+                rx.commit(n);
+                self.rxf.discard(n);
+                let left = left - n as u64;
+                self.direct = (left > 0).then_some((sid, left));
+                return;
+            }
+            self.direct = None;
+        }
+        match self.rxf.advance_step(n) {
+            None => {}
+            Some(Step::Event(e)) => self.on_frame(e),
+            Some(Step::DataHead { header, offset }) => {
+                let sid = header.stream_id;
+                let len = u64::from(header.payload_length) - 8;
+                if self.state != State::Ready || self.rx_mut(sid).is_none() {
+                    // Whatever on_message does with a TENSOR_DATA here (fail the
+                    // connection, the stream, or drop it); the framer discards the data.
+                    return self.on_message(
+                        sid,
+                        Message::TensorData {
+                            offset,
+                            data: Vec::new(),
+                        },
+                    );
+                }
+                let r = self.rx_mut(sid).expect("checked").begin_frame(offset, len);
+                match r {
+                    Ok(()) => self.direct = Some((sid, len)),
+                    Err(e) => self.fail_stream(sid, e),
+                }
+            }
+        }
+    }
+
+    /// The receiver of the PUT on `sid`.
+    fn rx_mut(&mut self, sid: u32) -> Option<&mut ItemReceiver> {
+        match self.streams.get_mut(&sid)? {
+            SStream::Put { rx, .. } => Some(rx),
+            _ => None,
         }
     }
 

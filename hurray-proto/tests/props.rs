@@ -115,7 +115,7 @@ proptest! {
     }
 
     #[test]
-    fn random_bytes_never_panic_a_server_and_stay_bounded(bytes in proptest::collection::vec(any::<u8>(), 0..600), hello_first in any::<bool>()) {
+    fn random_bytes_never_panic_a_server_and_stay_bounded(bytes in proptest::collection::vec(any::<u8>(), 0..600), hello_first in any::<bool>(), in_place in any::<bool>()) {
         let mut s = Server::new(ServerConfig { max_message_size: 1024, ..ServerConfig::default() });
         let mut f = s.framer();
         let mut input = Vec::new();
@@ -123,11 +123,23 @@ proptest! {
             Message::ClientHello(ClientConfig::default().hello()).encode_into(1, &mut input).unwrap();
         }
         input.extend_from_slice(&bytes);
-        for chunk in input.chunks(7) {
-            for e in f.push_all(chunk) {
-                s.on_frame(e);
+        if in_place {
+            let mut rest = &input[..];
+            while !rest.is_empty() {
+                let dst = s.read_buf();
+                prop_assert!(!dst.is_empty());
+                let n = dst.len().min(rest.len()).min(7);
+                dst[..n].copy_from_slice(&rest[..n]);
+                s.advance(n);
+                rest = &rest[n..];
             }
-            prop_assert!(f.buffered() <= 12 + 1024 + 64 * 1024);
+        } else {
+            for chunk in input.chunks(7) {
+                for e in f.push_all(chunk) {
+                    s.on_frame(e);
+                }
+                prop_assert!(f.buffered() <= 12 + 1024 + 64 * 1024);
+            }
         }
         while s.poll_transmit().is_some() {}
         while s.poll_event().is_some() {}

@@ -353,7 +353,19 @@ fn parallel_get_of_column_major_and_unsharded_fallback() {
 
 #[test]
 fn put_then_get_round_trips() {
-    let mut p = Pair::default();
+    for in_place in [false, true] {
+        put_then_get_round_trips_via(in_place);
+    }
+}
+
+fn put_then_get_round_trips_via(in_place: bool) {
+    // Small frames so that data spans many reads either way.
+    let ccfg = ClientConfig {
+        max_frame_bytes: 40,
+        ..ClientConfig::default()
+    };
+    let mut p = Pair::new(ccfg, ServerConfig::default());
+    p.server_in_place = in_place;
     let empty = f32_tensor(&[3, 0, 5]);
     let items = [
         ("dense", Item::Tensor(f32_tensor(&[4, 6]))),

@@ -69,6 +69,8 @@ pub struct Pair {
     pub client_closed: bool,
     /// Feed the client through `read_buf` / `advance` (default) instead of a framer.
     pub client_in_place: bool,
+    /// Feed the server through `read_buf` / `advance` instead of a framer.
+    pub server_in_place: bool,
 }
 
 impl Pair {
@@ -87,6 +89,7 @@ impl Pair {
             server_closed: false,
             client_closed: false,
             client_in_place: true,
+            server_in_place: false,
         };
         p.pump();
         assert!(p.client.is_connected(), "{:?}", p.client_events);
@@ -105,6 +108,17 @@ impl Pair {
             while let Some(t) = self.client.poll_transmit() {
                 moved = true;
                 match wire(&t) {
+                    Some(b) if self.server_in_place => {
+                        let mut rest = &b[..];
+                        while !rest.is_empty() {
+                            let dst = self.server.read_buf();
+                            assert!(!dst.is_empty());
+                            let n = dst.len().min(rest.len()).min(500);
+                            dst[..n].copy_from_slice(&rest[..n]);
+                            self.server.advance(n);
+                            rest = &rest[n..];
+                        }
+                    }
                     Some(b) => {
                         for e in self.sf.push_all(&b) {
                             self.server.on_frame(e);
