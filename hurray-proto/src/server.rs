@@ -382,13 +382,6 @@ impl Server {
             self.events.push_back(ServerEvent::Pong { stream_id: sid });
             return;
         }
-        if sid == 0 {
-            self.out.error(
-                0,
-                &ProtoError::invalid(format!("B.3: {} on reserved stream_id 0", m.name())),
-            );
-            return;
-        }
         if let Message::Error { code, message } = m {
             // B.16: the client closed the stream; drop what is still queued for it
             // (a response already handed to the outbox included).
@@ -402,6 +395,13 @@ impl Server {
                     sent: false,
                 });
             }
+            return;
+        }
+        if sid == 0 {
+            self.out.error(
+                0,
+                &ProtoError::invalid(format!("B.3: {} on reserved stream_id 0", m.name())),
+            );
             return;
         }
         let opens = matches!(m, Message::TensorRequest(_) | Message::TensorPut(_));
