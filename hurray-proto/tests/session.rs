@@ -406,3 +406,40 @@ fn ping_is_answered_with_pong_on_the_same_stream() {
         matches!(p.client_events[..], [ClientEvent::Pong { stream_id, .. }] if stream_id == sid)
     );
 }
+
+#[test]
+fn transcode_sub_byte_types_preserves_every_code() {
+    use hurray_core::ElementType;
+    let mut p = Pair::default();
+    let want = GetOptions {
+        preferred_layouts: vec![LayoutEntry::Tag(0x02)],
+        allow_transcode: true,
+        ..GetOptions::default()
+    };
+    for ty in [ElementType::Bool, ElementType::Int4, ElementType::Uint2] {
+        let (rows, cols) = (3usize, 5usize);
+        // Codes valid for the type, varied per element.
+        let codes: Vec<u8> = (0..rows * cols)
+            .map(|i| match ty {
+                ElementType::Bool => (i % 3 == 0) as u8,
+                ElementType::Int4 => ((i as i8 % 16) - 8) as u8,
+                _ => (i % 4) as u8,
+            })
+            .collect();
+        let packed = hurray_core::packing::pack(ty, &codes).unwrap();
+        let t = hurray_io::Tensor::from_dense(ty, &[rows as u64, cols as u64], &packed).unwrap();
+        p.store.items.insert("b".into(), Item::Tensor(t));
+        let Item::Tensor(got) = p.get("b", &want).unwrap() else {
+            panic!()
+        };
+        assert_eq!(got.descriptor().layout, Layout::ColumnMajor, "{ty:?}");
+        let back =
+            hurray_core::packing::unpack(ty, got.buffers()[0].as_slice(), (rows * cols) as u64)
+                .unwrap();
+        for i in 0..rows {
+            for j in 0..cols {
+                assert_eq!(back[i + j * rows], codes[i * cols + j], "{ty:?} [{i},{j}]");
+            }
+        }
+    }
+}
