@@ -182,4 +182,32 @@ proptest! {
         while c.poll_transmit().is_some() {}
         while c.poll_event().is_some() {}
     }
+
+    #[test]
+    fn transcode_round_trips(shape in proptest::collection::vec(0u64..5, 2..5), ty_i in 0usize..5, seed in any::<u8>()) {
+        use hurray_core::{ElementType, packing};
+        let ty = [ElementType::Float32, ElementType::Uint8, ElementType::Float64, ElementType::Int4, ElementType::Bool][ty_i];
+        let count: u64 = shape.iter().product();
+        let bytes = match ty {
+            ElementType::Int4 | ElementType::Bool => {
+                let m = if ty == ElementType::Bool { 2 } else { 16 };
+                let codes: Vec<u8> = (0..count).map(|i| ((i as u8).wrapping_mul(7).wrapping_add(seed)) % m).collect();
+                let codes: Vec<u8> = if ty == ElementType::Int4 { codes.iter().map(|&c| (c as i8 - 8) as u8).collect() } else { codes };
+                packing::pack(ty, &codes).unwrap()
+            }
+            _ => {
+                let w = ty.storage().unwrap().bytes_for(1).unwrap();
+                (0..count * w).map(|i| (i as u8).wrapping_mul(13) ^ seed).collect()
+            }
+        };
+        let t = hurray_io::Tensor::from_dense(ty, &shape, &bytes).unwrap();
+        let d = t.descriptor();
+        prop_assert!(hurray_proto::transcode::can_transcode(d, 0x02));
+        let (cd, cb) = hurray_proto::transcode::transcode(d, t.buffers()[0].as_slice(), 0x02);
+        let cb = cb.unwrap();
+        let (rd, rb) = hurray_proto::transcode::transcode(&cd, cb.as_slice(), 0x01);
+        prop_assert_eq!(&rd, d);
+        let rb = rb.unwrap();
+        prop_assert_eq!(rb.as_slice(), &bytes[..]);
+    }
 }
