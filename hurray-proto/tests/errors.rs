@@ -881,3 +881,46 @@ fn stream_and_inflight_put_limits() {
     );
     assert_eq!(s.open_streams(), 2);
 }
+
+// --- RDMA / GPUDirect capability rules (B.7 rule 4) -------------------------------------
+
+#[test]
+fn rdma_is_never_advertised_and_gpudirect_needs_rdma() {
+    let scfg = ServerConfig {
+        capabilities: capability::DEFINED,
+        ..ServerConfig::default()
+    };
+    let h = scfg.hello();
+    assert_eq!(
+        h.capability_flags & (capability::RDMA_DATA_PLANE | capability::RDMA_GPUDIRECT),
+        0
+    );
+    // A client advertising GPUDirect without the RDMA data plane fails its hello.
+    let mut s = Server::new(scfg);
+    let mut ch = ClientConfig::default().hello();
+    ch.capability_flags = capability::RDMA_GPUDIRECT;
+    s.on_message(1, Message::ClientHello(ch));
+    let (m, closed) = drain(|| s.poll_transmit());
+    assert_eq!(errors_in(&m), vec![(1, ErrorCode::InvalidMessage)]);
+    assert!(closed);
+    // Reserved capability bits are ignored (S16), not refused.
+    let mut s = Server::new(ServerConfig::default());
+    let mut ch = ClientConfig::default().hello();
+    ch.capability_flags = 1 << 40;
+    s.on_message(1, Message::ClientHello(ch));
+    let (m, closed) = drain(|| s.poll_transmit());
+    assert!(matches!(m[..], [(1, Message::ServerHello(_))]) && !closed);
+}
+
+#[test]
+fn hrry_byte_stream_instead_of_a_hello_fails_the_connection() {
+    // S20: a peer speaking the bare byte stream; its first 4 bytes are "HRRY".
+    let mut s = Server::new(ServerConfig::default());
+    let mut f = s.framer();
+    for e in f.push_all(&f32_tensor(&[2]).descriptor().encode().unwrap()) {
+        s.on_frame(e);
+    }
+    let (m, closed) = drain(|| s.poll_transmit());
+    assert_eq!(errors_in(&m).len(), 1);
+    assert!(closed && s.is_closed());
+}
