@@ -443,3 +443,72 @@ fn transcode_sub_byte_types_preserves_every_code() {
         }
     }
 }
+
+/// Core overhead, no sockets: a 256 MiB GET through `Server` → `Transmit`s →
+/// `Client::read_buf`/`advance` in 4 MiB frames, memcpy standing in for the socket.
+/// `cargo test --release -p hurray-proto --test session -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn throughput_of_the_core() {
+    let n = 256usize << 20;
+    let t =
+        hurray_io::Tensor::from_dense(hurray_core::ElementType::Uint8, &[n as u64], &vec![7u8; n])
+            .unwrap();
+    let mut p = Pair::default();
+    p.store.items.insert("big".into(), Item::Tensor(t.clone()));
+    let started = std::time::Instant::now();
+    let sid = p.client.get("big", &GetOptions::default()).unwrap();
+    // Deliver the request.
+    while let Some(tx) = p.client.poll_transmit() {
+        for e in p.sf.push_all(&wire(&tx).unwrap()) {
+            p.server.on_frame(e);
+        }
+    }
+    let ServerEvent::Request { .. } = p.server.poll_event().unwrap() else {
+        panic!()
+    };
+    p.server.respond(sid, &Item::Tensor(t.clone())).unwrap();
+    let mut bytes = 0usize;
+    while let Some(tx) = p.server.poll_transmit() {
+        let parts: Vec<&[u8]> = match &tx {
+            Transmit::Bytes { bytes, .. } => vec![&bytes[..]],
+            Transmit::Data {
+                prefix,
+                buffer,
+                range,
+                ..
+            } => vec![&prefix[..], &buffer.as_slice()[range.clone()]],
+            Transmit::CloseConnection => vec![],
+        };
+        for mut part in parts {
+            bytes += part.len();
+            while !part.is_empty() {
+                let dst = p.client.read_buf();
+                let k = dst.len().min(part.len());
+                dst[..k].copy_from_slice(&part[..k]);
+                p.client.advance(k);
+                part = &part[k..];
+            }
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let Some(ClientEvent::Got { item, .. }) = p.client.poll_event() else {
+        panic!()
+    };
+    assert_eq!(item, Item::Tensor(t));
+    println!(
+        "core: {bytes} wire bytes in {secs:.3} s = {:.2} GB/s",
+        bytes as f64 / secs / 1e9
+    );
+    // Baseline on the same machine: one copy of the bytes into fresh aligned memory.
+    let src = item.as_tensor().unwrap().buffers()[0].as_slice();
+    let started = std::time::Instant::now();
+    let mut dst = hurray_io::AlignedBuf::zeroed(n).unwrap();
+    dst.as_mut_slice().copy_from_slice(src);
+    let base = started.elapsed().as_secs_f64();
+    assert_eq!(dst.as_slice()[n - 1], 7);
+    println!(
+        "baseline (allocate + one memcpy): {base:.3} s; core / baseline = {:.2}",
+        secs / base
+    );
+}
