@@ -299,6 +299,12 @@ impl Client {
         self.state == State::Ready
     }
 
+    /// True when the in-place receive path ([`Client::read_buf`]) is between
+    /// messages: an end of input here is clean; elsewhere the peer stopped mid-message.
+    pub fn between_messages(&self) -> bool {
+        self.direct.is_none() && self.rxf.is_idle()
+    }
+
     /// True after a connection-level failure.
     pub fn is_closed(&self) -> bool {
         self.state == State::Closed

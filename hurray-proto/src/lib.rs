@@ -120,7 +120,7 @@ pub use message::{
 };
 pub use negotiate::{LayoutFallback, MAX_SHARDS};
 pub use outbox::Transmit;
-pub use receive::{ItemReceiver, ReceiveOptions, LIMIT_EXCEEDED};
+pub use receive::{ItemReceiver, ReceiveOptions, LIMIT_EXCEEDED, SHUTTING_DOWN};
 pub use server::{Server, ServerConfig, ServerEvent};
 pub mod client;
 pub mod frames;

@@ -13,6 +13,10 @@ use hurray_io::{AlignedBuf, Buffer, Composite, Item, Tensor};
 /// resource limit (item bytes, PUT store cap) refuses the tensor.
 pub const LIMIT_EXCEEDED: ErrorCode = ErrorCode::Private(0xF0);
 
+/// Implementation-defined error code `0xF1`: the server is shutting down and takes no
+/// new requests or PUTs, or aborted a transfer because of it.
+pub const SHUTTING_DOWN: ErrorCode = ErrorCode::Private(0xF1);
+
 /// Composite nesting accepted over the transport (Ambiguity S13: the composite text's 8).
 pub const MAX_COMPOSITE_DEPTH: usize = 8;
 

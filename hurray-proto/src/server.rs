@@ -178,6 +178,7 @@ pub struct Server {
     /// The in-place receive path (PUT data straight into the tensor buffers).
     rxf: Framer,
     direct: Option<(u32, u64)>,
+    draining: bool,
 }
 
 impl Server {
@@ -194,7 +195,61 @@ impl Server {
             events: VecDeque::new(),
             rxf,
             direct: None,
+            draining: false,
         }
+    }
+
+    /// True after the handshake, until a connection-level failure.
+    pub fn is_connected(&self) -> bool {
+        self.state == State::Ready
+    }
+
+    /// True when the in-place receive path ([`Server::read_buf`]) is between
+    /// messages: an end of input here is clean; elsewhere the peer stopped mid-message
+    /// (what a mid-frame stall timeout looks at).
+    pub fn between_messages(&self) -> bool {
+        self.direct.is_none() && self.rxf.is_idle()
+    }
+
+    /// Graceful shutdown, first step: from now on every new `TENSOR_REQUEST` or
+    /// `TENSOR_PUT` is refused with [`SHUTTING_DOWN`](crate::receive::SHUTTING_DOWN);
+    /// transfers under way continue. [`Server::is_drained`] says when they are done.
+    pub fn drain(&mut self) {
+        self.draining = true;
+    }
+
+    /// True when no stream is open and nothing waits to be written.
+    pub fn is_drained(&self) -> bool {
+        self.streams.is_empty() && self.out.is_empty()
+    }
+
+    /// Graceful shutdown, last step (or the only one, to abort): every open stream and
+    /// every stream with bytes still queued gets `ERROR` `error` (what is queued for it
+    /// is dropped), then the connection closes ([`Transmit::CloseConnection`]).
+    pub fn abort_all(&mut self, error: ProtoError) {
+        if self.state == State::Closed {
+            return;
+        }
+        let mut ids: Vec<u32> = self.streams.keys().copied().collect();
+        ids.sort_unstable();
+        for id in self.out.streams() {
+            if id != 0 && !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        for id in ids {
+            self.streams.remove(&id);
+            self.out.cancel(id);
+            self.out.error(id, &error);
+            self.closed.insert(id);
+            self.events.push_back(ServerEvent::StreamClosed {
+                stream_id: id,
+                error: error.clone(),
+                sent: true,
+            });
+        }
+        self.out.close();
+        self.state = State::Closed;
     }
 
     /// Where to read the next bytes from the connection (never empty). While a PUT's
@@ -413,6 +468,11 @@ impl Server {
                 "B.2: {} on stream {sid}, which is already in use",
                 m.name()
             ));
+            return self.fail_stream(sid, e);
+        }
+        if opens && self.draining {
+            self.closed.remove(sid);
+            let e = ProtoError::new(crate::receive::SHUTTING_DOWN, "the server is shutting down");
             return self.fail_stream(sid, e);
         }
         if opens && self.streams.len() >= self.cfg.max_open_streams {
