@@ -867,6 +867,15 @@ pub fn reassemble(parts: Vec<Tensor>) -> Result<Tensor> {
         .clone()
         .ok_or_else(|| mismatch("no shard section"))?
         .parent_shape;
+    if hurray_core::has_dynamic(&parent)
+        || parts
+            .iter()
+            .any(|t| hurray_core::has_dynamic(&t.descriptor().shape))
+    {
+        return Err(mismatch(
+            "B.13: shards with dynamic dimensions cannot be reassembled",
+        ));
+    }
     let col = match first.layout {
         Layout::RowMajor => false,
         Layout::ColumnMajor => true,

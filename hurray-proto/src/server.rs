@@ -751,6 +751,7 @@ impl Server {
             || d.shard.is_some()
             || d.composite_member.is_some()
             || d.byte_offset != 0
+            || crate::transcode::transcoded_size(d) != Some(total)
             || d.shape.first().is_none_or(|&s| s < 2)
             || self.cfg.min_shard_bytes == 0
         {
