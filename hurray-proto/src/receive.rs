@@ -9,13 +9,7 @@ use hurray_core::{DecodeOptions, Layout, SyncMode, TensorDescriptor};
 use hurray_io::composite::CompositeChecker;
 use hurray_io::{AlignedBuf, Buffer, Composite, Item, Tensor};
 
-/// Implementation-defined error code `0xF0` (B.16 allows `0xF0`–`0xFE`): a local
-/// resource limit (item bytes, PUT store cap) refuses the tensor.
-pub const LIMIT_EXCEEDED: ErrorCode = ErrorCode::Private(0xF0);
-
-/// Implementation-defined error code `0xF1`: the server is shutting down and takes no
-/// new requests or PUTs, or aborted a transfer because of it.
-pub const SHUTTING_DOWN: ErrorCode = ErrorCode::Private(0xF1);
+pub use crate::error::private_code::{LIMIT_EXCEEDED, SHUTTING_DOWN};
 
 /// Composite nesting accepted over the transport (Ambiguity S13: the composite text's 8).
 pub const MAX_COMPOSITE_DEPTH: usize = 8;
