@@ -183,6 +183,11 @@ pub fn save(
 /// ``numpy.array(t, copy=True)`` or ``hurray.asarray(t, copy=True)`` (dense), or
 /// ``pickle.loads(pickle.dumps(t))`` (any layout).
 ///
+/// With ``read_only=True`` every tensor is read-only (:attr:`Tensor.read_only`):
+/// its NumPy and DLPack views are not writable, so the mapped pages are only ever
+/// read and stay shared with the page cache (no copy-on-write copies), and pickling
+/// keeps the flag. The default gives writable copy-on-write views.
+///
 /// With ``verify_data_crc32c=True`` the data of every tensor in the file is first
 /// checked against the CRC-32C values a writer recorded (``save(...,
 /// data_crc32c=True)``): one pass over all data bytes, before any tensor is handed
@@ -200,12 +205,13 @@ pub fn save(
 ///         "weight"``) or a file that records no data CRC.
 ///     hurray.InvalidDescriptorError: a descriptor that does not decode.
 #[pyfunction]
-#[pyo3(signature = (path, *, names=None, verify_data_crc32c=false))]
+#[pyo3(signature = (path, *, names=None, verify_data_crc32c=false, read_only=false))]
 pub fn load<'py>(
     py: Python<'py>,
     path: PathBuf,
     names: Option<&Bound<'py, PyAny>>,
     verify_data_crc32c: bool,
+    read_only: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let names = names.filter(|n| !n.is_none()).map(name_list).transpose()?;
     let reader = open_for_python(py, &path, "load")?;
@@ -221,7 +227,10 @@ pub fn load<'py>(
     match names {
         Some(names) => {
             for n in names {
-                out.set_item(&n, named_tensor(py, &reader, &n, &path)?)?;
+                out.set_item(
+                    &n,
+                    named_tensor(py, &reader, &n, &path)?.with_read_only(read_only),
+                )?;
             }
         }
         None => {
@@ -233,7 +242,8 @@ pub fn load<'py>(
                     reader.item(name).map_err(at)?;
                     continue;
                 }
-                out.set_item(name, from_handle(py, reader.tensor(name).map_err(at)?)?)?;
+                let t = from_handle(py, reader.tensor(name).map_err(at)?)?;
+                out.set_item(name, t.with_read_only(read_only))?;
             }
         }
     }
