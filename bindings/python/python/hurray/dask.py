@@ -212,19 +212,20 @@ def _write_part(block: np.ndarray, part: str) -> str:
     holds the chunk it computed anyway)."""
     import hurray
 
-    hurray.save(part, {"m": hurray.from_numpy(np.ascontiguousarray(block))})
+    # Scratch: the composite written from it is what must survive.
+    hurray.save(part, {"m": hurray.from_numpy(np.ascontiguousarray(block))}, durable=False)
     return part
 
 
 def _assemble_partition(path: str, name: str, shape: list, parts: list, offsets: list,
-                        workdir: str) -> str:
+                        workdir: str, durable: bool) -> str:
     """Task: one partition composite from the part files, each mapped read-only
     (mapped pages, not private memory), then the parts are removed."""
     import hurray
 
     members = [hurray.load(p, read_only=True)["m"] for p in parts]
     try:
-        _native._save_partition(path, name, shape, members, offsets)
+        _native._save_partition(path, name, shape, members, offsets, durable=durable)
     finally:
         del members
         for p in parts:
@@ -244,13 +245,13 @@ def _write_box(block: np.ndarray, raw: str, shape: tuple, dtype: str, box: tuple
 
 
 def _assemble_one(path: str, name: str, raw: str, shape: tuple, dtype: str, done: list,
-                  workdir: str) -> str:
+                  workdir: str, durable: bool) -> str:
     """Task: one tensor over the raw file (mapped, read-only) saved to ``path``."""
     import hurray
 
     try:
         mm = np.memmap(raw, dtype=np.dtype(dtype), mode="r", shape=shape)
-        hurray.save(path, {name: hurray.from_numpy(mm)})
+        hurray.save(path, {name: hurray.from_numpy(mm)}, durable=durable)
         del mm
     finally:
         os.unlink(raw)
@@ -264,6 +265,7 @@ def to_hrry(
     name: str,
     *,
     partition: bool = True,
+    durable: bool = True,
     compute: bool = True,
 ) -> Any:
     """Writes the Dask array ``array`` to a new HRRYFILE at ``path`` from the
@@ -276,6 +278,7 @@ def to_hrry(
     tensor ``name``; each worker writes its chunks into a raw file beside
     ``path`` (a shared mapping), and one task saves it as one tensor from the
     mapping. Read it back with :func:`from_hrry` (or ``hurray.load`` for one tensor).
+    ``durable`` is :func:`hurray.save`'s (the file is synced before it appears).
 
     Returns the path (``compute=True``) or the ``dask.delayed`` object that
     writes it.
@@ -301,7 +304,7 @@ def to_hrry(
             parts.append(delayed(_write_part, pure=False)(blocks[idx], part))
             offsets.append([int(starts[d][k]) for d, k in enumerate(idx)])
         out = delayed(_assemble_partition, pure=False)(path, name, list(shape), parts, offsets,
-                                                       workdir)
+                                                       workdir, durable)
     else:
         raw = os.path.join(workdir, "data.raw")
         dt = np.dtype(array.dtype)
@@ -312,7 +315,8 @@ def to_hrry(
             box = tuple(slice(int(starts[d][k]), int(starts[d][k]) + int(array.chunks[d][k]))
                         for d, k in enumerate(idx))
             done.append(delayed(_write_box, pure=False)(blocks[idx], raw, shape, dt.str, box))
-        out = delayed(_assemble_one, pure=False)(path, name, raw, shape, dt.str, done, workdir)
+        out = delayed(_assemble_one, pure=False)(path, name, raw, shape, dt.str, done, workdir,
+                                                 durable)
     if compute:
         return dask.compute(out)[0]
     return out
