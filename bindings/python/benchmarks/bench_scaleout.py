@@ -4,6 +4,9 @@
    (``client.gather(future, direct=False)``, the client's default path) from a
    ``distributed.LocalCluster`` of 2 worker processes on 127.0.0.1, dashboard off:
    ``hurray.Tensor`` vs the same data as a NumPy array. Target: within 1.5x.
+3. Dask spilling: six 128 MiB tensors on one worker under a 1 GiB limit, with
+   hurray's ``sizeof`` and with ``sizeof`` forced to 64 bytes (before issue 19):
+   how often the worker paused and how many tensors it spilled.
 2. Ray: ``ray.get`` of a 256 MiB object from the store (``ray.init(num_cpus=2)``),
    in the driver and inside a task: tensor vs NumPy array. Target: within 2x, both
    zero-copy (the tensor's address lies in the object store's mapping).
@@ -13,7 +16,7 @@ median. Needs ``dask[array]``, ``distributed`` and ``ray`` (the ``python:
 scale-out`` stage of ``cargo xtask test`` installs them into ``target/py-venv``).
 
 Run: ``target/py-venv/bin/python bindings/python/benchmarks/bench_scaleout.py``
-(``--mib 64`` for a smaller size, ``--only dask`` / ``--only ray``).
+(``--mib 64`` for a smaller size, ``--only dask`` / ``ray`` / ``spill``).
 """
 
 from __future__ import annotations
@@ -81,6 +84,60 @@ def bench_dask(nbytes, repeat):
         report(f"dask: {nbytes // MiB} MiB result through the scheduler", h, n)
 
 
+def bench_spill(count=6, each=128 * MiB, limit="1GiB"):
+    """Six 128 MiB tensors kept on one worker under a 1 GiB memory limit: with
+    hurray's sizeof (the tensor's bytes) the worker spills by managed memory before
+    its pause threshold; with sizeof forced to 64 bytes (the issue's "before") it
+    only notices through process memory, and pauses."""
+    import cloudpickle
+    import distributed
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+    def install(dask_worker, blind):
+        from dask.sizeof import sizeof
+        from distributed.core import Status
+
+        import hurray as h
+
+        if blind:
+            sizeof.register(h.Tensor)(lambda t: 64)
+        mm = dask_worker.memory_manager
+        orig = mm._maybe_pause_or_unpause
+        dask_worker.hurray_pauses = 0
+
+        def probe(worker, memory):
+            was = worker.status
+            orig(worker, memory)
+            if worker.status == Status.paused and was != Status.paused:
+                worker.hurray_pauses += 1
+
+        mm._maybe_pause_or_unpause = probe
+
+    def facts(dask_worker):
+        return dask_worker.hurray_pauses, len(dask_worker.data.slow), len(dask_worker.data.fast)
+
+    for blind in (False, True):
+        with distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address=None, memory_limit=limit,
+            scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+            silence_logs=50,
+        ) as cluster, distributed.Client(cluster) as client:
+            client.run(install, blind=blind)
+            t0 = time.perf_counter()
+            # All at once: the worker makes them back to back, as a map would.
+            futs = [client.submit(make_tensor, each, pure=False) for _ in range(count)]
+            distributed.wait(futs, timeout=300)
+            time.sleep(2)
+            (pauses, spilled, kept), = client.run(facts).values()
+            dt = time.perf_counter() - t0
+            del futs
+        label = "sizeof forced to 64 B" if blind else "hurray sizeof"
+        print(f"spill: {count} x {each // MiB} MiB under {limit}, {label}: "
+              f"paused {pauses} time(s), spilled {spilled}, in memory {kept}, {dt:.1f} s")
+
+
 def bench_ray(nbytes, repeat):
     import ray
 
@@ -135,7 +192,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--only", choices=["dask", "ray"])
+    ap.add_argument("--only", choices=["dask", "ray", "spill"])
     args = ap.parse_args()
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} CPUs")
@@ -143,6 +200,8 @@ def main():
         bench_dask(args.mib * MiB, args.repeat)
     if args.only in (None, "ray"):
         bench_ray(args.mib * MiB, args.repeat)
+    if args.only in (None, "spill"):
+        bench_spill()
 
 
 if __name__ == "__main__":

@@ -591,9 +591,8 @@ impl Tensor {
     /// object store's, say), or a file loaded with ``read_only=True``. Its NumPy
     /// arrays are not writeable, its DLPack capsules carry DLPack 1.0's read-only
     /// flag (a legacy, unversioned capsule gets a copy instead), and pickling keeps
-    /// the flag. A writable copy: ``numpy.array(t, copy=True)`` or
-    /// ``pickle.loads(pickle.dumps(t))`` of a tensor whose flag is cleared by
-    /// :func:`hurray.from_numpy` over that copy.
+    /// the flag. A writable copy: ``hurray.asarray(t, copy=True)`` (any dense
+    /// tensor) or ``numpy.array(t)``.
     #[getter]
     fn read_only(&self) -> bool {
         self.is_read_only()

@@ -196,6 +196,10 @@ def test_six_128_mib_tensors_spill_under_1_gib_without_pausing():
             "pauses": dask_worker.hurray_pauses,
             "spilled": len(dask_worker.data.slow),
             "in_memory": len(dask_worker.data.fast),
+            # What the worker's accounting (sizeof) says it holds, in memory or not.
+            "managed": sum(ts.nbytes for ts in dask_worker.state.tasks.values()
+                           if ts.state == "memory"),
+            "fast_bytes": dask_worker.data.fast.total_weight,
         }
 
     before = {pid for pid, _ in children_alive(0)}
@@ -213,6 +217,9 @@ def test_six_128_mib_tensors_spill_under_1_gib_without_pausing():
         del futs
     assert [p for p in children_alive() if p[0] not in before] == []
     print(f"\nspill under 1 GiB: {facts}")
-    assert facts["spilled"] >= 1, facts
+    assert facts["managed"] == 6 * 128 * MiB, facts
+    # Spilled by managed memory, ahead of the memory monitor: what stays in memory
+    # is at most the spill target (60% of the limit).
+    assert facts["spilled"] >= 1 and facts["fast_bytes"] <= 0.6 * (1 << 30), facts
     assert facts["pauses"] == 0 and "Pausing worker" not in logs, (facts, logs[-2000:])
     assert sums == [float(i) * (32 * MiB // 4096) for i in range(6)]
