@@ -755,7 +755,10 @@ impl Tensor {
 
     /// DLPack export: a ``dltensor_versioned`` capsule (or a legacy ``dltensor``
     /// one when the consumer does not ask for ``max_version >= (1, 0)``) viewing
-    /// buffer 0; the capsule keeps this tensor alive.
+    /// buffer 0; the capsule keeps this tensor alive. A read-only tensor's
+    /// versioned capsule carries ``DLPACK_FLAG_BITMASK_READ_ONLY``; its legacy
+    /// capsule, which cannot, views a copy (``copy=False`` then raises
+    /// ``BufferError``).
     ///
     /// Raises:
     ///     BufferError: (builtin) non-dense layout or dtype without a DLPack code.

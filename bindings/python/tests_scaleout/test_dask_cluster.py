@@ -223,3 +223,35 @@ def test_six_128_mib_tensors_spill_under_1_gib_without_pausing():
     assert facts["spilled"] >= 1 and facts["fast_bytes"] <= 0.6 * (1 << 30), facts
     assert facts["pauses"] == 0 and "Pausing worker" not in logs, (facts, logs[-2000:])
     assert sums == [float(i) * (32 * MiB // 4096) for i in range(6)]
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "import hurray; import distributed",
+        "import distributed; import hurray",
+        "import dask; import hurray; import distributed.protocol",
+        "import hurray; import dask.sizeof",
+    ],
+)
+def test_registration_needs_no_user_code_in_any_import_order(imports):
+    """sizeof through the entry point or at import, the distributed serializers at
+    import or through the import hook, whatever was imported first."""
+    import subprocess
+
+    code = (
+        f"{imports}\n"
+        "import sys, numpy as np, hurray\n"
+        "from dask.sizeof import sizeof\n"
+        "t = hurray.from_numpy(np.zeros((256, 1024), np.float32))\n"
+        "assert sizeof(t) == 1 << 20, sizeof(t)\n"
+        "if 'distributed' in sys.modules:\n"
+        "    from distributed.protocol import serialize, deserialize\n"
+        "    h, f = serialize(t, serializers=('dask',))\n"
+        "    assert h['serializer'] == 'dask' and len(f) == 1\n"
+        "    u = deserialize(h, f)\n"
+        "    assert u._buffer_address(0) == t._buffer_address(0)\n"
+        "print('ok')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]

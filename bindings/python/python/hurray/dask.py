@@ -18,7 +18,9 @@ file system). Needs ``dask[array]`` (and ``numpy``).
 from __future__ import annotations
 
 import os
+import threading
 import uuid
+from collections import OrderedDict
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
@@ -30,20 +32,29 @@ __all__ = ["from_hrry", "to_hrry"]
 # Default chunk size along the chosen axis, in bytes.
 DEFAULT_CHUNK_BYTES = 64 << 20
 
-# Per-process readers: (path, size, mtime_ns) -> FileReader. A worker maps each
-# file once and every chunk task views that mapping.
-_READERS: dict = {}
+# Per-process readers, most recently used last: (path, size, mtime_ns) ->
+# FileReader. A worker maps each file once and every chunk task views that
+# mapping; at most _MAX_READERS files stay mapped (chunks already handed out keep
+# their own part of a mapping alive).
+_READERS: "OrderedDict[tuple, _native.FileReader]" = OrderedDict()
+_MAX_READERS = 16
+_READERS_LOCK = threading.Lock()
 
 
 def _reader(path: str) -> "_native.FileReader":
     st = os.stat(path)
     key = (path, st.st_size, st.st_mtime_ns)
-    r = _READERS.get(key)
-    if r is None:
+    with _READERS_LOCK:
+        r = _READERS.get(key)
+        if r is not None:
+            _READERS.move_to_end(key)
+            return r
         for k in [k for k in _READERS if k[0] == path]:
             del _READERS[k]  # the file changed: a new mapping
         r = _READERS[key] = _native.FileReader(path)
-    return r
+        while len(_READERS) > _MAX_READERS:
+            _READERS.popitem(last=False)
+        return r
 
 
 def _numpy_dtype(name: str) -> np.dtype:
@@ -259,6 +270,14 @@ def _assemble_one(path: str, name: str, raw: str, shape: tuple, dtype: str, done
     return path
 
 
+def _save_small(value: np.ndarray, path: str, name: str, durable: bool) -> str:
+    """Task: an empty or 0-d array saved as one tensor."""
+    import hurray
+
+    hurray.save(path, {name: hurray.from_numpy(np.ascontiguousarray(value))}, durable=durable)
+    return path
+
+
 def to_hrry(
     array: Any,
     path: Union[str, os.PathLike],
@@ -283,6 +302,9 @@ def to_hrry(
     Returns the path (``compute=True``) or the ``dask.delayed`` object that
     writes it.
 
+    If a task fails, the scratch folder ``<path>.parts-<hex>`` beside ``path`` is
+    left behind (remove it); nothing appears at ``path``.
+
     Raises:
         hurray.UnsupportedError: a dtype hurray has no element type for (on a
             worker, when computed).
@@ -292,9 +314,13 @@ def to_hrry(
     from dask import delayed
 
     path = os.path.abspath(os.fspath(path))
+    shape = tuple(int(n) for n in array.shape)
+    if 0 in shape or not shape:
+        # Nothing to distribute (an empty or 0-d array): one small tensor.
+        out = delayed(_save_small, pure=False)(array, path, name, durable)
+        return dask.compute(out)[0] if compute else out
     workdir = f"{path}.parts-{uuid.uuid4().hex}"
     os.mkdir(workdir)
-    shape = tuple(int(n) for n in array.shape)
     blocks = array.to_delayed()
     starts = [np.cumsum((0,) + tuple(c))[:-1].tolist() for c in array.chunks]
     if partition:
