@@ -3,7 +3,8 @@
 # protocol's C-consumer test) is present for the Python binding stages of
 # `cargo xtask test`. Called by .ci/run. The stages build their own venv under
 # target/py-venv (numpy, pytest, maturin, scipy, and for issue 14's tests and
-# benchmark ml_dtypes, jax and safetensors, from PyPI: xtask/src/python.rs). Tries apt-get when
+# benchmark ml_dtypes, jax and safetensors; for the scale-out stage of issue 19 Dask,
+# distributed and Ray; all from PyPI: xtask/src/python.rs). Tries apt-get when
 # something is missing; what is still missing then fails under CI and is a warning
 # otherwise (ci/lib.sh).
 set -euo pipefail

@@ -24,6 +24,9 @@ pub struct HurrayTensor {
     owner: Option<Arc<ReleaseGuard>>,
     /// The buffer contents passed the content rules (or the descriptor has none).
     content_validated: bool,
+    /// The memory must not be written through any view of this tensor (see
+    /// [`read_only`](HurrayTensor::read_only)). Rust face only: not in the C layout.
+    read_only: bool,
 }
 
 // SAFETY: repr(C) with Header first.
@@ -84,6 +87,7 @@ impl HurrayTensor {
             buffers_box,
             owner: owner.map(Arc::new),
             content_validated,
+            read_only: false,
         };
         t.descriptor = &*t.descriptor_box;
         t.buffers = &*t.buffers_box;
@@ -114,6 +118,25 @@ impl HurrayTensor {
         let descriptor = HurrayDescriptor::new(d)?;
         check_buffers(descriptor.model(), buffers.iter().map(|b| &**b))?;
         Self::assemble(descriptor, buffers, None, validated)
+    }
+
+    /// True when the tensor's memory is read-only: no view of it may be handed out
+    /// writable, and nothing may write into its buffers (the memory belongs to
+    /// someone who shares it immutably: a read-only NumPy array, an object-store
+    /// buffer, a mapping opened read-only). The library itself never writes into a
+    /// tensor's buffers; this flag is the promise that bindings keep for their
+    /// writable views (NumPy, DLPack's `DLPACK_FLAG_BITMASK_READ_ONLY`, buffer
+    /// protocol). Every constructor makes a writable tensor (`false`); the C face's
+    /// `const void *data` carries no writability, so C consumers must treat every
+    /// buffer as read-only anyway. Rust face only (no C export, no header change).
+    pub fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Marks the tensor read-only (`true`) or writable (`false`); see
+    /// [`read_only`](Self::read_only). Ownership and buffers are unchanged.
+    pub fn set_read_only(&mut self, read_only: bool) {
+        self.read_only = read_only;
     }
 
     /// True when the buffer contents are known to satisfy the content rules.

@@ -551,3 +551,20 @@ fn wrap_or_copy_is_zero_copy_when_aligned_and_copies_once_otherwise() {
     );
     assert_eq!(WRAP_RELEASED.load(Ordering::SeqCst), 4);
 }
+
+#[test]
+fn read_only_flag_starts_false_and_survives_into_raw_and_back() {
+    let _l = live();
+    let mut t = f32_tensor([1.0, 2.0, 3.0, 4.0]);
+    assert!(!t.read_only(), "every constructor makes a writable tensor");
+    t.set_read_only(true);
+    assert!(t.read_only());
+    let p = raw::into_raw(t);
+    // SAFETY: p is live until the take below.
+    assert!(unsafe { raw::borrow(p) }.unwrap().read_only());
+    // SAFETY: p is live and given up here.
+    let mut back = unsafe { raw::take(p) }.unwrap().unwrap();
+    assert!(back.read_only());
+    back.set_read_only(false);
+    assert!(!back.read_only());
+}

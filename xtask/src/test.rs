@@ -162,6 +162,11 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
         crate::python::test_stage,
     ));
     stages.push(Stage::task(
+        "python: scale-out, Dask LocalCluster and local Ray (installed into target/py-venv), \
+         pytest bindings/python/tests_scaleout",
+        crate::python::scaleout_stage,
+    ));
+    stages.push(Stage::task(
         "python: wheel from `cargo xtask dist` installs and imports in a fresh venv",
         crate::python::wheel_stage,
     ));
@@ -427,6 +432,7 @@ mod tests {
             "go test -race",
             "go test -tags hurray_debug",
             "python: maturin develop",
+            "python: scale-out",
             "python: wheel",
             "java: build libhurray_java",
             "java: mvn -B -q package",

@@ -67,7 +67,8 @@ pub fn export(t: &Bound<'_, Tensor>) -> PyResult<Py<PyAny>> {
     let owner = PyRef::new(t.as_any());
     let guard = ReleaseGuard::from_fn(move || drop(owner));
     let desc = HurrayDescriptor::new(Arc::new(model)).map_err(crate::errors::ffi)?;
-    let handle = HurrayTensor::new(desc, hb, Some(guard)).map_err(crate::errors::ffi)?;
+    let mut handle = HurrayTensor::new(desc, hb, Some(guard)).map_err(crate::errors::ffi)?;
+    handle.set_read_only(me.is_read_only());
     let ptr = raw::into_raw(handle);
     // SAFETY: ptr is a live handle; the capsule destructor destroys it unless consumed.
     let cap = unsafe { ffi::PyCapsule_New(ptr.cast(), NAME.as_ptr(), Some(destructor)) };
@@ -135,8 +136,9 @@ pub fn consume(cap: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     // this or another copy of the library; adopt takes it (destroying it on error).
     let t = unsafe { raw::adopt(ptr) }.map_err(crate::errors::ffi)?;
     // Views of its buffers that keep its memory (and owner) alive; the handle goes.
+    let ro = t.read_only();
     let (model, bufs) = t.to_io().map_err(crate::errors::ffi)?.into_parts();
     drop(t);
     let device = device_object(py, &model, 0)?;
-    assemble(py, Arc::unwrap_or_clone(model), bufs, None, Some(device))
+    Ok(assemble(py, Arc::unwrap_or_clone(model), bufs, None, Some(device))?.with_read_only(ro))
 }

@@ -251,7 +251,8 @@ pub fn export(t: &Bound<'_, Tensor>, versioned: bool) -> PyResult<Py<PyAny>> {
                 version: DLPackVersion { major: 1, minor: 0 },
                 manager_ctx: ctx,
                 deleter: Some(delete_versioned),
-                flags: 0,
+                // DLPACK_FLAG_BITMASK_READ_ONLY (bit 0): the consumer must not write.
+                flags: u64::from(me.is_read_only()),
                 dl_tensor,
             });
             (
@@ -378,7 +379,8 @@ unsafe fn call_deleter(managed: *mut c_void, versioned: bool) {
 /// CPU tensor, consuming it (renamed `"used_dltensor[_versioned]"`: the tensor owns
 /// the producer's memory and calls its deleter when its last view goes). Zero-copy
 /// for every type but `bool` (one byte per element in DLPack, bit-packed in Hurray:
-/// a packing copy) and for a read-only producer (copied, since views are writable).
+/// a packing copy). A read-only producer (DLPack 1.0's `DLPACK_FLAG_BITMASK_READ_ONLY`)
+/// is wrapped too, and the tensor is read-only ([`Tensor::is_read_only`]).
 /// Contiguous C order is row-major, Fortran order column-major, other
 /// non-negative strides (elements) strided.
 ///
@@ -521,11 +523,12 @@ pub fn import(py: Python<'_>, capsule: &Bound<'_, PyAny>) -> PyResult<Tensor> {
         let packed = hurray_core::packing::pack(t, &bytes)
             .map_err(|e| UnsupportedError::new_err(format!("cannot pack bool: {e}")))?;
         hurray_io::Buffer::copy_from(&packed)
-    } else if read_only {
-        hurray_io::Buffer::copy_from(hurray_io::BufferOwner::bytes(&*owner))
     } else {
+        // A read-only producer's memory is wrapped as it is; the tensor is marked
+        // read-only below, so none of its views is writable.
         hurray_io::Buffer::new(owner)
     };
+    let wrapped_read_only = read_only && t != ElementType::Bool;
     let layout = if t == ElementType::Bool && !matches!(layout, L::RowMajor | L::ColumnMajor) {
         return Err(UnsupportedError::new_err(
             "a strided DLPack bool tensor cannot be packed; make it contiguous first",
@@ -538,5 +541,6 @@ pub fn import(py: Python<'_>, capsule: &Bound<'_, PyAny>) -> PyResult<Tensor> {
         .map_err(|e| crate::errors::descriptor(&e))?;
     d.layout = layout;
     d.buffers[0] = crate::tensor::handle_for(buf.len(), cpu.get());
-    crate::tensor::assemble(py, d, vec![buf], None, Some(cpu))
+    Ok(crate::tensor::assemble(py, d, vec![buf], None, Some(cpu))?
+        .with_read_only(wrapped_read_only))
 }

@@ -250,6 +250,10 @@ fn storage_buffer(a: &ArrayInfo<'_>, t: ElementType) -> PyResult<Buffer> {
 /// (``bool``, and ``ml_dtypes``' ``int4``, ``uint4``, ``int2``, ``uint2``,
 /// ``float4_e2m1fn``, ``float6_e2m3fn``, ``float6_e3m2fn``), held one byte per
 /// element in NumPy, are packed into Hurray's storage (a copy, ``element-types.md`` §5).
+/// A read-only array (``a.flags.writeable`` false: an object store's, a
+/// ``numpy.frombuffer`` over ``bytes``) gives a read-only tensor
+/// (:attr:`Tensor.read_only`), whose exports are read-only too; a packed copy is
+/// writable.
 ///
 /// Raises:
 ///     hurray.UnsupportedError: neither C- nor Fortran-contiguous (a strided slice:
@@ -275,7 +279,13 @@ pub fn from_numpy(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<Tensor> 
     let buf = storage_buffer(&a, t)?;
     let cpu = *device::cpu(py)?.get();
     d.buffers[0] = handle_for(buf.len(), &cpu);
-    assemble(py, d, vec![buf], None, Some(device::cpu(py)?))
+    let ro = a.readonly && shares(&a, &buf);
+    Ok(assemble(py, d, vec![buf], None, Some(device::cpu(py)?))?.with_read_only(ro))
+}
+
+/// True when `buf` is the array's own memory (not a packed copy).
+fn shares(a: &ArrayInfo<'_>, buf: &Buffer) -> bool {
+    buf.len() == a.nbytes && (buf.is_empty() || buf.as_slice().as_ptr() as usize == a.ptr)
 }
 
 fn contiguous(a: &ArrayInfo<'_>, what: &str) -> PyResult<()> {
@@ -337,6 +347,7 @@ pub fn sparse_coo(
     }
     let t = val.element_type()?;
     let vbuf = storage_buffer(&val, t)?;
+    let ro = idx.readonly || (val.readonly && shares(&val, &vbuf));
     let bufs = vec![vbuf, idx.buffer()];
     let cpu = *device::cpu(py)?.get();
     let d = TensorDescriptor {
@@ -348,7 +359,7 @@ pub fn sparse_coo(
         buffers: bufs.iter().map(|b| handle_for(b.len(), &cpu)).collect(),
         ..TensorDescriptor::dense(t, &[]).map_err(|e| crate::errors::descriptor(&e))?
     };
-    assemble(py, d, bufs, None, Some(device::cpu(py)?))
+    Ok(assemble(py, d, bufs, None, Some(device::cpu(py)?))?.with_read_only(ro))
 }
 
 /// CSR (``fmt == "csr"``) or CSC tensor over the three arrays of a SciPy matrix
@@ -385,6 +396,7 @@ pub fn _compressed(
         L::Csc { nnz }
     };
     let vbuf = storage_buffer(&val, t)?;
+    let ro = idx.readonly || ptr.readonly || (val.readonly && shares(&val, &vbuf));
     let bufs = vec![vbuf, idx.buffer(), ptr.buffer()];
     let cpu = *device::cpu(py)?.get();
     let d = TensorDescriptor {
@@ -393,21 +405,34 @@ pub fn _compressed(
         buffers: bufs.iter().map(|b| handle_for(b.len(), &cpu)).collect(),
         ..TensorDescriptor::dense(t, &[]).map_err(|e| crate::errors::descriptor(&e))?
     };
-    assemble(py, d, bufs, None, Some(device::cpu(py)?))
+    Ok(assemble(py, d, bufs, None, Some(device::cpu(py)?))?.with_read_only(ro))
 }
 
-/// Rebuilds a pickled tensor from its encoded descriptor and buffers. Writable
-/// buffer-protocol objects (``bytearray``, a writable ``PickleBuffer`` or
-/// ``memoryview``, arrays) are wrapped without copying when NumPy is available;
-/// read-only ones (``bytes``, a read-only ``memoryview``, what an unpickler hands
-/// out for a read-only out-of-band buffer) are copied, since every view of a
-/// tensor is writable.
+/// Rebuilds a pickled tensor from its encoded descriptor and buffers.
+///
+/// ``read_only`` is the pickled tensor's flag (:attr:`Tensor.read_only`):
+///
+/// - ``True``: every buffer is wrapped as it is (no copy; ``bytes`` too) and the
+///   tensor is read-only.
+/// - ``False``: a writable tensor is wanted: writable buffer-protocol objects
+///   (``bytearray``, writable ``PickleBuffer``/``memoryview``, arrays) are wrapped,
+///   read-only ones copied.
+/// - ``None`` (what pickling passes for a writable tensor): as the buffers come.
+///   A read-only buffer other than ``bytes`` (what an unpickler hands out for a
+///   read-only out-of-band buffer: an object store's, a shared-memory frame) is
+///   wrapped without a copy and makes the tensor read-only, as NumPy's arrays
+///   over such buffers are; ``bytes`` (an in-band copy, possibly a shared cached
+///   object) is copied and the tensor stays writable.
+///
+/// Without NumPy every buffer is copied (writable unless ``read_only``).
 #[pyfunction]
+#[pyo3(signature = (descriptor, buffers, device_id, read_only=None))]
 pub fn _rebuild(
     py: Python<'_>,
     descriptor: &[u8],
     buffers: Vec<Bound<'_, PyAny>>,
     device_id: u32,
+    read_only: Option<bool>,
 ) -> PyResult<Tensor> {
     let opts = DecodeOptions {
         accept_private: true,
@@ -422,33 +447,41 @@ pub fn _rebuild(
             d.buffers.len()
         )));
     }
-    let mut bufs = Vec::with_capacity(buffers.len());
+    let np = py.import("numpy").ok();
+    // First pass: what each buffer is (a NumPy view of it when NumPy is there).
+    let mut infos = Vec::with_capacity(buffers.len());
     for b in &buffers {
-        let buf = if let Ok(bytes) = b.cast::<PyBytes>() {
-            // Immutable (and possibly shared, e.g. the cached one-byte objects):
-            // a zero-copy tensor over it would let NumPy write into it.
-            Buffer::copy_from(bytes.as_bytes())
-        } else {
-            match py.import("numpy") {
-                Ok(np) => {
-                    let arr = np.getattr("frombuffer")?.call1((b, np.getattr("uint8")?))?;
-                    let info = ArrayInfo::of(&arr)?;
-                    if info.readonly {
-                        info.copied()
-                    } else {
-                        info.buffer()
-                    }
-                }
+        let info = match (&np, b.cast::<PyBytes>()) {
+            (_, Ok(_)) if read_only != Some(true) => None,
+            (Some(np), _) => {
+                let arr = np.getattr("frombuffer")?.call1((b, np.getattr("uint8")?))?;
+                Some(ArrayInfo::of(&arr)?)
+            }
+            (None, _) => None,
+        };
+        infos.push(info);
+    }
+    let ro = match read_only {
+        Some(v) => v,
+        None => infos.iter().flatten().any(|i| i.readonly),
+    };
+    let mut bufs = Vec::with_capacity(buffers.len());
+    for (b, info) in buffers.iter().zip(&infos) {
+        let buf = match info {
+            Some(info) if ro || !info.readonly => info.buffer(),
+            Some(info) => info.copied(),
+            None => match b.cast::<PyBytes>() {
+                Ok(bytes) => Buffer::copy_from(bytes.as_bytes()),
                 Err(_) => {
                     let copy = py.get_type::<PyBytes>().call1((b,))?;
                     Buffer::copy_from(copy.cast::<PyBytes>()?.as_bytes())
                 }
-            }
+            },
         };
         bufs.push(buf);
     }
     let dev = device_object(py, &d, device_id)?;
-    assemble(py, d, bufs, None, Some(dev))
+    Ok(assemble(py, d, bufs, None, Some(dev))?.with_read_only(ro))
 }
 
 /// Live handles of the native library (tensors, descriptors, buffers, lists):

@@ -183,6 +183,11 @@ pub fn save(
 /// ``numpy.array(t, copy=True)`` or ``hurray.asarray(t, copy=True)`` (dense), or
 /// ``pickle.loads(pickle.dumps(t))`` (any layout).
 ///
+/// With ``read_only=True`` every tensor is read-only (:attr:`Tensor.read_only`):
+/// its NumPy and DLPack views are not writable, so the mapped pages are only ever
+/// read and stay shared with the page cache (no copy-on-write copies), and pickling
+/// keeps the flag. The default gives writable copy-on-write views.
+///
 /// With ``verify_data_crc32c=True`` the data of every tensor in the file is first
 /// checked against the CRC-32C values a writer recorded (``save(...,
 /// data_crc32c=True)``): one pass over all data bytes, before any tensor is handed
@@ -200,12 +205,13 @@ pub fn save(
 ///         "weight"``) or a file that records no data CRC.
 ///     hurray.InvalidDescriptorError: a descriptor that does not decode.
 #[pyfunction]
-#[pyo3(signature = (path, *, names=None, verify_data_crc32c=false))]
+#[pyo3(signature = (path, *, names=None, verify_data_crc32c=false, read_only=false))]
 pub fn load<'py>(
     py: Python<'py>,
     path: PathBuf,
     names: Option<&Bound<'py, PyAny>>,
     verify_data_crc32c: bool,
+    read_only: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let names = names.filter(|n| !n.is_none()).map(name_list).transpose()?;
     let reader = open_for_python(py, &path, "load")?;
@@ -221,7 +227,10 @@ pub fn load<'py>(
     match names {
         Some(names) => {
             for n in names {
-                out.set_item(&n, named_tensor(py, &reader, &n, &path)?)?;
+                out.set_item(
+                    &n,
+                    named_tensor(py, &reader, &n, &path)?.with_read_only(read_only),
+                )?;
             }
         }
         None => {
@@ -233,7 +242,8 @@ pub fn load<'py>(
                     reader.item(name).map_err(at)?;
                     continue;
                 }
-                out.set_item(name, from_handle(py, reader.tensor(name).map_err(at)?)?)?;
+                let t = from_handle(py, reader.tensor(name).map_err(at)?)?;
+                out.set_item(name, t.with_read_only(read_only))?;
             }
         }
     }
@@ -480,6 +490,70 @@ impl FileReader {
         })
     }
 
+    /// The names of the top-level composite items, in index order (what
+    /// :attr:`names` leaves out); used by ``hurray.dask``.
+    fn _composites(&self) -> PyResult<Vec<String>> {
+        self.with(|r| {
+            Ok(r.top_level_in_index_order()
+                .into_iter()
+                .filter(|(_, composite)| *composite)
+                .map(|(n, _)| n.to_owned())
+                .collect())
+        })
+    }
+
+    /// The partition composite ``name``: ``(shape, dtype name, boxes)`` where
+    /// ``boxes[i]`` is ``(offset, shape)`` of member ``i`` in the head's index space
+    /// (its shard section), in member order. Used by ``hurray.dask``.
+    ///
+    /// Raises:
+    ///     KeyError: no item of that name.
+    ///     hurray.UnsupportedError: not a partition composite, or a member that is
+    ///         itself a composite.
+    ///     hurray.FileError: the reader is closed; a member breaks a composite rule.
+    #[allow(clippy::type_complexity)]
+    fn _partition(&self, name: &str) -> PyResult<(Vec<u64>, String, Vec<(Vec<u64>, Vec<u64>)>)> {
+        self.with(|r| {
+            let item = partition_item(r, name, &self.path)?;
+            let head = item.tensor_handle().model();
+            let mut boxes = Vec::with_capacity(item.members_iter().len());
+            for (i, m) in item.members_iter().enumerate() {
+                if m.is_composite() {
+                    return Err(UnsupportedError::new_err(format!(
+                        "member {i} of {name:?} is itself a composite; hurray.dask reads flat partitions"
+                    )));
+                }
+                let d = m.tensor_handle().model();
+                let offset = d.shard.as_ref().map(|s| s.offset.clone()).ok_or_else(|| {
+                    FileError::new_err(format!("member {i} of {name:?} has no shard section"))
+                })?;
+                boxes.push((offset, d.shape.clone()));
+            }
+            Ok((head.shape.clone(), head.element_type.name().to_owned(), boxes))
+        })
+    }
+
+    /// Member ``index`` of the partition composite ``name``: a zero-copy view of
+    /// the mapping (its :attr:`Tensor.shard` says where it lies in the whole).
+    ///
+    /// Raises: as :meth:`_partition`, and ``IndexError`` for an index past the
+    /// members.
+    fn _member(&self, py: Python<'_>, name: &str, index: usize) -> PyResult<Tensor> {
+        let t = self.with(|r| {
+            let item = partition_item(r, name, &self.path)?;
+            let n = item.members_iter().len();
+            let m = item.members_iter().nth(index).ok_or_else(|| {
+                pyo3::exceptions::PyIndexError::new_err(format!(
+                    "member {index} of {name:?}, which has {n}"
+                ))
+            })?;
+            m.tensor_handle()
+                .to_io()
+                .map_err(|e| errors::map(e, Origin::File(&self.path)))
+        })?;
+        from_io(py, t)
+    }
+
     /// The tensor named ``name`` (a zero-copy view of the mapping).
     ///
     /// Raises:
@@ -555,6 +629,133 @@ fn open_for_python(
     }
     py.detach(|| HurrayFileReader::open(path, &ReadOptions::default()))
         .map_err(|e| errors::map(e, Origin::File(path)))
+}
+
+/// The item `name` of `reader` when it is a partition composite.
+///
+/// Errors: `KeyError` (no such item), `UnsupportedError` (another kind of item),
+/// the reader's errors as `FileError`.
+fn partition_item(
+    r: &HurrayFileReader,
+    name: &str,
+    path: &std::path::Path,
+) -> PyResult<hurray_ffi::HurrayItem> {
+    let item = r.item(name).map_err(|e| {
+        if e.status == HURRAY_ERR_NOT_FOUND {
+            pyo3::exceptions::PyKeyError::new_err(name.to_owned())
+        } else {
+            errors::map(e, Origin::File(path))
+        }
+    })?;
+    match &item.tensor_handle().model().layout {
+        hurray_core::Layout::CompositeHead(h)
+            if h.rule == hurray_core::CompositionRule::Partition =>
+        {
+            Ok(item)
+        }
+        _ => Err(UnsupportedError::new_err(format!(
+            "{name:?} in {} is not a partition composite",
+            path.display()
+        ))),
+    }
+}
+
+/// Writes one partition composite to a new HRRYFILE at ``path``: a head ``name``
+/// of shape ``parent_shape`` (elements) and the element type of the members, and
+/// the members ``name/0``, ``name/1``, ... in the order given, each with a shard
+/// section placing it at ``offsets[i]`` (elements) in the whole. The members'
+/// buffers are written as they are (no copy beyond the write itself: members over
+/// mapped files stay mapped pages), with the GIL released. Used by
+/// ``hurray.dask.to_hrry``.
+///
+/// Raises:
+///     hurray.InvalidDescriptorError: no members, members of different element
+///         types, an offset of the wrong rank.
+///     hurray.FileError: the boxes do not cover the whole exactly or overlap (the
+///         writer checks the composite before writing any byte of it), or I/O.
+#[pyfunction]
+#[pyo3(signature = (path, name, parent_shape, members, offsets, *, durable=true))]
+pub fn _save_partition(
+    py: Python<'_>,
+    path: PathBuf,
+    name: &str,
+    parent_shape: Vec<u64>,
+    members: Vec<PyRef<'_, Tensor>>,
+    offsets: Vec<Vec<u64>>,
+    durable: bool,
+) -> PyResult<()> {
+    use crate::errors::InvalidDescriptorError;
+    use hurray_core::{
+        CombineOp, CompositeHead, CompositionRule, Layout as L, Shard, TensorDescriptor,
+    };
+    use hurray_ffi::{HurrayBuffer, HurrayDescriptor, HurrayItem, HurrayTensor, Placement};
+    if members.is_empty() || members.len() != offsets.len() {
+        return Err(InvalidDescriptorError::new_err(format!(
+            "a partition needs one offset per member and at least one member ({} members, {} offsets)",
+            members.len(),
+            offsets.len()
+        )));
+    }
+    let t = members[0].model().element_type;
+    let mut parts = Vec::with_capacity(members.len());
+    for (i, (m, off)) in members.iter().zip(&offsets).enumerate() {
+        let mut d = m.model().clone();
+        if d.element_type != t || off.len() != parent_shape.len() {
+            return Err(InvalidDescriptorError::new_err(format!(
+                "member {i}: element type {} and offset rank {} (the partition has {} and rank {})",
+                d.element_type.name(),
+                off.len(),
+                t.name(),
+                parent_shape.len()
+            )));
+        }
+        d.shard = Some(Shard {
+            parent_shape: parent_shape.clone(),
+            offset: off.clone(),
+        });
+        parts.push((d, m.host_buffers()?));
+    }
+    let count = u32::try_from(parts.len())
+        .map_err(|_| InvalidDescriptorError::new_err("more than 2^32 - 1 members"))?;
+    let mut head = TensorDescriptor::dense(t, &parent_shape).map_err(|e| errors::descriptor(&e))?;
+    head.layout = L::CompositeHead(CompositeHead {
+        rule: CompositionRule::Partition,
+        combine_op: CombineOp::None,
+        member_count: count,
+    });
+    head.buffers.clear();
+    let opts = HurrayWriteOptions {
+        durable: u8::from(durable),
+        ..HurrayWriteOptions::default()
+    };
+    py.detach(|| -> FfiResult<()> {
+        let head = HurrayTensor::new(HurrayDescriptor::new(Arc::new(head))?, Vec::new(), None)?;
+        let mut item = HurrayItem::composite(head)?;
+        for (d, bufs) in parts {
+            let hb = bufs
+                .into_iter()
+                .zip(&d.buffers)
+                .map(|(b, h)| {
+                    Box::new(HurrayBuffer::host(
+                        b,
+                        Placement {
+                            alignment: h.alignment,
+                            device: h.device,
+                            sync_mode: h.sync_mode,
+                            memory_class: h.memory_class,
+                        },
+                    ))
+                })
+                .collect();
+            let m = HurrayTensor::new(HurrayDescriptor::new(Arc::new(d))?, hb, None)?;
+            item.push(Box::new(HurrayItem::from_tensor(m)?))
+                .map_err(|(e, _)| e)?;
+        }
+        let mut w = HurrayFileWriter::create(&path, &opts)?;
+        w.write_item(name, &item)?;
+        w.finish()
+    })
+    .map_err(|e| errors::map(e, Origin::File(&path)))
 }
 
 /// Runs the data CRC-32C check on `reader` (GIL released): true when every tensor
@@ -1209,6 +1410,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(verify_data_crc32c, m)?)?;
     m.add_function(wrap_pyfunction!(load_kv, m)?)?;
+    m.add_function(wrap_pyfunction!(_save_partition, m)?)?;
     m.add_class::<FileReader>()?;
     m.add_class::<StreamReader>()?;
     m.add_class::<StreamWriter>()?;

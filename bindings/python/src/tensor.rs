@@ -260,6 +260,19 @@ fn layout_name(l: &L) -> &'static str {
 }
 
 impl Tensor {
+    /// This tensor marked read-only (`true`) or writable (`false`) on its handle
+    /// (`HurrayTensor::set_read_only`): a read-only tensor's NumPy and DLPack views
+    /// are read-only (a write raises), and pickling keeps the flag.
+    pub fn with_read_only(mut self, read_only: bool) -> Tensor {
+        self.h.0.set_read_only(read_only);
+        self
+    }
+
+    /// True when the handle is read-only (see [`with_read_only`](Self::with_read_only)).
+    pub fn is_read_only(&self) -> bool {
+        self.h.get().read_only()
+    }
+
     /// The descriptor model.
     pub fn model(&self) -> &TensorDescriptor {
         self.h.get().model()
@@ -326,7 +339,8 @@ impl Tensor {
         }
         d.buffers[0] = handle_for(need, &dev);
         let dev_obj = device_object(py, &d, 0)?;
-        assemble(py, d, vec![prefix(src, need)], None, Some(dev_obj))
+        let ro = self.is_read_only();
+        Ok(assemble(py, d, vec![prefix(src, need)], None, Some(dev_obj))?.with_read_only(ro))
     }
 
     /// The checks every NumPy path shares: a dense layout on a CPU device.
@@ -564,6 +578,26 @@ impl Tensor {
         ))
     }
 
+    /// The bytes of all buffers together (the descriptor's declared buffer sizes;
+    /// a bit-packed type counts its packed bytes): what the tensor's memory costs,
+    /// and what ``dask.sizeof`` reports for it.
+    #[getter]
+    fn nbytes(&self) -> u64 {
+        self.model().buffers.iter().map(|b| b.byte_size).sum()
+    }
+
+    /// True when the tensor's memory is read-only: it wraps a read-only NumPy
+    /// array or DLPack tensor, a read-only buffer an unpickler handed out (an
+    /// object store's, say), or a file loaded with ``read_only=True``. Its NumPy
+    /// arrays are not writeable, its DLPack capsules carry DLPack 1.0's read-only
+    /// flag (a legacy, unversioned capsule gets a copy instead), and pickling keeps
+    /// the flag. A writable copy: ``hurray.asarray(t, copy=True)`` (any dense
+    /// tensor) or ``numpy.array(t)``.
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.is_read_only()
+    }
+
     /// Stored elements of a COO/CSR/CSC tensor (``AttributeError`` for other layouts).
     #[getter]
     fn nnz(&self) -> PyResult<u64> {
@@ -721,7 +755,10 @@ impl Tensor {
 
     /// DLPack export: a ``dltensor_versioned`` capsule (or a legacy ``dltensor``
     /// one when the consumer does not ask for ``max_version >= (1, 0)``) viewing
-    /// buffer 0; the capsule keeps this tensor alive.
+    /// buffer 0; the capsule keeps this tensor alive. A read-only tensor's
+    /// versioned capsule carries ``DLPACK_FLAG_BITMASK_READ_ONLY``; its legacy
+    /// capsule, which cannot, views a copy (``copy=False`` then raises
+    /// ``BufferError``).
     ///
     /// Raises:
     ///     BufferError: (builtin) non-dense layout or dtype without a DLPack code.
@@ -737,8 +774,20 @@ impl Tensor {
     ) -> PyResult<Py<PyAny>> {
         let _ = (stream, dl_device);
         let versioned = max_version.is_some_and(|(major, _)| major >= 1);
+        let me = slf.get();
+        if me.is_read_only() && !versioned {
+            // A legacy capsule has no read-only flag: its consumer would write.
+            if copy == Some(false) {
+                return Err(pyo3::exceptions::PyBufferError::new_err(
+                    "the tensor is read-only and a legacy (unversioned) DLPack capsule cannot say so; \
+                     ask with max_version=(1, 0), or allow a copy",
+                ));
+            }
+            let c = Bound::new(slf.py(), me.deep_copy(slf.py())?)?;
+            return crate::dlpack::export(&c, false);
+        }
         if copy == Some(true) {
-            let c = Bound::new(slf.py(), slf.get().deep_copy(slf.py())?)?;
+            let c = Bound::new(slf.py(), me.deep_copy(slf.py())?)?;
             return crate::dlpack::export(&c, versioned);
         }
         crate::dlpack::export(slf, versioned)
@@ -833,13 +882,15 @@ impl Tensor {
         self.check_numpy_copyable()?;
         let mut m = d.clone();
         m.element_type = bits;
-        assemble(
+        let ro = self.is_read_only();
+        Ok(assemble(
             py,
             m,
             self.host_buffers()?,
             None,
             Some(self.device.clone_ref(py)),
-        )
+        )?
+        .with_read_only(ro))
     }
 
     /// An unpacked copy of this dense CPU sub-byte tensor (``bool``, ``int4``,

@@ -350,13 +350,23 @@ def test_unpickling_never_hands_out_writable_views_of_read_only_buffers():
     raw = bytes(bufs[0].raw())
     keep = bytes(raw)
 
-    # bytes, a read-only memoryview, and what protocols 2/4 carry in band: copied.
-    for given in (raw, memoryview(raw), memoryview(bytearray(raw)).toreadonly()):
+    # bytes (an in-band copy, maybe a shared cached object): copied, writable.
+    u = pickle.loads(payload, buffers=[raw])
+    a = np.asarray(u)
+    assert a.flags.writeable and not u.read_only
+    a[:] = 99
+    assert raw == keep
+    # A read-only memoryview (an object store's buffer, issue 19): wrapped without
+    # a copy, and the tensor is read-only: no export writes into it.
+    for given in (memoryview(raw), memoryview(bytearray(raw)).toreadonly()):
         u = pickle.loads(payload, buffers=[given])
+        assert u.read_only
+        assert u._buffer_address(0) == np.frombuffer(given, np.uint8).ctypes.data
         a = np.asarray(u)
-        assert a.flags.writeable
-        a[:] = 99
-        assert raw == keep and bytes(given) == keep, type(given)
+        assert not a.flags.writeable
+        with pytest.raises(ValueError):
+            a[:] = 99
+        assert bytes(given) == keep, type(given)
     for proto in (2, 4):
         u = pickle.loads(pickle.dumps(t, protocol=proto))
         np.asarray(u)[:] = 7  # writes into the tensor's own copy
@@ -365,6 +375,7 @@ def test_unpickling_never_hands_out_writable_views_of_read_only_buffers():
     # Writable out-of-band memory is still wrapped without a copy.
     ba = bytearray(raw)
     u = pickle.loads(payload, buffers=[ba])
+    assert not u.read_only
     np.asarray(u)[0] = 42
     assert ba[0] == 42
     del u
@@ -372,7 +383,7 @@ def test_unpickling_never_hands_out_writable_views_of_read_only_buffers():
 
     # A producer that pickled a read-only buffer: the unpickler hands the
     # out-of-band buffer back as a read-only memoryview (READONLY_BUFFER), even
-    # over writable memory; the tensor gets its own copy.
+    # over writable memory; the tensor wraps it read-only (no copy, no write).
     class ReadOnlyPickled:
         def __reduce_ex__(self, protocol):
             return (hurray._native._rebuild,
@@ -382,8 +393,14 @@ def test_unpickling_never_hands_out_writable_views_of_read_only_buffers():
     payload = pickle.dumps(ReadOnlyPickled(), protocol=5, buffer_callback=bufs.append)
     ba = bytearray(raw)
     u = pickle.loads(payload, buffers=[ba])
-    np.asarray(u)[:] = 5
-    assert bytes(ba) == keep and np.asarray(u).tolist() == [5] * 4
+    assert u.read_only and u._buffer_address(0) == np.frombuffer(ba, np.uint8).ctypes.data
+    with pytest.raises(ValueError):
+        np.asarray(u)[:] = 5
+    assert bytes(ba) == keep
+    # Asked for a writable tensor (read_only=False), the same buffer is copied.
+    w = hurray._native._rebuild(t._descriptor_bytes(), [memoryview(ba).toreadonly()], 0, False)
+    np.asarray(w)[:] = 5
+    assert bytes(ba) == keep and np.asarray(w).tolist() == [5] * 4
 
 
 def test_stream_objects_are_bound_to_their_thread(tmp_path, capfd):

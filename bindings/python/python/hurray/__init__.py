@@ -17,7 +17,7 @@ reference releases the memory exactly once, from any thread.
 from __future__ import annotations
 
 from hurray import _native
-from hurray import _glue
+from hurray import _dask, _glue
 from hurray import dtype, device
 # OSError subclasses that are also hurray.FileError (errno and filename set); not
 # in __all__, so `from hurray import *` never shadows the builtins.
@@ -90,6 +90,8 @@ __version__: str = _native.__version__
 
 # Tensor methods written in Python (NumPy, pickle, repr): see hurray._glue.
 _glue.install(_native.Tensor)
+# Dask: sizeof and distributed serializers, registered without user code (issue 19).
+_dask.install()
 
 # Tier-1 element types at top level (the same objects as in hurray.dtype).
 # These names shadow builtins inside this module only: `bool` (like

@@ -18,7 +18,7 @@ import pickle
 import sys
 from typing import Any, Optional
 
-from hurray import _native
+from hurray import _dask, _native
 from hurray._printing import _SPARSE_DISPLAY
 
 # The "I-set": element types NumPy can represent (bfloat16 has no NumPy name).
@@ -193,9 +193,14 @@ def reduce_ex(self: "_native.Tensor", protocol: int) -> Any:
     ``buffer_callback``; in band otherwise); older protocols pickle them as NumPy
     uint8 arrays (one copy out, none back in), or as ``bytes`` without NumPy.
     Every device kind pickles (its buffers are host memory); the device, memory
-    class and device id survive."""
+    class, device id and read-only flag survive. Unpickling wraps a read-only
+    out-of-band buffer (Ray's object store, say) without copying it; the tensor is
+    then read-only (see ``hurray._native._rebuild``)."""
     t = self
     register_multiprocessing()
+    # distributed imported after hurray and its import hook missed (a reloaded
+    # module, another finder first): its next message uses the dask serializer.
+    _dask.register_distributed()
     buffers: list[Any] = []
     try:
         import numpy as np
@@ -213,7 +218,11 @@ def reduce_ex(self: "_native.Tensor", protocol: int) -> Any:
         # pickles its bytes once and unpickles as an array over the pickle's own
         # bytes object (no second copy), which _rebuild then wraps.
         buffers.append(pickle.PickleBuffer(view) if protocol >= 5 else view)
-    return (_native._rebuild, (t._descriptor_bytes(), buffers, t.device.device_id))
+    # A read-only tensor says so (its buffers may arrive writable, or as bytes);
+    # a writable one lets the buffers decide (a read-only out-of-band buffer, an
+    # object store's, is wrapped without a copy and makes the tensor read-only).
+    ro = True if t.read_only else None
+    return (_native._rebuild, (t._descriptor_bytes(), buffers, t.device.device_id, ro))
 
 
 # Tensors at least this large (all buffers) travel between processes through a
@@ -273,10 +282,20 @@ def mp_reduce(t: "_native.Tensor") -> Any:
     finally:
         os.close(fd)
     sizes = [v.nbytes for v in views]
-    return (_mp_rebuild, (t._descriptor_bytes(), handle, offsets, sizes, t.device.device_id))
+    return (
+        _mp_rebuild,
+        (t._descriptor_bytes(), handle, offsets, sizes, t.device.device_id, t.read_only),
+    )
 
 
-def _mp_rebuild(descriptor: bytes, handle: Any, offsets: list, sizes: list, device_id: int) -> Any:
+def _mp_rebuild(
+    descriptor: bytes,
+    handle: Any,
+    offsets: list,
+    sizes: list,
+    device_id: int,
+    read_only: bool = False,
+) -> Any:
     """The receiving end of :func:`mp_reduce`: maps the memory file (shared,
     writable; only this process holds it) and wraps the buffers without copying."""
     import mmap
@@ -292,7 +311,7 @@ def _mp_rebuild(descriptor: bytes, handle: Any, offsets: list, sizes: list, devi
         os.close(fd)
     whole = np.frombuffer(m, dtype=np.uint8)
     bufs = [whole[o:o + n] for o, n in zip(offsets, sizes)]
-    return _native._rebuild(descriptor, bufs, device_id)
+    return _native._rebuild(descriptor, bufs, device_id, read_only)
 
 
 def _metadata(t: "_native.Tensor") -> str:
