@@ -1,0 +1,144 @@
+//! The bounded in-memory store behind `TENSOR_PUT` (B.15).
+//!
+//! Policy: **refusal, never eviction.** Every PUT reserves its bytes (descriptor
+//! bytes plus `total_data_bytes`, for each tensor of a composite as it arrives)
+//! before anything is allocated; a reservation that would take stored plus
+//! reserved bytes above the cap is refused (the server answers `ERROR`
+//! [`STORE_FULL`](crate::wire::code::STORE_FULL) and closes the stream). A PUT
+//! under a key that is already stored replaces it once the new tensor is complete;
+//! until then both count. So the store's bytes never exceed the cap.
+
+use hurray_io::Item;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// Bytes an item occupies in the store: every tensor's data plus its encoded
+/// descriptor.
+pub fn item_cost(item: &Item) -> u64 {
+    let mut n = 0u64;
+    item.for_each_tensor(&mut |t| {
+        n = n
+            .saturating_add(t.data_len())
+            .saturating_add(t.descriptor().encoded_len() as u64);
+    });
+    n
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    items: BTreeMap<String, (Item, u64)>,
+    stored: u64,
+    reserved: u64,
+}
+
+/// The store: keys to items, with a byte cap. Shared by every connection.
+#[derive(Debug)]
+pub struct Store {
+    cap: u64,
+    inner: Mutex<Inner>,
+}
+
+/// Bytes held for a PUT in progress; released on drop unless committed.
+#[derive(Debug)]
+pub struct Reservation {
+    store: Arc<Store>,
+    bytes: u64,
+}
+
+impl Store {
+    /// An empty store holding at most `cap` bytes.
+    pub fn new(cap: u64) -> Store {
+        Store {
+            cap,
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave the counters half-updated
+        // (each update is one statement), so a poisoned lock is still consistent.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The cap in bytes.
+    pub fn cap(&self) -> u64 {
+        self.cap
+    }
+
+    /// Bytes held by stored items plus PUTs in progress (always ≤ [`cap`](Self::cap)).
+    pub fn used(&self) -> u64 {
+        let g = self.lock();
+        g.stored + g.reserved
+    }
+
+    /// Number of stored keys.
+    pub fn len(&self) -> usize {
+        self.lock().items.len()
+    }
+
+    /// True when nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The item under `key` (a clone sharing its buffers).
+    pub fn get(&self, key: &str) -> Option<Item> {
+        self.lock().items.get(key).map(|(i, _)| i.clone())
+    }
+
+    /// Every stored item, by key order.
+    pub fn snapshot(&self) -> Vec<(String, Item)> {
+        self.lock()
+            .items
+            .iter()
+            .map(|(k, (i, _))| (k.clone(), i.clone()))
+            .collect()
+    }
+
+    /// Reserves `bytes` for a PUT; `None` when the cap would be exceeded.
+    pub fn reserve(self: &Arc<Self>, bytes: u64) -> Option<Reservation> {
+        let mut r = Reservation {
+            store: self.clone(),
+            bytes: 0,
+        };
+        r.grow(bytes).then_some(r)
+    }
+
+    /// Stores `item` under `key`, replacing (and releasing) any previous item; the
+    /// reservation's bytes become the stored item's, corrected to its real cost.
+    pub fn commit(&self, mut r: Reservation, key: String, item: Item) {
+        let cost = item_cost(&item);
+        let mut g = self.lock();
+        g.reserved -= r.bytes;
+        r.bytes = 0;
+        g.stored += cost;
+        if let Some((_, old)) = g.items.insert(key, (item, cost)) {
+            g.stored -= old;
+        }
+    }
+}
+
+impl Reservation {
+    /// Adds `bytes` to the reservation; false (and nothing added) when the cap
+    /// would be exceeded.
+    pub fn grow(&mut self, bytes: u64) -> bool {
+        let mut g = self.store.lock();
+        let total = g.stored.checked_add(g.reserved).and_then(|u| u.checked_add(bytes));
+        match total {
+            Some(t) if t <= self.store.cap => {
+                g.reserved += bytes;
+                self.bytes += bytes;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            self.store.lock().reserved -= self.bytes;
+        }
+    }
+}
