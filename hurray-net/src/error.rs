@@ -1,6 +1,6 @@
 //! The one error type of this crate.
 
-use crate::wire::code;
+use hurray_proto::{ErrorCode, ProtoError};
 
 /// What can go wrong talking to a peer.
 #[derive(Debug, thiserror::Error)]
@@ -12,19 +12,19 @@ pub enum NetError {
     #[error("timed out: {0}")]
     Timeout(&'static str),
     /// The peer sent `ERROR` (B.16); the transport stream is closed.
-    #[error("peer sent ERROR {code:#x} {}: {message}", code::name(*code))]
+    #[error("peer sent ERROR {code}: {message}")]
     Remote {
         /// B.16 code (or a private one of this crate, see [`crate::wire::code`]).
-        code: u32,
+        code: ErrorCode,
         /// The peer's message.
         message: String,
     },
     /// The peer broke a protocol rule; this side sent `ERROR` with `code` (when the
     /// socket still allowed it) and closed.
-    #[error("protocol error {code:#x} {}: {message}", code::name(*code))]
+    #[error("protocol error {code}: {message}")]
     Protocol {
         /// The B.16 code sent to the peer.
-        code: u32,
+        code: ErrorCode,
         /// What was wrong.
         message: String,
     },
@@ -35,7 +35,7 @@ pub enum NetError {
 
 impl NetError {
     /// A [`NetError::Protocol`].
-    pub fn protocol(code: u32, message: impl Into<String>) -> NetError {
+    pub fn protocol(code: ErrorCode, message: impl Into<String>) -> NetError {
         NetError::Protocol {
             code,
             message: message.into(),
@@ -43,10 +43,19 @@ impl NetError {
     }
 
     /// The B.16 code involved, when there is one.
-    pub fn code(&self) -> Option<u32> {
+    pub fn code(&self) -> Option<ErrorCode> {
         match self {
             NetError::Remote { code, .. } | NetError::Protocol { code, .. } => Some(*code),
             _ => None,
+        }
+    }
+}
+
+impl From<ProtoError> for NetError {
+    fn from(e: ProtoError) -> NetError {
+        NetError::Protocol {
+            code: e.code,
+            message: e.detail,
         }
     }
 }

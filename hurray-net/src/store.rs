@@ -123,7 +123,10 @@ impl Reservation {
     /// would be exceeded.
     pub fn grow(&mut self, bytes: u64) -> bool {
         let mut g = self.store.lock();
-        let total = g.stored.checked_add(g.reserved).and_then(|u| u.checked_add(bytes));
+        let total = g
+            .stored
+            .checked_add(g.reserved)
+            .and_then(|u| u.checked_add(bytes));
         match total {
             Some(t) if t <= self.store.cap => {
                 g.reserved += bytes;

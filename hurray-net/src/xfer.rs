@@ -2,7 +2,7 @@
 //! shared by the server and the client so both apply the same B.11 rules.
 
 use crate::error::{NetError, Result};
-use crate::wire::{self, code, msg, DescriptorTail, ErrorMsg, Header, HEADER_LEN};
+use crate::wire::{msg, DescriptorMsg, ErrorCode, Header, Message, TensorData, HEADER_LEN};
 use hurray_core::{DeviceTag, Layout, SyncMode, TensorDescriptor};
 use hurray_io::{AlignedBuf, Buffer, Composite, Item, Tensor};
 use std::future::Future;
@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-/// Called with the number of tensor data bytes just moved (for progress bars).
-pub type ProgressFn = Arc<dyn Fn(u64) + Send + Sync>;
+/// Progress of a transfer: called with the tensor data bytes just moved and the
+/// total data bytes of the tensor (or shard) being moved, after every frame.
+pub type ProgressFn = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
 /// Runs `f` under `limit`; `what` names the timeout in the error.
 pub(crate) async fn timed<T>(
@@ -34,7 +35,7 @@ pub(crate) async fn read_header<S: AsyncRead + Unpin>(
 ) -> Result<Header> {
     let mut b = [0u8; HEADER_LEN];
     timed(limit, what, s.read_exact(&mut b)).await?;
-    Ok(Header::decode(&b))
+    Ok(Header::decode(&b)?)
 }
 
 /// Reads a payload of `len` bytes (the caller checked `len` against its limit).
@@ -64,37 +65,24 @@ pub(crate) async fn write_all_vectored<S: AsyncWrite + Unpin>(
     Ok(())
 }
 
-/// Sends one whole message.
-pub(crate) async fn send<S: AsyncWrite + Unpin>(
-    s: &mut S,
-    message_type: u32,
-    stream_id: u32,
-    payload: &[u8],
-    limit: Duration,
-) -> Result<()> {
-    let h = Header {
-        message_type,
-        stream_id,
-        payload_length: payload.len() as u32,
-    }
-    .encode();
-    write_all_vectored(s, &mut [IoSlice::new(&h), IoSlice::new(payload)], limit).await
-}
-
 /// Sends `ERROR` (best effort: a peer that is gone does not make this fail).
 pub(crate) async fn send_error<S: AsyncWrite + Unpin>(
     s: &mut S,
     stream_id: u32,
-    code: u32,
+    code: ErrorCode,
     message: &str,
     limit: Duration,
 ) {
-    let p = ErrorMsg {
+    let p = match (Message::Error {
         code,
         message: message.to_owned(),
-    }
-    .encode();
-    let _ = send(s, msg::ERROR, stream_id, &p, limit).await;
+    })
+    .encode(stream_id)
+    {
+        Ok(p) => p,
+        Err(_) => return,
+    };
+    let _ = write_all_vectored(s, &mut [IoSlice::new(&p)], limit).await;
     let _ = timed(limit, "flush", s.flush()).await;
 }
 
@@ -118,31 +106,51 @@ pub(crate) async fn send_tensor<S: AsyncWrite + Unpin>(
     stream_id: u32,
     d: &TensorDescriptor,
     buffers: &[&[u8]],
-    tail: DescriptorTail,
+    tail: Tail,
     frame_max: u64,
     limit: Duration,
     progress: Option<&ProgressFn>,
 ) -> Result<()> {
-    let mut p = network_descriptor(d)
+    let descriptor = network_descriptor(d)
         .encode()
         .map_err(|source| NetError::Format(hurray_io::Error::Descriptor { at: 0, source }))?;
-    p.extend_from_slice(&tail.encode());
-    send(s, msg::TENSOR_DESCRIPTOR, stream_id, &p, limit).await?;
+    let m = Message::TensorDescriptor(DescriptorMsg {
+        descriptor,
+        total_data_bytes: tail.total_data_bytes,
+        shard_index: tail.shard_index,
+        total_shards: tail.total_shards,
+    })
+    .encode(stream_id)?;
+    write_all_vectored(s, &mut [IoSlice::new(&m)], limit).await?;
+    send_frames(
+        s,
+        stream_id,
+        buffers,
+        tail.total_data_bytes,
+        frame_max,
+        limit,
+        progress,
+    )
+    .await
+}
+
+/// Sends `total` bytes of `buffers` (concatenated) as `TENSOR_DATA` frames of at
+/// most `frame_max` bytes, then `TENSOR_DATA_END` (B.11; the PUT direction too).
+pub(crate) async fn send_frames<S: AsyncWrite + Unpin>(
+    s: &mut S,
+    stream_id: u32,
+    buffers: &[&[u8]],
+    total: u64,
+    frame_max: u64,
+    limit: Duration,
+    progress: Option<&ProgressFn>,
+) -> Result<()> {
     let frame_max = frame_max.max(1);
     let mut offset = 0u64;
     let (mut bi, mut pos) = (0usize, 0usize);
-    while offset < tail.total_data_bytes {
-        let len = frame_max.min(tail.total_data_bytes - offset);
-        let mut prefix = [0u8; HEADER_LEN + 8];
-        prefix[..HEADER_LEN].copy_from_slice(
-            &Header {
-                message_type: msg::TENSOR_DATA,
-                stream_id,
-                payload_length: (len + 8) as u32,
-            }
-            .encode(),
-        );
-        prefix[HEADER_LEN..].copy_from_slice(&offset.to_le_bytes());
+    while offset < total {
+        let len = frame_max.min(total - offset);
+        let prefix = TensorData::encode_prefix(stream_id, offset, len as usize)?;
         let mut slices = vec![IoSlice::new(&prefix)];
         let mut need = len as usize;
         while need > 0 {
@@ -160,11 +168,17 @@ pub(crate) async fn send_tensor<S: AsyncWrite + Unpin>(
         }
         write_all_vectored(s, &mut slices, limit).await?;
         if let Some(f) = progress {
-            f(len);
+            f(len, total);
         }
         offset += len;
     }
-    send(s, msg::TENSOR_DATA_END, stream_id, &[], limit).await
+    let end = Header {
+        message_type: msg::TENSOR_DATA_END,
+        stream_id,
+        payload_length: 0,
+    }
+    .encode();
+    write_all_vectored(s, &mut [IoSlice::new(&end)], limit).await
 }
 
 /// Sends an item: a tensor, or a composite head then its members in pre-order
@@ -200,7 +214,7 @@ async fn send_whole<S: AsyncWrite + Unpin>(
     progress: Option<&ProgressFn>,
 ) -> Result<()> {
     let slices: Vec<&[u8]> = t.buffers().iter().map(Buffer::as_slice).collect();
-    let tail = DescriptorTail {
+    let tail = Tail {
         total_data_bytes: t.data_len(),
         shard_index: 0,
         total_shards: 1,
@@ -229,43 +243,44 @@ pub(crate) struct RecvLimits {
     pub io_timeout: Duration,
 }
 
+/// What [`next_message`] read.
+pub(crate) enum Incoming {
+    /// A `TENSOR_DATA` header: its payload is still on the socket.
+    Data(Header),
+    /// Any other message, decoded.
+    Msg(Message),
+}
+
 /// Reads the next message header and, for anything but `TENSOR_DATA`, its payload.
 /// `ERROR` becomes [`NetError::Remote`]; a payload above the limit is
-/// `MESSAGE_TOO_LARGE`; an unknown type is `INVALID_MESSAGE`.
+/// `MESSAGE_TOO_LARGE`; an unrecognised type is `INVALID_MESSAGE`.
 pub(crate) async fn next_message<S: AsyncRead + Unpin>(
     s: &mut S,
     lim: &RecvLimits,
-) -> Result<(Header, Vec<u8>)> {
+) -> Result<Incoming> {
     let h = read_header(s, lim.io_timeout, "waiting for the peer's next message").await?;
     check_header(&h, lim.max_message)?;
     if h.message_type == msg::TENSOR_DATA {
-        return Ok((h, Vec::new()));
+        return Ok(Incoming::Data(h));
     }
     let p = read_payload(s, h.payload_length, lim.io_timeout).await?;
-    if h.message_type == msg::ERROR {
-        let e = ErrorMsg::decode(&p).unwrap_or(ErrorMsg {
-            code: code::INVALID_MESSAGE,
-            message: "(malformed ERROR payload)".into(),
-        });
-        return Err(NetError::Remote {
-            code: e.code,
-            message: e.message,
-        });
+    match Message::decode_owned(&h, p)? {
+        Message::Error { code, message } => Err(NetError::Remote { code, message }),
+        m => Ok(Incoming::Msg(m)),
     }
-    Ok((h, p))
 }
 
 /// B.4 and B.17 checks on a header.
 pub(crate) fn check_header(h: &Header, max_message: u32) -> Result<()> {
-    if !msg::is_known(h.message_type) {
+    if !(msg::CLIENT_HELLO..=msg::RDMA_READY).contains(&h.message_type) {
         return Err(NetError::protocol(
-            code::INVALID_MESSAGE,
+            ErrorCode::InvalidMessage,
             format!("unrecognised message_type {:#010x}", h.message_type),
         ));
     }
     if h.payload_length > max_message {
         return Err(NetError::protocol(
-            code::MESSAGE_TOO_LARGE,
+            ErrorCode::MessageTooLarge,
             format!(
                 "payload_length {} exceeds max_message_size {max_message}",
                 h.payload_length
@@ -283,37 +298,44 @@ pub(crate) fn accept_descriptor(
     total_data_bytes: u64,
     lim: &RecvLimits,
 ) -> Result<TensorDescriptor> {
-    let d = TensorDescriptor::decode(bytes).map_err(|e| {
-        NetError::protocol(code::INVALID_MESSAGE, format!("descriptor: {e}"))
-    })?;
+    let d = TensorDescriptor::decode(bytes)
+        .map_err(|e| NetError::protocol(ErrorCode::InvalidMessage, format!("descriptor: {e}")))?;
     let mut sum = 0u64;
     for (i, b) in d.buffers.iter().enumerate() {
         if b.sync_mode != SyncMode::ProducerSynced {
             return Err(NetError::protocol(
-                code::INVALID_MESSAGE,
+                ErrorCode::InvalidMessage,
                 format!("buffer {i}: sync_mode must be 0x00 across machines (A.5)"),
             ));
         }
         if b.device != DeviceTag::Cpu {
             return Err(NetError::protocol(
-                code::DEVICE_UNAVAILABLE,
-                format!("buffer {i}: device {:?} is not CPU, the only device here", b.device),
+                ErrorCode::DeviceUnavailable,
+                format!(
+                    "buffer {i}: device {:?} is not CPU, the only device here",
+                    b.device
+                ),
             ));
         }
         sum = sum.checked_add(b.byte_size).ok_or_else(|| {
-            NetError::protocol(code::INVALID_MESSAGE, "buffer sizes overflow u64")
+            NetError::protocol(ErrorCode::InvalidMessage, "buffer sizes overflow u64")
         })?;
     }
     if sum != total_data_bytes {
         return Err(NetError::protocol(
-            code::INVALID_MESSAGE,
-            format!("total_data_bytes {total_data_bytes} differs from the buffers' {sum} bytes (S7)"),
+            ErrorCode::InvalidMessage,
+            format!(
+                "total_data_bytes {total_data_bytes} differs from the buffers' {sum} bytes (S7)"
+            ),
         ));
     }
     if sum > lim.max_tensor_bytes {
         return Err(NetError::protocol(
-            code::MESSAGE_TOO_LARGE,
-            format!("tensor of {sum} bytes exceeds this receiver's limit {}", lim.max_tensor_bytes),
+            ErrorCode::MessageTooLarge,
+            format!(
+                "tensor of {sum} bytes exceeds this receiver's limit {}",
+                lim.max_tensor_bytes
+            ),
         ));
     }
     Ok(d)
@@ -329,7 +351,7 @@ pub(crate) fn alloc_buffers(d: &TensorDescriptor) -> Result<Vec<AlignedBuf>> {
                 .and_then(AlignedBuf::zeroed)
                 .ok_or_else(|| {
                     NetError::protocol(
-                        code::MESSAGE_TOO_LARGE,
+                        ErrorCode::MessageTooLarge,
                         format!("cannot allocate a buffer of {} bytes", b.byte_size),
                     )
                 })
@@ -351,21 +373,20 @@ pub(crate) async fn recv_data<S: AsyncRead + Unpin>(
     let mut offset = 0u64;
     let (mut bi, mut pos) = (0usize, 0usize);
     loop {
-        let (h, p) = next_message(s, lim).await?;
-        match h.message_type {
-            msg::TENSOR_DATA_END => {
+        match next_message(s, lim).await? {
+            Incoming::Msg(Message::TensorDataEnd) => {
                 if offset != total {
                     return Err(NetError::protocol(
-                        code::INVALID_MESSAGE,
+                        ErrorCode::InvalidMessage,
                         format!("TENSOR_DATA_END after {offset} of {total} bytes"),
                     ));
                 }
                 return Ok(());
             }
-            msg::TENSOR_DATA => {
+            Incoming::Data(h) => {
                 if h.payload_length < 8 {
                     return Err(NetError::protocol(
-                        code::INVALID_MESSAGE,
+                        ErrorCode::InvalidMessage,
                         "TENSOR_DATA payload shorter than its 8-byte offset",
                     ));
                 }
@@ -375,13 +396,13 @@ pub(crate) async fn recv_data<S: AsyncRead + Unpin>(
                 let len = u64::from(h.payload_length - 8);
                 if at != offset {
                     return Err(NetError::protocol(
-                        code::INVALID_MESSAGE,
+                        ErrorCode::InvalidMessage,
                         format!("frame at byte_offset_in_buffer {at}, expected {offset} (B.11)"),
                     ));
                 }
                 if len > total - offset {
                     return Err(NetError::protocol(
-                        code::INVALID_MESSAGE,
+                        ErrorCode::InvalidMessage,
                         format!("frame of {len} bytes at {at} passes total_data_bytes {total}"),
                     ));
                 }
@@ -404,13 +425,13 @@ pub(crate) async fn recv_data<S: AsyncRead + Unpin>(
                 }
                 offset += len;
                 if let Some(f) = progress {
-                    f(len);
+                    f(len, total);
                 }
             }
-            t => {
+            Incoming::Msg(m) => {
                 return Err(NetError::protocol(
-                    code::INVALID_MESSAGE,
-                    format!("message type {t:#x} inside a tensor's data frames"),
+                    ErrorCode::InvalidMessage,
+                    format!("{} inside a tensor's data frames (B.11)", m.name()),
                 ))
             }
         }
@@ -430,7 +451,8 @@ pub(crate) async fn recv_tensor_body<S: AsyncRead + Unpin>(
         recv_data(s, &mut dest, lim, progress).await?;
     }
     let buffers = bufs.into_iter().map(Buffer::from_aligned).collect();
-    Tensor::new(d, buffers).map_err(|e| NetError::protocol(code::INVALID_MESSAGE, e.to_string()))
+    Tensor::new(d, buffers)
+        .map_err(|e| NetError::protocol(ErrorCode::InvalidMessage, e.to_string()))
 }
 
 /// The member count when `d` is a composite head.
@@ -449,23 +471,35 @@ pub(crate) const MAX_MEMBERS: u32 = 65_536;
 /// Checks a received composite (A.4 close-time rules).
 pub(crate) fn check_composite(c: &Composite) -> Result<()> {
     hurray_io::composite::validate(c, MAX_DEPTH, MAX_MEMBERS)
-        .map_err(|e| NetError::protocol(code::INVALID_MESSAGE, format!("composite: {e}")))
+        .map_err(|e| NetError::protocol(ErrorCode::InvalidMessage, format!("composite: {e}")))
 }
 
-/// Reads a `TENSOR_DESCRIPTOR` payload into descriptor + tail.
-pub(crate) fn parse_descriptor(
-    h: &Header,
-    p: &[u8],
-    lim: &RecvLimits,
-) -> Result<(TensorDescriptor, DescriptorTail)> {
-    if h.message_type != msg::TENSOR_DESCRIPTOR {
+/// Checks a `TENSOR_DESCRIPTOR` message: descriptor decoded and accepted, tail.
+pub(crate) fn parse_descriptor(m: Message, lim: &RecvLimits) -> Result<(TensorDescriptor, Tail)> {
+    let Message::TensorDescriptor(dm) = m else {
         return Err(NetError::protocol(
-            code::INVALID_MESSAGE,
-            format!("expected TENSOR_DESCRIPTOR, got message type {:#x}", h.message_type),
+            ErrorCode::InvalidMessage,
+            format!("expected TENSOR_DESCRIPTOR, got {}", m.name()),
         ));
-    }
-    let (db, tail) = wire::split_descriptor(p)
-        .map_err(|m| NetError::protocol(code::INVALID_MESSAGE, m.to_string()))?;
-    let d = accept_descriptor(db, tail.total_data_bytes, lim)?;
-    Ok((d, tail))
+    };
+    let d = accept_descriptor(&dm.descriptor, dm.total_data_bytes, lim)?;
+    Ok((
+        d,
+        Tail {
+            total_data_bytes: dm.total_data_bytes,
+            shard_index: dm.shard_index,
+            total_shards: dm.total_shards,
+        },
+    ))
+}
+
+/// The fields after the descriptor in `TENSOR_DESCRIPTOR` (B.11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tail {
+    /// Bytes of frame content that follow.
+    pub total_data_bytes: u64,
+    /// 0 when not parallel.
+    pub shard_index: u32,
+    /// 1 when not parallel.
+    pub total_shards: u32,
 }
