@@ -102,6 +102,11 @@ impl ServerStats {
     pub fn store_bytes(&self) -> u64 {
         self.shared.store.used()
     }
+    /// Connection tasks that panicked (a bug; tests assert 0). A panic ends only
+    /// its own connection.
+    pub fn panics(&self) -> u64 {
+        self.shared.panics.load(Ordering::SeqCst)
+    }
     /// Keys in the PUT store.
     pub fn store_len(&self) -> usize {
         self.shared.store.len()
@@ -123,6 +128,7 @@ struct Shared {
     accepted: AtomicU64,
     sent: AtomicU64,
     buffered: AtomicU64,
+    panics: AtomicU64,
 }
 
 /// What a shutdown did.
@@ -226,6 +232,7 @@ impl Server {
                 accepted: AtomicU64::new(0),
                 sent: AtomicU64::new(0),
                 buffered: AtomicU64::new(0),
+                panics: AtomicU64::new(0),
             }),
         })
     }
@@ -277,7 +284,7 @@ impl Server {
         loop {
             tokio::select! {
                 _ = &mut stop => break,
-                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                Some(r) = tasks.join_next(), if !tasks.is_empty() => note_panic(&shared, r),
                 r = listener.accept() => {
                     let Ok((sock, _)) = r else {
                         // Out of descriptors or a reset before accept: back off a little.
@@ -323,6 +330,12 @@ impl Server {
             None => 0,
         };
         Ok(ShutdownReport { aborted, persisted })
+    }
+}
+
+fn note_panic(sh: &Shared, r: std::result::Result<(), tokio::task::JoinError>) {
+    if matches!(&r, Err(e) if e.is_panic()) {
+        sh.panics.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -573,14 +586,9 @@ async fn serve_get(
             format!("no tensor named {:?}", r.tensor_key),
         ));
     };
-    let counter = {
-        let sent = &sh.sent;
-        move |n: u64| {
-            sent.fetch_add(n, Ordering::Relaxed);
-        }
+    let counter = |n: u64| {
+        sh.sent.fetch_add(n, Ordering::Relaxed);
     };
-    // The counter borrows `sh` only for this call; wrap it for the send helpers.
-    let progress: Option<xfer::ProgressFn> = None;
     let parallel = (r.request_flags & request_flags::PARALLEL_OK != 0)
         .then(|| parse_parallel_stream_id(sid))
         .flatten();
@@ -605,17 +613,7 @@ async fn serve_get(
                 shard_index: i,
                 total_shards: k,
             };
-            xfer::send_tensor(
-                sock,
-                sid,
-                &d,
-                &slices,
-                tail,
-                frame_max,
-                io,
-                progress.as_ref(),
-            )
-            .await?;
+            xfer::send_tensor(sock, sid, &d, &slices, tail, frame_max, io, None).await?;
             counter(tail.total_data_bytes);
         }
         (Some((i, _)), Item::Composite(_)) if i > 0 => {
@@ -630,7 +628,7 @@ async fn serve_get(
             return Err(NetError::Io(std::io::ErrorKind::ConnectionAborted.into()));
         }
         _ => {
-            xfer::send_item(sock, sid, &item, frame_max, io, progress.as_ref()).await?;
+            xfer::send_item(sock, sid, &item, frame_max, io, None).await?;
             counter(before);
         }
     }
@@ -703,7 +701,8 @@ async fn serve_put(sock: &mut TcpStream, sh: &Shared, sid: u32, p: PutMsg) -> Re
     let key = p.tensor_key.clone();
     let lim = RecvLimits {
         max_message: sh.cfg.max_message_size,
-        max_tensor_bytes: sh.cfg.max_put_bytes,
+        // Size limits are the Budget's (STORE_FULL), checked before any allocation.
+        max_tensor_bytes: u64::MAX,
         io_timeout: sh.cfg.idle_timeout,
     };
     let mut budget = Budget {
