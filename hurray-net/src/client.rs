@@ -201,6 +201,18 @@ impl Client {
     /// Errors: [`NetError::Remote`] when refused (e.g. private `STORE_FULL` when the
     /// server's store is full; `INVALID_MESSAGE`), [`NetError::Io`], timeouts.
     pub async fn put(&mut self, key: &str, item: &Item) -> Result<()> {
+        self.put_with_progress(key, item, None).await
+    }
+
+    /// [`put`](Self::put), calling `progress` after every data frame sent.
+    ///
+    /// Errors: as `put`.
+    pub async fn put_with_progress(
+        &mut self,
+        key: &str,
+        item: &Item,
+        progress: Option<ProgressFn>,
+    ) -> Result<()> {
         let sock = self.sock.as_mut().ok_or_else(not_connected)?;
         let lim = limits(&self.opts);
         let frame_max = u64::from(self.server.max_message_size.saturating_sub(8)).max(1);
@@ -209,7 +221,7 @@ impl Client {
             let mut tensors = Vec::new();
             item.for_each_tensor(&mut |t| tensors.push(t));
             for t in tensors {
-                sent = put_one(sock, key, t, frame_max, lim.io_timeout).await;
+                sent = put_one(sock, key, t, frame_max, lim.io_timeout, progress.as_ref()).await;
                 if sent.is_err() {
                     break;
                 }
@@ -517,6 +529,7 @@ async fn put_one(
     t: &Tensor,
     frame_max: u64,
     io: Duration,
+    progress: Option<&ProgressFn>,
 ) -> Result<()> {
     let descriptor = xfer::network_descriptor(t.descriptor())
         .encode()
@@ -531,7 +544,7 @@ async fn put_one(
     // The frames and TENSOR_DATA_END: the same path as a server's response, minus
     // the descriptor message.
     let slices: Vec<&[u8]> = t.buffers().iter().map(Buffer::as_slice).collect();
-    xfer::send_frames(s, 1, &slices, t.data_len(), frame_max, io, None).await?;
+    xfer::send_frames(s, 1, &slices, t.data_len(), frame_max, io, progress).await?;
     Ok(())
 }
 
@@ -636,6 +649,19 @@ impl BlockingClient {
     /// Errors: as `Client::put`.
     pub fn put(&mut self, key: &str, item: &Item) -> Result<()> {
         self.rt.block_on(self.inner.put(key, item))
+    }
+
+    /// See [`Client::put_with_progress`].
+    ///
+    /// Errors: as `Client::put`.
+    pub fn put_with_progress(
+        &mut self,
+        key: &str,
+        item: &Item,
+        progress: Option<ProgressFn>,
+    ) -> Result<()> {
+        self.rt
+            .block_on(self.inner.put_with_progress(key, item, progress))
     }
 
     /// See [`Client::ping`].
