@@ -61,11 +61,24 @@ pub mod framer;
 pub mod header;
 pub mod message;
 
+pub use client::{Client, ClientConfig, ClientEvent, GetOptions};
 pub use error::{ErrorCode, ProtoError, Result};
 pub use framer::{Frame, FrameEvent, Framer, Pushed};
+pub use frames::{split_frames, FrameChecker};
 pub use header::{Header, HEADER_LEN};
 pub use message::{
     capability, is_ext_tag, message_type, request_flags, type_name, DescriptorMsg, Hello,
     LayoutEntry, Message, PutMsg, RdmaRegister, TensorData, TensorRequest, DATA_PREFIX_LEN,
     PROTOCOL_VERSION,
 };
+pub use negotiate::{LayoutFallback, MAX_SHARDS};
+pub use outbox::Transmit;
+pub use receive::{ItemReceiver, ReceiveOptions, LIMIT_EXCEEDED};
+pub use server::{Server, ServerConfig, ServerEvent};
+pub mod client;
+pub mod frames;
+pub mod negotiate;
+pub mod outbox;
+pub mod receive;
+pub mod server;
+pub mod transcode;
