@@ -70,9 +70,9 @@ pub struct GetArgs {
     /// Output .hrry (written aside and renamed into place when complete).
     #[arg(short = 'o', long)]
     pub output: PathBuf,
-    /// Get over this many connections as parallel shards (B.13).
-    #[arg(long, default_value_t = 1)]
-    pub parallel: u32,
+    /// Ask for the tensor as parallel shards (B.13; the server picks how many).
+    #[arg(long)]
+    pub parallel: bool,
 }
 
 /// Arguments of `hurray put`.

@@ -79,10 +79,12 @@ pub fn get(a: &GetArgs, out: &mut dyn Write) -> Result<()> {
     let mut c =
         BlockingClient::connect(a.addr.as_str(), ClientOptions::default()).map_err(net_err)?;
     let (f, cell) = bar(&a.key);
-    let opts = GetOptions {
-        parallel: a.parallel,
-        progress: Some(f),
+    let mut opts = if a.parallel {
+        GetOptions::parallel()
+    } else {
+        GetOptions::default()
     };
+    opts.progress = Some(f);
     let item = c.get(&a.key, &opts).map_err(net_err)?;
     if let Some(p) = cell.get() {
         p.finish();

@@ -1,28 +1,29 @@
 //! The tokio server: GET from memory-mapped `.hrry` files and the PUT store, PUT
 //! into the store, limits for untrusted peers, graceful shutdown.
 //!
-//! Per connection (one transport stream): `CLIENT_HELLO` within
-//! [`handshake_timeout`](ServerConfig::handshake_timeout), then requests until the
-//! peer closes, stays idle past [`idle_timeout`](ServerConfig::idle_timeout), breaks
-//! a rule (`ERROR` with the B.16 code, then close) or the server shuts down.
+//! Every protocol rule is `hurray-proto`'s (`hurray_proto::Server`, one per
+//! connection); this module moves bytes, applies timeouts and limits, and answers
+//! the protocol server's events from the files and the store. A connection lives
+//! until the peer closes, stays silent past
+//! [`idle_timeout`](ServerConfig::idle_timeout) (or past
+//! [`handshake_timeout`](ServerConfig::handshake_timeout) before its hello), fails
+//! at connection level (hello failure: `ERROR`, then close), or the server shuts
+//! down. An `ERROR` on one transport stream closes only that stream (B.16).
 
+use crate::drive::{self, Wrote};
 use crate::error::{NetError, Result};
 use crate::store::{Reservation, Store};
-use crate::wire::{
-    capability, code, msg, parse_parallel_stream_id, request_flags, ErrorCode, Hello, LayoutEntry,
-    Message, PutMsg, TensorRequest, PROTOCOL_VERSION,
-};
-use crate::xfer::{self, Incoming, RecvLimits, Tail};
-use hurray_core::{Layout, Shard, TensorDescriptor};
+use crate::wire::{code, ErrorCode, Message};
 use hurray_io::file::WriteOptions;
-use hurray_io::{Composite, FileReader, FileWriter, Item, Tensor};
+use hurray_io::{FileReader, FileWriter, Item};
+use hurray_proto::{ProtoError, ServerEvent};
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -32,28 +33,29 @@ use tokio::task::JoinSet;
 /// untrusted peers; defaults suit a loopback or LAN model server.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
+    /// The protocol settings (`hurray-proto`): `max_message_size` (advertised;
+    /// a larger `payload_length` gets `ERROR MESSAGE_TOO_LARGE`), frame size,
+    /// parallel shards, transcoding cap, PUT receive limits, streams per connection.
+    /// [`Default`] takes `hurray-proto`'s defaults except shards from 1 MiB up.
+    pub proto: hurray_proto::ServerConfig,
     /// Most connections served at once (default 1024); one more is answered
     /// `ERROR BUSY` (private `0xF2`) and closed.
     pub max_connections: usize,
-    /// Largest message payload accepted, bytes (default 16 MiB); advertised in
-    /// `SERVER_HELLO`. A larger `payload_length` gets `ERROR MESSAGE_TOO_LARGE`.
-    pub max_message_size: u32,
-    /// Largest `TENSOR_DATA` frame content sent, bytes (default 8 MiB; also capped
-    /// by the client's `max_message_size - 8`).
-    pub frame_bytes: u32,
-    /// Time for a new connection to deliver its `CLIENT_HELLO` (default 10 s).
+    /// Time for a new connection to complete its handshake (default 10 s); past it
+    /// the server sends `ERROR TIMEOUT` (private `0xF3`) and closes.
     pub handshake_timeout: Duration,
-    /// Time a connection may wait between requests, and the longest any single
-    /// read or write may stall mid-transfer (default 60 s).
+    /// Time a connection may stay silent (between requests or inside a message), and
+    /// the longest any single write may stall (default 60 s); then `ERROR TIMEOUT`
+    /// and close.
     pub idle_timeout: Duration,
     /// Bytes the PUT store may hold, stored plus in progress (default 1 GiB).
     pub store_cap: u64,
-    /// Largest single PUT (a tensor, or a whole composite), bytes (default: the
-    /// store cap).
+    /// Largest single PUT (its `total_data_bytes`), bytes (default 1 GiB).
     pub max_put_bytes: u64,
-    /// Bytes of control-message payloads (hellos, requests, PUT headers) buffered
-    /// by all connections at once (default 256 MiB); beyond it `ERROR BUSY`. Each
-    /// connection buffers at most one payload, at most `max_message_size`.
+    /// Bytes of partly received messages buffered by all connections at once
+    /// (default 256 MiB; each connection buffers at most one message of at most
+    /// `max_message_size`). A connection that would pass it gets `ERROR BUSY` and
+    /// is closed.
     pub max_buffered_bytes: u64,
     /// How long a shutdown lets transfers in progress finish before aborting
     /// them (default 10 s).
@@ -65,9 +67,11 @@ pub struct ServerConfig {
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
+            proto: hurray_proto::ServerConfig {
+                min_shard_bytes: 1 << 20,
+                ..hurray_proto::ServerConfig::default()
+            },
             max_connections: 1024,
-            max_message_size: 16 << 20,
-            frame_bytes: 8 << 20,
             handshake_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             store_cap: 1 << 30,
@@ -111,7 +115,7 @@ impl ServerStats {
     pub fn store_len(&self) -> usize {
         self.shared.store.len()
     }
-    /// Control-payload bytes buffered right now.
+    /// Bytes of partly received messages buffered by all connections right now.
     pub fn buffered_bytes(&self) -> u64 {
         self.shared.buffered.load(Ordering::SeqCst)
     }
@@ -185,15 +189,6 @@ struct LiveGuard(Arc<Shared>);
 impl Drop for LiveGuard {
     fn drop(&mut self) {
         self.0.live.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Control-payload bytes counted against `max_buffered_bytes` until dropped.
-struct Buffered(Arc<Shared>, u64);
-
-impl Drop for Buffered {
-    fn drop(&mut self) {
-        self.0.buffered.fetch_sub(self.1, Ordering::SeqCst);
     }
 }
 
@@ -364,164 +359,193 @@ fn refuse_busy(sock: &TcpStream) {
     }
 }
 
-/// Why a connection ended; the error (if any) was already sent.
+/// This connection's share of [`ServerConfig::max_buffered_bytes`].
+struct Held {
+    sh: Arc<Shared>,
+    bytes: u64,
+}
+
+impl Held {
+    /// Records that the connection now buffers `bytes`; false when the total passes
+    /// the limit.
+    fn set(&mut self, bytes: u64) -> bool {
+        let total = if bytes >= self.bytes {
+            self.sh
+                .buffered
+                .fetch_add(bytes - self.bytes, Ordering::SeqCst)
+                + (bytes - self.bytes)
+        } else {
+            self.sh
+                .buffered
+                .fetch_sub(self.bytes - bytes, Ordering::SeqCst)
+                - (self.bytes - bytes)
+        };
+        self.bytes = bytes;
+        total <= self.sh.cfg.max_buffered_bytes
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.sh.buffered.fetch_sub(self.bytes, Ordering::SeqCst);
+    }
+}
+
+/// Serves one connection: bytes in through the framer to the `hurray-proto`
+/// server, its events answered from the files and the store, its transmits written
+/// out (data frames vectored from the tensors' buffers).
 async fn serve_connection(mut sock: TcpStream, sh: Arc<Shared>, mut down: watch::Receiver<bool>) {
     let _ = sock.set_nodelay(true);
     let cfg = &sh.cfg;
     let io = cfg.idle_timeout;
-    let peer = match tokio::time::timeout(cfg.handshake_timeout, handshake(&mut sock, &sh)).await {
-        Ok(Ok(h)) => h,
-        Ok(Err(e)) => return close_with(&mut sock, 1, &e, io).await,
-        Err(_) => {
-            let e = NetError::protocol(
-                code::TIMEOUT,
-                "no CLIENT_HELLO within the handshake timeout",
-            );
-            return close_with(&mut sock, 1, &e, io).await;
-        }
+    let mut p = hurray_proto::Server::new(cfg.proto.clone());
+    let mut framer = p.framer();
+    let mut held = Held {
+        sh: sh.clone(),
+        bytes: 0,
     };
-    let frame_max =
-        u64::from(peer.max_message_size.saturating_sub(8)).min(u64::from(cfg.frame_bytes));
+    let mut puts: HashMap<u32, Reservation> = HashMap::new();
+    let handshake_end = Instant::now() + cfg.handshake_timeout;
+    let mut connected = false;
     loop {
-        let header = tokio::select! {
-            r = xfer::read_header(&mut sock, cfg.idle_timeout, "idle connection") => r,
-            _ = down.wait_for(|d| *d) => return,
-        };
-        let h = match header {
-            Ok(h) => h,
-            Err(NetError::Timeout(w)) => {
-                let e = NetError::protocol(code::TIMEOUT, format!("{w}: closed"));
-                return close_with(&mut sock, 1, &e, io).await;
-            }
-            Err(_) => return, // peer closed or reset
-        };
-        let sid = h.stream_id.max(1);
-        let r = async {
-            xfer::check_header(&h, cfg.max_message_size)?;
-            if h.stream_id == 0 {
-                return Err(NetError::protocol(
-                    ErrorCode::InvalidMessage,
-                    "stream_id 0 is reserved (B.3)",
-                ));
-            }
-            if h.message_type == msg::TENSOR_DATA {
-                return Err(NetError::protocol(
-                    ErrorCode::InvalidMessage,
-                    "TENSOR_DATA outside a PUT",
-                ));
-            }
-            let n = u64::from(h.payload_length);
-            if sh.buffered.fetch_add(n, Ordering::SeqCst) + n > cfg.max_buffered_bytes {
-                sh.buffered.fetch_sub(n, Ordering::SeqCst);
-                return Err(NetError::protocol(code::BUSY, "server buffers are full"));
-            }
-            let hold = Buffered(sh.clone(), n);
-            let p = xfer::read_payload(&mut sock, h.payload_length, io).await?;
-            let m = Message::decode_owned(&h, p)?;
-            drop(hold);
-            match m {
-                Message::TensorRequest(r) => {
-                    serve_get(&mut sock, &sh, h.stream_id, r, frame_max).await
+        while let Some(ev) = p.poll_event() {
+            on_event(&sh, &mut p, &mut puts, &mut connected, ev);
+        }
+        while let Some(t) = p.poll_transmit() {
+            match drive::write_transmit(&mut sock, t, io).await {
+                Ok(Wrote::Data(n)) => {
+                    sh.sent.fetch_add(n, Ordering::Relaxed);
                 }
-                Message::TensorPut(p) => serve_put(&mut sock, &sh, h.stream_id, p).await,
-                Message::Ping(p) => {
-                    let b = Message::Pong(p).encode(h.stream_id)?;
-                    xfer::write_all_vectored(&mut sock, &mut [std::io::IoSlice::new(&b)], io).await
-                }
-                Message::Pong(_) => Ok(()),
-                Message::Error { code, message } => Err(NetError::Remote { code, message }),
-                m => Err(NetError::protocol(
-                    ErrorCode::InvalidMessage,
-                    format!("{} is not expected from a client here", m.name()),
-                )),
+                Ok(Wrote::Close) => return linger_close(&mut sock, io).await,
+                Err(_) => return,
             }
         }
-        .await;
+        let (limit, what) = if connected {
+            (io, "idle connection")
+        } else {
+            (
+                handshake_end.saturating_duration_since(Instant::now()),
+                "handshake",
+            )
+        };
+        let idle = framer.is_idle() && p.open_streams() == 0;
+        let r = tokio::select! {
+            r = drive::read_frame(&mut sock, &mut framer, limit, what) => r,
+            _ = down.wait_for(|d| *d), if idle => return,
+        };
+        if !held.set(framer.buffered() as u64) {
+            return close_with(&mut sock, code::BUSY, "server buffers are full", io).await;
+        }
         match r {
-            Ok(()) => {}
-            Err(NetError::Remote { .. }) | Err(NetError::Io(_)) => return,
-            Err(e) => return close_with(&mut sock, sid, &e, io).await,
+            Ok(Some(ev)) => p.on_frame(ev),
+            Ok(None) => {}
+            Err(NetError::Timeout(w)) => {
+                return close_with(&mut sock, code::TIMEOUT, &format!("{w} timed out"), io).await
+            }
+            Err(_) => return, // the peer closed or reset
         }
     }
 }
 
-/// Reads `CLIENT_HELLO`, answers `SERVER_HELLO` (B.7 rules 1–3).
-async fn handshake(sock: &mut TcpStream, sh: &Shared) -> Result<Hello> {
-    let cfg = &sh.cfg;
-    let h = xfer::read_header(sock, cfg.handshake_timeout, "handshake").await?;
-    if h.message_type != msg::CLIENT_HELLO {
-        return Err(NetError::protocol(
-            ErrorCode::InvalidMessage,
-            format!(
-                "the first message must be CLIENT_HELLO, got type {:#x} (B.7 rule 1)",
-                h.message_type
+/// Answers one event of the protocol server.
+fn on_event(
+    sh: &Shared,
+    p: &mut hurray_proto::Server,
+    puts: &mut HashMap<u32, Reservation>,
+    connected: &mut bool,
+    ev: ServerEvent,
+) {
+    match ev {
+        ServerEvent::Connected { .. } => *connected = true,
+        ServerEvent::Request { stream_id, request } => match lookup(sh, &request.tensor_key) {
+            // `respond` sends its own ERROR when the item cannot be served.
+            Ok(Some(item)) => {
+                let _ = p.respond(stream_id, &item);
+            }
+            Ok(None) => p.reject(
+                stream_id,
+                ProtoError::new(
+                    ErrorCode::UnknownTensor,
+                    format!("no tensor named {:?}", request.tensor_key),
+                ),
             ),
-        ));
+            Err(e) => p.reject(stream_id, ProtoError::invalid(e.to_string())),
+        },
+        ServerEvent::PutStarted {
+            stream_id,
+            key,
+            total_data_bytes,
+        } => {
+            let refused = if total_data_bytes > sh.cfg.max_put_bytes {
+                Some(format!(
+                    "PUT {key:?} of {total_data_bytes} bytes exceeds the per-PUT limit {}",
+                    sh.cfg.max_put_bytes
+                ))
+            } else {
+                match sh.store.reserve(total_data_bytes) {
+                    Some(r) => {
+                        puts.insert(stream_id, r);
+                        None
+                    }
+                    None => Some(format!(
+                        "PUT {key:?} of {total_data_bytes} bytes refused: the store holds {} of {} bytes",
+                        sh.store.used(),
+                        sh.store.cap()
+                    )),
+                }
+            };
+            if let Some(m) = refused {
+                p.reject(stream_id, ProtoError::new(code::STORE_FULL, m));
+            }
+        }
+        ServerEvent::Put {
+            stream_id,
+            key,
+            item,
+        } => {
+            let stored = match puts.remove(&stream_id) {
+                Some(r) => sh.store.commit(r, key, item).is_ok(),
+                None => false,
+            };
+            if stored {
+                let _ = p.put_ack(stream_id);
+            } else {
+                p.reject(
+                    stream_id,
+                    ProtoError::new(code::STORE_FULL, "the store cannot hold the complete item"),
+                );
+            }
+        }
+        ServerEvent::StreamClosed { stream_id, .. } => {
+            puts.remove(&stream_id);
+        }
+        ServerEvent::Pong { .. } | ServerEvent::ConnectionFailed { .. } => {}
     }
-    // A hello is small: refuse big ones before buffering.
-    xfer::check_header(&h, cfg.max_message_size.min(64 << 10))?;
-    let p = xfer::read_payload(sock, h.payload_length, cfg.handshake_timeout).await?;
-    let Message::ClientHello(hello) = Message::decode_owned(&h, p)? else {
-        return Err(NetError::protocol(
-            ErrorCode::InvalidMessage,
-            "not a CLIENT_HELLO",
-        ));
-    };
-    if hello.protocol_version < PROTOCOL_VERSION {
-        return Err(NetError::protocol(
-            ErrorCode::ProtocolVersionMismatch,
-            format!(
-                "client speaks version {}, this server only {PROTOCOL_VERSION}",
-                hello.protocol_version
-            ),
-        ));
-    }
-    if hello.capability_flags & !capability::DEFINED != 0 {
-        return Err(NetError::protocol(
-            ErrorCode::InvalidMessage,
-            "reserved capability bits set (S16, strict)",
-        ));
-    }
-    if hello.max_message_size < 64 {
-        return Err(NetError::protocol(
-            ErrorCode::InvalidMessage,
-            format!(
-                "max_message_size {} leaves no room for data frames",
-                hello.max_message_size
-            ),
-        ));
-    }
-    if !hello.memory_classes().contains(&0) {
-        return Err(NetError::protocol(
-            ErrorCode::DeviceUnavailable,
-            "the client accepts no STANDARD memory, the only class served (S11)",
-        ));
-    }
-    let reply = Message::ServerHello(Hello {
-        protocol_version: PROTOCOL_VERSION,
-        max_message_size: cfg.max_message_size,
-        capability_flags: capability::PARALLEL_STREAMS,
-        supported_layouts: (0x01..=0x0B).map(LayoutEntry::Tag).collect(),
-        supported_devices: vec![0x00],
-        supported_memory_classes: Some(vec![0x00]),
-    })
-    .encode(h.stream_id.max(1))?;
-    xfer::write_all_vectored(sock, &mut [std::io::IoSlice::new(&reply)], cfg.idle_timeout).await?;
-    Ok(hello)
 }
 
-/// Sends `ERROR` for `e`, half-closes, and drains what the peer still sends for a
-/// moment (bounded) so the `ERROR` is not lost to a reset.
-async fn close_with(sock: &mut TcpStream, sid: u32, e: &NetError, io: Duration) {
-    let (code, message) = match e {
-        NetError::Protocol { code, message } => (*code, message.clone()),
-        NetError::Timeout(w) => (code::TIMEOUT, (*w).to_owned()),
-        NetError::Format(f) => (ErrorCode::InvalidMessage, f.to_string()),
-        NetError::Remote { .. } | NetError::Io(_) => return,
-    };
+/// Sends a connection-level `ERROR` (stream 1) and closes.
+async fn close_with(sock: &mut TcpStream, code: ErrorCode, message: &str, io: Duration) {
+    if let Ok(b) = (Message::Error {
+        code,
+        message: message.to_owned(),
+    })
+    .encode(1)
+    {
+        let _ = drive::write_all_vectored(
+            sock,
+            &mut [std::io::IoSlice::new(&b)],
+            io.min(Duration::from_secs(2)),
+        )
+        .await;
+    }
+    linger_close(sock, io).await;
+}
+
+/// Half-closes, then drains what the peer still sends for a moment (bounded), so
+/// an `ERROR` just written is not lost to a reset.
+async fn linger_close(sock: &mut TcpStream, io: Duration) {
     let limit = io.min(Duration::from_secs(2));
-    xfer::send_error(sock, sid, code, &message, limit).await;
-    let _ = sock.shutdown().await;
+    let _ = tokio::time::timeout(limit, sock.shutdown()).await;
     let mut sink = vec![0u8; 64 << 10];
     let mut left: u64 = 256 << 20;
     let _ = tokio::time::timeout(limit, async {
@@ -536,278 +560,12 @@ async fn close_with(sock: &mut TcpStream, sid: u32, e: &NetError, io: Duration) 
 }
 
 /// The item under `key`: the PUT store first, then the files.
-fn lookup(sh: &Shared, key: &str) -> Result<Option<Item>> {
+fn lookup(sh: &Shared, key: &str) -> hurray_io::Result<Option<Item>> {
     if let Some(i) = sh.store.get(key) {
         return Ok(Some(i));
     }
     match sh.names.get(key) {
-        Some(&f) => Ok(sh.files[f].item(key)?),
+        Some(&f) => sh.files[f].item(key),
         None => Ok(None),
     }
-}
-
-/// Answers a `TENSOR_REQUEST` (B.8–B.13). Layouts: always the stored one (this
-/// server does not transcode, so it never advertises `TRANSCODING`; B.9 step 2).
-async fn serve_get(
-    sock: &mut TcpStream,
-    sh: &Shared,
-    sid: u32,
-    r: TensorRequest,
-    frame_max: u64,
-) -> Result<()> {
-    let io = sh.cfg.idle_timeout;
-    if r.request_flags & !request_flags::DEFINED != 0 {
-        return Err(NetError::protocol(
-            ErrorCode::InvalidMessage,
-            "reserved request_flags bits set (S16, strict)",
-        ));
-    }
-    if r.preferred_device != 0x00 {
-        return Err(NetError::protocol(
-            ErrorCode::DeviceUnavailable,
-            format!(
-                "device {:#04x} is not served; only CPU (0x00) (B.10 rule 3)",
-                r.preferred_device
-            ),
-        ));
-    }
-    if !r.min_alignment.is_power_of_two() || r.min_alignment > 64 {
-        return Err(NetError::protocol(
-            ErrorCode::InvalidMessage,
-            format!(
-                "min_alignment {} is not a power of two ≤ 64 (S16)",
-                r.min_alignment
-            ),
-        ));
-    }
-    let Some(item) = lookup(sh, &r.tensor_key)? else {
-        return Err(NetError::protocol(
-            ErrorCode::UnknownTensor,
-            format!("no tensor named {:?}", r.tensor_key),
-        ));
-    };
-    let counter = |n: u64| {
-        sh.sent.fetch_add(n, Ordering::Relaxed);
-    };
-    let parallel = (r.request_flags & request_flags::PARALLEL_OK != 0)
-        .then(|| parse_parallel_stream_id(sid))
-        .flatten();
-    let before = data_bytes(&item);
-    match (parallel, &item) {
-        (Some((i, n)), Item::Tensor(t)) => {
-            let plan = shard_plan(t, n);
-            let k = plan.len() as u32;
-            if i >= k {
-                xfer::send_error(sock, sid, code::NO_SHARD, "served on fewer streams", io).await;
-                return Err(NetError::Io(std::io::ErrorKind::ConnectionAborted.into()));
-            }
-            let (d, range) = shard_descriptor(t, &plan, i as usize)?;
-            let bytes = &t.buffers().iter().map(|b| b.as_slice()).collect::<Vec<_>>();
-            let slices: Vec<&[u8]> = if k == 1 {
-                bytes.clone()
-            } else {
-                vec![&bytes[0][range.clone()]]
-            };
-            let tail = Tail {
-                total_data_bytes: slices.iter().map(|s| s.len() as u64).sum(),
-                shard_index: i,
-                total_shards: k,
-            };
-            xfer::send_tensor(sock, sid, &d, &slices, tail, frame_max, io, None).await?;
-            counter(tail.total_data_bytes);
-        }
-        (Some((i, _)), Item::Composite(_)) if i > 0 => {
-            xfer::send_error(
-                sock,
-                sid,
-                code::NO_SHARD,
-                "a composite is served whole on stream 0",
-                io,
-            )
-            .await;
-            return Err(NetError::Io(std::io::ErrorKind::ConnectionAborted.into()));
-        }
-        _ => {
-            xfer::send_item(sock, sid, &item, frame_max, io, None).await?;
-            counter(before);
-        }
-    }
-    Ok(())
-}
-
-fn data_bytes(item: &Item) -> u64 {
-    let mut n = 0;
-    item.for_each_tensor(&mut |t| n += t.data_len());
-    n
-}
-
-/// Row ranges (dimension 0) of each shard when `t` is split over `n` streams: a
-/// dense row-major tensor of whole-byte rows with at least `n` rows is split into
-/// `n` near-equal slabs; anything else is one "shard", the whole tensor.
-fn shard_plan(t: &Tensor, n: u32) -> Vec<(u64, u64)> {
-    let d = t.descriptor();
-    let whole = vec![(0, d.shape.first().copied().unwrap_or(1))];
-    let plain = matches!(d.layout, Layout::RowMajor)
-        && d.buffers.len() == 1
-        && d.quantization.is_none()
-        && d.shard.is_none()
-        && d.composite_member.is_none()
-        && d.byte_offset == 0
-        && !d.shape.is_empty();
-    if !plain || n <= 1 {
-        return whole;
-    }
-    let rows = d.shape[0];
-    let total = t.data_len();
-    if rows < u64::from(n) || total == 0 || total % rows != 0 {
-        return whole;
-    }
-    let n = u64::from(n);
-    (0..n).map(|i| (rows * i / n, rows * (i + 1) / n)).collect()
-}
-
-/// The descriptor and byte range of shard `i` of `plan` (B.13: `HAS_SHARD` with
-/// the parent shape and the shard's offset; statistics dropped, they describe the
-/// parent). With a one-shard plan: the tensor itself, whole.
-fn shard_descriptor(
-    t: &Tensor,
-    plan: &[(u64, u64)],
-    i: usize,
-) -> Result<(TensorDescriptor, std::ops::Range<usize>)> {
-    let d = t.descriptor();
-    if plan.len() == 1 {
-        return Ok((d.clone(), 0..t.data_len() as usize));
-    }
-    let row = t.data_len() / d.shape[0];
-    let (a, b) = plan[i];
-    let mut s = d.clone();
-    s.shape[0] = b - a;
-    s.buffers[0].byte_size = (b - a) * row;
-    s.statistics = None;
-    let mut offset = vec![0u64; d.shape.len()];
-    offset[0] = a;
-    s.shard = Some(Shard {
-        parent_shape: d.shape.clone(),
-        offset,
-    });
-    Ok((s, (a * row) as usize..(b * row) as usize))
-}
-
-/// Receives a PUT (B.15) into the store: reserve, receive, check, commit, ACK.
-/// A composite is PUT as its head's `TENSOR_PUT` (0 data bytes, `TENSOR_DATA_END`)
-/// followed by one `TENSOR_PUT` sequence per member in pre-order, all under the same
-/// key; one `TENSOR_PUT_ACK` answers the whole composite (reading of S6).
-async fn serve_put(sock: &mut TcpStream, sh: &Shared, sid: u32, p: PutMsg) -> Result<()> {
-    let key = p.tensor_key.clone();
-    let lim = RecvLimits {
-        max_message: sh.cfg.max_message_size,
-        // Size limits are the Budget's (STORE_FULL), checked before any allocation.
-        max_tensor_bytes: u64::MAX,
-        io_timeout: sh.cfg.idle_timeout,
-    };
-    let mut budget = Budget {
-        res: None,
-        used: 0,
-        max: sh.cfg.max_put_bytes,
-        store: &sh.store,
-    };
-    let item = recv_put_item(sock, p, &key, &lim, &mut budget, 1).await?;
-    if let Item::Composite(c) = &item {
-        xfer::check_composite(c)?;
-    }
-    let res = budget
-        .res
-        .take()
-        .expect("a reservation was made for the head");
-    sh.store.commit(res, key, item);
-    let ack = Message::TensorPutAck.encode(sid)?;
-    xfer::write_all_vectored(sock, &mut [std::io::IoSlice::new(&ack)], lim.io_timeout).await
-}
-
-/// The reservation of one PUT, grown tensor by tensor.
-struct Budget<'a> {
-    res: Option<Reservation>,
-    used: u64,
-    max: u64,
-    store: &'a Arc<Store>,
-}
-
-impl Budget<'_> {
-    fn take(&mut self, bytes: u64) -> Result<()> {
-        let full = || NetError::protocol(code::STORE_FULL, "the PUT store is full; PUT refused");
-        self.used = self.used.saturating_add(bytes);
-        if self.used > self.max {
-            return Err(NetError::protocol(
-                code::STORE_FULL,
-                format!(
-                    "PUT of {} bytes exceeds the per-PUT limit {}",
-                    self.used, self.max
-                ),
-            ));
-        }
-        match &mut self.res {
-            None => self.res = Some(self.store.reserve(bytes).ok_or_else(full)?),
-            Some(r) => {
-                if !r.grow(bytes) {
-                    return Err(full());
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-fn recv_put_item<'a>(
-    sock: &'a mut TcpStream,
-    p: PutMsg,
-    key: &'a str,
-    lim: &'a RecvLimits,
-    budget: &'a mut Budget<'_>,
-    depth: u32,
-) -> std::pin::Pin<Box<dyn Future<Output = Result<Item>> + Send + 'a>> {
-    Box::pin(async move {
-        let d = xfer::accept_descriptor(&p.descriptor, p.total_data_bytes, lim)?;
-        budget.take(p.total_data_bytes.saturating_add(p.descriptor.len() as u64))?;
-        let members = xfer::member_count(&d);
-        if members.is_some() && depth > xfer::MAX_DEPTH {
-            return Err(NetError::protocol(
-                ErrorCode::InvalidMessage,
-                format!(
-                    "composite nested deeper than {} levels (S13)",
-                    xfer::MAX_DEPTH
-                ),
-            ));
-        }
-        let t = xfer::recv_tensor_body(sock, d, lim, None).await?;
-        let Some(n) = members else {
-            return Ok(Item::Tensor(t));
-        };
-        if n > xfer::MAX_MEMBERS {
-            return Err(NetError::protocol(
-                ErrorCode::InvalidMessage,
-                format!(
-                    "composite head declares {n} members, above {}",
-                    xfer::MAX_MEMBERS
-                ),
-            ));
-        }
-        let mut c = Composite {
-            head: t,
-            members: Vec::new(),
-        };
-        for i in 0..n {
-            let m = match xfer::next_message(sock, lim).await? {
-                Incoming::Msg(Message::TensorPut(m)) if m.tensor_key == key => m,
-                _ => {
-                    return Err(NetError::protocol(
-                        ErrorCode::InvalidMessage,
-                        format!("composite {key:?}: member {i} of {n} must come as TENSOR_PUT under the same key"),
-                    ))
-                }
-            };
-            c.members
-                .push(recv_put_item(sock, m, key, lim, budget, depth + 1).await?);
-        }
-        Ok(Item::Composite(c))
-    })
 }

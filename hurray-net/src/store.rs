@@ -105,16 +105,26 @@ impl Store {
     }
 
     /// Stores `item` under `key`, replacing (and releasing) any previous item; the
-    /// reservation's bytes become the stored item's, corrected to its real cost.
-    pub fn commit(&self, mut r: Reservation, key: String, item: Item) {
+    /// reservation grows to the item's real cost ([`item_cost`]) first and its bytes
+    /// become the stored item's.
+    ///
+    /// Errors: the item (given back) when growing the reservation would pass the cap;
+    /// nothing is stored and the reservation is released.
+    #[allow(clippy::result_large_err)]
+    pub fn commit(&self, mut r: Reservation, key: String, item: Item) -> Result<(), Item> {
         let cost = item_cost(&item);
+        if cost > r.bytes && !r.grow(cost - r.bytes) {
+            return Err(item);
+        }
         let mut g = self.lock();
+        // The whole reservation is released (a larger one gives the rest back).
         g.reserved -= r.bytes;
         r.bytes = 0;
         g.stored += cost;
         if let Some((_, old)) = g.items.insert(key, (item, cost)) {
             g.stored -= old;
         }
+        Ok(())
     }
 }
 

@@ -8,7 +8,7 @@ mod stream_common;
 use common::*;
 use hurray_core::ElementType;
 use hurray_io::{FileReader, Item, Tensor};
-use hurray_net::wire::{code, ErrorCode};
+use hurray_net::wire::ErrorCode;
 use hurray_net::{BlockingClient, Client, ClientOptions, GetOptions, NetError, ServerConfig};
 use std::time::Duration;
 
@@ -108,7 +108,7 @@ async fn put_then_get_round_trips_dense_sparse_quantized_empty_and_composite() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn errors_unknown_key_and_non_cpu_put_close_only_that_connection() {
+async fn errors_unknown_key_and_non_cpu_put_close_only_their_stream() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.hrry");
     write_file(&path, &file_items()[..3]);
@@ -118,22 +118,25 @@ async fn errors_unknown_key_and_non_cpu_put_close_only_that_connection() {
         .unwrap();
     let e = c.get("nope", &GetOptions::default()).await.unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::UnknownTensor), "{e}");
-    // The connection is closed after an ERROR (B.16); the next call says so.
-    let e = c
-        .get("row_major", &GetOptions::default())
-        .await
-        .unwrap_err();
-    assert!(matches!(e, NetError::Io(_)), "{e}");
+    assert!(matches!(e, NetError::Remote { .. }), "{e}");
+    // An ERROR closes only its transport stream (B.16): the connection still works,
+    // for a PUT of a tensor on a device the server does not have too.
+    let want = &file_items()[0];
+    assert_eq!(
+        &c.get(&want.0, &GetOptions::default()).await.unwrap(),
+        &want.1
+    );
     let cuda = stream_common::tensors()
         .into_iter()
         .find(|(n, _)| n.starts_with("cuda"))
         .unwrap()
         .1;
-    let mut c = Client::connect(server.local_addr(), ClientOptions::default())
-        .await
-        .unwrap();
     let e = c.put_tensor("gpu", &cuda).await.unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::DeviceUnavailable), "{e}");
+    assert_eq!(
+        &c.get(&want.0, &GetOptions::default()).await.unwrap(),
+        &want.1
+    );
     assert_eq!(server.stats().store_bytes(), 0);
     server.shutdown().await.unwrap();
 }
@@ -144,7 +147,7 @@ fn big(mib: usize) -> Tensor {
     Tensor::from_dense(ElementType::Uint8, &[(mib as u64) << 8, 4096], &b).unwrap()
 }
 
-async fn parallel_round_trip(mib: usize, streams: u32) {
+async fn parallel_round_trip(mib: usize) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.hrry");
     let t = big(mib);
@@ -153,11 +156,11 @@ async fn parallel_round_trip(mib: usize, streams: u32) {
     let moved = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let m2 = moved.clone();
     let opts = GetOptions {
-        parallel: streams,
         progress: Some(std::sync::Arc::new(move |n, total| {
-            assert_eq!(total, (mib as u64) << 20);
+            assert!(total <= (mib as u64) << 20);
             m2.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
         })),
+        ..GetOptions::parallel()
     };
     let mut c = Client::connect(server.local_addr(), ClientOptions::default())
         .await
@@ -185,20 +188,20 @@ async fn parallel_round_trip(mib: usize, streams: u32) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn parallel_get_of_8_mib_over_4_streams_reassembles_exactly() {
-    parallel_round_trip(8, 4).await;
+async fn parallel_get_of_8_mib_reassembles_exactly() {
+    parallel_round_trip(8).await;
 }
 
-/// Must show 2: 256 MiB over 8 streams. Run by `cargo xtask test --only "hurray-net"`
+/// Must show 2: 256 MiB in parallel shards. Run by `cargo xtask test --only "hurray-net"`
 /// in release mode (ignored in the debug test run: it allocates about 1 GiB).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "256 MiB: run with --ignored (xtask runs it in release)"]
 async fn parallel_get_of_256_mib_reassembles_exactly() {
-    parallel_round_trip(256, 8).await;
+    parallel_round_trip(256).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn parallel_get_of_a_composite_or_small_tensor_comes_whole_on_stream_0() {
+async fn parallel_get_of_a_composite_or_small_tensor_comes_whole() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.hrry");
     let items = file_items();
@@ -207,10 +210,7 @@ async fn parallel_get_of_a_composite_or_small_tensor_comes_whole_on_stream_0() {
     let mut c = Client::connect(server.local_addr(), ClientOptions::default())
         .await
         .unwrap();
-    let opts = GetOptions {
-        parallel: 4,
-        progress: None,
-    };
+    let opts = GetOptions::parallel();
     for n in ["nested", "csr", "scalar", "layer.0.weight"] {
         let want = &items.iter().find(|(k, _)| k == n).unwrap().1;
         assert_eq!(&c.get(n, &opts).await.unwrap(), want, "{n}");
@@ -236,7 +236,6 @@ fn blocking_client_gets_and_puts() {
     assert_eq!(&c.get("x", &GetOptions::default()).unwrap(), &items[1].1);
     let e = c.get("missing", &GetOptions::default()).unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::UnknownTensor));
-    let _ = code::STORE_FULL;
     rt.block_on(server.shutdown()).unwrap();
 }
 

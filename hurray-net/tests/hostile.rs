@@ -19,6 +19,27 @@ fn tensor(n: usize, seed: u64) -> Tensor {
     Tensor::from_dense(ElementType::Uint8, &[n as u64], &pattern(n, seed)).unwrap()
 }
 
+/// A TENSOR_REQUEST for `key` on stream `sid`.
+fn request(key: &str, sid: u32) -> Vec<u8> {
+    Message::TensorRequest(TensorRequest {
+        tensor_key: key.into(),
+        preferred_layouts: vec![],
+        preferred_device: 0,
+        min_alignment: 64,
+        request_flags: 0,
+    })
+    .encode(sid)
+    .unwrap()
+}
+
+/// The next message is an ERROR with `want`.
+async fn assert_error(c: &mut tokio::net::TcpStream, want: ErrorCode) {
+    match read_msg(c).await {
+        Some(Message::Error { code, .. }) => assert_eq!(code, want),
+        m => panic!("expected ERROR {want}, got {m:?}"),
+    }
+}
+
 fn quick() -> ServerConfig {
     ServerConfig {
         handshake_timeout: Duration::from_millis(300),
@@ -150,23 +171,36 @@ async fn truncated_frames_time_out_and_free_the_connection() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_payload_length_is_message_too_large() {
     let (_d, s) = start(quick()).await;
-    let max = ServerConfig::default().max_message_size;
-    for (hello, t) in [
-        (true, msg::TENSOR_REQUEST),
-        (true, msg::TENSOR_PUT),
-        (false, msg::CLIENT_HELLO),
-    ] {
+    let max = ServerConfig::default().proto.max_message_size;
+    // After the handshake: ERROR on that stream; the server steps over the payload
+    // (S17) and the connection goes on serving.
+    for t in [msg::TENSOR_REQUEST, msg::TENSOR_PUT] {
         let h = Header {
             message_type: t,
             stream_id: 1,
-            payload_length: if hello { max + 1 } else { u32::MAX },
+            payload_length: max + 1,
         };
-        let mut c = raw(s.local_addr(), hello, &h.encode()).await;
-        assert_eq!(
-            expect_error_then_close(&mut c).await,
-            ErrorCode::MessageTooLarge
-        );
+        let mut b = h.encode().to_vec();
+        b.extend_from_slice(&vec![0u8; max as usize + 1]);
+        b.extend_from_slice(&request("w", 3));
+        let mut c = raw(s.local_addr(), true, &b).await;
+        assert_error(&mut c, ErrorCode::MessageTooLarge).await;
+        assert!(matches!(
+            read_msg(&mut c).await,
+            Some(Message::TensorDescriptor(_))
+        ));
     }
+    // Before it: ERROR, and the connection closes.
+    let h = Header {
+        message_type: msg::CLIENT_HELLO,
+        stream_id: 1,
+        payload_length: u32::MAX,
+    };
+    let mut c = raw(s.local_addr(), false, &h.encode()).await;
+    assert_eq!(
+        expect_error_then_close(&mut c).await,
+        ErrorCode::MessageTooLarge
+    );
     still_serving(&s).await;
     s.shutdown().await.unwrap();
 }
@@ -182,10 +216,12 @@ async fn unknown_message_types_are_invalid_message() {
         };
         let mut b = h.encode().to_vec();
         b.extend_from_slice(&[1, 2, 3]);
+        b.extend_from_slice(&request("w", 3));
         let mut c = raw(s.local_addr(), true, &b).await;
-        assert_eq!(
-            expect_error_then_close(&mut c).await,
-            ErrorCode::InvalidMessage,
+        // ERROR on that stream; stepped over; the next request is served (B.2, B.4).
+        assert_error(&mut c, ErrorCode::InvalidMessage).await;
+        assert!(
+            matches!(read_msg(&mut c).await, Some(Message::TensorDescriptor(_))),
             "type {t:#x}"
         );
     }
