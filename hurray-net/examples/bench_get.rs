@@ -68,9 +68,14 @@ fn main() {
         for parallel in [false, true] {
             let t = Instant::now();
             let item = rt.block_on(async {
-                let mut c = Client::connect(addr.as_str(), ClientOptions::default())
-                    .await
-                    .unwrap();
+                let mut co = ClientOptions::default();
+                if let Some(m) = std::env::var("HURRAY_BENCH_CLIENT_MAX")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                {
+                    co.proto.max_message_size = m;
+                }
+                let mut c = Client::connect(addr.as_str(), co).await.unwrap();
                 let o = if parallel {
                     GetOptions::parallel()
                 } else {

@@ -11,7 +11,7 @@ use crate::drive::{self, Wrote};
 use crate::error::{NetError, Result};
 use crate::wire::msg;
 use hurray_io::{Item, Tensor};
-use hurray_proto::{ClientConfig, ClientEvent, FrameEvent, Framer};
+use hurray_proto::{ClientConfig, ClientEvent, FrameEvent};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -84,7 +84,8 @@ pub struct Client {
     sock: Option<TcpStream>,
     addr: SocketAddr,
     proto: hurray_proto::Client,
-    framer: Framer,
+    /// This side's advertised `max_message_size` (what `read_message` accepts).
+    max_message: u32,
     io_timeout: Duration,
 }
 
@@ -139,12 +140,11 @@ impl Client {
         let sock = TcpStream::connect(addr).await?;
         sock.set_nodelay(true)?;
         let proto = hurray_proto::Client::new(opts.proto.clone());
-        let framer = proto.framer();
         let mut c = Client {
             sock: Some(sock),
             addr,
             proto,
-            framer,
+            max_message: opts.proto.max_message_size,
             io_timeout: opts.io_timeout,
         };
         let mut w = Watch {
@@ -334,9 +334,10 @@ impl Client {
                     return Ok(ev);
                 }
             }
+            // The whole message straight from the socket (see `read_message`).
             let ev =
-                drive::read_frame(sock, &mut self.framer, io, "waiting for the server").await?;
-            if let Some(ev) = ev {
+                drive::read_message(sock, self.max_message, io, "waiting for the server").await?;
+            {
                 if let (FrameEvent::Frame(f), Some(p)) = (&ev, w.progress) {
                     match f.header.message_type {
                         msg::TENSOR_DESCRIPTOR if f.payload.len() >= 16 => {

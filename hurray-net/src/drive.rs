@@ -97,3 +97,42 @@ pub(crate) async fn read_frame<S: AsyncRead + Unpin>(
     }
     Ok(framer.advance(n))
 }
+
+/// Reads one whole message without a [`Framer`]: the 12-byte header, then the
+/// payload into a fresh `Vec` filled straight from the socket (never zeroed first,
+/// the allocation reused by the allocator from frame to frame). A payload above
+/// `max` is read and discarded (Ambiguity S17) and reported as
+/// [`FrameEvent::TooLarge`], exactly as a `Framer` bounded by `max` would.
+/// Used by the client on its receive path, where the bytes are tensor data.
+///
+/// Errors: as [`read_frame`]; `limit` bounds each read.
+pub(crate) async fn read_message<S: AsyncRead + Unpin>(
+    s: &mut S,
+    max: u32,
+    limit: Duration,
+    what: &'static str,
+) -> Result<FrameEvent> {
+    let mut h = [0u8; hurray_proto::HEADER_LEN];
+    timed(limit, what, s.read_exact(&mut h)).await?;
+    let header = hurray_proto::Header::decode(&h)?;
+    let len = u64::from(header.payload_length);
+    if header.payload_length > max {
+        let mut sink = vec![0u8; 64 << 10];
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(sink.len() as u64) as usize;
+            timed(limit, what, s.read_exact(&mut sink[..n])).await?;
+            left -= n as u64;
+        }
+        return Ok(FrameEvent::TooLarge(header));
+    }
+    let mut payload = Vec::with_capacity(len as usize);
+    let mut take = (&mut *s).take(len);
+    while (payload.len() as u64) < len {
+        let n = timed(limit, what, take.read_buf(&mut payload)).await?;
+        if n == 0 {
+            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+        }
+    }
+    Ok(FrameEvent::Frame(hurray_proto::Frame { header, payload }))
+}

@@ -426,3 +426,45 @@ async fn client_vanishing_mid_transfer_leaves_the_server_serving() {
     still_serving(&s).await;
     s.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_refuses_an_oversized_message_from_a_hostile_server() {
+    // A fake server: a valid SERVER_HELLO, then a TENSOR_DESCRIPTOR one byte over the
+    // client's advertised maximum; the client must answer MESSAGE_TOO_LARGE (B.17).
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let max = 4096u32;
+    let fake = tokio::spawn(async move {
+        let (mut s, _) = l.accept().await.unwrap();
+        let _hello = read_msg(&mut s).await.expect("CLIENT_HELLO");
+        let hello = Message::ServerHello(hurray_net::wire::Hello {
+            protocol_version: 1,
+            max_message_size: 1 << 20,
+            capability_flags: 0,
+            supported_layouts: vec![],
+            supported_devices: vec![0],
+            supported_memory_classes: None,
+        });
+        s.write_all(&hello.encode(1).unwrap()).await.unwrap();
+        let req = read_msg(&mut s).await.expect("TENSOR_REQUEST");
+        assert!(matches!(req, Message::TensorRequest(_)));
+        let h = Header {
+            message_type: msg::TENSOR_DESCRIPTOR,
+            stream_id: 1,
+            payload_length: max + 1,
+        };
+        s.write_all(&h.encode()).await.unwrap();
+        s.write_all(&vec![0u8; max as usize + 1]).await.unwrap();
+        // The client's ERROR comes back.
+        read_msg(&mut s).await
+    });
+    let mut opts = ClientOptions::default();
+    opts.proto.max_message_size = max;
+    let mut c = Client::connect(addr, opts).await.unwrap();
+    let e = c.get("w", &GetOptions::default()).await.unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::MessageTooLarge), "{e}");
+    match fake.await.unwrap() {
+        Some(Message::Error { code, .. }) => assert_eq!(code, ErrorCode::MessageTooLarge),
+        m => panic!("expected the client's ERROR, got {m:?}"),
+    }
+}
