@@ -7,7 +7,7 @@
 //! streams; their results come back as events naming the stream.
 
 use crate::error::{ErrorCode, ProtoError, Result};
-use crate::framer::{FrameEvent, Framer};
+use crate::framer::{FrameEvent, Framer, Step};
 use crate::message::{
     request_flags, DescriptorMsg, Hello, LayoutEntry, Message, PutMsg, TensorRequest,
     PROTOCOL_VERSION,
@@ -173,6 +173,10 @@ pub struct Client {
     closed: Closed,
     out: Outbox,
     events: VecDeque<ClientEvent>,
+    /// The in-place receive path: a split framer, and the stream and byte count of
+    /// the `TENSOR_DATA` frame whose bytes are being read into a tensor buffer.
+    rxf: Framer,
+    direct: Option<(u32, u64)>,
 }
 
 impl Client {
@@ -181,6 +185,7 @@ impl Client {
     pub fn new(cfg: ClientConfig) -> Client {
         let mut out = Outbox::default();
         out.push_msg(1, &Message::ClientHello(cfg.hello()));
+        let rxf = Framer::split(cfg.max_message_size);
         Client {
             cfg,
             state: State::AwaitHello,
@@ -190,12 +195,98 @@ impl Client {
             closed: Closed::default(),
             out,
             events: VecDeque::new(),
+            rxf,
+            direct: None,
         }
     }
 
-    /// A framer bounded by this client's `max_message_size`.
+    /// A framer bounded by this client's `max_message_size`, for owners that feed
+    /// [`Client::on_frame`] themselves. Prefer [`Client::read_buf`] /
+    /// [`Client::advance`], which save a copy of every data byte.
     pub fn framer(&self) -> Framer {
         Framer::new(self.cfg.max_message_size)
+    }
+
+    /// Where to read the next bytes from the connection (never empty). While a
+    /// `TENSOR_DATA` frame streams in, this is the destination tensor buffer itself,
+    /// so data bytes are written once, by the read. Follow each read with
+    /// [`Client::advance`]; do not mix with an external framer.
+    pub fn read_buf(&mut self) -> &mut [u8] {
+        let direct = match self.direct {
+            Some((sid, _)) => self
+                .rx_mut(sid)
+                .is_some_and(|rx| !rx.frame_slot().is_empty()),
+            None => false,
+        };
+        if direct {
+            let sid = self.direct.expect("checked").0;
+            return self.rx_mut(sid).expect("checked").frame_slot();
+        }
+        self.rxf.read_buf()
+    }
+
+    /// Records that `n` bytes were read into [`Client::read_buf`] and processes them
+    /// (events and transmits may follow).
+    ///
+    /// # Panics
+    /// When `n` exceeds the length of the slice `read_buf` returned.
+    pub fn advance(&mut self, n: usize) {
+        if let Some((sid, left)) = self.direct {
+            if let Some(rx) = self.rx_mut(sid) {
+                rx.commit(n);
+                self.rxf.discard(n);
+                let left = left - n as u64;
+                self.direct = (left > 0).then_some((sid, left));
+                return;
+            }
+            // The stream failed meanwhile: the framer discards the rest.
+            self.direct = None;
+        }
+        match self.rxf.advance_step(n) {
+            None => {}
+            Some(Step::Event(e)) => self.on_frame(e),
+            Some(Step::DataHead { header, offset }) => {
+                let sid = header.stream_id;
+                let len = u64::from(header.payload_length) - 8;
+                if self.state != State::Ready {
+                    let e = ProtoError::invalid("B.7: TENSOR_DATA before SERVER_HELLO");
+                    return self.fail_connection(sid, e);
+                }
+                if !self.streams.contains_key(&sid) {
+                    // As on_ready does for any message on a stream not open.
+                    return self.on_ready(
+                        sid,
+                        Message::TensorData {
+                            offset,
+                            data: Vec::new(),
+                        },
+                    );
+                }
+                let r = match self.rx_mut(sid) {
+                    Some(rx) => rx.begin_frame(offset, len),
+                    None => Err(ProtoError::invalid(format!(
+                        "B.11: TENSOR_DATA on stream {sid} before its TENSOR_DESCRIPTOR"
+                    ))),
+                };
+                match r {
+                    Ok(()) => self.direct = Some((sid, len)),
+                    Err(e) => self.fail(sid, e, true),
+                }
+            }
+        }
+    }
+
+    /// The receiver data frames on `sid` go to (a GET, or one shard of a parallel one).
+    fn rx_mut(&mut self, sid: u32) -> Option<&mut ItemReceiver> {
+        let base = match self.streams.get(&sid)? {
+            CStream::ShardOf(b) => *b,
+            _ => sid,
+        };
+        match self.streams.get_mut(&base)? {
+            CStream::Get(rx) => Some(rx),
+            CStream::Parallel(set) => set.rx.get_mut((sid - base) as usize)?.as_mut(),
+            CStream::ShardOf(_) | CStream::Put => None,
+        }
     }
 
     /// The server's hello once connected.
@@ -206,6 +297,12 @@ impl Client {
     /// True once the handshake completed and the connection has not failed.
     pub fn is_connected(&self) -> bool {
         self.state == State::Ready
+    }
+
+    /// True when the in-place receive path ([`Client::read_buf`]) is between
+    /// messages: an end of input here is clean; elsewhere the peer stopped mid-message.
+    pub fn between_messages(&self) -> bool {
+        self.direct.is_none() && self.rxf.is_idle()
     }
 
     /// True after a connection-level failure.
@@ -770,6 +867,15 @@ pub fn reassemble(parts: Vec<Tensor>) -> Result<Tensor> {
         .clone()
         .ok_or_else(|| mismatch("no shard section"))?
         .parent_shape;
+    if hurray_core::has_dynamic(&parent)
+        || parts
+            .iter()
+            .any(|t| hurray_core::has_dynamic(&t.descriptor().shape))
+    {
+        return Err(mismatch(
+            "B.13: shards with dynamic dimensions cannot be reassembled",
+        ));
+    }
     let col = match first.layout {
         Layout::RowMajor => false,
         Layout::ColumnMajor => true,

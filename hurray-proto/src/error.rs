@@ -87,6 +87,40 @@ impl fmt::Display for ErrorCode {
     }
 }
 
+/// This implementation's codes in the implementation-defined range `0xF0`–`0xFE`
+/// (B.16), in one table for the protocol core and the server built on it. Peers of
+/// other implementations see them as implementation-defined; every one closes its
+/// stream like any `ERROR`.
+pub mod private_code {
+    use super::ErrorCode;
+
+    /// `0xF0`: a local resource limit refuses the tensor or stream (item bytes, PUT
+    /// bytes in flight, open streams, composite members).
+    pub const LIMIT_EXCEEDED: ErrorCode = ErrorCode::Private(0xF0);
+    /// `0xF1`: the server's PUT store is full (hurray-net).
+    pub const STORE_FULL: ErrorCode = ErrorCode::Private(0xF1);
+    /// `0xF2`: too many connections; sent on stream 1, then the connection closes
+    /// (hurray-net).
+    pub const BUSY: ErrorCode = ErrorCode::Private(0xF2);
+    /// `0xF3`: a handshake or idle timeout (hurray-net).
+    pub const TIMEOUT: ErrorCode = ErrorCode::Private(0xF3);
+    /// `0xF4`: the server is shutting down: no new requests or PUTs, or a transfer
+    /// aborted by the shutdown.
+    pub const SHUTTING_DOWN: ErrorCode = ErrorCode::Private(0xF4);
+
+    /// The name of one of these codes (`None` for other values).
+    pub fn name(code: ErrorCode) -> Option<&'static str> {
+        Some(match code {
+            LIMIT_EXCEEDED => "LIMIT_EXCEEDED",
+            STORE_FULL => "STORE_FULL",
+            BUSY => "BUSY",
+            TIMEOUT => "TIMEOUT",
+            SHUTTING_DOWN => "SHUTTING_DOWN",
+            _ => return None,
+        })
+    }
+}
+
 /// A protocol failure: the B.16 code to send (or that was received) and a detail for
 /// people naming the rule (spec section) and, where it applies, the byte offset.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -79,6 +79,24 @@ pub struct Framer {
     filled: usize,
     skip: u64,
     scratch: Vec<u8>,
+    /// Split mode: a `TENSOR_DATA` yields its header and offset first; its data
+    /// bytes then pass through (see [`Step::DataHead`]).
+    split_data: bool,
+    data_head: bool,
+}
+
+/// What [`Framer::advance_step`] produced (split mode).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    Event(FrameEvent),
+    /// A `TENSOR_DATA` header and its `byte_offset_in_buffer`; the next
+    /// `payload_length - 8` bytes are its data. The framer discards them through
+    /// [`Framer::read_buf`] unless the owner takes them elsewhere and reports them
+    /// with [`Framer::discard`].
+    DataHead {
+        header: Header,
+        offset: u64,
+    },
 }
 
 impl Framer {
@@ -94,7 +112,23 @@ impl Framer {
             filled: 0,
             skip: 0,
             scratch: Vec::new(),
+            split_data: false,
+            data_head: false,
         }
+    }
+
+    /// A framer in split mode (for the client's in-place receive path).
+    pub(crate) fn split(max_payload: u32) -> Framer {
+        Framer {
+            split_data: true,
+            ..Framer::new(max_payload)
+        }
+    }
+
+    /// Bytes of a passing-through payload that the owner consumed itself.
+    pub(crate) fn discard(&mut self, n: usize) {
+        assert!(n as u64 <= self.skip, "discard past the payload");
+        self.skip -= n as u64;
     }
 
     /// The configured maximum payload.
@@ -146,6 +180,14 @@ impl Framer {
     /// # Panics
     /// When `n` exceeds the length of the slice `read_buf` returned (a caller bug).
     pub fn advance(&mut self, n: usize) -> Option<FrameEvent> {
+        match self.advance_step(n)? {
+            Step::Event(e) => Some(e),
+            // Not produced outside split mode; a split framer's owner uses advance_step.
+            Step::DataHead { .. } => None,
+        }
+    }
+
+    pub(crate) fn advance_step(&mut self, n: usize) -> Option<Step> {
         if self.skip > 0 {
             assert!(
                 n as u64 <= self.skip && n <= SKIP_CHUNK,
@@ -173,19 +215,33 @@ impl Framer {
             let h = Header::decode(&self.hdr).expect("12 bytes");
             if h.payload_length > self.max_payload {
                 self.skip = u64::from(h.payload_length);
-                return Some(FrameEvent::TooLarge(h));
+                return Some(Step::Event(FrameEvent::TooLarge(h)));
             }
             self.cur = Some(h);
-            self.payload = vec![0; h.payload_length as usize];
+            self.data_head = self.split_data
+                && h.message_type == crate::message::message_type::TENSOR_DATA
+                && h.payload_length > 8;
+            let take = if self.data_head {
+                8
+            } else {
+                h.payload_length as usize
+            };
+            self.payload = vec![0; take];
             self.filled = 0;
         }
         if self.filled == self.payload.len() {
             let header = self.cur.take().expect("current header");
             self.filled = 0;
-            return Some(FrameEvent::Frame(Frame {
+            if std::mem::take(&mut self.data_head) {
+                let offset = u64::from_le_bytes(self.payload[..8].try_into().expect("8 bytes"));
+                self.payload = Vec::new();
+                self.skip = u64::from(header.payload_length) - 8;
+                return Some(Step::DataHead { header, offset });
+            }
+            return Some(Step::Event(FrameEvent::Frame(Frame {
                 header,
                 payload: std::mem::take(&mut self.payload),
-            }));
+            })));
         }
         None
     }

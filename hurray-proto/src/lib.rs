@@ -12,6 +12,53 @@
 //! | [`message`] | B.4–B.8, B.11, B.14–B.16 | [`Message`] (one variant per type), `encode_into`, `decode`, [`TensorData::encode_prefix`] |
 //! | [`error`] | B.16 | [`ErrorCode`] (spec values), [`ProtoError`] (code + detail) |
 //! | [`framer`] | B.2, B.17 | [`Framer`]: bytes in, [`Frame`]s out; oversized payloads refused before buffering |
+//! | [`frames`] | B.11 | [`split_frames`] (sender), [`FrameChecker`] (receiver) |
+//! | [`negotiate`] | B.7, B.9, B.10 | hello checks, layout selection, placement, [`MAX_SHARDS`] |
+//! | [`transcode`] | B.9 | row-major ↔ column-major (whole-byte types) |
+//! | [`receive`] | B.11, B.12, A.5 | [`ItemReceiver`]: descriptor / frames / end → validated [`hurray_io::Item`] |
+//! | [`server`] | B.7–B.17 | [`Server`] state machine, [`ServerConfig`], [`ServerEvent`] |
+//! | [`client`] | B.7–B.17 | [`Client`] state machine, [`ClientConfig`], [`GetOptions`], [`ClientEvent`] |
+//! | [`outbox`] | — | [`Transmit`]: what to write, data frames as (prefix, buffer, range) |
+//!
+//! ## Driving a server (one per connection)
+//!
+//! ```text
+//! let mut server = Server::new(ServerConfig { .. });
+//! let mut framer = server.framer();
+//! loop {
+//!     let n = socket.read(framer.read_buf())?;          // EOF: framer.is_idle() says whether clean
+//!     if let Some(ev) = framer.advance(n) { server.on_frame(ev); }
+//!     while let Some(ev) = server.poll_event() {
+//!         match ev {
+//!             ServerEvent::Request { stream_id, request } => match store.get(&request.tensor_key) {
+//!                 Some(item) => { let _ = server.respond(stream_id, item); } // errors already queued as ERROR
+//!                 None => server.reject(stream_id, ProtoError::new(ErrorCode::UnknownTensor, "…")),
+//!             },
+//!             ServerEvent::PutStarted { stream_id, total_data_bytes, .. } => { /* reserve or reject */ }
+//!             ServerEvent::Put { stream_id, key, item } => { store.insert(key, item); server.put_ack(stream_id)?; }
+//!             _ => {}
+//!         }
+//!     }
+//!     while let Some(t) = server.poll_transmit() {
+//!         match t {
+//!             Transmit::Bytes { bytes, .. } => socket.write_all(&bytes)?,
+//!             Transmit::Data { prefix, buffer, range, .. } =>   // one vectored write, no copy
+//!                 socket.write_all_vectored(&mut [IoSlice::new(&prefix), IoSlice::new(&buffer.as_slice()[range])])?,
+//!             Transmit::CloseConnection => return Ok(()),
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! ## Driving a client
+//!
+//! [`Client::new`] queues the `CLIENT_HELLO`; write [`Client::poll_transmit`]s, read
+//! into [`Client::read_buf`] and call [`Client::advance`] (data frames are read straight
+//! into the tensor's buffer), wait for [`ClientEvent::Connected`], then
+//! [`Client::get`] / [`Client::put`] return a stream id whose outcome arrives as
+//! [`ClientEvent::Got`] / [`ClientEvent::PutAcked`] / [`ClientEvent::Failed`].
+//! A parallel GET ([`GetOptions::parallel`]) reserves stream ids `s .. s + MAX_SHARDS`
+//! and reports one reassembled tensor on `s`.
 //!
 //! ## Sending
 //!
@@ -73,7 +120,7 @@ pub use message::{
 };
 pub use negotiate::{LayoutFallback, MAX_SHARDS};
 pub use outbox::Transmit;
-pub use receive::{ItemReceiver, ReceiveOptions, LIMIT_EXCEEDED};
+pub use receive::{ItemReceiver, ReceiveOptions, LIMIT_EXCEEDED, SHUTTING_DOWN};
 pub use server::{Server, ServerConfig, ServerEvent};
 pub mod client;
 pub mod frames;

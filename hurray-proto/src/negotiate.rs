@@ -124,7 +124,7 @@ pub fn select_layout(
             return Ok(Selection::Native);
         }
         if allow && transcode::can_transcode(d, *t) {
-            match transcode::transcoded_size(d) {
+            match transcode::transcode_cost(d) {
                 Some(n) if n <= limit => return Ok(Selection::Transcode(*t)),
                 _ => over_limit = true,
             }

@@ -47,6 +47,9 @@ impl Transmit {
 
 #[derive(Debug)]
 pub(crate) enum Pending {
+    /// An `ERROR` message (kept apart so that shutdown can tell a stream that is
+    /// only being told it closed from one with a transfer under way).
+    Error(u32, Vec<u8>),
     Bytes(u32, Vec<u8>),
     /// Frames of `buffer[range]`, whose first byte is at `offset` in the tensor's
     /// concatenated data, each at most `per` bytes.
@@ -63,7 +66,9 @@ pub(crate) enum Pending {
 impl Pending {
     fn stream_id(&self) -> Option<u32> {
         match self {
-            Pending::Bytes(s, _) | Pending::Frames { stream_id: s, .. } => Some(*s),
+            Pending::Bytes(s, _) | Pending::Error(s, _) | Pending::Frames { stream_id: s, .. } => {
+                Some(*s)
+            }
             Pending::Close => None,
         }
     }
@@ -140,13 +145,13 @@ impl Outbox {
             }
             msg.truncate(cut);
         }
-        self.push_msg(
-            stream_id,
-            &Message::Error {
-                code: e.code,
-                message: msg,
-            },
-        );
+        let m = Message::Error {
+            code: e.code,
+            message: msg,
+        };
+        if let Ok(bytes) = m.encode(stream_id) {
+            self.q.push_back(Pending::Error(stream_id, bytes));
+        }
     }
 
     pub(crate) fn close(&mut self) {
@@ -162,6 +167,19 @@ impl Outbox {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.q.is_empty()
+    }
+
+    /// Stream ids with something other than an `ERROR` queued, each once, in queue
+    /// order.
+    pub(crate) fn streams(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = Vec::new();
+        let busy = self.q.iter().filter(|p| !matches!(p, Pending::Error(..)));
+        for id in busy.filter_map(Pending::stream_id) {
+            if !v.contains(&id) {
+                v.push(id);
+            }
+        }
+        v
     }
 
     pub(crate) fn pop(&mut self) -> Option<Transmit> {
@@ -191,7 +209,9 @@ impl Outbox {
             return Some(t);
         }
         Some(match self.q.pop_front()? {
-            Pending::Bytes(stream_id, bytes) => Transmit::Bytes { stream_id, bytes },
+            Pending::Bytes(stream_id, bytes) | Pending::Error(stream_id, bytes) => {
+                Transmit::Bytes { stream_id, bytes }
+            }
             Pending::Close => Transmit::CloseConnection,
             Pending::Frames { .. } => unreachable!("handled above"),
         })

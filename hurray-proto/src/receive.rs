@@ -9,9 +9,7 @@ use hurray_core::{DecodeOptions, Layout, SyncMode, TensorDescriptor};
 use hurray_io::composite::CompositeChecker;
 use hurray_io::{AlignedBuf, Buffer, Composite, Item, Tensor};
 
-/// Implementation-defined error code `0xF0` (B.16 allows `0xF0`–`0xFE`): a local
-/// resource limit (item bytes, PUT store cap) refuses the tensor.
-pub const LIMIT_EXCEEDED: ErrorCode = ErrorCode::Private(0xF0);
+pub use crate::error::private_code::{LIMIT_EXCEEDED, SHUTTING_DOWN};
 
 /// Composite nesting accepted over the transport (Ambiguity S13: the composite text's 8).
 pub const MAX_COMPOSITE_DEPTH: usize = 8;
@@ -56,6 +54,9 @@ struct Current {
     /// Start of each buffer in the concatenated offset space (Ambiguity S7).
     starts: Vec<u64>,
     frames: FrameChecker,
+    /// The open frame's next byte and end (concatenated offsets).
+    write_at: u64,
+    write_end: u64,
 }
 
 /// Receiver of one item: a plain tensor, or a composite (head, then its members
@@ -205,6 +206,8 @@ impl ItemReceiver {
             bufs,
             starts,
             frames: FrameChecker::new(total_data_bytes),
+            write_at: 0,
+            write_end: 0,
         });
         Ok(&self.cur.as_ref().expect("just set").desc)
     }
@@ -214,24 +217,68 @@ impl ItemReceiver {
     /// Errors: `INVALID_MESSAGE` before a descriptor or when the frame breaks a B.11
     /// frame rule ([`FrameChecker::frame`]).
     pub fn data(&mut self, offset: u64, data: &[u8]) -> Result<()> {
+        self.begin_frame(offset, data.len() as u64)?;
+        let mut rest = data;
+        while !rest.is_empty() {
+            let dst = self.frame_slot();
+            let n = dst.len().min(rest.len());
+            dst[..n].copy_from_slice(&rest[..n]);
+            self.commit(n);
+            rest = &rest[n..];
+        }
+        Ok(())
+    }
+
+    /// Starts a `TENSOR_DATA` frame of `len` bytes at `offset` whose bytes the caller
+    /// will write in place: [`frame_slot`](Self::frame_slot) then
+    /// [`commit`](Self::commit) until `len` bytes are in (this is how a client reads
+    /// frame data from the socket straight into the tensor's buffer).
+    ///
+    /// Errors: as [`data`](Self::data).
+    pub fn begin_frame(&mut self, offset: u64, len: u64) -> Result<()> {
         let Some(c) = self.cur.as_mut() else {
             return Err(ProtoError::invalid(
                 "B.11: TENSOR_DATA before its TENSOR_DESCRIPTOR",
             ));
         };
-        c.frames.frame(offset, data.len() as u64)?;
-        let mut at = offset;
-        let mut rest = data;
-        while !rest.is_empty() {
-            let i = c.starts.partition_point(|&s| s <= at) - 1;
-            let within = (at - c.starts[i]) as usize;
-            let dst = &mut c.bufs[i].as_mut_slice()[within..];
-            let n = dst.len().min(rest.len());
-            dst[..n].copy_from_slice(&rest[..n]);
-            rest = &rest[n..];
-            at += n as u64;
-        }
+        c.frames.frame(offset, len)?;
+        c.write_at = offset;
+        c.write_end = offset + len;
         Ok(())
+    }
+
+    /// Where the next bytes of the frame started by [`begin_frame`](Self::begin_frame)
+    /// go: the rest of the frame inside the buffer that holds its next byte (a frame
+    /// may span buffers; then the next slot is in the following buffer). Empty when
+    /// the frame is complete or none is open.
+    pub fn frame_slot(&mut self) -> &mut [u8] {
+        let Some(c) = self.cur.as_mut() else {
+            return &mut [];
+        };
+        if c.write_at >= c.write_end {
+            return &mut [];
+        }
+        let at = c.write_at;
+        let i = c.starts.partition_point(|&s| s <= at) - 1;
+        let within = (at - c.starts[i]) as usize;
+        let want = (c.write_end - at) as usize;
+        let buf = &mut c.bufs[i].as_mut_slice()[within..];
+        let n = buf.len().min(want);
+        &mut buf[..n]
+    }
+
+    /// Records that `n` bytes were written at the start of
+    /// [`frame_slot`](Self::frame_slot).
+    ///
+    /// # Panics
+    /// When `n` exceeds what the frame still expects (a caller bug).
+    pub fn commit(&mut self, n: usize) {
+        let c = self.cur.as_mut().expect("an open frame");
+        assert!(
+            c.write_at + n as u64 <= c.write_end,
+            "commit past the frame"
+        );
+        c.write_at += n as u64;
     }
 
     /// `TENSOR_DATA_END`. Returns the whole item once it is complete (a plain tensor
@@ -248,6 +295,11 @@ impl ItemReceiver {
             ));
         };
         c.frames.end()?;
+        if c.write_at != c.write_end {
+            return Err(ProtoError::invalid(
+                "B.11: TENSOR_DATA_END inside a TENSOR_DATA frame",
+            ));
+        }
         let bufs: Vec<Buffer> = c.bufs.into_iter().map(Buffer::from_aligned).collect();
         let is_head = matches!(c.desc.layout, Layout::CompositeHead(_));
         let t = Tensor::new(c.desc, bufs).map_err(io_err)?;

@@ -8,7 +8,7 @@
 //! [`Framer`]: crate::Framer
 
 use crate::error::{ErrorCode, ProtoError, Result};
-use crate::framer::{FrameEvent, Framer};
+use crate::framer::{FrameEvent, Framer, Step};
 use crate::message::{
     capability, request_flags, DescriptorMsg, Hello, LayoutEntry, Message, TensorRequest,
     PROTOCOL_VERSION,
@@ -175,11 +175,16 @@ pub struct Server {
     closed: Closed,
     out: Outbox,
     events: VecDeque<ServerEvent>,
+    /// The in-place receive path (PUT data straight into the tensor buffers).
+    rxf: Framer,
+    direct: Option<(u32, u64)>,
+    draining: bool,
 }
 
 impl Server {
     /// A connection awaiting `CLIENT_HELLO`.
     pub fn new(cfg: ServerConfig) -> Server {
+        let rxf = Framer::split(cfg.max_message_size);
         Server {
             cfg,
             state: State::AwaitHello,
@@ -188,6 +193,128 @@ impl Server {
             closed: Closed::default(),
             out: Outbox::default(),
             events: VecDeque::new(),
+            rxf,
+            direct: None,
+            draining: false,
+        }
+    }
+
+    /// True after the handshake, until a connection-level failure.
+    pub fn is_connected(&self) -> bool {
+        self.state == State::Ready
+    }
+
+    /// True when the in-place receive path ([`Server::read_buf`]) is between
+    /// messages: an end of input here is clean; elsewhere the peer stopped mid-message
+    /// (what a mid-frame stall timeout looks at).
+    pub fn between_messages(&self) -> bool {
+        self.direct.is_none() && self.rxf.is_idle()
+    }
+
+    /// Graceful shutdown, first step: from now on every new `TENSOR_REQUEST` or
+    /// `TENSOR_PUT` is refused with [`SHUTTING_DOWN`](crate::receive::SHUTTING_DOWN);
+    /// transfers under way continue. [`Server::is_drained`] says when they are done.
+    pub fn drain(&mut self) {
+        self.draining = true;
+    }
+
+    /// True when no stream is open and nothing waits to be written.
+    pub fn is_drained(&self) -> bool {
+        self.streams.is_empty() && self.out.is_empty()
+    }
+
+    /// Graceful shutdown, last step (or the only one, to abort): every open stream and
+    /// every stream with bytes still queued gets `ERROR` `error` (what is queued for it
+    /// is dropped), then the connection closes ([`Transmit::CloseConnection`]).
+    pub fn abort_all(&mut self, error: ProtoError) {
+        if self.state == State::Closed {
+            return;
+        }
+        let mut ids: Vec<u32> = self.streams.keys().copied().collect();
+        ids.sort_unstable();
+        for id in self.out.streams() {
+            if id != 0 && !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        for id in ids {
+            self.streams.remove(&id);
+            self.out.cancel(id);
+            self.out.error(id, &error);
+            self.closed.insert(id);
+            self.events.push_back(ServerEvent::StreamClosed {
+                stream_id: id,
+                error: error.clone(),
+                sent: true,
+            });
+        }
+        self.out.close();
+        self.state = State::Closed;
+    }
+
+    /// Where to read the next bytes from the connection (never empty). While a PUT's
+    /// `TENSOR_DATA` frame streams in, this is the destination tensor buffer itself.
+    /// Follow each read with [`Server::advance`]; do not mix with an external framer.
+    pub fn read_buf(&mut self) -> &mut [u8] {
+        let direct = match self.direct {
+            Some((sid, _)) => self
+                .rx_mut(sid)
+                .is_some_and(|rx| !rx.frame_slot().is_empty()),
+            None => false,
+        };
+        if direct {
+            let sid = self.direct.expect("checked").0;
+            return self.rx_mut(sid).expect("checked").frame_slot();
+        }
+        self.rxf.read_buf()
+    }
+
+    /// Records that `n` bytes were read into [`Server::read_buf`] and processes them.
+    ///
+    /// # Panics
+    /// When `n` exceeds the length of the slice `read_buf` returned.
+    pub fn advance(&mut self, n: usize) {
+        if let Some((sid, left)) = self.direct {
+            if let Some(rx) = self.rx_mut(sid) {
+                rx.commit(n);
+                self.rxf.discard(n);
+                let left = left - n as u64;
+                self.direct = (left > 0).then_some((sid, left));
+                return;
+            }
+            self.direct = None;
+        }
+        match self.rxf.advance_step(n) {
+            None => {}
+            Some(Step::Event(e)) => self.on_frame(e),
+            Some(Step::DataHead { header, offset }) => {
+                let sid = header.stream_id;
+                let len = u64::from(header.payload_length) - 8;
+                if self.state != State::Ready || self.rx_mut(sid).is_none() {
+                    // Whatever on_message does with a TENSOR_DATA here (fail the
+                    // connection, the stream, or drop it); the framer discards the data.
+                    return self.on_message(
+                        sid,
+                        Message::TensorData {
+                            offset,
+                            data: Vec::new(),
+                        },
+                    );
+                }
+                let r = self.rx_mut(sid).expect("checked").begin_frame(offset, len);
+                match r {
+                    Ok(()) => self.direct = Some((sid, len)),
+                    Err(e) => self.fail_stream(sid, e),
+                }
+            }
+        }
+    }
+
+    /// The receiver of the PUT on `sid`.
+    fn rx_mut(&mut self, sid: u32) -> Option<&mut ItemReceiver> {
+        match self.streams.get_mut(&sid)? {
+            SStream::Put { rx, .. } => Some(rx),
+            _ => None,
         }
     }
 
@@ -310,13 +437,6 @@ impl Server {
             self.events.push_back(ServerEvent::Pong { stream_id: sid });
             return;
         }
-        if sid == 0 {
-            self.out.error(
-                0,
-                &ProtoError::invalid(format!("B.3: {} on reserved stream_id 0", m.name())),
-            );
-            return;
-        }
         if let Message::Error { code, message } = m {
             // B.16: the client closed the stream; drop what is still queued for it
             // (a response already handed to the outbox included).
@@ -332,6 +452,13 @@ impl Server {
             }
             return;
         }
+        if sid == 0 {
+            self.out.error(
+                0,
+                &ProtoError::invalid(format!("B.3: {} on reserved stream_id 0", m.name())),
+            );
+            return;
+        }
         let opens = matches!(m, Message::TensorRequest(_) | Message::TensorPut(_));
         if self.closed.contains(sid) && !opens {
             return; // in flight when the stream closed
@@ -341,6 +468,11 @@ impl Server {
                 "B.2: {} on stream {sid}, which is already in use",
                 m.name()
             ));
+            return self.fail_stream(sid, e);
+        }
+        if opens && self.draining {
+            self.closed.remove(sid);
+            let e = ProtoError::new(crate::receive::SHUTTING_DOWN, "the server is shutting down");
             return self.fail_stream(sid, e);
         }
         if opens && self.streams.len() >= self.cfg.max_open_streams {
@@ -619,6 +751,7 @@ impl Server {
             || d.shard.is_some()
             || d.composite_member.is_some()
             || d.byte_offset != 0
+            || crate::transcode::transcoded_size(d) != Some(total)
             || d.shape.first().is_none_or(|&s| s < 2)
             || self.cfg.min_shard_bytes == 0
         {

@@ -881,3 +881,103 @@ fn stream_and_inflight_put_limits() {
     );
     assert_eq!(s.open_streams(), 2);
 }
+
+// --- RDMA / GPUDirect capability rules (B.7 rule 4) -------------------------------------
+
+#[test]
+fn rdma_is_never_advertised_and_gpudirect_needs_rdma() {
+    let scfg = ServerConfig {
+        capabilities: capability::DEFINED,
+        ..ServerConfig::default()
+    };
+    let h = scfg.hello();
+    assert_eq!(
+        h.capability_flags & (capability::RDMA_DATA_PLANE | capability::RDMA_GPUDIRECT),
+        0
+    );
+    // A client advertising GPUDirect without the RDMA data plane fails its hello.
+    let mut s = Server::new(scfg);
+    let mut ch = ClientConfig::default().hello();
+    ch.capability_flags = capability::RDMA_GPUDIRECT;
+    s.on_message(1, Message::ClientHello(ch));
+    let (m, closed) = drain(|| s.poll_transmit());
+    assert_eq!(errors_in(&m), vec![(1, ErrorCode::InvalidMessage)]);
+    assert!(closed);
+    // Reserved capability bits are ignored (S16), not refused.
+    let mut s = Server::new(ServerConfig::default());
+    let mut ch = ClientConfig::default().hello();
+    ch.capability_flags = 1 << 40;
+    s.on_message(1, Message::ClientHello(ch));
+    let (m, closed) = drain(|| s.poll_transmit());
+    assert!(matches!(m[..], [(1, Message::ServerHello(_))]) && !closed);
+}
+
+#[test]
+fn hrry_byte_stream_instead_of_a_hello_fails_the_connection() {
+    // S20: a peer speaking the bare byte stream; its first 4 bytes are "HRRY".
+    let mut s = Server::new(ServerConfig::default());
+    let mut f = s.framer();
+    for e in f.push_all(&f32_tensor(&[2]).descriptor().encode().unwrap()) {
+        s.on_frame(e);
+    }
+    let (m, closed) = drain(|| s.poll_transmit());
+    assert_eq!(errors_in(&m).len(), 1);
+    assert!(closed && s.is_closed());
+}
+
+// --- graceful shutdown -------------------------------------------------------------------
+
+#[test]
+fn drain_refuses_new_streams_and_abort_all_errors_every_open_one() {
+    let mut s = connected_server(ServerConfig::default());
+    let t = f32_tensor(&[4]);
+    s.on_message(
+        3,
+        Message::TensorPut(PutMsg {
+            tensor_key: "k".into(),
+            descriptor: t.descriptor().encode().unwrap(),
+            total_data_bytes: 16,
+        }),
+    );
+    s.on_message(5, Message::TensorRequest(request("w")));
+    while s.poll_event().is_some() {}
+    s.respond(5, &Item::Tensor(f32_tensor(&[1000]))).unwrap();
+    let _descriptor = s.poll_transmit().unwrap(); // stream 5 is mid-response
+    s.drain();
+    s.on_message(7, Message::TensorRequest(request("w")));
+    assert!(!s.is_drained());
+    s.abort_all(ProtoError::new(SHUTTING_DOWN, "bye"));
+    let (m, closed) = drain(|| s.poll_transmit());
+    assert_eq!(
+        errors_in(&m),
+        vec![(7, SHUTTING_DOWN), (3, SHUTTING_DOWN), (5, SHUTTING_DOWN)]
+    );
+    assert!(
+        !m.iter()
+            .any(|(_, m)| matches!(m, Message::TensorData { .. })),
+        "queued frames dropped"
+    );
+    assert!(closed && s.is_closed());
+}
+
+#[test]
+fn between_messages_tracks_partial_input() {
+    let mut s = Server::new(ServerConfig::default());
+    assert!(s.between_messages());
+    let hello = Message::ClientHello(ClientConfig::default().hello())
+        .encode(1)
+        .unwrap();
+    let dst = s.read_buf();
+    dst[..5].copy_from_slice(&hello[..5]);
+    s.advance(5);
+    assert!(!s.between_messages(), "stalled mid-header");
+    let mut rest = &hello[5..];
+    while !rest.is_empty() {
+        let dst = s.read_buf();
+        let n = dst.len().min(rest.len());
+        dst[..n].copy_from_slice(&rest[..n]);
+        s.advance(n);
+        rest = &rest[n..];
+    }
+    assert!(s.between_messages() && s.is_connected());
+}

@@ -115,7 +115,7 @@ proptest! {
     }
 
     #[test]
-    fn random_bytes_never_panic_a_server_and_stay_bounded(bytes in proptest::collection::vec(any::<u8>(), 0..600), hello_first in any::<bool>()) {
+    fn random_bytes_never_panic_a_server_and_stay_bounded(bytes in proptest::collection::vec(any::<u8>(), 0..600), hello_first in any::<bool>(), in_place in any::<bool>()) {
         let mut s = Server::new(ServerConfig { max_message_size: 1024, ..ServerConfig::default() });
         let mut f = s.framer();
         let mut input = Vec::new();
@@ -123,11 +123,23 @@ proptest! {
             Message::ClientHello(ClientConfig::default().hello()).encode_into(1, &mut input).unwrap();
         }
         input.extend_from_slice(&bytes);
-        for chunk in input.chunks(7) {
-            for e in f.push_all(chunk) {
-                s.on_frame(e);
+        if in_place {
+            let mut rest = &input[..];
+            while !rest.is_empty() {
+                let dst = s.read_buf();
+                prop_assert!(!dst.is_empty());
+                let n = dst.len().min(rest.len()).min(7);
+                dst[..n].copy_from_slice(&rest[..n]);
+                s.advance(n);
+                rest = &rest[n..];
             }
-            prop_assert!(f.buffered() <= 12 + 1024 + 64 * 1024);
+        } else {
+            for chunk in input.chunks(7) {
+                for e in f.push_all(chunk) {
+                    s.on_frame(e);
+                }
+                prop_assert!(f.buffered() <= 12 + 1024 + 64 * 1024);
+            }
         }
         while s.poll_transmit().is_some() {}
         while s.poll_event().is_some() {}
@@ -143,5 +155,59 @@ proptest! {
         }
         while c.poll_transmit().is_some() {}
         while c.poll_event().is_some() {}
+    }
+
+    #[test]
+    fn random_bytes_never_panic_the_in_place_client(tail in proptest::collection::vec(any::<u8>(), 0..400), cut in 1usize..50, with_descriptor in any::<bool>()) {
+        let mut c = connected_client(ClientConfig::default(), capability::PARALLEL_STREAMS);
+        let sid = c.get("a", &GetOptions::default()).unwrap();
+        let _ = c.get("b", &GetOptions { parallel: true, ..GetOptions::default() });
+        let mut input = Vec::new();
+        if with_descriptor {
+            desc_msg(f32_tensor(&[8]).descriptor(), 32, 0, 1).encode_into(sid, &mut input).unwrap();
+            // A TENSOR_DATA header whose payload is the random tail.
+            let h = Header { message_type: message_type::TENSOR_DATA, stream_id: sid, payload_length: tail.len() as u32 };
+            input.extend_from_slice(&h.encode());
+        }
+        input.extend_from_slice(&tail);
+        let mut rest = &input[..];
+        while !rest.is_empty() {
+            let dst = c.read_buf();
+            prop_assert!(!dst.is_empty());
+            let n = dst.len().min(rest.len()).min(cut);
+            dst[..n].copy_from_slice(&rest[..n]);
+            c.advance(n);
+            rest = &rest[n..];
+        }
+        while c.poll_transmit().is_some() {}
+        while c.poll_event().is_some() {}
+    }
+
+    #[test]
+    fn transcode_round_trips(shape in proptest::collection::vec(0u64..5, 2..5), ty_i in 0usize..5, seed in any::<u8>()) {
+        use hurray_core::{ElementType, packing};
+        let ty = [ElementType::Float32, ElementType::Uint8, ElementType::Float64, ElementType::Int4, ElementType::Bool][ty_i];
+        let count: u64 = shape.iter().product();
+        let bytes = match ty {
+            ElementType::Int4 | ElementType::Bool => {
+                let m = if ty == ElementType::Bool { 2 } else { 16 };
+                let codes: Vec<u8> = (0..count).map(|i| ((i as u8).wrapping_mul(7).wrapping_add(seed)) % m).collect();
+                let codes: Vec<u8> = if ty == ElementType::Int4 { codes.iter().map(|&c| (c as i8 - 8) as u8).collect() } else { codes };
+                packing::pack(ty, &codes).unwrap()
+            }
+            _ => {
+                let w = ty.storage().unwrap().bytes_for(1).unwrap();
+                (0..count * w).map(|i| (i as u8).wrapping_mul(13) ^ seed).collect()
+            }
+        };
+        let t = hurray_io::Tensor::from_dense(ty, &shape, &bytes).unwrap();
+        let d = t.descriptor();
+        prop_assert!(hurray_proto::transcode::can_transcode(d, 0x02));
+        let (cd, cb) = hurray_proto::transcode::transcode(d, t.buffers()[0].as_slice(), 0x02);
+        let cb = cb.unwrap();
+        let (rd, rb) = hurray_proto::transcode::transcode(&cd, cb.as_slice(), 0x01);
+        prop_assert_eq!(&rd, d);
+        let rb = rb.unwrap();
+        prop_assert_eq!(rb.as_slice(), &bytes[..]);
     }
 }

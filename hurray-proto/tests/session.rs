@@ -175,7 +175,14 @@ fn transcode_over_the_cap_falls_through_or_refuses() {
 
 #[test]
 fn get_composite_and_sparse() {
+    for in_place in [true, false] {
+        get_composite_and_sparse_via(in_place);
+    }
+}
+
+fn get_composite_and_sparse_via(in_place: bool) {
     let mut p = Pair::default();
+    p.client_in_place = in_place;
     let c = Item::Composite(partition());
     p.store.items.insert("c".into(), c.clone());
     p.store.items.insert("s".into(), Item::Tensor(csr()));
@@ -260,6 +267,68 @@ fn parallel_get_reassembles_exactly() {
 }
 
 #[test]
+fn parallel_get_in_place_in_small_frames() {
+    let scfg = ServerConfig {
+        min_shard_bytes: 1000,
+        max_shards: 4,
+        ..ServerConfig::default()
+    };
+    let ccfg = ClientConfig {
+        max_message_size: 1024,
+        ..ClientConfig::default()
+    };
+    let mut p = Pair::new(ccfg, scfg);
+    let t = u8_tensor(&[64, 100], 9);
+    p.store.items.insert("big".into(), Item::Tensor(t.clone()));
+    let got = p
+        .get(
+            "big",
+            &GetOptions {
+                parallel: true,
+                ..GetOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(got, Item::Tensor(t));
+}
+
+#[test]
+fn in_place_frame_spanning_two_buffers() {
+    // A sender (not ours) whose single frame covers all three CSR buffers.
+    let mut c = connected_client(ClientConfig::default(), 0);
+    let sid = c.get("s", &GetOptions::default()).unwrap();
+    let _ = drain(|| c.poll_transmit());
+    let t = csr();
+    let all: Vec<u8> = t
+        .buffers()
+        .iter()
+        .flat_map(|b| b.as_slice().to_vec())
+        .collect();
+    let mut wire = Vec::new();
+    desc_msg(t.descriptor(), all.len() as u64, 0, 1)
+        .encode_into(sid, &mut wire)
+        .unwrap();
+    Message::TensorData {
+        offset: 0,
+        data: all,
+    }
+    .encode_into(sid, &mut wire)
+    .unwrap();
+    Message::TensorDataEnd.encode_into(sid, &mut wire).unwrap();
+    let mut rest = &wire[..];
+    while !rest.is_empty() {
+        let dst = c.read_buf();
+        let n = dst.len().min(rest.len()).min(5);
+        dst[..n].copy_from_slice(&rest[..n]);
+        c.advance(n);
+        rest = &rest[n..];
+    }
+    assert!(
+        matches!(c.poll_event(), Some(ClientEvent::Got { item: Item::Tensor(got), .. }) if got == t)
+    );
+}
+
+#[test]
 fn parallel_get_of_column_major_and_unsharded_fallback() {
     let scfg = ServerConfig {
         min_shard_bytes: 64,
@@ -284,7 +353,19 @@ fn parallel_get_of_column_major_and_unsharded_fallback() {
 
 #[test]
 fn put_then_get_round_trips() {
-    let mut p = Pair::default();
+    for in_place in [false, true] {
+        put_then_get_round_trips_via(in_place);
+    }
+}
+
+fn put_then_get_round_trips_via(in_place: bool) {
+    // Small frames so that data spans many reads either way.
+    let ccfg = ClientConfig {
+        max_frame_bytes: 40,
+        ..ClientConfig::default()
+    };
+    let mut p = Pair::new(ccfg, ServerConfig::default());
+    p.server_in_place = in_place;
     let empty = f32_tensor(&[3, 0, 5]);
     let items = [
         ("dense", Item::Tensor(f32_tensor(&[4, 6]))),
@@ -323,5 +404,111 @@ fn ping_is_answered_with_pong_on_the_same_stream() {
     p.pump();
     assert!(
         matches!(p.client_events[..], [ClientEvent::Pong { stream_id, .. }] if stream_id == sid)
+    );
+}
+
+#[test]
+fn transcode_sub_byte_types_preserves_every_code() {
+    use hurray_core::ElementType;
+    let mut p = Pair::default();
+    let want = GetOptions {
+        preferred_layouts: vec![LayoutEntry::Tag(0x02)],
+        allow_transcode: true,
+        ..GetOptions::default()
+    };
+    for ty in [ElementType::Bool, ElementType::Int4, ElementType::Uint2] {
+        let (rows, cols) = (3usize, 5usize);
+        // Codes valid for the type, varied per element.
+        let codes: Vec<u8> = (0..rows * cols)
+            .map(|i| match ty {
+                ElementType::Bool => (i % 3 == 0) as u8,
+                ElementType::Int4 => ((i as i8 % 16) - 8) as u8,
+                _ => (i % 4) as u8,
+            })
+            .collect();
+        let packed = hurray_core::packing::pack(ty, &codes).unwrap();
+        let t = hurray_io::Tensor::from_dense(ty, &[rows as u64, cols as u64], &packed).unwrap();
+        p.store.items.insert("b".into(), Item::Tensor(t));
+        let Item::Tensor(got) = p.get("b", &want).unwrap() else {
+            panic!()
+        };
+        assert_eq!(got.descriptor().layout, Layout::ColumnMajor, "{ty:?}");
+        let back =
+            hurray_core::packing::unpack(ty, got.buffers()[0].as_slice(), (rows * cols) as u64)
+                .unwrap();
+        for i in 0..rows {
+            for j in 0..cols {
+                assert_eq!(back[i + j * rows], codes[i * cols + j], "{ty:?} [{i},{j}]");
+            }
+        }
+    }
+}
+
+/// Core overhead, no sockets: a 256 MiB GET through `Server` → `Transmit`s →
+/// `Client::read_buf`/`advance` in 4 MiB frames, memcpy standing in for the socket.
+/// `cargo test --release -p hurray-proto --test session -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn throughput_of_the_core() {
+    let n = 256usize << 20;
+    let t =
+        hurray_io::Tensor::from_dense(hurray_core::ElementType::Uint8, &[n as u64], &vec![7u8; n])
+            .unwrap();
+    let mut p = Pair::default();
+    p.store.items.insert("big".into(), Item::Tensor(t.clone()));
+    let started = std::time::Instant::now();
+    let sid = p.client.get("big", &GetOptions::default()).unwrap();
+    // Deliver the request.
+    while let Some(tx) = p.client.poll_transmit() {
+        for e in p.sf.push_all(&wire(&tx).unwrap()) {
+            p.server.on_frame(e);
+        }
+    }
+    let ServerEvent::Request { .. } = p.server.poll_event().unwrap() else {
+        panic!()
+    };
+    p.server.respond(sid, &Item::Tensor(t.clone())).unwrap();
+    let mut bytes = 0usize;
+    while let Some(tx) = p.server.poll_transmit() {
+        let parts: Vec<&[u8]> = match &tx {
+            Transmit::Bytes { bytes, .. } => vec![&bytes[..]],
+            Transmit::Data {
+                prefix,
+                buffer,
+                range,
+                ..
+            } => vec![&prefix[..], &buffer.as_slice()[range.clone()]],
+            Transmit::CloseConnection => vec![],
+        };
+        for mut part in parts {
+            bytes += part.len();
+            while !part.is_empty() {
+                let dst = p.client.read_buf();
+                let k = dst.len().min(part.len());
+                dst[..k].copy_from_slice(&part[..k]);
+                p.client.advance(k);
+                part = &part[k..];
+            }
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let Some(ClientEvent::Got { item, .. }) = p.client.poll_event() else {
+        panic!()
+    };
+    assert_eq!(item, Item::Tensor(t));
+    println!(
+        "core: {bytes} wire bytes in {secs:.3} s = {:.2} GB/s",
+        bytes as f64 / secs / 1e9
+    );
+    // Baseline on the same machine: one copy of the bytes into fresh aligned memory.
+    let src = item.as_tensor().unwrap().buffers()[0].as_slice();
+    let started = std::time::Instant::now();
+    let mut dst = hurray_io::AlignedBuf::zeroed(n).unwrap();
+    dst.as_mut_slice().copy_from_slice(src);
+    let base = started.elapsed().as_secs_f64();
+    assert_eq!(dst.as_slice()[n - 1], 7);
+    println!(
+        "baseline (allocate + one memcpy): {base:.3} s; core / baseline = {:.2}",
+        secs / base
     );
 }

@@ -39,6 +39,7 @@ pub const TARGETS: &[&str] = &[
     "cli_safetensors",
     "cli_numpy",
     "cli_validate",
+    "proto",
 ];
 
 /// Seconds per target for `cargo xtask fuzz` without `--seconds`.
@@ -51,7 +52,7 @@ pub const STAGE_SECONDS: u64 = 10;
 #[derive(Debug, Args)]
 pub struct FuzzArgs {
     /// Fuzz only this target (one of descriptor, stream, file, composite,
-    /// cli_safetensors, cli_numpy, cli_validate).
+    /// cli_safetensors, cli_numpy, cli_validate, proto).
     #[arg(long)]
     pub target: Option<String>,
     /// Seconds of fuzzing per target.
@@ -230,6 +231,8 @@ fn fuzz(targets: &[&str], seconds: u64) -> Result<Vec<Report>> {
         let artifacts = base.join("fuzz-artifacts").join(t);
         std::fs::create_dir_all(&corpus)?;
         std::fs::create_dir_all(&artifacts)?;
+        // Targets without generated seeds (proto) start from an empty directory.
+        std::fs::create_dir_all(seeds.join(t))?;
         let log_path = logs.join(format!("{t}.log"));
         let log = std::fs::File::create(&log_path)?;
         let mut cmd = cargo_fuzz("run");

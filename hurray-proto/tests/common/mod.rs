@@ -67,6 +67,10 @@ pub struct Pair {
     pub client_events: Vec<ClientEvent>,
     pub server_closed: bool,
     pub client_closed: bool,
+    /// Feed the client through `read_buf` / `advance` (default) instead of a framer.
+    pub client_in_place: bool,
+    /// Feed the server through `read_buf` / `advance` instead of a framer.
+    pub server_in_place: bool,
 }
 
 impl Pair {
@@ -84,6 +88,8 @@ impl Pair {
             client_events: Vec::new(),
             server_closed: false,
             client_closed: false,
+            client_in_place: true,
+            server_in_place: false,
         };
         p.pump();
         assert!(p.client.is_connected(), "{:?}", p.client_events);
@@ -102,6 +108,17 @@ impl Pair {
             while let Some(t) = self.client.poll_transmit() {
                 moved = true;
                 match wire(&t) {
+                    Some(b) if self.server_in_place => {
+                        let mut rest = &b[..];
+                        while !rest.is_empty() {
+                            let dst = self.server.read_buf();
+                            assert!(!dst.is_empty());
+                            let n = dst.len().min(rest.len()).min(500);
+                            dst[..n].copy_from_slice(&rest[..n]);
+                            self.server.advance(n);
+                            rest = &rest[n..];
+                        }
+                    }
                     Some(b) => {
                         for e in self.sf.push_all(&b) {
                             self.server.on_frame(e);
@@ -147,6 +164,19 @@ impl Pair {
             while let Some(t) = self.server.poll_transmit() {
                 moved = true;
                 match wire(&t) {
+                    // The client's in-place path: bytes go where read_buf says, in
+                    // reads of at most 700 bytes (so frames arrive in pieces).
+                    Some(b) if self.client_in_place => {
+                        let mut rest = &b[..];
+                        while !rest.is_empty() {
+                            let dst = self.client.read_buf();
+                            assert!(!dst.is_empty());
+                            let n = dst.len().min(rest.len()).min(700);
+                            dst[..n].copy_from_slice(&rest[..n]);
+                            self.client.advance(n);
+                            rest = &rest[n..];
+                        }
+                    }
                     Some(b) => {
                         for e in self.cf.push_all(&b) {
                             self.client.on_frame(e);
