@@ -23,13 +23,21 @@ fn net_err(e: NetError) -> Error {
 }
 
 /// A progress callback drawing a bar (when standard error is a terminal and the
-/// transfer is large), created at the first frame, when the total is known.
+/// transfer is large), created at the first call: a bar against the total when the
+/// total is known (put), else a byte counter (get).
 fn bar(label: &str) -> (ProgressFn, Arc<OnceLock<Progress>>) {
     let cell: Arc<OnceLock<Progress>> = Arc::new(OnceLock::new());
     let c = cell.clone();
     let label = label.to_owned();
     let f: ProgressFn = Arc::new(move |n, total| {
-        c.get_or_init(|| Progress::for_bytes(total, &label)).inc(n);
+        c.get_or_init(|| {
+            if total > 0 {
+                Progress::for_bytes(total, &label)
+            } else {
+                Progress::for_unknown(&label)
+            }
+        })
+        .inc(n);
     });
     (f, cell)
 }

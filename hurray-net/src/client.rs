@@ -9,18 +9,18 @@
 
 use crate::drive::{self, Wrote};
 use crate::error::{NetError, Result};
-use crate::wire::msg;
 use hurray_io::{Item, Tensor};
-use hurray_proto::{ClientConfig, ClientEvent, FrameEvent};
+use hurray_proto::{ClientConfig, ClientEvent};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{lookup_host, TcpStream};
 
-/// Progress of a transfer: called with the tensor data bytes just moved and the
-/// total data bytes announced so far for this get or put (for a parallel or
-/// composite get the total grows as descriptors arrive).
+/// Progress of a transfer: called with the bytes just moved and the total to move.
+/// A put reports data bytes against the item's data size; a get reports every byte
+/// read from the connection (messages included) with total 0 (not known before the
+/// descriptors arrive).
 pub type ProgressFn = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
 /// Options of a connection.
@@ -52,7 +52,7 @@ pub struct GetOptions {
     /// The request (`hurray-proto`): preferred layouts, `ALLOW_TRANSCODE`,
     /// `PARALLEL_OK`, `min_alignment`, `preferred_device`.
     pub request: hurray_proto::GetOptions,
-    /// Called after every data frame received.
+    /// Called after every read from the connection (see [`ProgressFn`]).
     pub progress: Option<ProgressFn>,
 }
 
@@ -84,8 +84,6 @@ pub struct Client {
     sock: Option<TcpStream>,
     addr: SocketAddr,
     proto: hurray_proto::Client,
-    /// This side's advertised `max_message_size` (what `read_message` accepts).
-    max_message: u32,
     io_timeout: Duration,
 }
 
@@ -144,7 +142,6 @@ impl Client {
             sock: Some(sock),
             addr,
             proto,
-            max_message: opts.proto.max_message_size,
             io_timeout: opts.io_timeout,
         };
         let mut w = Watch {
@@ -334,24 +331,13 @@ impl Client {
                     return Ok(ev);
                 }
             }
-            // The whole message straight from the socket (see `read_message`).
-            let ev =
-                drive::read_message(sock, self.max_message, io, "waiting for the server").await?;
-            {
-                if let (FrameEvent::Frame(f), Some(p)) = (&ev, w.progress) {
-                    match f.header.message_type {
-                        msg::TENSOR_DESCRIPTOR if f.payload.len() >= 16 => {
-                            let at = f.payload.len() - 16;
-                            let b: [u8; 8] = f.payload[at..at + 8].try_into().expect("8 bytes");
-                            w.total = w.total.saturating_add(u64::from_le_bytes(b));
-                        }
-                        msg::TENSOR_DATA if f.payload.len() > 8 => {
-                            p((f.payload.len() - 8) as u64, w.total)
-                        }
-                        _ => {}
-                    }
-                }
-                self.proto.on_frame(ev);
+            // Data bytes land in the tensor's buffer itself (hurray-proto's
+            // in-place receive path).
+            let n =
+                drive::read_into(sock, self.proto.read_buf(), io, "waiting for the server").await?;
+            self.proto.advance(n);
+            if let Some(p) = w.progress {
+                p(n as u64, w.total);
             }
         }
     }

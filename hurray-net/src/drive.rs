@@ -1,9 +1,9 @@
 //! The I/O half shared by the server and the client: write what a `hurray-proto`
-//! state machine queues ([`Transmit`]), read socket bytes into its [`Framer`].
+//! state machine queues ([`Transmit`]), read socket bytes into its `read_buf()`.
 //! Every socket operation runs under a timeout.
 
 use crate::error::{NetError, Result};
-use hurray_proto::{FrameEvent, Framer, Transmit};
+use hurray_proto::Transmit;
 use std::future::Future;
 use std::io::IoSlice;
 use std::time::Duration;
@@ -78,61 +78,23 @@ pub(crate) async fn write_transmit<S: AsyncWrite + Unpin>(
     }
 }
 
-/// Reads what the framer wants next (at most 1 MiB at a time) and feeds it;
-/// returns the completed frame event, if any, or `Ok(None)` for a partial read.
+/// Reads once into `buf` (at most 1 MiB), which is the state machine's
+/// `read_buf()`: a framer slot, or the destination tensor buffer itself while a data
+/// frame streams in (so data bytes are written once, by the read). Returns the count
+/// read, for `advance`.
 ///
-/// Errors: [`NetError::Io`] with `UnexpectedEof` when the peer closed (clean or
-/// not: see [`Framer::is_idle`] before calling), [`NetError::Timeout`].
-pub(crate) async fn read_frame<S: AsyncRead + Unpin>(
+/// Errors: [`NetError::Io`] with `UnexpectedEof` when the peer closed,
+/// [`NetError::Timeout`].
+pub(crate) async fn read_into<S: AsyncRead + Unpin>(
     s: &mut S,
-    framer: &mut Framer,
+    buf: &mut [u8],
     limit: Duration,
     what: &'static str,
-) -> Result<Option<FrameEvent>> {
-    let buf = framer.read_buf();
+) -> Result<usize> {
     let cap = buf.len().min(1 << 20);
     let n = timed(limit, what, s.read(&mut buf[..cap])).await?;
     if n == 0 {
         return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
     }
-    Ok(framer.advance(n))
-}
-
-/// Reads one whole message without a [`Framer`]: the 12-byte header, then the
-/// payload into a fresh `Vec` filled straight from the socket (never zeroed first,
-/// the allocation reused by the allocator from frame to frame). A payload above
-/// `max` is read and discarded (Ambiguity S17) and reported as
-/// [`FrameEvent::TooLarge`], exactly as a `Framer` bounded by `max` would.
-/// Used by the client on its receive path, where the bytes are tensor data.
-///
-/// Errors: as [`read_frame`]; `limit` bounds each read.
-pub(crate) async fn read_message<S: AsyncRead + Unpin>(
-    s: &mut S,
-    max: u32,
-    limit: Duration,
-    what: &'static str,
-) -> Result<FrameEvent> {
-    let mut h = [0u8; hurray_proto::HEADER_LEN];
-    timed(limit, what, s.read_exact(&mut h)).await?;
-    let header = hurray_proto::Header::decode(&h)?;
-    let len = u64::from(header.payload_length);
-    if header.payload_length > max {
-        let mut sink = vec![0u8; 64 << 10];
-        let mut left = len;
-        while left > 0 {
-            let n = left.min(sink.len() as u64) as usize;
-            timed(limit, what, s.read_exact(&mut sink[..n])).await?;
-            left -= n as u64;
-        }
-        return Ok(FrameEvent::TooLarge(header));
-    }
-    let mut payload = Vec::with_capacity(len as usize);
-    let mut take = (&mut *s).take(len);
-    while (payload.len() as u64) < len {
-        let n = timed(limit, what, take.read_buf(&mut payload)).await?;
-        if n == 0 {
-            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
-        }
-    }
-    Ok(FrameEvent::Frame(hurray_proto::Frame { header, payload }))
+    Ok(n)
 }

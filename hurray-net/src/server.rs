@@ -273,7 +273,7 @@ impl Server {
     /// Errors: persisting failed ([`NetError::Format`]).
     pub async fn run(self, stop: impl Future<Output = ()>) -> Result<ShutdownReport> {
         let Server { listener, shared } = self;
-        let (down_tx, down_rx) = watch::channel(false);
+        let (down_tx, down_rx) = watch::channel(Phase::Serving);
         let mut tasks = JoinSet::new();
         tokio::pin!(stop);
         loop {
@@ -303,18 +303,20 @@ impl Server {
             }
         }
         drop(listener);
-        let _ = down_tx.send(true);
+        // Drain: no new requests, transfers under way finish, idle connections close.
+        let _ = down_tx.send(Phase::Draining);
         let grace = shared.cfg.shutdown_grace;
-        let drained =
-            tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
-        let aborted = if drained.is_err() {
-            let n = tasks.len();
-            tasks.abort_all();
-            while tasks.join_next().await.is_some() {}
-            n
-        } else {
-            0
-        };
+        let mut aborted = 0;
+        if !join_within(&mut tasks, &shared, grace).await {
+            // Abort: every open stream gets ERROR SHUTTING_DOWN, then the connection
+            // closes; a connection stuck in a write is cancelled after 2 s more.
+            aborted = tasks.len();
+            let _ = down_tx.send(Phase::Aborting);
+            if !join_within(&mut tasks, &shared, Duration::from_secs(2)).await {
+                tasks.abort_all();
+                while tasks.join_next().await.is_some() {}
+            }
+        }
         let persisted = match shared.cfg.persist.clone() {
             Some(path) => {
                 let items = shared.store.snapshot();
@@ -326,6 +328,17 @@ impl Server {
         };
         Ok(ShutdownReport { aborted, persisted })
     }
+}
+
+/// Joins every task within `limit`; false when some are still running.
+async fn join_within(tasks: &mut JoinSet<()>, sh: &Shared, limit: Duration) -> bool {
+    tokio::time::timeout(limit, async {
+        while let Some(r) = tasks.join_next().await {
+            note_panic(sh, r);
+        }
+    })
+    .await
+    .is_ok()
 }
 
 fn note_panic(sh: &Shared, r: std::result::Result<(), tokio::task::JoinError>) {
@@ -359,15 +372,16 @@ fn refuse_busy(sock: &TcpStream) {
     }
 }
 
-/// This connection's share of [`ServerConfig::max_buffered_bytes`].
+/// This connection's share of [`ServerConfig::max_buffered_bytes`]: the bytes of
+/// the message it is in the middle of receiving.
 struct Held {
     sh: Arc<Shared>,
     bytes: u64,
 }
 
 impl Held {
-    /// Records that the connection now buffers `bytes`; false when the total passes
-    /// the limit.
+    /// Records that the connection now holds `bytes`; false when the total over all
+    /// connections passes the limit.
     fn set(&mut self, bytes: u64) -> bool {
         let total = if bytes >= self.bytes {
             self.sh
@@ -391,25 +405,35 @@ impl Drop for Held {
     }
 }
 
-/// Serves one connection: bytes in through the framer to the `hurray-proto`
-/// server, its events answered from the files and the store, its transmits written
-/// out (data frames vectored from the tensors' buffers).
-async fn serve_connection(mut sock: TcpStream, sh: Arc<Shared>, mut down: watch::Receiver<bool>) {
+/// What the server asks of its connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Phase {
+    Serving,
+    /// Refuse new requests (`SHUTTING_DOWN`), finish transfers under way, then close.
+    Draining,
+    /// Send `ERROR SHUTTING_DOWN` on every open stream and close now.
+    Aborting,
+}
+
+/// Serves one connection: socket bytes into the `hurray-proto` server's
+/// `read_buf()` (PUT data lands straight in the tensor's buffer), its events
+/// answered from the files and the store, its transmits written out (data frames
+/// vectored from the served tensors' buffers).
+async fn serve_connection(mut sock: TcpStream, sh: Arc<Shared>, mut phase: watch::Receiver<Phase>) {
     let _ = sock.set_nodelay(true);
     let cfg = &sh.cfg;
     let io = cfg.idle_timeout;
     let mut p = hurray_proto::Server::new(cfg.proto.clone());
-    let mut framer = p.framer();
     let mut held = Held {
         sh: sh.clone(),
         bytes: 0,
     };
     let mut puts: HashMap<u32, Reservation> = HashMap::new();
     let handshake_end = Instant::now() + cfg.handshake_timeout;
-    let mut connected = false;
+    let mut draining = false;
     loop {
         while let Some(ev) = p.poll_event() {
-            on_event(&sh, &mut p, &mut puts, &mut connected, ev);
+            on_event(&sh, &mut p, &mut puts, ev);
         }
         while let Some(t) = p.poll_transmit() {
             match drive::write_transmit(&mut sock, t, io).await {
@@ -420,7 +444,12 @@ async fn serve_connection(mut sock: TcpStream, sh: Arc<Shared>, mut down: watch:
                 Err(_) => return,
             }
         }
-        let (limit, what) = if connected {
+        if draining && p.is_drained() && p.between_messages() {
+            // Nothing in flight either way: a plain close, no lingering.
+            let _ = tokio::time::timeout(io, sock.shutdown()).await;
+            return;
+        }
+        let (limit, what) = if p.is_connected() {
             (io, "idle connection")
         } else {
             (
@@ -428,17 +457,39 @@ async fn serve_connection(mut sock: TcpStream, sh: Arc<Shared>, mut down: watch:
                 "handshake",
             )
         };
-        let idle = framer.is_idle() && p.open_streams() == 0;
-        let r = tokio::select! {
-            r = drive::read_frame(&mut sock, &mut framer, limit, what) => r,
-            _ = down.wait_for(|d| *d), if idle => return,
-        };
-        if !held.set(framer.buffered() as u64) {
-            return close_with(&mut sock, code::BUSY, "server buffers are full", io).await;
+        let now = *phase.borrow_and_update();
+        match now {
+            Phase::Serving => {}
+            Phase::Draining if !draining => {
+                draining = true;
+                p.drain();
+                continue;
+            }
+            Phase::Draining => {}
+            Phase::Aborting => {
+                p.abort_all(ProtoError::new(
+                    code::SHUTTING_DOWN,
+                    "the server is shutting down",
+                ));
+                continue;
+            }
         }
+        let r = tokio::select! {
+            r = drive::read_into(&mut sock, p.read_buf(), limit, what) => r,
+            _ = phase.changed() => continue,
+        };
         match r {
-            Ok(Some(ev)) => p.on_frame(ev),
-            Ok(None) => {}
+            Ok(n) => {
+                p.advance(n);
+                let partial = if p.between_messages() {
+                    0
+                } else {
+                    held.bytes + n as u64
+                };
+                if !held.set(partial) {
+                    return close_with(&mut sock, code::BUSY, "server buffers are full", io).await;
+                }
+            }
             Err(NetError::Timeout(w)) => {
                 return close_with(&mut sock, code::TIMEOUT, &format!("{w} timed out"), io).await
             }
@@ -452,11 +503,10 @@ fn on_event(
     sh: &Shared,
     p: &mut hurray_proto::Server,
     puts: &mut HashMap<u32, Reservation>,
-    connected: &mut bool,
     ev: ServerEvent,
 ) {
     match ev {
-        ServerEvent::Connected { .. } => *connected = true,
+        ServerEvent::Connected { .. } => {}
         ServerEvent::Request { stream_id, request } => match lookup(sh, &request.tensor_key) {
             // `respond` sends its own ERROR when the item cannot be served.
             Ok(Some(item)) => {

@@ -1,6 +1,5 @@
-//! What this crate adds to `hurray-proto`: the private `ERROR` codes of its I/O
-//! layer (`hurray-proto` itself uses `0xF0`, `LIMIT_EXCEEDED`). Every message is
-//! encoded and decoded by `hurray-proto`; its names are re-exported here.
+//! The protocol names this crate's API uses, re-exported from `hurray-proto` (which
+//! encodes and decodes every message), and the private `ERROR` codes.
 
 pub use hurray_proto::{
     capability, message_type as msg, request_flags, DescriptorMsg, ErrorCode, Header, Hello,
@@ -8,19 +7,7 @@ pub use hurray_proto::{
     PROTOCOL_VERSION,
 };
 
-/// Private `ERROR` codes of this implementation (`0xF0`–`0xFE`, B.16).
-pub mod code {
-    use super::ErrorCode;
-    /// `hurray-proto`'s resource refusal (streams per connection, PUT bytes in
-    /// flight, item size).
-    pub const LIMIT_EXCEEDED: ErrorCode = hurray_proto::LIMIT_EXCEEDED;
-    /// The PUT store cannot take the tensor: its size cap (or the per-PUT limit)
-    /// would be exceeded. The PUT is refused; nothing is evicted.
-    pub const STORE_FULL: ErrorCode = ErrorCode::Private(0xF1);
-    /// The server is at its connection or buffered-bytes limit; sent on stream 1
-    /// before it closes the connection.
-    pub const BUSY: ErrorCode = ErrorCode::Private(0xF2);
-    /// A timeout ran out (handshake, idle, or a stalled transfer); sent on stream 1
-    /// before the server closes the connection.
-    pub const TIMEOUT: ErrorCode = ErrorCode::Private(0xF3);
-}
+/// Private `ERROR` codes (`0xF0`–`0xFE`, B.16): `hurray-proto`'s one table
+/// (`LIMIT_EXCEEDED 0xF0`, `STORE_FULL 0xF1`, `BUSY 0xF2`, `TIMEOUT 0xF3`,
+/// `SHUTTING_DOWN 0xF4`).
+pub use hurray_proto::error::private_code as code;

@@ -174,9 +174,11 @@ async fn parallel_round_trip(mib: usize) {
         g.buffers()[0].as_slice() == t.buffers()[0].as_slice(),
         "bytes differ"
     );
-    assert_eq!(
-        moved.load(std::sync::atomic::Ordering::Relaxed),
-        (mib as u64) << 20
+    // Progress counts every byte read: the data plus a few messages' worth.
+    let m = moved.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        m >= (mib as u64) << 20 && m <= ((mib as u64) << 20) + (1 << 20),
+        "{m}"
     );
     drop(c);
     assert!(
@@ -263,4 +265,49 @@ async fn shutdown_persists_the_store_to_a_hrry() {
     for (n, i) in items.iter().take(10) {
         assert_eq!(&back.item(n).unwrap().unwrap(), i, "{n}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_lets_transfers_finish_then_aborts_stalled_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.hrry");
+    let t = big(64);
+    write_file(&path, &[("big".into(), Item::Tensor(t.clone()))]);
+    // 1. A GET under way when the shutdown starts completes, whole.
+    let server = serve(&[&path], ServerConfig::default()).await;
+    let mut c = Client::connect(server.local_addr(), ClientOptions::default())
+        .await
+        .unwrap();
+    let get = tokio::spawn(async move { c.get("big", &GetOptions::default()).await });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let report = server.shutdown().await.unwrap();
+    assert_eq!(report.aborted, 0);
+    assert_eq!(get.await.unwrap().unwrap(), Item::Tensor(t));
+    // 2. A client that requested 64 MiB and never reads is aborted after the grace
+    //    period; the shutdown still ends.
+    let server = serve(
+        &[&path],
+        ServerConfig {
+            shutdown_grace: Duration::from_millis(200),
+            idle_timeout: Duration::from_secs(30),
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    let req = hurray_net::wire::Message::TensorRequest(hurray_net::wire::TensorRequest {
+        tensor_key: "big".into(),
+        preferred_layouts: vec![],
+        preferred_device: 0,
+        min_alignment: 64,
+        request_flags: 0,
+    })
+    .encode(1)
+    .unwrap();
+    let stalled = raw(server.local_addr(), true, &req).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let t0 = std::time::Instant::now();
+    let report = server.shutdown().await.unwrap();
+    assert_eq!(report.aborted, 1);
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    drop(stalled);
 }
