@@ -5,11 +5,12 @@
 //! cargo run --release -p hurray-net --example bench_get [-- SIZE_MIB [RUNS]]
 //! ```
 //!
-//! Each server runs in its own process (this program re-executed), so its peak RSS
-//! (`VmHWM` of /proc/PID/status) is its own. The Flight half runs
+//! Each server runs in its own process (this program re-executed; Flight: Python),
+//! so its peak RSS (`VmHWM` of /proc/PID/status) is its own. The Flight half runs
 //! `hurray-net/examples/flight_bench.py` with `$HURRAY_BENCH_PYTHON` (default
 //! `python3`), which needs pyarrow; without it that row is reported as skipped.
-//! Times are the best of RUNS (default 3), each receiving into fresh memory.
+//! Each run does raw, hurray (one stream), hurray (parallel shards) and Flight back
+//! to back, each receiving into fresh memory; times are the best of RUNS (default 3).
 
 use hurray_core::ElementType;
 use hurray_io::file::{FileWriter, WriteOptions};
@@ -55,16 +56,44 @@ fn main() {
             .as_slice(),
     );
 
-    // Hurray GET (one stream, then parallel: 4 shard streams on the connection).
-    let (child, addr) = spawn_self("--serve-hurray", &path);
+    // Both servers run at once; every run does raw, hurray, hurray parallel and
+    // Flight back to back, so a busy machine slows all of them alike.
+    let (hurray_child, hurray_addr) = spawn_self("--serve-hurray", &path);
+    let (raw_child, raw_addr) = spawn_self("--serve-raw", &path);
+    let raw_file = dir.path().join("bench.bin");
+    {
+        let r = FileReader::open(&path).unwrap();
+        let t = r.tensor("big").unwrap().unwrap();
+        std::fs::write(&raw_file, t.buffers()[0].as_slice()).unwrap();
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
-    let mut hurray = f64::MAX;
-    let mut par = f64::MAX;
+    let py = std::env::var("HURRAY_BENCH_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/flight_bench.py");
+    let (mut raw, mut hurray, mut par, mut flight) = (f64::MAX, f64::MAX, f64::MAX, f64::MAX);
+    let mut flight_rss = 0u64;
+    let mut flight_skip = None;
     for _ in 0..runs {
+        // Raw TCP: the same bytes from the same mapping, written in 4 MiB pieces,
+        // read in pieces of up to 1 MiB straight into fresh aligned memory (as the
+        // hurray server and client do).
+        let t = Instant::now();
+        let mut s = TcpStream::connect(&raw_addr).unwrap();
+        s.write_all(b"g").unwrap();
+        let mut buf = AlignedBuf::zeroed(bytes).unwrap();
+        let mut at = 0;
+        while at < bytes {
+            let end = (at + (1 << 20)).min(bytes);
+            let n = s.read(&mut buf.as_mut_slice()[at..end]).unwrap();
+            assert!(n > 0, "raw server closed early");
+            at += n;
+        }
+        raw = raw.min(t.elapsed().as_secs_f64());
+        assert_eq!(checksum(buf.as_slice()), want_sum);
+        drop(buf);
         for parallel in [false, true] {
             let t = Instant::now();
             let item = rt.block_on(async {
@@ -75,7 +104,7 @@ fn main() {
                 {
                     co.proto.max_message_size = m;
                 }
-                let mut c = Client::connect(addr.as_str(), co).await.unwrap();
+                let mut c = Client::connect(hurray_addr.as_str(), co).await.unwrap();
                 let o = if parallel {
                     GetOptions::parallel()
                 } else {
@@ -92,29 +121,24 @@ fn main() {
                 want_sum,
                 "bytes differ"
             );
-            if !parallel {
-                hurray = hurray.min(s);
-            } else {
+            if parallel {
                 par = par.min(s);
+            } else {
+                hurray = hurray.min(s);
+            }
+        }
+        if flight_skip.is_none() {
+            match flight_once(&py, script, &raw_file) {
+                Ok((s, rss)) => {
+                    flight = flight.min(s);
+                    flight_rss = flight_rss.max(rss);
+                }
+                Err(why) => flight_skip = Some(why),
             }
         }
     }
-    let hurray_rss = stop(child);
-
-    // Raw TCP: the same bytes from the same mapping, one write_all, one read_exact.
-    let (child, addr) = spawn_self("--serve-raw", &path);
-    let mut raw = f64::MAX;
-    for _ in 0..runs {
-        let t = Instant::now();
-        let mut s = TcpStream::connect(&addr).unwrap();
-        s.write_all(b"g").unwrap();
-        let mut buf = AlignedBuf::zeroed(bytes).unwrap();
-        s.read_exact(buf.as_mut_slice()).unwrap();
-        let e = t.elapsed().as_secs_f64();
-        assert_eq!(checksum(buf.as_slice()), want_sum);
-        raw = raw.min(e);
-    }
-    let raw_rss = stop(child);
+    let hurray_rss = stop(hurray_child);
+    let raw_rss = stop(raw_child);
 
     let gib = bytes as f64 / (1u64 << 30) as f64;
     let line = |name: &str, s: f64| {
@@ -127,61 +151,52 @@ fn main() {
     };
     line("raw TCP (plain socket)", raw);
     line("hurray GET (1 stream)", hurray);
-    line("hurray GET (4 shard streams)", par);
-    println!(
-        "server peak RSS (VmHWM): hurray {} MiB, raw {} MiB (both map the file; \
-         mapped pages that were sent count)",
-        hurray_rss / 1024,
-        raw_rss / 1024
-    );
-
-    // Arrow Flight do_get of the same bytes (pyarrow), in its own script.
-    let py = std::env::var("HURRAY_BENCH_PYTHON").unwrap_or_else(|_| "python3".into());
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/flight_bench.py");
-    let raw_file = dir.path().join("bench.bin");
-    {
-        let r = FileReader::open(&path).unwrap();
-        let t = r.tensor("big").unwrap().unwrap();
-        std::fs::write(&raw_file, t.buffers()[0].as_slice()).unwrap();
-    }
-    let out = Command::new(&py)
-        .arg(script)
-        .arg(&raw_file)
-        .arg(runs.to_string())
-        .stderr(Stdio::inherit())
-        .output();
-    match out {
-        Ok(o) if o.status.success() => {
-            let text = String::from_utf8_lossy(&o.stdout);
-            let mut flight = None;
-            let mut rss = None;
-            for l in text.lines() {
-                if let Some(v) = l.strip_prefix("flight_seconds ") {
-                    flight = v.trim().parse::<f64>().ok();
-                }
-                if let Some(v) = l.strip_prefix("flight_server_vmhwm_kib ") {
-                    rss = v.trim().parse::<u64>().ok();
-                }
-            }
-            if let Some(f) = flight {
-                line("Arrow Flight do_get", f);
-                println!(
-                    "hurray GET vs Flight: {:.2}x faster (1 stream), {:.2}x (4 shard streams); \
-                     Flight server peak RSS {} MiB",
-                    f / hurray,
-                    f / par,
-                    rss.unwrap_or(0) / 1024
-                );
-            } else {
-                println!("Arrow Flight do_get: skipped (no result line):\n{text}");
-            }
+    line("hurray GET (parallel shards)", par);
+    match flight_skip {
+        None => {
+            line("Arrow Flight do_get", flight);
+            println!(
+                "hurray GET is {:.2}x as fast as Flight (1 stream), {:.2}x (parallel)",
+                flight / hurray,
+                flight / par
+            );
         }
-        Ok(o) => println!(
-            "Arrow Flight do_get: skipped ({py} {script} failed: {})",
-            String::from_utf8_lossy(&o.stdout)
-        ),
-        Err(e) => println!("Arrow Flight do_get: skipped ({py}: {e})"),
+        Some(why) => println!("Arrow Flight do_get: skipped ({why})"),
     }
+    println!(
+        "server peak RSS (VmHWM): hurray {} MiB, raw {} MiB, Flight {} MiB \
+         (each maps or holds the data; mapped pages sent count in RSS)",
+        hurray_rss / 1024,
+        raw_rss / 1024,
+        flight_rss / 1024
+    );
+}
+
+/// One Flight do_get timing (seconds) and the Flight server's VmHWM (KiB).
+fn flight_once(py: &str, script: &str, raw_file: &std::path::Path) -> Result<(f64, u64), String> {
+    let o = Command::new(py)
+        .arg(script)
+        .arg(raw_file)
+        .arg("1")
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("{py}: {e}"))?;
+    let text = String::from_utf8_lossy(&o.stdout);
+    if !o.status.success() {
+        return Err(format!("{py} {script} failed: {text}"));
+    }
+    let mut secs = None;
+    let mut rss = 0;
+    for l in text.lines() {
+        if let Some(v) = l.strip_prefix("flight_seconds ") {
+            secs = v.trim().parse::<f64>().ok();
+        }
+        if let Some(v) = l.strip_prefix("flight_server_vmhwm_kib ") {
+            rss = v.trim().parse::<u64>().unwrap_or(0);
+        }
+    }
+    secs.map(|s| (s, rss))
+        .ok_or_else(|| format!("no result line in {text:?}"))
 }
 
 /// A cheap order-sensitive checksum (to check every run got the bytes right).
@@ -253,6 +268,8 @@ fn serve_raw(path: &str) {
         let mut s = s.unwrap();
         let mut b = [0u8; 1];
         s.read_exact(&mut b).unwrap();
-        s.write_all(t.buffers()[0].as_slice()).unwrap();
+        for piece in t.buffers()[0].as_slice().chunks(4 << 20) {
+            s.write_all(piece).unwrap();
+        }
     }
 }
