@@ -422,6 +422,7 @@ mod tests {
             "cargo xtask codegen --check",
             "include/hurray.h compiles",
             "cargo test",
+            "cargo test --release -p hurray-net",
             "RUSTDOCFLAGS",
             "c: tests/c suite",
             "c: the same programs under valgrind",
