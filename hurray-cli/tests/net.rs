@@ -55,6 +55,16 @@ fn serve(args: &[&std::ffi::OsStr]) -> (Child, String) {
     (c, addr)
 }
 
+/// Resident memory of process `pid` in KiB (0 once it is gone).
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// Sends SIGTERM and waits (10 s at most) for the exit status.
 fn terminate(mut c: Child) -> std::process::ExitStatus {
     let ok = Command::new("kill")
@@ -109,9 +119,25 @@ fn get_killed_with_sigkill_mid_transfer_does_not_disturb_other_clients() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(150 + 100 * i));
+        // Kill it mid-transfer: once it holds 32 MiB + i × 64 MiB of the tensor
+        // (its resident memory grows as data arrives; the file is written only
+        // after the whole tensor is in).
+        let want_kib = (32 + 64 * i) << 10;
+        let t = Instant::now();
+        while rss_kib(g.id()) < want_kib {
+            assert!(
+                g.try_wait().unwrap().is_none(),
+                "hurray get ended before the kill"
+            );
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "hurray get made no progress"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
         g.kill().unwrap(); // SIGKILL
-        g.wait().unwrap();
+        let st = g.wait().unwrap();
+        assert!(!st.success());
         assert!(!out.exists(), "a killed get left {}", out.display());
         let before = served.load(Ordering::SeqCst);
         let t = Instant::now();

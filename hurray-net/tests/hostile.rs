@@ -361,6 +361,22 @@ async fn put_flood_beyond_the_store_cap_is_refused_and_the_store_stays_under_it(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_connections_are_all_served() {
+    // 1,001 client sockets and 1,000 server sockets live in this process at once.
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let want = 2200u64;
+    let lim = getrlimit(Resource::Nofile);
+    if lim.current.is_some_and(|c| c < want) {
+        let raised = Rlimit {
+            current: Some(lim.maximum.map_or(want, |m| m.min(want))),
+            maximum: lim.maximum,
+        };
+        setrlimit(Resource::Nofile, raised).unwrap();
+    }
+    let now = getrlimit(Resource::Nofile).current;
+    assert!(
+        now.is_none_or(|c| c >= want),
+        "open-file limit {now:?} below {want}: raise the hard limit (ulimit -Hn)"
+    );
     let (_d, s) = start(ServerConfig {
         max_connections: 1000,
         ..ServerConfig::default()
