@@ -155,3 +155,48 @@ impl Drop for Reservation {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hurray_core::ElementType;
+    use hurray_io::Tensor;
+
+    fn item(n: usize) -> Item {
+        Item::Tensor(Tensor::from_dense(ElementType::Uint8, &[n as u64], &vec![7; n]).unwrap())
+    }
+
+    #[test]
+    fn reservations_and_commits_never_pass_the_cap() {
+        let s = Arc::new(Store::new(1000));
+        let cost = item_cost(&item(400));
+        assert!(cost > 400 && cost < 500, "{cost}");
+        let r1 = s.reserve(400).unwrap();
+        let r2 = s.reserve(400).unwrap();
+        assert!(s.reserve(400).is_none(), "a third 400 would pass 1000");
+        assert_eq!(s.used(), 800);
+        s.commit(r1, "a".into(), item(400)).unwrap();
+        assert_eq!(s.used(), 400 + cost);
+        // Growing r2 to the real cost would pass the cap: refused, r2 released.
+        let big = item(560);
+        assert!(s.commit(r2, "b".into(), big).is_err());
+        assert_eq!(s.used(), cost);
+        assert_eq!(s.len(), 1);
+        // A dropped reservation gives its bytes back.
+        drop(s.reserve(500).unwrap());
+        assert_eq!(s.used(), cost);
+    }
+
+    #[test]
+    fn replacing_a_key_releases_the_old_item() {
+        let s = Arc::new(Store::new(10_000));
+        s.commit(s.reserve(0).unwrap(), "k".into(), item(1000)).unwrap();
+        let first = s.used();
+        s.commit(s.reserve(0).unwrap(), "k".into(), item(10)).unwrap();
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.used(), item_cost(&item(10)));
+        assert!(s.used() < first);
+        assert_eq!(s.get("k"), Some(item(10)));
+        assert_eq!(s.snapshot().len(), 1);
+    }
+}
