@@ -190,9 +190,11 @@ mod tests {
     #[test]
     fn replacing_a_key_releases_the_old_item() {
         let s = Arc::new(Store::new(10_000));
-        s.commit(s.reserve(0).unwrap(), "k".into(), item(1000)).unwrap();
+        s.commit(s.reserve(0).unwrap(), "k".into(), item(1000))
+            .unwrap();
         let first = s.used();
-        s.commit(s.reserve(0).unwrap(), "k".into(), item(10)).unwrap();
+        s.commit(s.reserve(0).unwrap(), "k".into(), item(10))
+            .unwrap();
         assert_eq!(s.len(), 1);
         assert_eq!(s.used(), item_cost(&item(10)));
         assert!(s.used() < first);
