@@ -52,10 +52,10 @@ pub struct ServerConfig {
     pub store_cap: u64,
     /// Largest single PUT (its `total_data_bytes`), bytes (default 1 GiB).
     pub max_put_bytes: u64,
-    /// Bytes of partly received messages buffered by all connections at once
-    /// (default 256 MiB; each connection buffers at most one message of at most
-    /// `max_message_size`). A connection that would pass it gets `ERROR BUSY` and
-    /// is closed.
+    /// Bytes of partly received messages held by all connections at once (default
+    /// 256 MiB): what each connection has read of the message it is in the middle
+    /// of (at most one message, at most `max_message_size`). A connection that
+    /// would pass it gets `ERROR BUSY` and is closed.
     pub max_buffered_bytes: u64,
     /// How long a shutdown lets transfers in progress finish before aborting
     /// them (default 10 s).
@@ -264,11 +264,13 @@ impl Server {
         })
     }
 
-    /// Serves until `stop` completes, then shuts down: stops accepting, tells idle
-    /// connections to close, gives transfers in progress
+    /// Serves until `stop` completes, then shuts down: stops accepting, drains every
+    /// connection (new requests and PUTs get `ERROR SHUTTING_DOWN`, idle connections
+    /// close), gives transfers in progress
     /// [`shutdown_grace`](ServerConfig::shutdown_grace) to finish, aborts the rest
-    /// (their peers see the connection close before `TENSOR_DATA_END`), and
-    /// writes the store to [`persist`](ServerConfig::persist) when set.
+    /// (`ERROR SHUTTING_DOWN` on each open stream, then close; a connection still
+    /// blocked in a write 2 s later is cancelled), and writes the store to
+    /// [`persist`](ServerConfig::persist) when set.
     ///
     /// Errors: persisting failed ([`NetError::Format`]).
     pub async fn run(self, stop: impl Future<Output = ()>) -> Result<ShutdownReport> {
