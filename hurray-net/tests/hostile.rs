@@ -484,3 +484,31 @@ async fn client_refuses_an_oversized_message_from_a_hostile_server() {
         m => panic!("expected the client's ERROR, got {m:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partly_received_messages_past_the_buffered_bytes_limit_get_busy() {
+    let (_d, s) = start(ServerConfig {
+        max_buffered_bytes: 64 << 10,
+        ..quick()
+    })
+    .await;
+    // A 200 KiB message arriving in pieces: the connection holding more than 64 KiB
+    // of it is closed with BUSY; the counter returns to 0.
+    let h = Header {
+        message_type: msg::TENSOR_REQUEST,
+        stream_id: 1,
+        payload_length: 200 << 10,
+    };
+    let mut c = raw(s.local_addr(), true, &h.encode()).await;
+    let piece = vec![0u8; 16 << 10];
+    for _ in 0..6 {
+        if c.write_all(&piece).await.is_err() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(expect_error_then_close(&mut c).await, code::BUSY);
+    assert!(eventually(Duration::from_secs(3), || s.stats().buffered_bytes() == 0).await);
+    still_serving(&s).await;
+    s.shutdown().await.unwrap();
+}
