@@ -26,6 +26,66 @@ pub enum Command {
     Dump(DumpArgs),
     /// Check that files hold the same tensors (names, dtypes, shapes, bytes).
     Compare(CompareArgs),
+    /// Serve every tensor of .hrry files over the network protocol (spec Part B)
+    /// and take PUTs into a bounded in-memory store, until SIGTERM or Ctrl-C.
+    Serve(ServeArgs),
+    /// Get one tensor (or composite) from a server into a .hrry file.
+    Get(GetArgs),
+    /// Put one tensor (or composite) of a .hrry file to a server.
+    Put(PutArgs),
+}
+
+/// Arguments of `hurray serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The .hrry files whose tensors are served by name (names must be unique
+    /// across the files).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Address to listen on, e.g. 127.0.0.1:7070 (port 0 picks a free port; the
+    /// address is printed on standard output).
+    #[arg(long, default_value = "127.0.0.1:7070")]
+    pub listen: std::net::SocketAddr,
+    /// Bytes the PUT store may hold; a PUT that does not fit is refused.
+    #[arg(long, default_value_t = 1 << 30)]
+    pub store_cap: u64,
+    /// Write what was put to this .hrry at shutdown.
+    #[arg(long)]
+    pub persist: Option<PathBuf>,
+    /// Most simultaneous connections.
+    #[arg(long, default_value_t = 1024)]
+    pub max_connections: usize,
+    /// Seconds a connection may stay idle (or a transfer stall) before it is closed.
+    #[arg(long, default_value_t = 60)]
+    pub idle_timeout: u64,
+}
+
+/// Arguments of `hurray get`.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// Server address, e.g. 127.0.0.1:7070.
+    pub addr: String,
+    /// The tensor's key (its name in the served file, or the key it was put under).
+    pub key: String,
+    /// Output .hrry (written aside and renamed into place when complete).
+    #[arg(short = 'o', long)]
+    pub output: PathBuf,
+    /// Ask for the tensor as parallel shards (B.13; the server picks how many).
+    #[arg(long)]
+    pub parallel: bool,
+}
+
+/// Arguments of `hurray put`.
+#[derive(Debug, Args)]
+pub struct PutArgs {
+    /// Server address.
+    pub addr: String,
+    /// Key to put the tensor under.
+    pub key: String,
+    /// The .hrry file holding the tensor.
+    pub file: PathBuf,
+    /// The tensor's name in FILE (default: KEY, or the file's only top-level item).
+    pub name: Option<String>,
 }
 
 /// Arguments of `hurray inspect`.

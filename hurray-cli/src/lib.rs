@@ -1,7 +1,8 @@
 //! # hurray-cli
 //!
 //! The `hurray` command: `inspect`, `validate`, `convert`, `dump` and `compare`
-//! over Hurray files (HRRYFILE), Hurray streams, safetensors and NumPy files. The
+//! over Hurray files (HRRYFILE), Hurray streams, safetensors and NumPy files, and
+//! `serve`, `get` and `put` over the network transport (`hurray-net`). The
 //! binary (`src/main.rs`) only calls [`main`]; each subcommand lives in its own
 //! module, and the format logic lives in `hurray-core` and `hurray-io`.
 //!
@@ -21,6 +22,7 @@ pub mod dtype;
 pub mod dump;
 pub mod error;
 pub mod inspect;
+pub mod net;
 pub mod npy;
 pub mod output;
 pub mod progress;
@@ -117,6 +119,9 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<bool> {
             write!(out, "{}", c.report)?;
             Ok(c.same)
         }
+        Command::Serve(a) => net::serve(&a, out).map(|()| true),
+        Command::Get(a) => net::get(&a, out).map(|()| true),
+        Command::Put(a) => net::put(&a, out).map(|()| true),
     }
 }
 

@@ -31,6 +31,20 @@ impl Progress {
         Progress { bar: Some(bar) }
     }
 
+    /// A byte counter with a spinner for a job whose size is not known up front,
+    /// shown when standard error is a terminal.
+    pub fn for_unknown(label: &str) -> Progress {
+        if !std::io::stderr().is_terminal() {
+            return Progress::hidden();
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template("{msg} {spinner} {bytes} {bytes_per_sec}") {
+            bar.set_style(style);
+        }
+        bar.set_message(label.to_owned());
+        Progress { bar: Some(bar) }
+    }
+
     /// A bar that never draws.
     pub fn hidden() -> Progress {
         Progress { bar: None }

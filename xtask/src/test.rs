@@ -142,6 +142,12 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
         ),
         // Doc tests run here too: `cargo test` includes them.
         test,
+        // Issue 17, Must show 2 at full size: a parallel get of 256 MiB reassembles
+        // exactly (ignored in the debug run above for its memory and time).
+        Stage::cargo(
+            "test --release -p hurray-net --test end_to_end -- --ignored",
+            &[],
+        ),
         Stage::cargo(
             "doc --workspace --no-deps --all-features",
             &[("RUSTDOCFLAGS", "-D warnings")],
@@ -421,6 +427,7 @@ mod tests {
             "cargo xtask codegen --check",
             "include/hurray.h compiles",
             "cargo test",
+            "cargo test --release -p hurray-net",
             "RUSTDOCFLAGS",
             "c: tests/c suite",
             "c: the same programs under valgrind",
