@@ -370,7 +370,10 @@ pub fn load_kv<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDic
 /// view of the mapping, as :func:`load` gives). ``FileReader(path)`` maps and
 /// validates the file (header, index, KV, descriptors; no payload bytes). Use it as
 /// a context manager or call :meth:`close`; tensors already taken stay valid after
-/// it (they keep the mapping alive).
+/// it (they keep the mapping alive). With ``read_only=True`` every tensor it hands
+/// out is read-only (:attr:`Tensor.read_only`), as ``load(..., read_only=True)``
+/// gives: a reader shared by several consumers (``hurray.dask``'s per-process
+/// cache) then cannot have one consumer's write change what the next one reads.
 ///
 /// Raises:
 ///     hurray.FileError: as :func:`load` (``hurray.FileNotFoundError`` for a
@@ -379,6 +382,7 @@ pub fn load_kv<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDic
 pub struct FileReader {
     path: PathBuf,
     names: Vec<String>,
+    read_only: bool,
     reader: Mutex<Option<HurrayFileReader>>,
 }
 
@@ -398,7 +402,8 @@ impl FileReader {
 #[pymethods]
 impl FileReader {
     #[new]
-    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+    #[pyo3(signature = (path, *, read_only=false))]
+    fn new(py: Python<'_>, path: PathBuf, read_only: bool) -> PyResult<Self> {
         let reader = open_for_python(py, &path, "open")?;
         let names = reader
             .top_level_in_index_order()
@@ -409,6 +414,7 @@ impl FileReader {
         Ok(FileReader {
             path,
             names,
+            read_only,
             reader: Mutex::new(Some(reader)),
         })
     }
@@ -551,7 +557,7 @@ impl FileReader {
                 .to_io()
                 .map_err(|e| errors::map(e, Origin::File(&self.path)))
         })?;
-        from_io(py, t)
+        Ok(from_io(py, t)?.with_read_only(self.read_only))
     }
 
     /// The tensor named ``name`` (a zero-copy view of the mapping).
@@ -564,6 +570,7 @@ impl FileReader {
             return Err(pyo3::exceptions::PyKeyError::new_err(name.to_owned()));
         }
         self.with(|r| named_tensor(py, r, name, &self.path))
+            .map(|t| t.with_read_only(self.read_only))
     }
 
     fn __contains__(&self, name: &str) -> bool {

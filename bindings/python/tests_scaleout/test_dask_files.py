@@ -125,3 +125,35 @@ def test_partition_composite_round_trip_through_the_workers(client, tmp_path):
     assert y.chunks == ((300,), (7,) * 5 + (5,))
     assert np.array_equal((y + 1).compute(), a + 1)
     assert sorted(hd.from_hrry(p)) == ["w"]
+
+
+def _try_write(b):
+    """A task that tries to write into its chunk: the chunk, and the mapped
+    tensor under it, are read-only, so NumPy refuses even to flip the flag."""
+    try:
+        b.flags.writeable = True
+        b[...] = -1
+        wrote = 1
+    except ValueError:
+        wrote = 0
+    return np.full((1,) * b.ndim, wrote)
+
+
+def test_chunks_cannot_be_written_and_0d_tensors_and_bad_axes(client, tmp_path):
+    p = str(tmp_path / "m.hrry")
+    m = np.arange(24, dtype=np.float64).reshape(4, 6)
+    hurray.save(p, {"m": m, "z": np.array(5.0)})
+    x = hd.from_hrry(p, "m", chunk=2)
+    wrote = x.map_blocks(_try_write, chunks=(1, 1)).compute()
+    assert wrote.sum() == 0, "a task could write into a mapped chunk"
+    # The workers' cached mappings are intact: later graphs read the file's values.
+    assert hd.from_hrry(p, "m").sum().compute() == m.sum()
+    assert hd.from_hrry(p, "z").compute() == 5.0
+    assert hd.from_hrry(p)["z"].compute() == 5.0
+    with pytest.raises(np.exceptions.AxisError):
+        hd.from_hrry(p, "m", axis=2, chunk=1)
+    assert hd.from_hrry(p, "m", axis=-1, chunk=3).chunks == ((4,), (3, 3))
+    q = str(tmp_path / "zz.hrry")
+    hd.to_hrry(da.from_array(np.array(2.5)), q, "s")
+    s = hurray.load(q)["s"]
+    assert s.shape == () and float(np.asarray(s)) == 2.5

@@ -51,7 +51,10 @@ def _reader(path: str) -> "_native.FileReader":
             return r
         for k in [k for k in _READERS if k[0] == path]:
             del _READERS[k]  # the file changed: a new mapping
-        r = _READERS[key] = _native.FileReader(path)
+        # Read-only: the cached reader is shared by every task of this process, so a
+        # task must not be able to change (its copy-on-write view of) the file
+        # under the next one.
+        r = _READERS[key] = _native.FileReader(path, read_only=True)
         while len(_READERS) > _MAX_READERS:
             _READERS.popitem(last=False)
         return r
@@ -80,10 +83,8 @@ class _TensorSource:
 
     def __getitem__(self, box: Any) -> np.ndarray:
         t = _reader(self.path)[self.name]
-        a = np.asarray(t)
-        v = a[box]
-        v.flags.writeable = False  # a view of the file's pages: never written
-        return v
+        a = np.asarray(t)  # read-only: the tensor is (see _reader)
+        return a[box] if a.ndim else a  # a 0-d box would give a NumPy scalar
 
 
 class _PartitionSource:
@@ -153,6 +154,8 @@ def _one(path: str, r: "_native.FileReader", name: str, axis: int,
         if not shape:
             chunks = ()
         else:
+            if not -len(shape) <= axis < len(shape):
+                raise np.exceptions.AxisError(axis, len(shape))
             ax = axis % len(shape)
             row = max(1, int(np.prod(shape[:ax] + shape[ax + 1:])) * dtype.itemsize)
             step = chunk or max(1, DEFAULT_CHUNK_BYTES // row)
@@ -177,7 +180,8 @@ def from_hrry(
 ) -> Any:
     """A ``dask.array.Array`` over tensor ``name`` of the HRRYFILE at ``path``, or
     a ``dict`` name -> array of every dense tensor and partition composite in it
-    (``name=None``).
+    (``name=None``), bool tensors left out: they are bit-packed, so each chunk
+    would be an unpacked copy of the whole tensor; ask for one by name.
 
     A dense (row- or column-major, CPU) tensor is chunked along ``axis`` in runs
     of ``chunk`` elements (default: about 64 MiB per chunk). A partition composite
@@ -187,6 +191,7 @@ def from_hrry(
 
     Raises:
         KeyError: no tensor or composite ``name``.
+        numpy.exceptions.AxisError: ``axis`` outside the tensor's dimensions.
         hurray.UnsupportedError: a sparse or device tensor, another composite
             rule, partition members that do not form a grid, a dtype without a
             NumPy dtype.
@@ -274,7 +279,10 @@ def _save_small(value: np.ndarray, path: str, name: str, durable: bool) -> str:
     """Task: an empty or 0-d array saved as one tensor."""
     import hurray
 
-    hurray.save(path, {name: hurray.from_numpy(np.ascontiguousarray(value))}, durable=durable)
+    value = np.asarray(value)  # np.ascontiguousarray would make a 0-d array 1-d
+    if not value.flags.c_contiguous:
+        value = value.copy(order="C")
+    hurray.save(path, {name: hurray.from_numpy(value)}, durable=durable)
     return path
 
 
