@@ -19,6 +19,7 @@ mod names;
 mod node;
 mod outcome;
 mod python;
+mod smoke;
 mod test;
 mod util;
 
