@@ -192,7 +192,9 @@ func main() {
 		check(fmt.Errorf("weights shape %v, want [2 2]", y.Shape()))
 	}
 	out := hurray.Make[float32](len(wv))
-	copy(out, wv)
+	for i, v := range wv {
+		out[i] = v + float32(i+1)
+	}
 	z, err := hurray.NewDense(out, y.Shape())
 	check(err)
 	w2, err := hurray.CreateFile(os.Args[2], &hurray.WriteOptions{NoSync: true})
@@ -220,7 +222,7 @@ pub const NOSUMDB: &str = "github.com/hurray-dev/hurray";
 /// (with `GONOSUMDB` for its path, as docs/go.md tells users) and:
 /// 1. runs a program that writes and opens a file, then reads the `weights` of the
 ///    install-check input (written by another language, [`crate::smoke`]) and writes
-///    them back, which Rust then compares;
+///    them back changed as that module says, which Rust then checks;
 /// 2. builds the same program fully static (`-extldflags -static`), checks the
 ///    binary has no ELF interpreter, and runs it the same way;
 /// 3. builds it with `CGO_ENABLED=0` and checks that this fails naming cgo.

@@ -303,6 +303,9 @@ public class Smoke {
             values = new float[view.remaining()];
             view.get(values);
         }
+        for (int i = 0; i < values.length; i++) {
+            values[i] += i + 1;
+        }
         ByteBuffer data = Tensor.allocate(values.length * 4);
         data.asFloatBuffer().put(values);
         try (TensorFileWriter w = TensorFileWriter.create(Path.of(args[1]));

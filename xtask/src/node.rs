@@ -409,30 +409,53 @@ fn strip_test_support(text: &str) -> Result<String> {
     Ok(out)
 }
 
-/// The published package.json: the repository's, without the `./testing` export,
-/// scripts and devDependencies, with the tarball's file list and `version` set to
-/// `version`.
+/// The published package.json: name, description, license, repository and engines
+/// of the repository's, `version` set to `version`, the tarball's file list, and an
+/// exports map without `./testing`. Written out by hand because the order of export
+/// conditions matters (the first match wins: `types`, `import`, `require`, then
+/// `default`), and serde_json here does not keep the order of keys.
 fn published_manifest(repo_manifest: &str, version: &str) -> Result<String> {
-    let mut json: serde_json::Value = serde_json::from_str(repo_manifest)?;
-    let obj = json
-        .as_object_mut()
-        .ok_or("bindings/node/package.json is not an object")?;
-    obj.remove("scripts");
-    obj.remove("devDependencies");
-    obj.insert("version".into(), version.into());
-    let exports = obj
-        .get_mut("exports")
-        .and_then(|e| e.as_object_mut())
-        .ok_or("bindings/node/package.json has no exports map")?;
-    exports.remove("./testing");
-    let mut files: Vec<serde_json::Value> = PACKED_AS_IS.iter().map(|f| (*f).into()).collect();
-    files.extend([
-        "lib/native.js".into(),
-        "hurray.node".into(),
-        "LICENSE".into(),
-    ]);
-    obj.insert("files".into(), files.into());
-    Ok(serde_json::to_string_pretty(&json)? + "\n")
+    let json: serde_json::Value = serde_json::from_str(repo_manifest)?;
+    let field = |key: &str| -> Result<String> {
+        let v = json
+            .get(key)
+            .ok_or_else(|| format!("bindings/node/package.json has no `{key}`"))?;
+        Ok(serde_json::to_string(v)?)
+    };
+    let mut files: Vec<&str> = PACKED_AS_IS.to_vec();
+    files.extend(["lib/native.js", "hurray.node", "LICENSE"]);
+    let files = serde_json::to_string(&files)?;
+    Ok(format!(
+        r#"{{
+  "name": {name},
+  "version": {version},
+  "description": {description},
+  "license": {license},
+  "repository": {repository},
+  "main": "index.js",
+  "types": "index.d.ts",
+  "exports": {{
+    ".": {{
+      "types": "./index.d.ts",
+      "import": "./index.mjs",
+      "require": "./index.js",
+      "default": "./index.js"
+    }},
+    "./package.json": "./package.json"
+  }},
+  "files": {files},
+  "os": ["linux"],
+  "cpu": ["x64"],
+  "engines": {engines}
+}}
+"#,
+        name = field("name")?,
+        version = serde_json::to_string(version)?,
+        description = field("description")?,
+        license = field("license")?,
+        repository = field("repository")?,
+        engines = field("engines")?,
+    ))
 }
 
 /// Builds the npm tarball into `target/dist`: the addon built in release *without*
@@ -525,6 +548,7 @@ r.close();
 if (JSON.stringify(Array.from(t.shape)) !== '[2,2]') throw new Error(`shape ${t.shape}`);
 const data = new Float32Array(alloc(4 * 4));
 data.set(t.array());
+data.forEach((v, i) => (data[i] = v + i + 1));
 const m = Tensor.fromBuffer(data, 'float32', [2, 2]);
 const w = FileWriter.create(output);
 w.writeTensor('weights', m);
@@ -546,6 +570,7 @@ const t = r.tensor('weights');
 r.close();
 const data = new Float32Array(alloc(4 * 4));
 data.set(t.array());
+data.forEach((v, i) => (data[i] = v + i + 1));
 const m = Tensor.fromBuffer(data, 'float32', [2, 2]);
 const w = FileWriter.create(output);
 w.writeTensor('weights', m);
@@ -708,6 +733,32 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("debugLiveObjects"), "{out}");
+    }
+
+    #[test]
+    fn test_support_blocks_are_cut_and_must_exist() {
+        let text = "a\n// test-support:begin (why)\nsecret\n// test-support:end\nb\n";
+        assert_eq!(strip_test_support(text).unwrap(), "a\nb\n");
+        assert!(strip_test_support("a\n").is_err());
+        assert!(strip_test_support("// test-support:begin\nx\n").is_err());
+        let real = std::fs::read_to_string(package_dir().join("lib/native.js")).unwrap();
+        let cut = strip_test_support(&real).unwrap();
+        assert!(real.contains("uncheckedFromBuffer") && !cut.contains("uncheckedFromBuffer"));
+    }
+
+    /// The published manifest keeps the condition order (import before default), has
+    /// no `./testing` export, and lists only packed files.
+    #[test]
+    fn published_manifest_has_no_testing_export() {
+        let repo = std::fs::read_to_string(package_dir().join("package.json")).unwrap();
+        let out = published_manifest(&repo, "9.8.7").unwrap();
+        let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(json["version"], "9.8.7");
+        assert!(!out.contains("testing"), "{out}");
+        assert!(out.find("\"import\"").unwrap() < out.find("\"default\"").unwrap());
+        let files = json["files"].as_array().unwrap();
+        assert!(files.iter().any(|f| f == "hurray.node"));
+        assert!(!files.iter().any(|f| f == "lib/" || f == "lib/testing.js"));
     }
 
     /// An item kind the renderer does not know fails loudly instead of vanishing.

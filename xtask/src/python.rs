@@ -267,7 +267,11 @@ const SMOKE: &str = "import hurray, pathlib, sys, tempfile\n\
                      assert pathlib.Path(hurray.__file__).parent.joinpath('py.typed').exists()\n\
                      weights = hurray.load(sys.argv[1])['weights']\n\
                      assert weights.shape == (2, 2), weights.shape\n\
-                     hurray.save(sys.argv[2], {'weights': weights})\n\
+                     import array\n\
+                     a = array.array('f', weights._buffer_bytes(0))\n\
+                     b = array.array('f', [x + i + 1 for i, x in enumerate(a)])\n\
+                     out = hurray.Tensor(b.tobytes(), hurray.float32, (2, 2))\n\
+                     hurray.save(sys.argv[2], {'weights': out})\n\
                      from importlib.metadata import version\n\
                      print('python: ok, import hurray', hurray.__version__, 'from', \
                      'hurray-tensors', version('hurray-tensors'), hurray.__file__)\n";

@@ -5,9 +5,10 @@
 //! `IN` is `../shared/conformance/files/basic.hrry`, a file written by the
 //! conformance generator (not by the language under test); the program reads its
 //! tensor `weights` (float32 [2, 2]), checks the shape, and writes `OUT` holding a
-//! tensor `weights` with the same values. Then Rust (hurray-ffi's safe face, here in
-//! xtask) opens `OUT` and compares those 16 bytes with `IN`'s, so each language has
-//! read a file another wrote, and written one another reads.
+//! tensor `weights` (float32 [2, 2]) whose element `i` is `IN`'s element `i` plus
+//! `i + 1` (so a program that wrote zeros, or `IN`'s values untouched, fails). Then
+//! Rust (hurray-ffi's safe face, here in xtask) opens `OUT` and checks those values,
+//! so each language has read a file another wrote, and written one another reads.
 
 use std::path::{Path, PathBuf};
 
@@ -46,26 +47,38 @@ fn weights(path: &Path) -> Result<Vec<u8>> {
     Ok(bytes.to_vec())
 }
 
+/// The values the install-check programs must write: `input`'s float32 `weights`
+/// with `i + 1` added to element `i`.
+fn expected(input: &[u8]) -> Vec<f32> {
+    input
+        .chunks_exact(4)
+        .enumerate()
+        .map(|(i, b)| f32::from_le_bytes([b[0], b[1], b[2], b[3]]) + (i + 1) as f32)
+        .collect()
+}
+
 /// Checks that `out`, written by `lang`'s installed artifact, holds a tensor
-/// `weights` whose bytes equal those of `input`'s; prints one line saying so.
+/// `weights` with [`expected`]'s values for `input`; prints one line saying so.
 ///
-/// Errors: `out` is missing or unreadable, has no `weights`, or its bytes differ.
+/// Errors: `out` is missing or unreadable, has no `weights`, or its values differ.
 pub fn verify(lang: &str, input: &Path, out: &Path) -> Result {
-    let want = weights(input)?;
+    let want = expected(&weights(input)?);
     let got = weights(out).map_err(|e| format!("{lang}: {e}"))?;
+    let got: Vec<f32> = got
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
     if got != want {
         return Err(format!(
-            "{lang}: {} `weights` bytes {got:02x?} differ from {}'s {want:02x?}",
-            out.display(),
-            input.display()
+            "{lang}: {} `weights` is {got:?}, want {want:?} (basic.hrry's plus 1, 2, 3, 4)",
+            out.display()
         )
         .into());
     }
     println!(
-        "{lang}: wrote {} ({} bytes); Rust read `weights` back, {} bytes equal to basic.hrry's",
+        "{lang}: wrote {} ({} bytes); Rust read `weights` {got:?} back, as expected",
         out.display(),
         std::fs::metadata(out)?.len(),
-        got.len()
     );
     Ok(())
 }
@@ -90,4 +103,18 @@ pub fn path_without_rust() -> std::ffi::OsString {
         .filter(|dir| !dir.join("cargo").exists() && !dir.join("rustc").exists())
         .collect();
     std::env::join_paths(kept).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expected_adds_the_position_plus_one() {
+        let input: Vec<u8> = [0.5f32, -1.0, 0.0, 2.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(expected(&input), [1.5, 1.0, 3.0, 6.0]);
+    }
 }
