@@ -105,6 +105,64 @@ pub fn run() -> Result {
     Ok(())
 }
 
+/// The target triple of the release natives and the glibc they link against.
+const ZIG_TRIPLE: &str = "x86_64-unknown-linux-gnu";
+const ZIG_GLIBC_TARGET: &str = "x86_64-linux-gnu.2.17";
+
+/// Builds the cdylib of `package` (release, default features) linked by zig against
+/// glibc 2.17's symbols, as the wheel is (`maturin zig cc` from the dist venv as the
+/// linker), so the library runs on any glibc from 2.17 on; returns the library in
+/// `target/x86_64-unknown-linux-gnu/release/`.
+///
+/// Errors: this host is not linux x86_64 (the only platform these machines build),
+/// the venv's maturin/ziglang cannot be set up, or the build fails.
+pub fn zig_cdylib(package: &str, lib_name: &str) -> Result<PathBuf> {
+    if std::env::consts::OS != "linux" || std::env::consts::ARCH != "x86_64" {
+        return Err(format!(
+            "the release natives are built for linux x86_64 only (this host: {}-{}); see docs/release.md",
+            std::env::consts::OS,
+            std::env::consts::ARCH
+        )
+        .into());
+    }
+    let py = crate::python::dist_venv()?;
+    let bin = py.parent().expect("venv/bin");
+    let wrapper_dir = workspace_root().join("target/dist-zig");
+    std::fs::create_dir_all(&wrapper_dir)?;
+    let wrapper = wrapper_dir.join("zigcc.sh");
+    let script = format!(
+        "#!/bin/sh\n# Written by `cargo xtask dist`: link with zig for {ZIG_GLIBC_TARGET}.\n\
+         export CARGO_ZIGBUILD_ZIG_COMMAND='{py}'\n\
+         export CARGO_ZIGBUILD_ZIG_COMMAND_ARGS='-m ziglang'\n\
+         exec '{maturin}' zig cc -- -g -fno-sanitize=all -target {ZIG_GLIBC_TARGET} \"$@\"\n",
+        py = py.display(),
+        maturin = bin.join("maturin").display(),
+    );
+    std::fs::write(&wrapper, script)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))?;
+    }
+    let env_triple = ZIG_TRIPLE.replace('-', "_");
+    crate::util::exec(
+        crate::util::cargo(["build", "--release", "-p", package, "--target", ZIG_TRIPLE])
+            .env(
+                format!("CARGO_TARGET_{}_LINKER", env_triple.to_uppercase()),
+                &wrapper,
+            )
+            .env(format!("CC_{env_triple}"), &wrapper),
+    )
+    .map_err(|e| {
+        format!("`cargo build --release -p {package} --target {ZIG_TRIPLE}` (zig linker): {e}")
+    })?;
+    Ok(workspace_root()
+        .join("target")
+        .join(ZIG_TRIPLE)
+        .join("release")
+        .join(format!("lib{lib_name}.so")))
+}
+
 /// `target/dist`.
 pub fn dist_dir() -> PathBuf {
     workspace_root().join("target/dist")

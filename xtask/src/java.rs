@@ -230,7 +230,8 @@ pub fn dist_repo() -> PathBuf {
     workspace_root().join("target/dist/maven")
 }
 
-/// Builds the native library, then `mvn -Prelease -DskipTests deploy` into
+/// Builds the native library (linked for glibc 2.17 with zig, stripped) into the
+/// resource tree, then `mvn -Prelease -DskipTests deploy` into
 /// [`dist_repo`]: `dev/hurray/hurray/<version>/` with the pom, the jar (native
 /// library under `dev/hurray/native/<os>-<arch>/`), `-sources.jar`, `-javadoc.jar`,
 /// and their `.sha1`/`.md5` checksums. Checks the jar holds the library and the
@@ -241,7 +242,18 @@ pub fn dist(version: &str) -> Result<PathBuf> {
     if let Some(why) = missing_toolchain() {
         return Err(why.into());
     }
-    let lib = build_native()?;
+    // The release library: linked by zig against glibc 2.17 (as the wheel is), stripped.
+    let built = crate::dist::zig_cdylib("hurray-java", "hurray_java")?;
+    let dir = native_dir().join("dev/hurray/native").join(platform());
+    std::fs::create_dir_all(&dir)?;
+    let lib = dir.join(built.file_name().expect("a file"));
+    exec(
+        Command::new("strip")
+            .args(["--strip-unneeded", "-o"])
+            .arg(&lib)
+            .arg(&built),
+    )
+    .map_err(|e| format!("strip {}: {e}", built.display()))?;
     let repo = dist_repo();
     let folder = repo.join("dev/hurray/hurray").join(version);
     if folder.exists() {

@@ -459,14 +459,13 @@ fn published_manifest(repo_manifest: &str, version: &str) -> Result<String> {
 }
 
 /// Builds the npm tarball into `target/dist`: the addon built in release *without*
-/// the `test-support` feature and stripped, the JS entries (CommonJS `index.js`,
+/// the `test-support` feature, linked for glibc 2.17 with zig, and stripped, the JS entries (CommonJS `index.js`,
 /// ESM `index.mjs`), the types, README.md and LICENSE, and a package.json without
 /// the `./testing` export. Fails when any packed file still names a test-only
 /// native. Returns the tarball's path.
 pub fn dist(version: &str) -> Result<PathBuf> {
-    exec(&mut cargo(["build", "-p", "hurray-node", "--release"]))
-        .map_err(|e| format!("`cargo build -p hurray-node --release` failed: {e}"))?;
-    let built = target_dir().join("release/libhurray_node.so");
+    // Linked by zig against glibc 2.17 (as the wheel is); stripped below.
+    let built = crate::dist::zig_cdylib("hurray-node", "hurray_node")?;
     let stage = target_dir().join("dist/npm-package");
     if stage.exists() {
         std::fs::remove_dir_all(&stage)?;

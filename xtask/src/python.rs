@@ -139,8 +139,8 @@ pub const MANYLINUX: &str = "manylinux2014";
 /// link, auditwheel to check the wheel.
 const DIST_REQUIREMENTS: &[&str] = &["ziglang", "auditwheel"];
 
-/// The development venv with [`DIST_REQUIREMENTS`] installed too.
-fn dist_venv() -> Result<PathBuf> {
+/// The development venv with [`DIST_REQUIREMENTS`] installed too; returns its python.
+pub fn dist_venv() -> Result<PathBuf> {
     let base = base_python().ok_or("no python3 >= 3.10 found (set HURRAY_PYTHON)")?;
     let py = ensure_venv(&base)?;
     let have = Command::new(&py)
