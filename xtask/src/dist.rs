@@ -109,9 +109,15 @@ pub fn run() -> Result {
 const ZIG_TRIPLE: &str = "x86_64-unknown-linux-gnu";
 const ZIG_GLIBC_TARGET: &str = "x86_64-linux-gnu.2.17";
 
-/// Builds the cdylib of `package` (release, default features) linked by zig against
-/// glibc 2.17's symbols, as the wheel is (`maturin zig cc` from the dist venv as the
-/// linker), so the library runs on any glibc from 2.17 on; returns the library in
+/// The packages whose cdylibs [`zig_cdylib`] builds, all in one cargo invocation:
+/// built one at a time, their different unions of dependency features would
+/// rebuild hurray-ffi (whose staticlib/cdylib outputs carry no hash) each time.
+const ZIG_PACKAGES: &[&str] = &["hurray-java", "hurray-node"];
+
+/// Builds the cdylibs of [`ZIG_PACKAGES`] (release, default features; once per
+/// xtask process) linked by zig against glibc 2.17's symbols, as the wheel is
+/// (`maturin zig cc` from the dist venv as the linker), so they run on any glibc
+/// from 2.17 on; returns `lib<lib_name>.so` of `package` in
 /// `target/x86_64-unknown-linux-gnu/release/`.
 ///
 /// Errors: this host is not linux x86_64 (the only platform these machines build),
@@ -144,18 +150,26 @@ pub fn zig_cdylib(package: &str, lib_name: &str) -> Result<PathBuf> {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))?;
     }
-    let env_triple = ZIG_TRIPLE.replace('-', "_");
-    crate::util::exec(
-        crate::util::cargo(["build", "--release", "-p", package, "--target", ZIG_TRIPLE])
-            .env(
-                format!("CARGO_TARGET_{}_LINKER", env_triple.to_uppercase()),
-                &wrapper,
-            )
-            .env(format!("CC_{env_triple}"), &wrapper),
-    )
-    .map_err(|e| {
-        format!("`cargo build --release -p {package} --target {ZIG_TRIPLE}` (zig linker): {e}")
-    })?;
+    if !ZIG_PACKAGES.contains(&package) {
+        return Err(format!("zig_cdylib: {package} is not one of {ZIG_PACKAGES:?}").into());
+    }
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    if BUILT.get().is_none() {
+        let env_triple = ZIG_TRIPLE.replace('-', "_");
+        let mut cmd = crate::util::cargo(["build", "--release", "--target", ZIG_TRIPLE]);
+        for p in ZIG_PACKAGES {
+            cmd.args(["-p", p]);
+        }
+        cmd.env(
+            format!("CARGO_TARGET_{}_LINKER", env_triple.to_uppercase()),
+            &wrapper,
+        )
+        .env(format!("CC_{env_triple}"), &wrapper);
+        crate::util::exec(&mut cmd).map_err(|e| {
+            format!("`cargo build --release --target {ZIG_TRIPLE} -p {ZIG_PACKAGES:?}` (zig linker): {e}")
+        })?;
+        let _ = BUILT.set(());
+    }
     Ok(workspace_root()
         .join("target")
         .join(ZIG_TRIPLE)
