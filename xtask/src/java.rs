@@ -13,6 +13,10 @@
 //! the jar's `dev.hurray.Hurray` main in a fresh JVM, which extracts and loads the
 //! library and checks the ABI version. Each stage skips itself with a note when
 //! `java` (17 or newer) or `mvn` is absent.
+//!
+//! For `cargo xtask dist`, [`dist`] deploys the release (zig-linked, stripped library;
+//! sources and javadoc jars) into the repository folder `target/dist/maven`, and the
+//! `dist: Maven ...` stage ([`dist_check`]) uses it from a fresh project.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

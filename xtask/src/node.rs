@@ -13,6 +13,11 @@
 //! 18. The tests need no npm packages (`node --test`); the type check installs the
 //! two pinned in `bindings/node/package-lock.json` (typescript, @types/node) with
 //! `npm ci` and skips itself with a note when `npm` is missing.
+//!
+//! For `cargo xtask dist`, [`dist`] packs the npm tarball (addon without test support,
+//! zig-linked and stripped; `lib/testing.js` and the test-support lines of
+//! `lib/native.js` left out), and the `dist: npm ...` stage ([`dist_check`]) installs
+//! it into a fresh project.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
