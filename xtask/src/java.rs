@@ -390,6 +390,24 @@ pub fn dist_check() -> Result {
     dist(version)?;
     let input = crate::smoke::input()?;
     let work = crate::smoke::fresh_dir("maven-check")?;
+    // A build without the native library fails (even with -DskipTests).
+    let empty = work.join("no-native");
+    std::fs::create_dir_all(&empty)?;
+    let refused = Command::new("mvn")
+        .args(["-B", "-q", "-Dstyle.color=never", "-DskipTests", "validate"])
+        .arg(format!("-Dhurray.native.dir={}", empty.display()))
+        .current_dir(project_dir())
+        .output()
+        .map_err(|e| format!("mvn validate: {e}"))?;
+    let said = String::from_utf8_lossy(&refused.stdout);
+    if refused.status.success() || !said.contains("The jar must carry the native library") {
+        return Err(format!(
+            "bindings/java: a build without the native library must fail at validate; got {}: {said}",
+            refused.status
+        )
+        .into());
+    }
+    println!("java: a build without the native library fails: \"The jar must carry the native library ...\"");
     let local = work.join("m2");
     std::fs::create_dir_all(work.join("src/main/java"))?;
     std::fs::write(work.join("pom.xml"), smoke_pom(version))?;
