@@ -106,7 +106,7 @@ pub fn run() -> Result {
 }
 
 /// The target triple of the release natives and the glibc they link against.
-const ZIG_TRIPLE: &str = "x86_64-unknown-linux-gnu";
+pub const ZIG_TRIPLE: &str = "x86_64-unknown-linux-gnu";
 const ZIG_GLIBC_TARGET: &str = "x86_64-linux-gnu.2.17";
 
 /// The packages whose cdylibs [`zig_cdylib`] builds, all in one cargo invocation:
@@ -114,15 +114,22 @@ const ZIG_GLIBC_TARGET: &str = "x86_64-linux-gnu.2.17";
 /// rebuild hurray-ffi (whose staticlib/cdylib outputs carry no hash) each time.
 const ZIG_PACKAGES: &[&str] = &["hurray-java", "hurray-node"];
 
-/// Builds the cdylibs of [`ZIG_PACKAGES`] (release, default features; once per
-/// xtask process) linked by zig against glibc 2.17's symbols, as the wheel is
-/// (`maturin zig cc` from the dist venv as the linker), so they run on any glibc
-/// from 2.17 on; returns `lib<lib_name>.so` of `package` in
-/// `target/x86_64-unknown-linux-gnu/release/`.
+/// The cargo target folder of the release natives. Not `target/`: the linker
+/// variable applies to build scripts and proc macros too (the host is the target),
+/// so sharing a folder with the development builds would rebuild every crate each
+/// time one switches to the other.
+pub fn zig_target_dir() -> PathBuf {
+    workspace_root().join("target/zig")
+}
+
+/// Sets up `cmd` (a cargo or maturin build) to link for glibc 2.17 with zig: the
+/// linker and C compiler are a wrapper script around `maturin zig cc` of the dist
+/// venv (the `ziglang` package), and the target folder is [`zig_target_dir`]. The
+/// build must pass `--target` [`ZIG_TRIPLE`].
 ///
 /// Errors: this host is not linux x86_64 (the only platform these machines build),
-/// the venv's maturin/ziglang cannot be set up, or the build fails.
-pub fn zig_cdylib(package: &str, lib_name: &str) -> Result<PathBuf> {
+/// or the dist venv (maturin, ziglang) cannot be set up.
+pub fn zig_env(cmd: &mut Command) -> Result {
     if std::env::consts::OS != "linux" || std::env::consts::ARCH != "x86_64" {
         return Err(format!(
             "the release natives are built for linux x86_64 only (this host: {}-{}); see docs/release.md",
@@ -144,34 +151,48 @@ pub fn zig_cdylib(package: &str, lib_name: &str) -> Result<PathBuf> {
         py = py.display(),
         maturin = bin.join("maturin").display(),
     );
-    std::fs::write(&wrapper, script)?;
+    // Rewritten only when it changes: cargo tracks the linker by path, not content.
+    if std::fs::read_to_string(&wrapper).ok().as_deref() != Some(script.as_str()) {
+        std::fs::write(&wrapper, script)?;
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))?;
     }
+    let env_triple = ZIG_TRIPLE.replace('-', "_");
+    cmd.env("CARGO_TARGET_DIR", zig_target_dir())
+        .env(
+            format!("CARGO_TARGET_{}_LINKER", env_triple.to_uppercase()),
+            &wrapper,
+        )
+        .env(format!("CC_{env_triple}"), &wrapper);
+    Ok(())
+}
+
+/// Builds the cdylibs of [`ZIG_PACKAGES`] (release, default features; once per
+/// xtask process) linked by zig against glibc 2.17's symbols ([`zig_env`]), as the
+/// wheel is, so they run on any glibc from 2.17 on; returns `lib<lib_name>.so` of
+/// `package`.
+///
+/// Errors: those of [`zig_env`]; `package` is not in [`ZIG_PACKAGES`]; the build fails.
+pub fn zig_cdylib(package: &str, lib_name: &str) -> Result<PathBuf> {
     if !ZIG_PACKAGES.contains(&package) {
         return Err(format!("zig_cdylib: {package} is not one of {ZIG_PACKAGES:?}").into());
     }
     static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
     if BUILT.get().is_none() {
-        let env_triple = ZIG_TRIPLE.replace('-', "_");
         let mut cmd = crate::util::cargo(["build", "--release", "--target", ZIG_TRIPLE]);
         for p in ZIG_PACKAGES {
             cmd.args(["-p", p]);
         }
-        cmd.env(
-            format!("CARGO_TARGET_{}_LINKER", env_triple.to_uppercase()),
-            &wrapper,
-        )
-        .env(format!("CC_{env_triple}"), &wrapper);
+        zig_env(&mut cmd)?;
         crate::util::exec(&mut cmd).map_err(|e| {
             format!("`cargo build --release --target {ZIG_TRIPLE} -p {ZIG_PACKAGES:?}` (zig linker): {e}")
         })?;
         let _ = BUILT.set(());
     }
-    Ok(workspace_root()
-        .join("target")
+    Ok(zig_target_dir()
         .join(ZIG_TRIPLE)
         .join("release")
         .join(format!("lib{lib_name}.so")))

@@ -132,7 +132,7 @@ pub fn test_stage() -> Result<Outcome> {
 pub const DISTRIBUTION: &str = "hurray-tensors";
 
 /// The manylinux policy the wheel is built for: glibc 2.17, reached by linking
-/// with zig (maturin `--zig`, the `ziglang` package) against that glibc's symbols.
+/// with zig (`maturin zig cc`, the `ziglang` package) against that glibc's symbols.
 pub const MANYLINUX: &str = "manylinux2014";
 
 /// What the release build adds to the development venv: zig for the manylinux
@@ -188,30 +188,26 @@ fn the_file(out: &Path, suffix: &str) -> Result<PathBuf> {
         .ok_or_else(|| format!("maturin wrote no *{suffix} into {}", out.display()).into())
 }
 
-/// Builds the abi3 wheel for [`MANYLINUX`] into `target/dist` (maturin `--zig`,
-/// with the venv's `bin` on `PATH` so maturin finds `python -m ziglang`), checks it
-/// with `auditwheel show` (which must name the same policy), and returns its path.
+/// Builds the abi3 wheel for [`MANYLINUX`] into `target/dist`, linked for glibc 2.17
+/// with zig as the Java and Node natives are ([`crate::dist::zig_env`]; maturin
+/// then checks the symbols against the policy), checks it with `auditwheel show`
+/// (which must name the same policy), and returns its path.
 pub fn build_wheel() -> Result<PathBuf> {
     let py = dist_venv()?;
     let out = workspace_root().join("target/dist");
     clear(&out, ".whl")?;
-    let venv = py.parent().and_then(Path::parent).expect("venv/bin/python");
-    let path = std::env::join_paths(std::iter::once(venv.join("bin")).chain(
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-    ))?;
-    run(maturin(&py)
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "--zig",
-            "--compatibility",
-            MANYLINUX,
-            "--out",
-        ])
-        .arg(&out)
-        .env("VIRTUAL_ENV", venv)
-        .env("PATH", path))?;
+    let mut cmd = maturin(&py);
+    cmd.args([
+        "build",
+        "--release",
+        "--quiet",
+        "--target",
+        crate::dist::ZIG_TRIPLE,
+    ])
+    .args(["--compatibility", MANYLINUX, "--out"])
+    .arg(&out);
+    crate::dist::zig_env(&mut cmd)?;
+    run(&mut cmd)?;
     let wheel = the_file(&out, ".whl")?;
     let name = wheel.file_name().unwrap_or_default().to_string_lossy();
     if !name.starts_with("hurray_tensors-") || !name.contains("manylinux_2_17") {
