@@ -114,22 +114,24 @@ const ZIG_GLIBC_TARGET: &str = "x86_64-linux-gnu.2.17";
 /// rebuild hurray-ffi (whose staticlib/cdylib outputs carry no hash) each time.
 const ZIG_PACKAGES: &[&str] = &["hurray-java", "hurray-node"];
 
-/// The cargo target folder of the release natives. Not `target/`: the linker
-/// variable applies to build scripts and proc macros too (the host is the target),
-/// so sharing a folder with the development builds would rebuild every crate each
-/// time one switches to the other.
-pub fn zig_target_dir() -> PathBuf {
-    workspace_root().join("target/zig")
+/// The cargo target folder of the release natives, `target/<name>`. Not `target/`:
+/// the linker variable applies to build scripts and proc macros too (the host is
+/// the target), so sharing a folder with the development builds would rebuild every
+/// crate each time one switches to the other. The wheel (`zig-python`) and the
+/// Java/Node libraries (`zig`) have one folder each, for the same reason: their
+/// different unions of features would rebuild hurray-ffi at every switch.
+pub fn zig_target_dir(name: &str) -> PathBuf {
+    workspace_root().join("target").join(name)
 }
 
 /// Sets up `cmd` (a cargo or maturin build) to link for glibc 2.17 with zig: the
 /// linker and C compiler are a wrapper script around `maturin zig cc` of the dist
-/// venv (the `ziglang` package), and the target folder is [`zig_target_dir`]. The
-/// build must pass `--target` [`ZIG_TRIPLE`].
+/// venv (the `ziglang` package), and the target folder is [`zig_target_dir`]`(dir)`.
+/// The build must pass `--target` [`ZIG_TRIPLE`].
 ///
 /// Errors: this host is not linux x86_64 (the only platform these machines build),
 /// or the dist venv (maturin, ziglang) cannot be set up.
-pub fn zig_env(cmd: &mut Command) -> Result {
+pub fn zig_env(cmd: &mut Command, dir: &str) -> Result {
     if std::env::consts::OS != "linux" || std::env::consts::ARCH != "x86_64" {
         return Err(format!(
             "the release natives are built for linux x86_64 only (this host: {}-{}); see docs/release.md",
@@ -161,7 +163,7 @@ pub fn zig_env(cmd: &mut Command) -> Result {
         std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))?;
     }
     let env_triple = ZIG_TRIPLE.replace('-', "_");
-    cmd.env("CARGO_TARGET_DIR", zig_target_dir())
+    cmd.env("CARGO_TARGET_DIR", zig_target_dir(dir))
         .env(
             format!("CARGO_TARGET_{}_LINKER", env_triple.to_uppercase()),
             &wrapper,
@@ -186,13 +188,13 @@ pub fn zig_cdylib(package: &str, lib_name: &str) -> Result<PathBuf> {
         for p in ZIG_PACKAGES {
             cmd.args(["-p", p]);
         }
-        zig_env(&mut cmd)?;
+        zig_env(&mut cmd, "zig")?;
         crate::util::exec(&mut cmd).map_err(|e| {
             format!("`cargo build --release --target {ZIG_TRIPLE} -p {ZIG_PACKAGES:?}` (zig linker): {e}")
         })?;
         let _ = BUILT.set(());
     }
-    Ok(zig_target_dir()
+    Ok(zig_target_dir("zig")
         .join(ZIG_TRIPLE)
         .join("release")
         .join(format!("lib{lib_name}.so")))

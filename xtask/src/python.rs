@@ -206,7 +206,7 @@ pub fn build_wheel() -> Result<PathBuf> {
     ])
     .args(["--compatibility", MANYLINUX, "--out"])
     .arg(&out);
-    crate::dist::zig_env(&mut cmd)?;
+    crate::dist::zig_env(&mut cmd, "zig-python")?;
     run(&mut cmd)?;
     let wheel = the_file(&out, ".whl")?;
     let name = wheel.file_name().unwrap_or_default().to_string_lossy();
