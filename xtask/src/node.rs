@@ -497,6 +497,14 @@ pub fn dist(version: &str) -> Result<PathBuf> {
             .arg(&built),
     )
     .map_err(|e| format!("strip {}: {e}", built.display()))?;
+    let sections = Command::new("readelf")
+        .arg("-SW")
+        .arg(&addon)
+        .output()
+        .map_err(|e| format!("readelf -S {}: {e}", addon.display()))?;
+    if !sections.status.success() || String::from_utf8_lossy(&sections.stdout).contains(".symtab") {
+        return Err(format!("{} still has a symbol table after strip", addon.display()).into());
+    }
     // Nothing test-only in any packed file, the addon included.
     for entry in walk(&stage)? {
         let bytes = std::fs::read(&entry)?;
