@@ -11,12 +11,17 @@ need=()
 command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v c++ >/dev/null 2>&1 || need+=(g++)
 command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
+# objdump, readelf, strip: `cargo xtask dist` and its `dist:` stages (glibc floors,
+# the static Go binary check, stripped natives).
+command -v objdump >/dev/null 2>&1 && command -v strip >/dev/null 2>&1 &&
+    command -v readelf >/dev/null 2>&1 || need+=(binutils)
 
 if [ ${#need[@]} -gt 0 ]; then
     ci_apt_install "${need[@]}" || true
     command -v cc >/dev/null 2>&1 || ci_missing "no C compiler (cc); the C stages cannot run"
     command -v c++ >/dev/null 2>&1 || ci_missing "no C++ compiler (c++); the header is checked as C only"
     command -v valgrind >/dev/null 2>&1 || ci_missing "no valgrind; the memcheck stage cannot run"
+    command -v objdump >/dev/null 2>&1 || ci_missing "no binutils (objdump, readelf, strip); the dist: stages cannot run"
 fi
 
 echo "ci/c.sh: $(cc --version 2>/dev/null | head -n1 || echo 'cc: not installed')"

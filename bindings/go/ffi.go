@@ -27,7 +27,9 @@ package hurray
 #cgo darwin,amd64 LDFLAGS: -L${SRCDIR}/lib/darwin_amd64
 #cgo darwin,arm64 LDFLAGS: -L${SRCDIR}/lib/darwin_arm64
 #cgo LDFLAGS: -lhurray_ffi
-#cgo linux LDFLAGS: -lgcc_s -lutil -lrt -lpthread -lm -ldl
+// No -lgcc_s: the compiler driver adds the unwinder itself (libgcc_s in a dynamic
+// link, libgcc_eh in a static one), so `-extldflags -static` links too.
+#cgo linux LDFLAGS: -lpthread -lm -ldl
 #cgo darwin LDFLAGS: -lSystem -lc -lm
 #include "hurray.h"
 #include "hurray_go.h"

@@ -64,7 +64,7 @@ pub fn run(args: &GoArgs) -> Result {
             let proxy = dist()?;
             println!("dist: go module proxy {}", proxy.display());
             println!(
-                "      use it with GOPROXY=file://{} GOSUMDB=off go get {MODULE_PATH}@{}",
+                "      use it with GOPROXY=file://{} GONOSUMDB={NOSUMDB} go get {MODULE_PATH}@{}",
                 proxy.display(),
                 module_version()
             );
@@ -180,15 +180,30 @@ func main() {
 	check(x.Close())
 	check(f.Close())
 
-	if len(os.Args) > 1 { // the conformance file, when present
-		g, err := hurray.OpenFile(os.Args[1])
-		check(err)
-		y, err := g.Tensor("weights")
-		check(err)
-		fmt.Println("consumer: basic.hrry", g.Names(), y)
-		check(y.Close())
-		check(g.Close())
+	// IN (a file another language wrote): read `weights`; OUT: write it back.
+	g, err := hurray.OpenFile(os.Args[1])
+	check(err)
+	y, err := g.Tensor("weights")
+	check(err)
+	wv, err := y.Float32s()
+	check(err)
+	fmt.Println("consumer: IN", g.Names(), y, wv)
+	if fmt.Sprint(y.Shape()) != "[2 2]" {
+		check(fmt.Errorf("weights shape %v, want [2 2]", y.Shape()))
 	}
+	out := hurray.Make[float32](len(wv))
+	for i, v := range wv {
+		out[i] = v + float32(i+1)
+	}
+	z, err := hurray.NewDense(out, y.Shape())
+	check(err)
+	w2, err := hurray.CreateFile(os.Args[2], &hurray.WriteOptions{NoSync: true})
+	check(err)
+	check(w2.WriteTensor("weights", z))
+	check(w2.Close())
+	check(z.Close())
+	check(y.Close())
+	check(g.Close())
 	if n := hurray.LiveObjects(); n != 0 {
 		check(fmt.Errorf("%d live objects at exit", n))
 	}
@@ -196,18 +211,25 @@ func main() {
 }
 "#;
 
+/// The module path's prefix for `GONOSUMDB`/`GOPRIVATE`: a private module is not in
+/// the public checksum database, so go must not ask it (instead of `GOSUMDB=off`,
+/// which would turn checking off for every other module too).
+pub const NOSUMDB: &str = "github.com/hurray-dev/hurray";
+
 /// Builds the archive with [`dist`], then, in a fresh module outside the
-/// repository (a folder in the system temp directory, with its own module cache,
-/// removed afterwards), `go get`s the
-/// module from the file GOPROXY alone and runs a program that writes and opens a
-/// file and reads a tensor.
+/// repository (a folder in the system temp directory, with its own module cache
+/// and GOPATH, removed afterwards), `go get`s the module from the file GOPROXY alone
+/// (with `GONOSUMDB` for its path, as docs/go.md tells users) and:
+/// 1. runs a program that writes and opens a file, then reads the `weights` of the
+///    install-check input (written by another language, [`crate::smoke`]) and writes
+///    them back changed as that module says, which Rust then checks;
+/// 2. builds the same program fully static (`-extldflags -static`), checks the
+///    binary has no ELF interpreter, and runs it the same way;
+/// 3. builds it with `CGO_ENABLED=0` and checks that this fails naming cgo.
 pub fn dist_check() -> Result {
     let proxy = dist()?;
-    let work = std::env::temp_dir().join(format!("hurray-go-dist-check-{}", std::process::id()));
-    if work.exists() {
-        std::fs::remove_dir_all(&work)
-            .map_err(|e| format!("cannot remove {}: {e}", work.display()))?;
-    }
+    let input = crate::smoke::input()?;
+    let work = crate::smoke::fresh_dir("go-dist-check")?;
     let app = work.join("consumer");
     std::fs::create_dir_all(&app)?;
     std::fs::write(
@@ -217,9 +239,10 @@ pub fn dist_check() -> Result {
     std::fs::write(app.join("main.go"), CONSUMER_MAIN)?;
     let env = [
         ("GOPROXY", format!("file://{}", proxy.display())),
-        ("GOSUMDB", "off".into()),
+        ("GONOSUMDB", NOSUMDB.into()),
         ("GOFLAGS", "-modcacherw".into()),
         ("GOMODCACHE", work.join("modcache").display().to_string()),
+        ("GOPATH", work.join("gopath").display().to_string()),
         ("GOTOOLCHAIN", "local".into()),
         ("GOWORK", "off".into()),
         ("CGO_ENABLED", "1".into()),
@@ -238,25 +261,72 @@ pub fn dist_check() -> Result {
     };
     let module = format!("{MODULE_PATH}@{}", module_version());
     exec(&mut go_in_app(&["get", &module])).map_err(|e| format!("go get {module}: {e}"))?;
-    let basic = workspace_root().join("../shared/conformance/files/basic.hrry");
-    let mut run = go_in_app(&["run", "."]);
-    if basic.is_file() {
-        run.arg(&basic);
-    }
-    let output = run
-        .stderr(Stdio::inherit())
+    let run_consumer = |mut cmd: Command, what: &str, out: &Path| -> Result {
+        let output = cmd
+            .arg(&input)
+            .arg(out)
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| format!("{what}: {e}"))?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        print!("{stdout}");
+        if !output.status.success() || !stdout.contains("consumer: ok") {
+            return Err(format!(
+                "{what}: the consumer failed: {} (kept in {})",
+                output.status,
+                work.display()
+            )
+            .into());
+        }
+        crate::smoke::verify(what, &input, out)
+    };
+    run_consumer(go_in_app(&["run", "."]), "go", &work.join("from-go.hrry"))?;
+
+    // A fully static binary: no forced -lgcc_s, the unwinder comes from libgcc_eh.
+    let static_bin = work.join("consumer-static");
+    exec(go_in_app(&["build", "-ldflags", "-extldflags \"-static\"", "-o"]).arg(&static_bin))
+        .map_err(|e| format!("go build -ldflags '-extldflags \"-static\"': {e}"))?;
+    let headers = Command::new("readelf")
+        .arg("-lW")
+        .arg(&static_bin)
         .output()
-        .map_err(|e| format!("go run: {e}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    print!("{stdout}");
-    if !output.status.success() || !stdout.contains("consumer: ok") {
+        .map_err(|e| format!("readelf: {e}"))?;
+    if String::from_utf8_lossy(&headers.stdout).contains("INTERP") {
         return Err(format!(
-            "the consumer module failed: {} (kept in {})",
-            output.status,
-            work.display()
+            "{} has an ELF interpreter: not static",
+            static_bin.display()
         )
         .into());
     }
+    println!(
+        "go: static binary {} ({} bytes, no ELF interpreter)",
+        static_bin.display(),
+        std::fs::metadata(&static_bin)?.len()
+    );
+    run_consumer(
+        Command::new(&static_bin),
+        "go (static)",
+        &work.join("from-go-static.hrry"),
+    )?;
+
+    // CGO_ENABLED=0: a build error that names the reason (nocgo.go).
+    let nocgo = go_in_app(&["build", "-o", "/dev/null", "."])
+        .env("CGO_ENABLED", "0")
+        .output()
+        .map_err(|e| format!("go build (CGO_ENABLED=0): {e}"))?;
+    let err = String::from_utf8_lossy(&nocgo.stderr);
+    let first = err
+        .lines()
+        .find(|l| l.contains("undefined"))
+        .unwrap_or_default();
+    if nocgo.status.success() || !first.contains("hurray_requires_cgo_set_CGO_ENABLED_1") {
+        return Err(format!(
+            "CGO_ENABLED=0: want a build error naming hurray_requires_cgo_set_CGO_ENABLED_1 first, got {}: {err}",
+            nocgo.status
+        )
+        .into());
+    }
+    println!("go: CGO_ENABLED=0 fails as intended: {}", first.trim());
     // Best effort: a leftover folder in the temp directory is harmless.
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
@@ -442,7 +512,7 @@ pub fn stages() -> Vec<Stage> {
             },
         ),
         go_stage(
-            "go: `cargo xtask go dist` archive, go get from a file GOPROXY into a fresh module that writes, opens and reads",
+            "dist: Go module proxy archive, go get (GONOSUMDB, own GOMODCACHE and GOPATH) into a fresh module; its program reads and writes, dynamic and fully static; CGO_ENABLED=0 fails naming cgo",
             dist_check,
         ),
         go_stage("gofmt -l ., go vet ./... with and without -tags hurray_testsupport (bindings/go)", || {

@@ -13,6 +13,10 @@
 //! the jar's `dev.hurray.Hurray` main in a fresh JVM, which extracts and loads the
 //! library and checks the ABI version. Each stage skips itself with a note when
 //! `java` (17 or newer) or `mvn` is absent.
+//!
+//! For `cargo xtask dist`, [`dist`] deploys the release (zig-linked, stripped library;
+//! sources and javadoc jars) into the repository folder `target/dist/maven`, and the
+//! `dist: Maven ...` stage ([`dist_check`]) uses it from a fresh project.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -157,9 +161,12 @@ fn jar() -> Result<PathBuf> {
     std::fs::read_dir(&target)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("hurray-") && n.ends_with(".jar"))
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.starts_with("hurray-")
+                    && n.ends_with(".jar")
+                    && !n.ends_with("-sources.jar")
+                    && !n.ends_with("-javadoc.jar")
+            })
         })
         .ok_or_else(|| format!("no hurray-*.jar in {}", target.display()).into())
 }
@@ -222,6 +229,227 @@ fn hurray_main(jar: &std::path::Path, lib: Option<&std::path::Path>) -> Result<S
     Ok(text)
 }
 
+/// The Maven repository folder `cargo xtask dist` writes (a `file://` repository).
+pub fn dist_repo() -> PathBuf {
+    workspace_root().join("target/dist/maven")
+}
+
+/// Builds the native library (linked for glibc 2.17 with zig, stripped) into the
+/// resource tree, then `mvn -Prelease -DskipTests deploy` into
+/// [`dist_repo`]: `dev/hurray/hurray/<version>/` with the pom, the jar (native
+/// library under `dev/hurray/native/<os>-<arch>/`), `-sources.jar`, `-javadoc.jar`,
+/// and their `.sha1`/`.md5` checksums. Checks the jar holds the library and the
+/// manifest's `Enable-Native-Access: ALL-UNNAMED`. Returns the version folder.
+///
+/// Errors: the JDK or Maven is missing, a build step fails, or a file is missing.
+pub fn dist(version: &str) -> Result<PathBuf> {
+    if let Some(why) = missing_toolchain() {
+        return Err(why.into());
+    }
+    // The release library: linked by zig against glibc 2.17 (as the wheel is), stripped.
+    let built = crate::dist::zig_cdylib("hurray-java", "hurray_java")?;
+    let dir = native_dir().join("dev/hurray/native").join(platform());
+    std::fs::create_dir_all(&dir)?;
+    let lib = dir.join(built.file_name().expect("a file"));
+    exec(
+        Command::new("strip")
+            .args(["--strip-unneeded", "-o"])
+            .arg(&lib)
+            .arg(&built),
+    )
+    .map_err(|e| format!("strip {}: {e}", built.display()))?;
+    let repo = dist_repo();
+    let folder = repo.join("dev/hurray/hurray").join(version);
+    if folder.exists() {
+        std::fs::remove_dir_all(&folder)?;
+    }
+    let url = format!(
+        "-DaltDeploymentRepository=hurray-dist::file://{}",
+        repo.display()
+    );
+    exec(&mut mvn(["-Prelease", "-DskipTests", "deploy", &url]))
+        .map_err(|e| format!("`mvn -Prelease -DskipTests deploy {url}`: {e}"))?;
+    let base = format!("hurray-{version}");
+    for suffix in [".pom", ".jar", "-sources.jar", "-javadoc.jar"] {
+        for sum in ["", ".sha1", ".md5"] {
+            let f = folder.join(format!("{base}{suffix}{sum}"));
+            if !f.is_file() {
+                return Err(format!("mvn deploy wrote no {}", f.display()).into());
+            }
+        }
+    }
+    let jar = folder.join(format!("{base}.jar"));
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(&jar)?)?;
+    let entry = format!(
+        "dev/hurray/native/{}/{}",
+        platform(),
+        lib.file_name().and_then(|n| n.to_str()).unwrap_or_default()
+    );
+    let size = zip
+        .by_name(&entry)
+        .map_err(|e| format!("{}: no {entry}: {e}", jar.display()))?
+        .size();
+    if size != std::fs::metadata(&lib)?.len() {
+        return Err(format!("{}: {entry} is not the library just built", jar.display()).into());
+    }
+    let mut manifest = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name("META-INF/MANIFEST.MF")?, &mut manifest)?;
+    if !manifest.contains("Enable-Native-Access: ALL-UNNAMED") {
+        return Err(format!("{}: the manifest lacks Enable-Native-Access", jar.display()).into());
+    }
+    Ok(folder)
+}
+
+/// The install check's program (`IN OUT`, [`crate::smoke`]).
+const SMOKE_JAVA: &str = r#"import dev.hurray.*;
+import java.nio.ByteBuffer;
+import java.nio.FloatBuffer;
+import java.nio.file.Path;
+import java.util.Arrays;
+
+public class Smoke {
+    public static void main(String[] args) throws Exception {
+        float[] values;
+        try (TensorFile f = TensorFile.open(Path.of(args[0]));
+                Tensor t = f.tensor("weights")) {
+            if (!Arrays.equals(t.shape(), new long[] {2, 2})) {
+                throw new AssertionError("shape " + Arrays.toString(t.shape()));
+            }
+            FloatBuffer view = t.floats();
+            values = new float[view.remaining()];
+            view.get(values);
+        }
+        for (int i = 0; i < values.length; i++) {
+            values[i] += i + 1;
+        }
+        ByteBuffer data = Tensor.allocate(values.length * 4);
+        data.asFloatBuffer().put(values);
+        try (TensorFileWriter w = TensorFileWriter.create(Path.of(args[1]));
+                Tensor t = Tensor.dense(ElementType.FLOAT32, data, 2, 2)) {
+            w.write("weights", t);
+            w.finish();
+        }
+        System.out.println("java: ok " + Arrays.toString(values));
+    }
+}
+"#;
+
+/// The fresh consumer's pom: the dist folder as its one extra repository, plugins
+/// pinned (they come from Maven Central into the empty local repository).
+fn smoke_pom(version: &str) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId>
+  <artifactId>consumer</artifactId>
+  <version>1</version>
+  <properties>
+    <maven.compiler.release>17</maven.compiler.release>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+  </properties>
+  <repositories>
+    <repository>
+      <id>hurray-dist</id>
+      <url>file://{repo}</url>
+    </repository>
+  </repositories>
+  <dependencies>
+    <dependency>
+      <groupId>dev.hurray</groupId>
+      <artifactId>hurray</artifactId>
+      <version>{version}</version>
+    </dependency>
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-resources-plugin</artifactId>
+        <version>3.3.1</version>
+      </plugin>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-compiler-plugin</artifactId>
+        <version>3.13.0</version>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+"#,
+        repo = dist_repo().display()
+    )
+}
+
+/// Stage: builds the repository folder ([`dist`]), then a new Maven project outside
+/// the repository, with an empty local repository (`-Dmaven.repo.local`) and the
+/// dist folder as its one extra repository, compiles a program against the jar and
+/// runs it ([`crate::smoke`]), with no cargo or rustc on `PATH` for either step.
+pub fn dist_check() -> Result {
+    let version = env!("CARGO_PKG_VERSION");
+    dist(version)?;
+    let input = crate::smoke::input()?;
+    let work = crate::smoke::fresh_dir("maven-check")?;
+    // A build without the native library fails (even with -DskipTests).
+    let empty = work.join("no-native");
+    std::fs::create_dir_all(&empty)?;
+    let refused = Command::new("mvn")
+        .args(["-B", "-q", "-Dstyle.color=never", "-DskipTests", "validate"])
+        .arg(format!("-Dhurray.native.dir={}", empty.display()))
+        .current_dir(project_dir())
+        .output()
+        .map_err(|e| format!("mvn validate: {e}"))?;
+    let said = String::from_utf8_lossy(&refused.stdout);
+    if refused.status.success() || !said.contains("The jar must carry the native library") {
+        return Err(format!(
+            "bindings/java: a build without the native library must fail at validate; got {}: {said}",
+            refused.status
+        )
+        .into());
+    }
+    println!("java: a build without the native library fails: \"The jar must carry the native library ...\"");
+    let local = work.join("m2");
+    std::fs::create_dir_all(work.join("src/main/java"))?;
+    std::fs::write(work.join("pom.xml"), smoke_pom(version))?;
+    std::fs::write(work.join("src/main/java/Smoke.java"), SMOKE_JAVA)?;
+    let path = crate::smoke::path_without_rust();
+    exec(
+        Command::new("mvn")
+            .args(["-B", "-q", "-Dstyle.color=never"])
+            .arg(format!("-Dmaven.repo.local={}", local.display()))
+            .arg("compile")
+            .env("PATH", &path)
+            .current_dir(&work),
+    )
+    .map_err(|e| format!("mvn compile in {}: {e}", work.display()))?;
+    let jar = local
+        .join("dev/hurray/hurray")
+        .join(version)
+        .join(format!("hurray-{version}.jar"));
+    if !jar.is_file() {
+        return Err(format!("{} was not fetched from the dist folder", jar.display()).into());
+    }
+    let out = work.join("from-java.hrry");
+    exec(
+        Command::new("java")
+            .arg("-cp")
+            .arg(format!(
+                "{}:{}",
+                work.join("target/classes").display(),
+                jar.display()
+            ))
+            .arg("Smoke")
+            .arg(&input)
+            .arg(&out)
+            .env("PATH", &path)
+            .current_dir(&work),
+    )
+    .map_err(|e| format!("java Smoke in {}: {e}", work.display()))?;
+    crate::smoke::verify("java", &input, &out)?;
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
 /// The Java stages of `cargo xtask test`, in order.
 pub fn stages() -> Vec<Stage> {
     vec![
@@ -247,6 +475,10 @@ pub fn stages() -> Vec<Stage> {
                 print!("{from_jar}{from_path}");
                 Ok(())
             },
+        ),
+        java_stage(
+            "dist: Maven repository folder (pom, jar with native library, -sources, -javadoc, checksums) used by a fresh Maven project with an empty local repository, no Rust on PATH; its program reads and writes",
+            dist_check,
         ),
     ]
 }

@@ -19,6 +19,7 @@ mod names;
 mod node;
 mod outcome;
 mod python;
+mod smoke;
 mod test;
 mod util;
 
@@ -51,7 +52,8 @@ enum Task {
     /// `--seconds N` (default 60) each, seeded with the conformance vectors; prints the
     /// executions and findings of each (docs/fuzzing.md).
     Fuzz(fuzz::FuzzArgs),
-    /// Build the release artifacts (the Python wheel) into target/dist.
+    /// Build every release artifact into target/dist (Python wheel + sdist, Go module
+    /// proxy, Maven repository folder, npm tarball); print sizes and glibc floors.
     Dist,
     /// Build the Go binding's native parts: `cargo xtask go build`.
     Go(go::GoArgs),

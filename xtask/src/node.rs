@@ -13,6 +13,11 @@
 //! 18. The tests need no npm packages (`node --test`); the type check installs the
 //! two pinned in `bindings/node/package-lock.json` (typescript, @types/node) with
 //! `npm ci` and skips itself with a note when `npm` is missing.
+//!
+//! For `cargo xtask dist`, [`dist`] packs the npm tarball (addon without test support,
+//! zig-linked and stripped; `lib/testing.js` and the test-support lines of
+//! `lib/native.js` left out), and the `dist: npm ...` stage ([`dist_check`]) installs
+//! it into a fresh project.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -355,6 +360,331 @@ fn type_check() -> Result<Outcome> {
     Ok(Outcome::Passed)
 }
 
+/// The package's files that go into the npm tarball as they are (relative to
+/// `bindings/node`); `lib/native.js` goes with its test-support lines removed, and
+/// `lib/testing.js` (the test-only natives) stays out.
+const PACKED_AS_IS: &[&str] = &[
+    "index.js",
+    "index.mjs",
+    "index.d.ts",
+    "native.d.ts",
+    "tables.d.ts",
+    "README.md",
+    "lib/idioms.js",
+    "lib/stream.js",
+];
+
+/// Names that must not appear in any file of the tarball (test-support natives and
+/// entry points; the repository's own tests keep them).
+const TEST_ONLY_NAMES: &[&str] = &[
+    "uncheckedFromBuffer",
+    "debugDestroyOnOtherThread",
+    "debugLiveObjects",
+    "hurray/testing",
+    "./testing",
+];
+
+/// `text` without the lines from `// test-support:begin` to `// test-support:end`.
+///
+/// Errors: the markers are missing or unbalanced (the test support would ship).
+fn strip_test_support(text: &str) -> Result<String> {
+    let mut out = String::new();
+    let mut inside = false;
+    let mut blocks = 0;
+    for line in text.lines() {
+        if line.trim_start().starts_with("// test-support:begin") {
+            if inside {
+                return Err("nested `// test-support:begin`".into());
+            }
+            inside = true;
+            blocks += 1;
+        } else if line.trim_start().starts_with("// test-support:end") {
+            if !inside {
+                return Err("`// test-support:end` without a begin".into());
+            }
+            inside = false;
+        } else if !inside {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if inside || blocks == 0 {
+        return Err("lib/native.js: no complete `// test-support:begin` ... `end` block".into());
+    }
+    Ok(out)
+}
+
+/// The published package.json: name, description, license, repository and engines
+/// of the repository's, `version` set to `version`, the tarball's file list, and an
+/// exports map without `./testing`. Written out by hand because the order of export
+/// conditions matters (the first match wins: `types`, `import`, `require`, then
+/// `default`), and serde_json here does not keep the order of keys.
+fn published_manifest(repo_manifest: &str, version: &str) -> Result<String> {
+    let json: serde_json::Value = serde_json::from_str(repo_manifest)?;
+    let field = |key: &str| -> Result<String> {
+        let v = json
+            .get(key)
+            .ok_or_else(|| format!("bindings/node/package.json has no `{key}`"))?;
+        Ok(serde_json::to_string(v)?)
+    };
+    let mut files: Vec<&str> = PACKED_AS_IS.to_vec();
+    files.extend(["lib/native.js", "hurray.node", "LICENSE"]);
+    let files = serde_json::to_string(&files)?;
+    Ok(format!(
+        r#"{{
+  "name": {name},
+  "version": {version},
+  "description": {description},
+  "license": {license},
+  "repository": {repository},
+  "main": "index.js",
+  "types": "index.d.ts",
+  "exports": {{
+    ".": {{
+      "types": "./index.d.ts",
+      "import": "./index.mjs",
+      "require": "./index.js",
+      "default": "./index.js"
+    }},
+    "./package.json": "./package.json"
+  }},
+  "files": {files},
+  "os": ["linux"],
+  "cpu": ["x64"],
+  "engines": {engines}
+}}
+"#,
+        name = field("name")?,
+        version = serde_json::to_string(version)?,
+        description = field("description")?,
+        license = field("license")?,
+        repository = field("repository")?,
+        engines = field("engines")?,
+    ))
+}
+
+/// Builds the npm tarball into `target/dist`: the addon built in release *without*
+/// the `test-support` feature, linked for glibc 2.17 with zig, and stripped, the JS entries (CommonJS `index.js`,
+/// ESM `index.mjs`), the types, README.md and LICENSE, and a package.json without
+/// the `./testing` export. Fails when any packed file still names a test-only
+/// native. Returns the tarball's path.
+pub fn dist(version: &str) -> Result<PathBuf> {
+    // Linked by zig against glibc 2.17 (as the wheel is); stripped below.
+    let built = crate::dist::zig_cdylib("hurray-node", "hurray_node")?;
+    let stage = target_dir().join("dist/npm-package");
+    if stage.exists() {
+        std::fs::remove_dir_all(&stage)?;
+    }
+    std::fs::create_dir_all(stage.join("lib"))?;
+    let pkg = package_dir();
+    for f in PACKED_AS_IS {
+        std::fs::copy(pkg.join(f), stage.join(f))
+            .map_err(|e| format!("copy bindings/node/{f}: {e}"))?;
+    }
+    let native = std::fs::read_to_string(pkg.join("lib/native.js"))?;
+    std::fs::write(stage.join("lib/native.js"), strip_test_support(&native)?)?;
+    std::fs::write(stage.join("LICENSE"), crate::dist::license_text()?)?;
+    let manifest = std::fs::read_to_string(pkg.join("package.json"))?;
+    std::fs::write(
+        stage.join("package.json"),
+        published_manifest(&manifest, version)?,
+    )?;
+    let addon = stage.join("hurray.node");
+    exec(
+        Command::new("strip")
+            .args(["--strip-unneeded", "-o"])
+            .arg(&addon)
+            .arg(&built),
+    )
+    .map_err(|e| format!("strip {}: {e}", built.display()))?;
+    let sections = Command::new("readelf")
+        .arg("-SW")
+        .arg(&addon)
+        .output()
+        .map_err(|e| format!("readelf -S {}: {e}", addon.display()))?;
+    if !sections.status.success() || String::from_utf8_lossy(&sections.stdout).contains(".symtab") {
+        return Err(format!("{} still has a symbol table after strip", addon.display()).into());
+    }
+    // Nothing test-only in any packed file, the addon included.
+    for entry in walk(&stage)? {
+        let bytes = std::fs::read(&entry)?;
+        for name in TEST_ONLY_NAMES {
+            if bytes.windows(name.len()).any(|w| w == name.as_bytes()) {
+                return Err(format!(
+                    "npm package: {} contains the test-only `{name}`",
+                    entry.display()
+                )
+                .into());
+            }
+        }
+    }
+    let out = target_dir().join("dist");
+    let tarball = out.join(format!("hurray-{version}.tgz"));
+    let _ = std::fs::remove_file(&tarball);
+    exec(
+        Command::new("npm")
+            .args(["pack", "--silent", "--pack-destination"])
+            .arg(&out)
+            .current_dir(&stage)
+            .stdout(Stdio::null()),
+    )
+    .map_err(|e| format!("npm pack in {}: {e}", stage.display()))?;
+    if !tarball.is_file() {
+        return Err(format!("npm pack wrote no {}", tarball.display()).into());
+    }
+    Ok(tarball)
+}
+
+/// Every file below `dir`.
+fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        let p = e?.path();
+        if p.is_dir() {
+            out.extend(walk(&p)?);
+        } else {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+/// The install check's CommonJS program (`IN OUT`, [`crate::smoke`]); it also checks
+/// that `hurray/testing` is not exported.
+const SMOKE_CJS: &str = r#"'use strict';
+const { FileReader, FileWriter, Tensor, alloc } = require('hurray');
+const [input, output] = process.argv.slice(2);
+const r = FileReader.open(input);
+const t = r.tensor('weights');
+r.close();
+if (JSON.stringify(Array.from(t.shape)) !== '[2,2]') throw new Error(`shape ${t.shape}`);
+const data = new Float32Array(alloc(4 * 4));
+data.set(t.array());
+data.forEach((v, i) => (data[i] = v + i + 1));
+const m = Tensor.fromBuffer(data, 'float32', [2, 2]);
+const w = FileWriter.create(output);
+w.writeTensor('weights', m);
+w.finish();
+w.close();
+m.close();
+t.close();
+let code = 'none';
+try { require('hurray/testing'); } catch (e) { code = e.code; }
+if (code !== 'ERR_PACKAGE_PATH_NOT_EXPORTED') throw new Error(`hurray/testing: ${code}`);
+console.log('node (cjs): ok', Array.from(data));
+"#;
+
+/// The ES module program: the same with named imports.
+const SMOKE_MJS: &str = r#"import { FileReader, FileWriter, Tensor, alloc } from 'hurray';
+const [input, output] = process.argv.slice(2);
+const r = FileReader.open(input);
+const t = r.tensor('weights');
+r.close();
+const data = new Float32Array(alloc(4 * 4));
+data.set(t.array());
+data.forEach((v, i) => (data[i] = v + i + 1));
+const m = Tensor.fromBuffer(data, 'float32', [2, 2]);
+const w = FileWriter.create(output);
+w.writeTensor('weights', m);
+w.finish();
+w.close();
+m.close();
+t.close();
+console.log('node (esm): ok', Array.from(data));
+"#;
+
+/// Type-checked (not run) under `tsc --strict`, `module: nodenext`.
+const SMOKE_MTS: &str = r#"import { FileReader, Tensor, alloc } from 'hurray';
+import * as hurray from 'hurray';
+const r: FileReader = FileReader.open('x.hrry');
+const t: Tensor = r.tensor('weights');
+const shape: number[] = Array.from(t.shape);
+const bytes: ArrayBuffer = alloc(16);
+console.log(shape, bytes.byteLength, hurray.typeName(3));
+"#;
+
+const SMOKE_TSCONFIG: &str = r#"{
+  "compilerOptions": {
+    "strict": true,
+    "module": "nodenext",
+    "moduleResolution": "nodenext",
+    "target": "es2022",
+    "noEmit": true,
+    "types": ["node"]
+  },
+  "files": ["check.mts"]
+}
+"#;
+
+/// Stage: builds the tarball ([`dist`]), installs it into a new npm project outside
+/// the repository with an empty npm cache (plus the pinned typescript and
+/// @types/node from the registry), runs the CommonJS and ES module programs of
+/// [`crate::smoke`], and type-checks a named import under `tsc --strict`,
+/// `module: nodenext`.
+pub fn dist_check() -> Result<Outcome> {
+    if !has_npm() {
+        return Ok(Outcome::Skipped(
+            "`npm` not found; it packs and installs the tarball".into(),
+        ));
+    }
+    let tarball = dist(env!("CARGO_PKG_VERSION"))?;
+    let input = crate::smoke::input()?;
+    let work = crate::smoke::fresh_dir("npm-check")?;
+    std::fs::write(
+        work.join("package.json"),
+        "{ \"name\": \"consumer\", \"version\": \"1.0.0\", \"private\": true }\n",
+    )?;
+    std::fs::write(work.join("smoke.cjs"), SMOKE_CJS)?;
+    std::fs::write(work.join("smoke.mjs"), SMOKE_MJS)?;
+    std::fs::write(work.join("check.mts"), SMOKE_MTS)?;
+    std::fs::write(work.join("tsconfig.json"), SMOKE_TSCONFIG)?;
+    exec(
+        Command::new("npm")
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "--cache",
+            ])
+            .arg(work.join("npm-cache"))
+            .arg(&tarball)
+            .args(["typescript@5.9.3", "@types/node@20.19.0"])
+            .current_dir(&work),
+    )
+    .map_err(|e| {
+        format!(
+            "npm install {} in {}: {e}",
+            tarball.display(),
+            work.display()
+        )
+    })?;
+    for (lang, script, out) in [
+        ("node (cjs)", "smoke.cjs", "from-node-cjs.hrry"),
+        ("node (esm)", "smoke.mjs", "from-node-esm.hrry"),
+    ] {
+        let out = work.join(out);
+        exec(
+            Command::new("node")
+                .arg(script)
+                .arg(&input)
+                .arg(&out)
+                .current_dir(&work),
+        )
+        .map_err(|e| format!("node {script} in {}: {e}", work.display()))?;
+        crate::smoke::verify(lang, &input, &out)?;
+    }
+    exec(
+        Command::new("node")
+            .args(["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"])
+            .current_dir(&work),
+    )
+    .map_err(|e| format!("tsc --strict (module nodenext) in {}: {e}", work.display()))?;
+    println!("node: tsc --strict, module nodenext: `import {{ FileReader }} from 'hurray'` checks");
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(Outcome::Passed)
+}
+
 /// The Node stages of `cargo xtask test`, in order.
 pub fn stages() -> Vec<Stage> {
     vec![
@@ -379,6 +709,15 @@ pub fn stages() -> Vec<Stage> {
             "node: node --expose-gc --test bindings/node/test",
             node_test,
         ),
+        Stage {
+            name: "dist: npm tarball (stripped addon, no test support) installs into a fresh npm project; CJS + ESM programs read and write, tsc --strict nodenext".into(),
+            run: Box::new(|| match node_major() {
+                Some(v) if v >= MIN_NODE => dist_check(),
+                _ => Ok(Outcome::Skipped(format!(
+                    "`node` {MIN_NODE} or newer not found; install it to check the npm tarball"
+                ))),
+            }),
+        },
     ]
 }
 
@@ -406,6 +745,32 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("debugLiveObjects"), "{out}");
+    }
+
+    #[test]
+    fn test_support_blocks_are_cut_and_must_exist() {
+        let text = "a\n// test-support:begin (why)\nsecret\n// test-support:end\nb\n";
+        assert_eq!(strip_test_support(text).unwrap(), "a\nb\n");
+        assert!(strip_test_support("a\n").is_err());
+        assert!(strip_test_support("// test-support:begin\nx\n").is_err());
+        let real = std::fs::read_to_string(package_dir().join("lib/native.js")).unwrap();
+        let cut = strip_test_support(&real).unwrap();
+        assert!(real.contains("uncheckedFromBuffer") && !cut.contains("uncheckedFromBuffer"));
+    }
+
+    /// The published manifest keeps the condition order (import before default), has
+    /// no `./testing` export, and lists only packed files.
+    #[test]
+    fn published_manifest_has_no_testing_export() {
+        let repo = std::fs::read_to_string(package_dir().join("package.json")).unwrap();
+        let out = published_manifest(&repo, "9.8.7").unwrap();
+        let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(json["version"], "9.8.7");
+        assert!(!out.contains("testing"), "{out}");
+        assert!(out.find("\"import\"").unwrap() < out.find("\"default\"").unwrap());
+        let files = json["files"].as_array().unwrap();
+        assert!(files.iter().any(|f| f == "hurray.node"));
+        assert!(!files.iter().any(|f| f == "lib/" || f == "lib/testing.js"));
     }
 
     /// An item kind the renderer does not know fails loudly instead of vanishing.

@@ -190,31 +190,155 @@ pub fn scaleout_stage() -> Result<Outcome> {
     Ok(Outcome::Passed)
 }
 
-/// Builds the abi3 wheel into `target/dist` and returns its path.
-pub fn build_wheel() -> Result<PathBuf> {
+/// The distribution name on the Python package index (`hurray` there is an
+/// unrelated project); the import name stays `hurray`.
+pub const DISTRIBUTION: &str = "hurray-tensors";
+
+/// The manylinux policy the wheel is built for: glibc 2.17, reached by linking
+/// with zig (`maturin zig cc`, the `ziglang` package) against that glibc's symbols.
+pub const MANYLINUX: &str = "manylinux2014";
+
+/// What the release build adds to the development venv: zig for the manylinux
+/// link, auditwheel to check the wheel.
+const DIST_REQUIREMENTS: &[&str] = &["ziglang", "auditwheel"];
+
+/// The development venv with [`DIST_REQUIREMENTS`] installed too; returns its python.
+pub fn dist_venv() -> Result<PathBuf> {
     let base = base_python().ok_or("no python3 >= 3.10 found (set HURRAY_PYTHON)")?;
     let py = ensure_venv(&base)?;
-    let out = workspace_root().join("target/dist");
+    let have = Command::new(&py)
+        .args(["-c", "import ziglang, auditwheel"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !have {
+        run(Command::new(&py)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(DIST_REQUIREMENTS))?;
+    }
+    Ok(py)
+}
+
+/// Removes the files in `target/dist` whose name ends with `suffix`.
+fn clear(out: &Path, suffix: &str) -> Result {
     if out.is_dir() {
-        for e in std::fs::read_dir(&out)? {
+        for e in std::fs::read_dir(out)? {
             let p = e?.path();
-            if p.extension().is_some_and(|x| x == "whl") {
+            if p.file_name()
+                .is_some_and(|n| n.to_string_lossy().ends_with(suffix))
+            {
                 std::fs::remove_file(p)?;
             }
         }
     }
-    run(maturin(&py)
-        .args(["build", "--release", "--quiet", "--out"])
-        .arg(&out))?;
-    let wheel = std::fs::read_dir(&out)?
+    Ok(())
+}
+
+/// The one file in `out` whose name ends with `suffix`.
+fn the_file(out: &Path, suffix: &str) -> Result<PathBuf> {
+    std::fs::read_dir(out)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|x| x == "whl"))
-        .ok_or("maturin produced no wheel")?;
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().ends_with(suffix))
+        })
+        .ok_or_else(|| format!("maturin wrote no *{suffix} into {}", out.display()).into())
+}
+
+/// Builds the abi3 wheel for [`MANYLINUX`] into `target/dist`, linked for glibc 2.17
+/// with zig as the Java and Node natives are ([`crate::dist::zig_env`]; maturin
+/// then checks the symbols against the policy), checks it with `auditwheel show`
+/// (which must name the same policy), and returns its path.
+pub fn build_wheel() -> Result<PathBuf> {
+    let py = dist_venv()?;
+    let out = workspace_root().join("target/dist");
+    clear(&out, ".whl")?;
+    let mut cmd = maturin(&py);
+    cmd.args([
+        "build",
+        "--release",
+        "--quiet",
+        "--target",
+        crate::dist::ZIG_TRIPLE,
+    ])
+    .args(["--compatibility", MANYLINUX, "--out"])
+    .arg(&out);
+    crate::dist::zig_env(&mut cmd, "zig-python")?;
+    run(&mut cmd)?;
+    let wheel = the_file(&out, ".whl")?;
+    let name = wheel.file_name().unwrap_or_default().to_string_lossy();
+    if !name.starts_with("hurray_tensors-") || !name.contains("manylinux_2_17") {
+        return Err(
+            format!("unexpected wheel name {name}: want hurray_tensors-*-manylinux_2_17*").into(),
+        );
+    }
+    let show = Command::new(&py)
+        .args(["-m", "auditwheel", "show"])
+        .arg(&wheel)
+        .output()
+        .map_err(|e| format!("auditwheel show: {e}"))?;
+    let text = String::from_utf8_lossy(&show.stdout).replace('\n', " ");
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if !show.status.success() || !text.contains("manylinux_2_17_x86_64") {
+        return Err(format!(
+            "auditwheel show {name} does not confirm manylinux_2_17 ({}): {text}{}",
+            show.status,
+            String::from_utf8_lossy(&show.stderr)
+        )
+        .into());
+    }
+    println!("dist: auditwheel show: {text}");
     Ok(wheel)
 }
 
-/// Stage: the wheel from `cargo xtask dist` installs into a fresh venv (no network
-/// needed: it has no dependencies) and works there.
+/// Builds the sdist (`maturin sdist`) into `target/dist` and returns its path.
+pub fn build_sdist() -> Result<PathBuf> {
+    let py = dist_venv()?;
+    let out = workspace_root().join("target/dist");
+    clear(&out, ".tar.gz")?;
+    run(maturin(&py).args(["sdist", "--out"]).arg(&out))?;
+    let sdist = the_file(&out, ".tar.gz")?;
+    let name = sdist.file_name().unwrap_or_default().to_string_lossy();
+    if !name.starts_with(&format!("{}-", DISTRIBUTION.replace('-', "_"))) {
+        return Err(format!("unexpected sdist name {name}").into());
+    }
+    Ok(sdist)
+}
+
+/// The install check's program (`IN OUT`, [`crate::smoke`]), run in the fresh venv.
+const SMOKE: &str = "import hurray, pathlib, sys, tempfile\n\
+                     assert hurray.__version__, 'no version'\n\
+                     t = hurray.arange(6, dtype=hurray.int32)\n\
+                     p = pathlib.Path(tempfile.mkdtemp()) / 'w.hrry'\n\
+                     hurray.save(str(p), {'t': t})\n\
+                     u = hurray.load(str(p))['t']\n\
+                     assert u.shape == (6,) and u.dtype == hurray.int32\n\
+                     w = hurray.StreamWriter(); w.write(t); w.finish()\n\
+                     (v,) = list(hurray.StreamReader(w.getvalue()))\n\
+                     assert v.shape == (6,) and v._buffer_bytes(0) == t._buffer_bytes(0)\n\
+                     assert 'site-packages' in hurray.__file__, hurray.__file__\n\
+                     assert pathlib.Path(hurray.__file__).parent.joinpath('py.typed').exists()\n\
+                     weights = hurray.load(sys.argv[1])['weights']\n\
+                     assert weights.shape == (2, 2), weights.shape\n\
+                     import array\n\
+                     a = array.array('f', weights._buffer_bytes(0))\n\
+                     b = array.array('f', [x + i + 1 for i, x in enumerate(a)])\n\
+                     out = hurray.Tensor(b.tobytes(), hurray.float32, (2, 2))\n\
+                     hurray.save(sys.argv[2], {'weights': out})\n\
+                     from importlib.metadata import version\n\
+                     print('python: ok, import hurray', hurray.__version__, 'from', \
+                     'hurray-tensors', version('hurray-tensors'), hurray.__file__)\n";
+
+/// Stage: the wheel of `cargo xtask dist` installs into a fresh venv outside the
+/// repository (`--no-index`: it has no dependencies, nothing comes from the network;
+/// an empty pip cache) and its program reads a file another language wrote and
+/// writes one Rust reads back ([`crate::smoke`]). The sdist is built too.
 pub fn wheel_stage() -> Result<Outcome> {
     let Some(base) = base_python() else {
         return Ok(Outcome::Skipped(
@@ -222,13 +346,13 @@ pub fn wheel_stage() -> Result<Outcome> {
         ));
     };
     let wheel = build_wheel()?;
+    build_sdist()?;
+    let input = crate::smoke::input()?;
     // A fresh project outside the repository, so nothing of the checkout is importable.
-    let fresh = std::env::temp_dir().join(format!("hurray-wheel-check-{}", std::process::id()));
-    if fresh.exists() {
-        std::fs::remove_dir_all(&fresh)?;
-    }
-    run(Command::new(&base).args(["-m", "venv"]).arg(&fresh))?;
-    let py = venv_python(&fresh);
+    let fresh = crate::smoke::fresh_dir("wheel-check")?;
+    let venv = fresh.join("venv");
+    run(Command::new(&base).args(["-m", "venv"]).arg(&venv))?;
+    let py = venv_python(&venv);
     run(Command::new(&py)
         .args([
             "-m",
@@ -238,21 +362,15 @@ pub fn wheel_stage() -> Result<Outcome> {
             "--no-index",
             "--disable-pip-version-check",
         ])
+        .env("PIP_CACHE_DIR", fresh.join("pip-cache"))
         .arg(&wheel))?;
-    let check = "import hurray, pathlib, tempfile\n\
-                 assert hurray.__version__, 'no version'\n\
-                 t = hurray.arange(6, dtype=hurray.int32)\n\
-                 p = pathlib.Path(tempfile.mkdtemp()) / 'w.hrry'\n\
-                 hurray.save(str(p), {'t': t})\n\
-                 u = hurray.load(str(p))['t']\n\
-                 assert u.shape == (6,) and u.dtype == hurray.int32\n\
-                 w = hurray.StreamWriter(); w.write(t); w.finish()\n\
-                 (v,) = list(hurray.StreamReader(w.getvalue()))\n\
-                 assert v.shape == (6,) and v._buffer_bytes(0) == t._buffer_bytes(0)\n\
-                 assert 'site-packages' in hurray.__file__, hurray.__file__\n\
-                 assert pathlib.Path(hurray.__file__).parent.joinpath('py.typed').exists()\n\
-                 print('wheel ok:', hurray.__version__, hurray.__file__)\n";
-    run(Command::new(&py).args(["-c", check]).current_dir(&fresh))?;
+    let out = fresh.join("from-python.hrry");
+    run(Command::new(&py)
+        .args(["-c", SMOKE])
+        .arg(&input)
+        .arg(&out)
+        .current_dir(&fresh))?;
+    crate::smoke::verify("python", &input, &out)?;
     std::fs::remove_dir_all(&fresh)?;
     Ok(Outcome::Passed)
 }

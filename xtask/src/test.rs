@@ -173,7 +173,7 @@ pub fn stages(args: &TestArgs) -> Vec<Stage> {
         crate::python::scaleout_stage,
     ));
     stages.push(Stage::task(
-        "python: wheel from `cargo xtask dist` installs and imports in a fresh venv",
+        "dist: Python wheel (hurray-tensors, manylinux2014 via zig, auditwheel show) and sdist; the wheel installs into a fresh venv, `import hurray` reads and writes",
         crate::python::wheel_stage,
     ));
     stages.extend(crate::java::stages());
@@ -434,19 +434,21 @@ mod tests {
             "fuzz: every target",
             "cargo bench",
             "go: bindings/go/include/hurray.h",
-            "go: `cargo xtask go dist`",
+            "dist: Go module proxy",
             "gofmt -l ., go vet",
             "go test -race",
             "go test -tags hurray_debug",
             "python: maturin develop",
             "python: scale-out",
-            "python: wheel",
+            "dist: Python wheel",
             "java: build libhurray_java",
             "java: mvn -B -q package",
             "java: a fresh JVM loads",
+            "dist: Maven repository folder",
             "node: build",
             "node: npm ci, tsc",
             "node: node --expose-gc --test",
+            "dist: npm tarball",
             "matrix: every language",
         ];
         assert_eq!(names.len(), order.len());

@@ -124,7 +124,9 @@ function checkLent(v) {
 const nativeFromBuffer = addon.Tensor.fromBuffer;
 const nativeFromBuffers = addon.Tensor.fromBuffers;
 // The unchecked natives, for tests of the native checks behind these (lib/testing.js).
+// test-support:begin (`cargo xtask dist` leaves these lines out of the npm package)
 module.exports.uncheckedFromBuffer = nativeFromBuffer.bind(addon.Tensor);
+// test-support:end
 function fromBuffer(data, ...rest) {
   data = viewOfShared(data);
   checkLent(data);
