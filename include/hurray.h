@@ -46,6 +46,7 @@ typedef struct HurrayStreamEncoder HurrayStreamEncoder;
 typedef struct HurrayFileReader HurrayFileReader;
 typedef struct HurrayFileWriter HurrayFileWriter;
 typedef struct HurrayBufferPool HurrayBufferPool;
+typedef struct HurrayNetClient HurrayNetClient;
 
 // `HURRAY_C_ABI_VERSION`: a consumer compares it for exact equality before touching
 // anything else. Bumped whenever any exported signature or frozen prefix changes.
@@ -754,6 +755,54 @@ typedef struct HurrayKvValue {
     uint64_t len;
 } HurrayKvValue;
 
+// Options of a blocking client (`hurray_net_client_new`). Fill with
+// `hurray_net_client_options_default`, then change fields. Times in milliseconds;
+// 0 means no limit.
+typedef struct HurrayNetClientOptions {
+    // Time to connect and finish the handshake (B.7), ms (default 10 000).
+    uint32_t connect_timeout_ms;
+    // Longest any single read or write may stall, ms (default 60 000).
+    uint32_t io_timeout_ms;
+    // Longest a whole get or put may take, ms (default 0: no limit beyond the
+    // stall limit).
+    uint32_t call_timeout_ms;
+    // Largest message payload this client accepts, bytes, advertised in
+    // `CLIENT_HELLO` (B.17; default 16 MiB, at least 4096).
+    uint32_t max_message_size;
+    // Most data bytes one received item may carry (all tensors of a composite
+    // together; default 4 GiB). A larger response fails with `HURRAY_ERR_LIMIT`.
+    uint64_t max_item_bytes;
+} HurrayNetClientOptions;
+
+// Options of one get (`hurray_net_client_get`; NULL there means the defaults of
+// `hurray_net_get_options_default`).
+typedef struct HurrayNetGetOptions {
+    // Acceptable layouts (`HURRAY_LAYOUT_*` wire bytes), most preferred first
+    // (B.9); borrowed for the call. NULL with count 0 (default): whatever is stored.
+    // Extension tags (`0xF0`..`0xFE`, which carry metadata) are refused.
+    const uint8_t *preferred_layouts;
+    // Number of entries at `preferred_layouts`.
+    uint32_t preferred_layout_count;
+    // `min_alignment` of the request, bytes: a power of two (default 64).
+    uint32_t min_alignment;
+    // 1: set `ALLOW_TRANSCODE` (the server may convert to a preferred layout)
+    // (default 0).
+    uint8_t allow_transcode;
+    // 1: set `PARALLEL_OK` (B.13: the server may answer in shards, reassembled
+    // here; used when the server advertises `PARALLEL_STREAMS`) (default 0).
+    uint8_t parallel;
+} HurrayNetGetOptions;
+
+// What the server said in its `SERVER_HELLO` (B.7): what this connection uses.
+typedef struct HurrayNetServerInfo {
+    // The protocol version in use (the server's, at most the client's).
+    uint32_t protocol_version;
+    // Largest payload the server accepts, bytes (this client's PUT frames fit it).
+    uint32_t max_message_size;
+    // The server's capability bits (B.7: bit 0 `PARALLEL_STREAMS`, ...).
+    uint64_t capability_flags;
+} HurrayNetServerInfo;
+
 // Counters of a buffer pool, written by value.
 typedef struct HurrayBufferPoolStats {
     // Requests served by an idle allocation.
@@ -916,6 +965,9 @@ typedef struct HurrayStreamLimits {
 // A name or key was not found.
 #define HURRAY_ERR_NOT_FOUND -9
 
+// A blocking call was cancelled from another thread (`hurray_net_client_cancel`).
+#define HURRAY_ERR_CANCELLED -10
+
 // A descriptor did not decode or validate (the message names the rule and offset).
 #define HURRAY_ERR_DESCRIPTOR -20
 
@@ -942,6 +994,9 @@ typedef struct HurrayStreamLimits {
 
 // A file does not exist.
 #define HURRAY_ERR_FILE_NOT_FOUND -41
+
+// A time limit ran out (connect, a stalled read or write, a whole call).
+#define HURRAY_ERR_TIMEOUT -42
 
 // A bug: the library panicked. The process continues; the object involved may be unusable.
 #define HURRAY_ERR_INTERNAL_PANIC -100
@@ -991,6 +1046,14 @@ const char *hurray_error_category_name(int32_t category);
 // `hurray_last_error_message`. Never fails.
 // Ownership: returns a value; nothing to free.
 int32_t hurray_last_error_os_error(void);
+
+// The network protocol's `ERROR` code (`streams-and-transport.md` B.16:
+// `UNKNOWN_TENSOR` = 0x02, ..., private `0xF0`..`0xFE`) of the calling thread's last
+// error, or 0 when that error did not come from an `ERROR` message (sent by the
+// server, or by this client when the server broke a rule) or no call on this thread
+// has failed. Set together with `hurray_last_error_message`. Never fails.
+// Ownership: returns a value; nothing to free.
+uint32_t hurray_last_error_net_code(void);
 
 // Number of live handles created by this copy of the library (tensors, descriptors,
 // buffers, lists, items, decoders, encoders, readers, writers, and the descriptor,
@@ -1507,6 +1570,179 @@ HurrayStatus hurray_file_writer_add_kv(HurrayFileWriter *writer,
                                        const char *key,
                                        uint64_t key_len,
                                        const struct HurrayKvValue *value);
+
+// Fills `*out` with the default client options: connect timeout 10 s, stall
+// timeout 60 s, no call timeout, 16 MiB messages, 4 GiB items.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out`).
+//
+// Ownership: `*out` is a plain struct written by value; nothing to free.
+//
+// # Safety
+// `out` NULL or writable.
+HurrayStatus hurray_net_client_options_default(struct HurrayNetClientOptions *out);
+
+// Fills `*out` with the default get options: no layout preference, alignment 64,
+// no transcoding, no parallel shards.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out`).
+//
+// Ownership: `*out` is a plain struct written by value; nothing to free.
+//
+// # Safety
+// `out` NULL or writable.
+HurrayStatus hurray_net_get_options_default(struct HurrayNetGetOptions *out);
+
+// Creates a blocking client, not yet connected (so that
+// `hurray_net_client_cancel` can reach a connect in progress). `opts` NULL means
+// the defaults.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out`), `HURRAY_ERR_INVALID_ARGUMENT`
+// (`max_message_size` below 4096, `max_item_bytes` 0), `HURRAY_ERR_IO` (the
+// runtime could not start).
+//
+// Ownership: `*out` owned by the caller: `hurray_net_client_destroy`. `opts` is
+// copied.
+//
+// # Safety
+// `opts` NULL or readable; `out` NULL or writable.
+HurrayStatus hurray_net_client_new(const struct HurrayNetClientOptions *opts,
+                                   HurrayNetClient **out);
+
+// Connects to `host:port` (a name or an address) and does the handshake (B.7);
+// blocks for at most the connect timeout. A connection the client had is closed
+// first. May be called again after `HURRAY_ERR_TIMEOUT` or `HURRAY_ERR_IO`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a client,
+// `host` not UTF-8), `HURRAY_ERR_IO` (refused, unresolvable; OS error number in
+// `hurray_last_error_os_error`), `HURRAY_ERR_TIMEOUT`, `HURRAY_ERR_CANCELLED`, a
+// remote `ERROR`'s status (`hurray_last_error_net_code` has its B.16 code).
+//
+// Ownership: `host` borrowed for the call; nothing is created for the caller.
+//
+// # Safety
+// `client` NULL or a live client; `host` NULL or a NUL-terminated string.
+HurrayStatus hurray_net_client_connect(const HurrayNetClient *client,
+                                       const char *host,
+                                       uint16_t port);
+
+// Gets the item named `key` (B.8): a tensor, or a whole composite. `opts` NULL
+// means the defaults. Blocks until it arrives, fails, times out or is cancelled.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (options),
+// `HURRAY_ERR_NOT_FOUND` (`UNKNOWN_TENSOR`; the connection stays usable), other
+// remote codes by category (`hurray_last_error_net_code` gives the B.16 code; the
+// message names it and quotes the server), `HURRAY_ERR_IO`, `HURRAY_ERR_TIMEOUT`,
+// `HURRAY_ERR_CANCELLED` (both close the connection), `HURRAY_ERR_STATE` (not
+// connected).
+//
+// Ownership: `*out` owned by the caller: `hurray_item_destroy` (a plain tensor is
+// `hurray_item_tensor` of it). `key` and `opts` borrowed for the call.
+//
+// # Safety
+// `client` NULL or a live client; `key` NULL or NUL-terminated; `opts` NULL or
+// readable (its layout array valid for its count); `out` NULL or writable.
+HurrayStatus hurray_net_client_get(const HurrayNetClient *client,
+                                   const char *key,
+                                   const struct HurrayNetGetOptions *opts,
+                                   HurrayItem **out);
+
+// Puts `tensor` under `key` (B.15) and waits for the server's acknowledgement.
+// Data frames are written from the tensor's own buffers.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor of
+// this library copy, a device buffer), remote refusals by category (private
+// `STORE_FULL`: `HURRAY_ERR_LIMIT`), `HURRAY_ERR_IO`, `HURRAY_ERR_TIMEOUT`,
+// `HURRAY_ERR_CANCELLED`, `HURRAY_ERR_STATE` (not connected).
+//
+// Ownership: `key` and `tensor` borrowed for the call; nothing is created.
+//
+// # Safety
+// `client` NULL or a live client; `key` NULL or NUL-terminated; `tensor` NULL or a
+// live tensor.
+HurrayStatus hurray_net_client_put(const HurrayNetClient *client,
+                                   const char *key,
+                                   const HurrayTensor *tensor);
+
+// Puts `item` (a tensor or a complete composite) under `key` (B.15, B.12).
+//
+// Errors: as `hurray_net_client_put`; `HURRAY_ERR_STATE` for a composite with
+// fewer members than its head declares.
+//
+// Ownership: `key` and `item` borrowed for the call; nothing is created.
+//
+// # Safety
+// `client` NULL or a live client; `key` NULL or NUL-terminated; `item` NULL or a
+// live item.
+HurrayStatus hurray_net_client_put_item(const HurrayNetClient *client,
+                                        const char *key,
+                                        const HurrayItem *item);
+
+// Cancels the client from any thread: a call blocked in it (connect, get, put)
+// returns `HURRAY_ERR_CANCELLED` promptly with everything it held released, the
+// connection is closed, and every later call returns `HURRAY_ERR_CANCELLED`. The
+// only function that may run on a client while another thread is inside a call on
+// it. Then wait for that call to return before `hurray_net_client_destroy`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a client).
+//
+// Ownership: nothing is created or freed.
+//
+// # Safety
+// `client` NULL or a live client.
+HurrayStatus hurray_net_client_cancel(const HurrayNetClient *client);
+
+// What the server negotiated in its `SERVER_HELLO` (protocol version, its
+// `max_message_size`, capability bits such as `PARALLEL_STREAMS`).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a client),
+// `HURRAY_ERR_STATE` (not connected), `HURRAY_ERR_CANCELLED`.
+//
+// Ownership: `*out` written by value; nothing to free.
+//
+// # Safety
+// `client` NULL or a live client; `out` NULL or writable.
+HurrayStatus hurray_net_client_server_info(const HurrayNetClient *client,
+                                           struct HurrayNetServerInfo *out);
+
+// Destroys the client: closes its connection and frees it; nulls `*client`. Not
+// while another thread is inside a call on it (cancel, wait for the call to
+// return, then destroy).
+//
+// Errors: `HURRAY_ERR_INVALID_ARGUMENT` (not a client),
+// `HURRAY_ERR_DOUBLE_DESTROY` (debug builds).
+//
+// Ownership: the client and its connection are freed.
+//
+// # Safety
+// `client` NULL, or pointing at NULL or a live client.
+HurrayStatus hurray_net_client_destroy(HurrayNetClient **client);
+
+#if defined(HURRAY_TEST_HOOKS)
+// Test hook: starts an in-process `hurray-net` server (PUT store only, no files)
+// on `127.0.0.1`, port chosen by the system, on a one-worker runtime of its own;
+// one at a time per process.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out_port`), `HURRAY_ERR_STATE` (one is
+// already running), `HURRAY_ERR_IO` (bind failed).
+//
+// Ownership: `*out_port` written by value; stop the server with
+// `hurray_debug_net_server_stop`.
+//
+// # Safety
+// `out_port` NULL or writable.
+HurrayStatus hurray_debug_net_server_start(uint16_t *out_port);
+#endif
+
+#if defined(HURRAY_TEST_HOOKS)
+// Test hook: stops the server of `hurray_debug_net_server_start` (its
+// connections closed, its runtime's threads joined). No server: nothing happens.
+//
+// Errors: `HURRAY_ERR_IO` when the server task failed.
+//
+// Ownership: the server and its store are freed.
+HurrayStatus hurray_debug_net_server_stop(void);
+#endif
 
 // Makes a buffer pool that keeps at most `max_cached_bytes` bytes (and at most 256)
 // of idle allocations; 0 keeps none. Idle allocations stay resident (they count in

@@ -56,6 +56,8 @@ pub mod kind {
     pub const FILE_WRITER: u16 = 10;
     /// `HurrayBufferPool`.
     pub const BUFFER_POOL: u16 = 11;
+    /// `HurrayNetClient` (feature `net`).
+    pub const NET_CLIENT: u16 = 12;
 }
 
 /// `Header::flags` bit: the handle is owned by a parent (a tensor's descriptor or
@@ -149,6 +151,8 @@ sealed!(
     crate::HurrayFileWriter,
     crate::HurrayBufferPool
 );
+#[cfg(feature = "net")]
+sealed!(crate::net::HurrayNetClient);
 
 /// A `repr(C)` handle type that starts with a [`Header`]: one of the ten handle
 /// kinds of this crate ([`kind`]). Public so [`crate::raw`] can be generic over it;
