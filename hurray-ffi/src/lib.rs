@@ -34,6 +34,9 @@ pub mod kv_value;
 /// The network client (feature `net`, on by default; decision record 0008).
 #[cfg(feature = "net")]
 pub mod net;
+/// The sans-io network client connection (feature `net`; decision record 0008).
+#[cfg(feature = "net")]
+pub mod net_conn;
 pub mod pool;
 pub mod raw;
 pub mod status;
@@ -57,6 +60,8 @@ pub use net::{
     HurrayNetClient, HurrayNetClientOptions, HurrayNetGetOptions, HurrayNetServerInfo,
     NetGetOptions,
 };
+#[cfg(feature = "net")]
+pub use net_conn::{HurrayNetConn, HurrayNetEvent, HurrayNetTransmit, NetEvent, NetTransmit};
 pub use pool::{HurrayBufferPool, HurrayBufferPoolStats};
 pub use status::*;
 pub use tensor::HurrayTensor;

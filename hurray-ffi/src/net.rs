@@ -241,6 +241,29 @@ impl NetGetOptions {
     }
 }
 
+/// `hurray-net`'s options for `o` (shared with the sans-io connection).
+///
+/// Errors: as [`HurrayNetClientOptions`]' checks.
+pub(crate) fn client_options(o: HurrayNetClientOptions) -> FfiResult<hurray_net::ClientOptions> {
+    o.to_net()
+}
+
+/// The request options for `o` (shared with the sans-io connection).
+///
+/// Errors: `HURRAY_ERR_INVALID_ARGUMENT` (extension tag, alignment).
+pub(crate) fn get_options(o: &NetGetOptions) -> FfiResult<hurray_net::GetOptions> {
+    o.to_net()
+}
+
+/// The owned form of C get options.
+///
+/// # Safety
+/// The layout array valid for its count.
+pub(crate) unsafe fn copied_get_options(o: &HurrayNetGetOptions) -> FfiResult<NetGetOptions> {
+    // SAFETY: forwarded contract.
+    unsafe { o.copied() }
+}
+
 /// What the server said in its `SERVER_HELLO` (B.7): what this connection uses.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -333,3 +333,152 @@ fn call_timeout_closes_the_connection_and_connect_may_be_retried() {
     ok(unsafe { hurray_tensor_destroy(&mut t) });
     destroy(c);
 }
+
+// ------------------------------------------------ the sans-io connection (HurrayNetConn)
+
+use hurray_ffi::net_conn::*;
+use std::io::{Read, Write};
+
+/// Drives `conn` over `sock` (write every transmit, read into `read_buf`) until an
+/// event other than NONE arrives; returns it.
+fn next_event(conn: *mut HurrayNetConn, sock: &mut std::net::TcpStream) -> HurrayNetEvent {
+    loop {
+        loop {
+            let mut t = HurrayNetTransmit::default();
+            // SAFETY: live connection, valid out.
+            ok(unsafe { hurray_net_conn_poll_transmit(conn, &mut t) });
+            // SAFETY: the pointers are valid until the next poll_transmit.
+            let part = |p: *const u8, n: u64| unsafe { std::slice::from_raw_parts(p, n as usize) };
+            match t.kind {
+                HURRAY_NET_TRANSMIT_NONE => break,
+                HURRAY_NET_TRANSMIT_BYTES => sock.write_all(part(t.bytes, t.bytes_len)).unwrap(),
+                HURRAY_NET_TRANSMIT_DATA => {
+                    assert_eq!(t.bytes_len, 20, "a data frame's prefix");
+                    sock.write_all(part(t.bytes, t.bytes_len)).unwrap();
+                    sock.write_all(part(t.data, t.data_len)).unwrap();
+                }
+                HURRAY_NET_TRANSMIT_CLOSE => {
+                    sock.shutdown(std::net::Shutdown::Write).unwrap();
+                }
+                k => panic!("transmit kind {k}"),
+            }
+        }
+        let mut e = HurrayNetEvent::default();
+        // SAFETY: live connection, valid out.
+        ok(unsafe { hurray_net_conn_poll_event(conn, &mut e) });
+        if e.kind != HURRAY_NET_EVENT_NONE {
+            return e;
+        }
+        let (mut p, mut n) = (ptr::null_mut(), 0u64);
+        // SAFETY: live connection, valid outs.
+        ok(unsafe { hurray_net_conn_read_buf(conn, &mut p, &mut n) });
+        assert!(n > 0);
+        // SAFETY: the slice is writable until the next call on the connection.
+        let buf = unsafe { std::slice::from_raw_parts_mut(p, n as usize) };
+        let got = sock.read(buf).unwrap();
+        assert!(got > 0, "the server closed the connection");
+        // SAFETY: live connection.
+        ok(unsafe { hurray_net_conn_advance(conn, got as u64) });
+    }
+}
+
+#[test]
+fn sans_io_connection_puts_and_gets_over_a_std_socket() {
+    let _l = live();
+    let srv = TestServer::start();
+    let mut sock = std::net::TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut conn = ptr::null_mut();
+    // SAFETY: NULL options are the defaults; valid out.
+    ok(unsafe { hurray_net_conn_new(ptr::null(), &mut conn) });
+    let key = CString::new("kv/cache").unwrap();
+    let mut sid = 0u32;
+
+    // Before the handshake: requests are refused, advance needs read_buf first.
+    // SAFETY: live connection.
+    let s = unsafe { hurray_net_conn_get(conn, key.as_ptr(), ptr::null(), &mut sid) };
+    assert_eq!(s, HURRAY_ERR_STATE, "{}", last_error());
+    // SAFETY: live connection.
+    err(
+        unsafe { hurray_net_conn_advance(conn, 1) },
+        HURRAY_ERR_STATE,
+        "read_buf",
+    );
+    let mut info = HurrayNetServerInfo::default();
+    // SAFETY: live connection.
+    let s = unsafe { hurray_net_conn_server_info(conn, &mut info) };
+    err(s, HURRAY_ERR_STATE, "not connected");
+
+    let e = next_event(conn, &mut sock);
+    assert_eq!(e.kind, HURRAY_NET_EVENT_CONNECTED);
+    // SAFETY: live connection.
+    ok(unsafe { hurray_net_conn_server_info(conn, &mut info) });
+    assert_eq!(info.protocol_version, hurray_net::wire::PROTOCOL_VERSION);
+
+    // 9 MB: three data frames at the 4 MiB PUT frame cap, written from the tensor.
+    let bytes = pattern(9_000_000, 11);
+    let mut t = u8_tensor(&bytes);
+    // SAFETY: live connection and tensor.
+    ok(unsafe { hurray_net_conn_put(conn, key.as_ptr(), t, &mut sid) });
+    // The queued frames share the tensor's memory: the handle may go now.
+    // SAFETY: live tensor.
+    ok(unsafe { hurray_tensor_destroy(&mut t) });
+    let e = next_event(conn, &mut sock);
+    assert_eq!((e.kind, e.stream_id), (HURRAY_NET_EVENT_PUT_ACKED, sid));
+
+    // SAFETY: live connection.
+    ok(unsafe { hurray_net_conn_get(conn, key.as_ptr(), ptr::null(), &mut sid) });
+    let e = next_event(conn, &mut sock);
+    assert_eq!((e.kind, e.stream_id), (HURRAY_NET_EVENT_GOT, sid));
+    let mut item = e.item;
+    assert_eq!(item_bytes(item), bytes);
+    // SAFETY: the GOT item is the caller's.
+    ok(unsafe { hurray_item_destroy(&mut item) });
+
+    // An unknown key: FAILED with its status, B.16 code and the server's message.
+    let missing = CString::new("missing").unwrap();
+    // SAFETY: live connection.
+    ok(unsafe { hurray_net_conn_get(conn, missing.as_ptr(), ptr::null(), &mut sid) });
+    let e = next_event(conn, &mut sock);
+    assert_eq!((e.kind, e.stream_id), (HURRAY_NET_EVENT_FAILED, sid));
+    assert_eq!(
+        (e.status, e.net_code, e.sent),
+        (HURRAY_ERR_NOT_FOUND, 0x02, 0)
+    );
+    assert!(e.item.is_null());
+    assert!(last_error().contains("UNKNOWN_TENSOR"), "{}", last_error());
+    assert_eq!(hurray_last_error_net_code(), 0x02);
+
+    // The connection goes on: a get with options (parallel allowed).
+    let go = HurrayNetGetOptions {
+        parallel: 1,
+        ..HurrayNetGetOptions::default()
+    };
+    // SAFETY: live connection; options valid.
+    ok(unsafe { hurray_net_conn_get(conn, key.as_ptr(), &go, &mut sid) });
+    let e = next_event(conn, &mut sock);
+    assert_eq!(e.kind, HURRAY_NET_EVENT_GOT);
+    let mut item = e.item;
+    assert_eq!(item_bytes(item).len(), bytes.len());
+    // SAFETY: the GOT item is the caller's.
+    ok(unsafe { hurray_item_destroy(&mut item) });
+
+    // advance beyond the read_buf length is refused.
+    let (mut p, mut n) = (ptr::null_mut(), 0u64);
+    // SAFETY: live connection.
+    ok(unsafe { hurray_net_conn_read_buf(conn, &mut p, &mut n) });
+    // SAFETY: live connection.
+    let s = unsafe { hurray_net_conn_advance(conn, n + 1) };
+    err(s, HURRAY_ERR_INVALID_ARGUMENT, "read_buf length");
+    // SAFETY: live connection.
+    err(
+        unsafe { hurray_net_conn_advance(conn, 0) },
+        HURRAY_ERR_INVALID_ARGUMENT,
+        "advance by 0",
+    );
+
+    // SAFETY: live connection; nulled.
+    ok(unsafe { hurray_net_conn_destroy(&mut conn) });
+    assert!(conn.is_null());
+}

@@ -47,10 +47,47 @@ typedef struct HurrayFileReader HurrayFileReader;
 typedef struct HurrayFileWriter HurrayFileWriter;
 typedef struct HurrayBufferPool HurrayBufferPool;
 typedef struct HurrayNetClient HurrayNetClient;
+typedef struct HurrayNetConn HurrayNetConn;
 
 // `HURRAY_C_ABI_VERSION`: a consumer compares it for exact equality before touching
 // anything else. Bumped whenever any exported signature or frozen prefix changes.
 #define HURRAY_C_ABI_VERSION 10
+
+// `HurrayNetTransmit::kind`: nothing to write now.
+#define HURRAY_NET_TRANSMIT_NONE 0
+
+// `HurrayNetTransmit::kind`: write `bytes` (complete messages).
+#define HURRAY_NET_TRANSMIT_BYTES 1
+
+// `HurrayNetTransmit::kind`: write `bytes` (the 20-byte `TENSOR_DATA` prefix) then
+// `data` (the frame's slice of the tensor's memory).
+#define HURRAY_NET_TRANSMIT_DATA 2
+
+// `HurrayNetTransmit::kind`: flush what came before, then close the connection
+// (this side sent a connection-level `ERROR`, B.16).
+#define HURRAY_NET_TRANSMIT_CLOSE 3
+
+// `HurrayNetEvent::kind`: no event now.
+#define HURRAY_NET_EVENT_NONE 0
+
+// `HurrayNetEvent::kind`: the `SERVER_HELLO` was accepted (B.7).
+#define HURRAY_NET_EVENT_CONNECTED 1
+
+// `HurrayNetEvent::kind`: a get completed; `item` is the caller's.
+#define HURRAY_NET_EVENT_GOT 2
+
+// `HurrayNetEvent::kind`: `TENSOR_PUT_ACK` for the put on `stream_id`.
+#define HURRAY_NET_EVENT_PUT_ACKED 3
+
+// `HurrayNetEvent::kind`: the get or put on `stream_id` ended in an `ERROR`.
+#define HURRAY_NET_EVENT_FAILED 4
+
+// `HurrayNetEvent::kind`: the connection failed; close the socket after writing
+// what `poll_transmit` still has.
+#define HURRAY_NET_EVENT_CONNECTION_FAILED 5
+
+// `HurrayNetEvent::kind`: a `PONG`.
+#define HURRAY_NET_EVENT_PONG 6
 
 // [`ErrorCategory::NotFound`].
 #define HURRAY_CATEGORY_NOT_FOUND 1
@@ -802,6 +839,43 @@ typedef struct HurrayNetServerInfo {
     // The server's capability bits (B.7: bit 0 `PARALLEL_STREAMS`, ...).
     uint64_t capability_flags;
 } HurrayNetServerInfo;
+
+// One thing to write (`hurray_net_conn_poll_transmit`). The pointers are borrowed
+// from the connection and stay valid until the next `hurray_net_conn_poll_transmit`
+// or destroy of the connection, so an asynchronous write may use them in place
+// until it completes.
+typedef struct HurrayNetTransmit {
+    // `HURRAY_NET_TRANSMIT_*`.
+    uint32_t kind;
+    // The transport stream (0 for none).
+    uint32_t stream_id;
+    // BYTES: the messages; DATA: the 20-byte frame prefix; else NULL.
+    const uint8_t *bytes;
+    // Length of `bytes`, bytes.
+    uint64_t bytes_len;
+    // DATA: the frame's data, a slice of the tensor's own memory; else NULL.
+    const uint8_t *data;
+    // Length of `data`, bytes.
+    uint64_t data_len;
+} HurrayNetTransmit;
+
+// One event (`hurray_net_conn_poll_event`).
+typedef struct HurrayNetEvent {
+    // `HURRAY_NET_EVENT_*`.
+    uint32_t kind;
+    // The request's stream (GOT, PUT_ACKED, FAILED, PONG), else 0.
+    uint32_t stream_id;
+    // GOT: the item, owned by the caller (`hurray_item_destroy`); else NULL.
+    HurrayItem *item;
+    // FAILED, CONNECTION_FAILED: the status the failure maps to (as the blocking
+    // client would return it); else `HURRAY_OK`.
+    HurrayStatus status;
+    // FAILED, CONNECTION_FAILED: the B.16 code; else 0.
+    uint32_t net_code;
+    // FAILED, CONNECTION_FAILED: 1 when this client sent the `ERROR` (the server
+    // broke a rule), 0 when the server did.
+    uint8_t sent;
+} HurrayNetEvent;
 
 // Counters of a buffer pool, written by value.
 typedef struct HurrayBufferPoolStats {
@@ -1743,6 +1817,138 @@ HurrayStatus hurray_debug_net_server_start(uint16_t *out_port);
 // Ownership: the server and its store are freed.
 HurrayStatus hurray_debug_net_server_stop(void);
 #endif
+
+// Creates a sans-io client connection with its `CLIENT_HELLO` queued. `opts` NULL
+// means the defaults; only `max_message_size` and `max_item_bytes` apply (the
+// caller owns the clock and the socket).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out`), `HURRAY_ERR_INVALID_ARGUMENT`
+// (options).
+//
+// Ownership: `*out` owned by the caller: `hurray_net_conn_destroy`. `opts` copied.
+//
+// # Safety
+// `opts` NULL or readable; `out` NULL or writable.
+HurrayStatus hurray_net_conn_new(const struct HurrayNetClientOptions *opts, HurrayNetConn **out);
+
+// Where to read the next bytes from the socket: `*out_len` (never 0) bytes at
+// `*out_ptr`. While a data frame streams in, this is the destination tensor's own
+// buffer. Read at most that many bytes there, then call `hurray_net_conn_advance`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a
+// connection of this library copy).
+//
+// Ownership: `*out_ptr` borrowed, writable, valid until the next call on the
+// connection.
+//
+// # Safety
+// `conn` NULL or a live connection used by this thread only; outs NULL or writable.
+HurrayStatus hurray_net_conn_read_buf(HurrayNetConn *conn, uint8_t **out_ptr, uint64_t *out_len);
+
+// Records that `n` bytes (1..=the last `read_buf` length) were read into the last
+// `read_buf` slice and processes them; events and transmits may follow. End of
+// input is not reported here: when the socket closes, the caller fails what it
+// still waits for and destroys the connection.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (`n` out of
+// range, not a connection), `HURRAY_ERR_STATE` (no `read_buf` since the last
+// advance).
+//
+// Ownership: nothing is created or freed.
+//
+// # Safety
+// `conn` NULL or a live connection used by this thread only.
+HurrayStatus hurray_net_conn_advance(HurrayNetConn *conn, uint64_t n);
+
+// The next thing to write into `*out` (`kind` `HURRAY_NET_TRANSMIT_NONE` when
+// nothing is queued). Write transmits in order; a DATA transmit is `bytes` then
+// `data` (one vectored write).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a
+// connection).
+//
+// Ownership: `*out` written by value; its pointers are borrowed until the next
+// `hurray_net_conn_poll_transmit` or the connection's destroy.
+//
+// # Safety
+// `conn` NULL or a live connection used by this thread only; `out` NULL or writable.
+HurrayStatus hurray_net_conn_poll_transmit(HurrayNetConn *conn, struct HurrayNetTransmit *out);
+
+// The next event into `*out` (`kind` `HURRAY_NET_EVENT_NONE` when none). For
+// FAILED and CONNECTION_FAILED, `status` and `net_code` say what failed and this
+// thread's `hurray_last_error_message` / `hurray_last_error_net_code` hold the
+// detail, as if a call had failed (the function itself returns `HURRAY_OK`).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a
+// connection).
+//
+// Ownership: `*out` written by value; a GOT event's `item` is owned by the caller
+// (`hurray_item_destroy`).
+//
+// # Safety
+// `conn` NULL or a live connection used by this thread only; `out` NULL or writable.
+HurrayStatus hurray_net_conn_poll_event(HurrayNetConn *conn, struct HurrayNetEvent *out);
+
+// Queues a get of `key` (`opts` NULL: the defaults); `*out_stream_id` identifies
+// its GOT or FAILED event. Nothing is written to a socket: drain
+// `hurray_net_conn_poll_transmit`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (options, not a
+// connection), `HURRAY_ERR_STATE` (before CONNECTED or after CONNECTION_FAILED).
+//
+// Ownership: `key` and `opts` borrowed for the call; `*out_stream_id` written by
+// value.
+//
+// # Safety
+// `conn` NULL or a live connection used by this thread only; `key` NULL or
+// NUL-terminated; `opts` NULL or readable; `out_stream_id` NULL or writable.
+HurrayStatus hurray_net_conn_get(HurrayNetConn *conn,
+                                 const char *key,
+                                 const struct HurrayNetGetOptions *opts,
+                                 uint32_t *out_stream_id);
+
+// Queues a put of `tensor` under `key` (B.15); `*out_stream_id` identifies its
+// PUT_ACKED or FAILED event. The tensor's memory is shared, not copied, until its
+// last frame is written; the caller may destroy the tensor handle at once.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a
+// connection or tensor of this copy, a device buffer), `HURRAY_ERR_STATE` (not
+// connected).
+//
+// Ownership: `key` and `tensor` borrowed for the call; `*out_stream_id` written by
+// value.
+//
+// # Safety
+// `conn` NULL or a live connection used by this thread only; `key` NULL or
+// NUL-terminated; `tensor` NULL or a live tensor; `out_stream_id` NULL or writable.
+HurrayStatus hurray_net_conn_put(HurrayNetConn *conn,
+                                 const char *key,
+                                 const HurrayTensor *tensor,
+                                 uint32_t *out_stream_id);
+
+// What the server's `SERVER_HELLO` said (after the CONNECTED event).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a
+// connection), `HURRAY_ERR_STATE` (not connected yet).
+//
+// Ownership: `*out` written by value; nothing to free.
+//
+// # Safety
+// `conn` NULL or a live connection; `out` NULL or writable.
+HurrayStatus hurray_net_conn_server_info(const HurrayNetConn *conn,
+                                         struct HurrayNetServerInfo *out);
+
+// Destroys the connection (the caller closes its socket); items already handed
+// out by GOT events stay valid. Nulls `*conn`.
+//
+// Errors: `HURRAY_ERR_INVALID_ARGUMENT` (not a connection),
+// `HURRAY_ERR_DOUBLE_DESTROY` (debug builds).
+//
+// Ownership: the connection, its queued transmits and partial items are freed.
+//
+// # Safety
+// `conn` NULL, or pointing at NULL or a live connection.
+HurrayStatus hurray_net_conn_destroy(HurrayNetConn **conn);
 
 // Makes a buffer pool that keeps at most `max_cached_bytes` bytes (and at most 256)
 // of idle allocations; 0 keeps none. Idle allocations stay resident (they count in
