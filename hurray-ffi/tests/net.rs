@@ -308,6 +308,101 @@ fn cancel_from_another_thread_releases_a_blocked_connect() {
     destroy(c.0);
 }
 
+/// A proxy on 127.0.0.1 in front of `upstream` that passes everything from the
+/// client and only the first `limit` bytes from the server (the rest is read and
+/// dropped): a transfer through it stalls midway. Returns its port.
+fn stalling_proxy(upstream: u16, limit: usize) -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let (client, _) = l.accept().unwrap();
+        let server = std::net::TcpStream::connect(("127.0.0.1", upstream)).unwrap();
+        let (mut c_rd, mut s_wr) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut c_rd, &mut s_wr);
+            let _ = s_wr.shutdown(std::net::Shutdown::Both);
+        });
+        let (mut s_rd, mut c_wr) = (server, client);
+        let mut passed = 0;
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            let n = match s_rd.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            let pass = n.min(limit - passed);
+            if pass > 0 && c_wr.write_all(&buf[..pass]).is_err() {
+                break;
+            }
+            passed += pass;
+        }
+    });
+    port
+}
+
+#[test]
+fn cancel_mid_get_releases_the_call_and_the_server_stays_healthy() {
+    let _l = live();
+    let srv = TestServer::start();
+    let bytes = pattern(6 << 20, 5);
+    let key = CString::new("big/activation").unwrap();
+    let direct = client(&default_options());
+    ok(connect(direct, srv.port));
+    let mut t = u8_tensor(&bytes);
+    // SAFETY: live client and tensor.
+    ok(unsafe { hurray_net_client_put(direct, key.as_ptr(), t) });
+    // SAFETY: live tensor.
+    ok(unsafe { hurray_tensor_destroy(&mut t) });
+
+    // Through the proxy the response stops 200 KB in: inside the data frames.
+    let port = stalling_proxy(srv.port, 200_000);
+    let c = Shared(client(&default_options()));
+    ok(connect(c.0, port));
+    let live_before = hurray_debug_live_objects();
+    let k = key.clone();
+    let blocked = std::thread::spawn(move || {
+        let c = c;
+        let mut item = ptr::null_mut();
+        // SAFETY: live client; the key outlives the call.
+        let s = unsafe { hurray_net_client_get(c.0, k.as_ptr(), ptr::null(), &mut item) };
+        (s, item.is_null(), last_error())
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    // SAFETY: live client; cancel is the one call allowed concurrently.
+    ok(unsafe { hurray_net_client_cancel(c.0) });
+    let (s, no_item, msg) = blocked.join().unwrap();
+    assert_eq!(s, HURRAY_ERR_CANCELLED, "{msg}");
+    assert!(no_item);
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(
+        hurray_debug_live_objects(),
+        live_before,
+        "the partial item is freed"
+    );
+    destroy(c.0);
+
+    // The server keeps serving: the direct client gets every byte, and the
+    // cancelled connection goes away.
+    let mut item = ptr::null_mut();
+    // SAFETY: live client.
+    ok(unsafe { hurray_net_client_get(direct, key.as_ptr(), ptr::null(), &mut item) });
+    assert_eq!(item_bytes(item), bytes);
+    // SAFETY: the item is the caller's.
+    ok(unsafe { hurray_item_destroy(&mut item) });
+    destroy(direct);
+    let stats = srv.server.as_ref().unwrap().stats();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while stats.live_connections() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        stats.live_connections(),
+        0,
+        "the server freed both connections"
+    );
+}
+
 #[test]
 fn call_timeout_closes_the_connection_and_connect_may_be_retried() {
     let _l = live();
