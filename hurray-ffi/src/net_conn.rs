@@ -660,6 +660,40 @@ pub unsafe extern "C" fn hurray_net_conn_put(
     })
 }
 
+/// Queues a put of `item` (a tensor or a complete composite, B.12) under `key`;
+/// as `hurray_net_conn_put`.
+///
+/// Errors: as `hurray_net_conn_put`; `HURRAY_ERR_STATE` also for a composite with
+/// fewer members than its head declares.
+///
+/// Ownership: `key` and `item` borrowed for the call (the memory is shared until the
+/// last frame is written; the handle may be destroyed at once); `*out_stream_id`
+/// written by value.
+///
+/// # Safety
+/// `conn` NULL or a live connection used by this thread only; `key` NULL or
+/// NUL-terminated; `item` NULL or a live item; `out_stream_id` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hurray_net_conn_put_item(
+    conn: *mut HurrayNetConn,
+    key: *const c_char,
+    item: *const HurrayItem,
+    out_stream_id: *mut u32,
+) -> HurrayStatus {
+    boundary(|| {
+        need(out_stream_id, "out_stream_id")?;
+        // SAFETY: forwarded.
+        let c = unsafe { handle::own_mut(conn, "conn")? };
+        // SAFETY: forwarded.
+        let key = unsafe { crate::file::str_in(key, "key")? };
+        // SAFETY: forwarded.
+        let i = unsafe { handle::own(item, "item")? };
+        let sid = c.put(key, i)?;
+        // SAFETY: checked non-null; writable per the caller.
+        unsafe { put(out_stream_id, "out_stream_id", sid) }
+    })
+}
+
 /// What the server's `SERVER_HELLO` said (after the CONNECTED event).
 ///
 /// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a

@@ -545,6 +545,27 @@ fn sans_io_connection_puts_and_gets_over_a_std_socket() {
     assert!(last_error().contains("UNKNOWN_TENSOR"), "{}", last_error());
     assert_eq!(hurray_last_error_net_code(), 0x02);
 
+    // An item put (a plain tensor item) under another key.
+    let mut t2 = u8_tensor(&[9, 8, 7, 6]);
+    let mut it = ptr::null_mut();
+    // SAFETY: t2 is moved into the item (nulled).
+    ok(unsafe { hurray_item_from_tensor(&mut t2, &mut it) });
+    let k2 = CString::new("small").unwrap();
+    // SAFETY: live connection and item.
+    ok(unsafe { hurray_net_conn_put_item(conn, k2.as_ptr(), it, &mut sid) });
+    // SAFETY: live item.
+    ok(unsafe { hurray_item_destroy(&mut it) });
+    let e = next_event(conn, &mut sock);
+    assert_eq!((e.kind, e.stream_id), (HURRAY_NET_EVENT_PUT_ACKED, sid));
+    // SAFETY: live connection.
+    ok(unsafe { hurray_net_conn_get(conn, k2.as_ptr(), ptr::null(), &mut sid) });
+    let e = next_event(conn, &mut sock);
+    assert_eq!(e.kind, HURRAY_NET_EVENT_GOT);
+    let mut got = e.item;
+    assert_eq!(item_bytes(got), [9, 8, 7, 6]);
+    // SAFETY: the GOT item is the caller's.
+    ok(unsafe { hurray_item_destroy(&mut got) });
+
     // The connection goes on: a get with options (parallel allowed).
     let go = HurrayNetGetOptions {
         parallel: 1,

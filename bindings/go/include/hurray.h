@@ -1926,6 +1926,24 @@ HurrayStatus hurray_net_conn_put(HurrayNetConn *conn,
                                  const HurrayTensor *tensor,
                                  uint32_t *out_stream_id);
 
+// Queues a put of `item` (a tensor or a complete composite, B.12) under `key`;
+// as `hurray_net_conn_put`.
+//
+// Errors: as `hurray_net_conn_put`; `HURRAY_ERR_STATE` also for a composite with
+// fewer members than its head declares.
+//
+// Ownership: `key` and `item` borrowed for the call (the memory is shared until the
+// last frame is written; the handle may be destroyed at once); `*out_stream_id`
+// written by value.
+//
+// # Safety
+// `conn` NULL or a live connection used by this thread only; `key` NULL or
+// NUL-terminated; `item` NULL or a live item; `out_stream_id` NULL or writable.
+HurrayStatus hurray_net_conn_put_item(HurrayNetConn *conn,
+                                      const char *key,
+                                      const HurrayItem *item,
+                                      uint32_t *out_stream_id);
+
 // What the server's `SERVER_HELLO` said (after the CONNECTED event).
 //
 // Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a
