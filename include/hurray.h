@@ -1130,8 +1130,8 @@ int32_t hurray_last_error_os_error(void);
 uint32_t hurray_last_error_net_code(void);
 
 // Number of live handles created by this copy of the library (tensors, descriptors,
-// buffers, lists, items, decoders, encoders, readers, writers, and the descriptor,
-// list and buffers a tensor owns). Tests assert it returns to 0. Never fails.
+// buffers, lists, items, decoders, encoders, readers, writers, pools, network
+// clients and connections, and the descriptor, list and buffers a tensor owns). Tests assert it returns to 0. Never fails.
 // Ownership: returns a value; nothing to free.
 int64_t hurray_debug_live_objects(void);
 

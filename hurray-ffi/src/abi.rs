@@ -125,8 +125,8 @@ pub extern "C" fn hurray_last_error_net_code() -> u32 {
 }
 
 /// Number of live handles created by this copy of the library (tensors, descriptors,
-/// buffers, lists, items, decoders, encoders, readers, writers, and the descriptor,
-/// list and buffers a tensor owns). Tests assert it returns to 0. Never fails.
+/// buffers, lists, items, decoders, encoders, readers, writers, pools, network
+/// clients and connections, and the descriptor, list and buffers a tensor owns). Tests assert it returns to 0. Never fails.
 /// Ownership: returns a value; nothing to free.
 #[no_mangle]
 pub extern "C" fn hurray_debug_live_objects() -> i64 {
