@@ -110,6 +110,7 @@ const (
 	StatusDoubleDestroy    Status = -7   // HURRAY_ERR_DOUBLE_DESTROY: a handle was destroyed twice
 	StatusState            Status = -8   // HURRAY_ERR_STATE: the object's state does not allow the call
 	StatusNotFound         Status = -9   // HURRAY_ERR_NOT_FOUND: a name or key was not found
+	StatusCancelled        Status = -10  // HURRAY_ERR_CANCELLED: the call was cancelled from another thread
 	StatusDescriptor       Status = -20  // HURRAY_ERR_DESCRIPTOR: a descriptor did not decode or validate
 	StatusBufferMismatch   Status = -21  // HURRAY_ERR_BUFFER_MISMATCH: the buffers do not match the buffer table
 	StatusInvalidSyncMode  Status = -22  // HURRAY_ERR_INVALID_SYNC_MODE: sync_mode is reserved or invalid
@@ -119,6 +120,7 @@ const (
 	StatusLimit            Status = -26  // HURRAY_ERR_LIMIT: a configured limit was exceeded
 	StatusIO               Status = -40  // HURRAY_ERR_IO: the operating system reported an I/O error
 	StatusFileNotFound     Status = -41  // HURRAY_ERR_FILE_NOT_FOUND: a file does not exist
+	StatusTimeout          Status = -42  // HURRAY_ERR_TIMEOUT: a time limit ran out
 	StatusInternalPanic    Status = -100 // HURRAY_ERR_INTERNAL_PANIC: the library panicked (a bug)
 )
 
@@ -241,6 +243,7 @@ var statusInfo = map[Status]struct {
 	-7:   {"HURRAY_ERR_DOUBLE_DESTROY", "state"},
 	-8:   {"HURRAY_ERR_STATE", "state"},
 	-9:   {"HURRAY_ERR_NOT_FOUND", "not_found"},
+	-10:  {"HURRAY_ERR_CANCELLED", "state"},
 	-20:  {"HURRAY_ERR_DESCRIPTOR", "format"},
 	-21:  {"HURRAY_ERR_BUFFER_MISMATCH", "invalid_argument"},
 	-22:  {"HURRAY_ERR_INVALID_SYNC_MODE", "format"},
@@ -250,6 +253,7 @@ var statusInfo = map[Status]struct {
 	-26:  {"HURRAY_ERR_LIMIT", "limit"},
 	-40:  {"HURRAY_ERR_IO", "io"},
 	-41:  {"HURRAY_ERR_FILE_NOT_FOUND", "not_found"},
+	-42:  {"HURRAY_ERR_TIMEOUT", "io"},
 	-100: {"HURRAY_ERR_INTERNAL_PANIC", "internal"},
 }
 

@@ -105,6 +105,7 @@ export type StatusName =
   | 'HURRAY_ERR_DOUBLE_DESTROY'
   | 'HURRAY_ERR_STATE'
   | 'HURRAY_ERR_NOT_FOUND'
+  | 'HURRAY_ERR_CANCELLED'
   | 'HURRAY_ERR_DESCRIPTOR'
   | 'HURRAY_ERR_BUFFER_MISMATCH'
   | 'HURRAY_ERR_INVALID_SYNC_MODE'
@@ -114,6 +115,7 @@ export type StatusName =
   | 'HURRAY_ERR_LIMIT'
   | 'HURRAY_ERR_IO'
   | 'HURRAY_ERR_FILE_NOT_FOUND'
+  | 'HURRAY_ERR_TIMEOUT'
   | 'HURRAY_ERR_INTERNAL_PANIC';
 
 /** The error category names (`hurray_status_category`). */

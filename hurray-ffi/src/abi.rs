@@ -36,6 +36,7 @@ pub extern "C" fn hurray_status_name(status: HurrayStatus) -> *const c_char {
         "HURRAY_ERR_DOUBLE_DESTROY" => b"HURRAY_ERR_DOUBLE_DESTROY\0",
         "HURRAY_ERR_STATE" => b"HURRAY_ERR_STATE\0",
         "HURRAY_ERR_NOT_FOUND" => b"HURRAY_ERR_NOT_FOUND\0",
+        "HURRAY_ERR_CANCELLED" => b"HURRAY_ERR_CANCELLED\0",
         "HURRAY_ERR_DESCRIPTOR" => b"HURRAY_ERR_DESCRIPTOR\0",
         "HURRAY_ERR_BUFFER_MISMATCH" => b"HURRAY_ERR_BUFFER_MISMATCH\0",
         "HURRAY_ERR_INVALID_SYNC_MODE" => b"HURRAY_ERR_INVALID_SYNC_MODE\0",
@@ -45,6 +46,7 @@ pub extern "C" fn hurray_status_name(status: HurrayStatus) -> *const c_char {
         "HURRAY_ERR_LIMIT" => b"HURRAY_ERR_LIMIT\0",
         "HURRAY_ERR_IO" => b"HURRAY_ERR_IO\0",
         "HURRAY_ERR_FILE_NOT_FOUND" => b"HURRAY_ERR_FILE_NOT_FOUND\0",
+        "HURRAY_ERR_TIMEOUT" => b"HURRAY_ERR_TIMEOUT\0",
         "HURRAY_ERR_INTERNAL_PANIC" => b"HURRAY_ERR_INTERNAL_PANIC\0",
         _ => b"HURRAY_UNKNOWN_STATUS\0",
     };
@@ -111,9 +113,20 @@ pub extern "C" fn hurray_last_error_os_error() -> i32 {
     last_os_error()
 }
 
+/// The network protocol's `ERROR` code (`streams-and-transport.md` B.16:
+/// `UNKNOWN_TENSOR` = 0x02, ..., private `0xF0`..`0xFE`) of the calling thread's last
+/// error, or 0 when that error did not come from an `ERROR` message (sent by the
+/// server, or by this client when the server broke a rule) or no call on this thread
+/// has failed. Set together with `hurray_last_error_message`. Never fails.
+/// Ownership: returns a value; nothing to free.
+#[no_mangle]
+pub extern "C" fn hurray_last_error_net_code() -> u32 {
+    last_net_code()
+}
+
 /// Number of live handles created by this copy of the library (tensors, descriptors,
-/// buffers, lists, items, decoders, encoders, readers, writers, and the descriptor,
-/// list and buffers a tensor owns). Tests assert it returns to 0. Never fails.
+/// buffers, lists, items, decoders, encoders, readers, writers, pools, network
+/// clients and connections, and the descriptor, list and buffers a tensor owns). Tests assert it returns to 0. Never fails.
 /// Ownership: returns a value; nothing to free.
 #[no_mangle]
 pub extern "C" fn hurray_debug_live_objects() -> i64 {

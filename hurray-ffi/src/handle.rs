@@ -56,6 +56,10 @@ pub mod kind {
     pub const FILE_WRITER: u16 = 10;
     /// `HurrayBufferPool`.
     pub const BUFFER_POOL: u16 = 11;
+    /// `HurrayNetClient` (feature `net`).
+    pub const NET_CLIENT: u16 = 12;
+    /// `HurrayNetConn` (feature `net`).
+    pub const NET_CONN: u16 = 13;
 }
 
 /// `Header::flags` bit: the handle is owned by a parent (a tensor's descriptor or
@@ -149,8 +153,10 @@ sealed!(
     crate::HurrayFileWriter,
     crate::HurrayBufferPool
 );
+#[cfg(feature = "net")]
+sealed!(crate::net::HurrayNetClient, crate::net_conn::HurrayNetConn);
 
-/// A `repr(C)` handle type that starts with a [`Header`]: one of the ten handle
+/// A `repr(C)` handle type that starts with a [`Header`]: one of the handle
 /// kinds of this crate ([`kind`]). Public so [`crate::raw`] can be generic over it;
 /// sealed, so no type outside this crate can claim to be a handle.
 ///

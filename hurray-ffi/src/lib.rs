@@ -31,6 +31,12 @@ pub mod descriptor_view;
 pub mod handle;
 pub mod item;
 pub mod kv_value;
+/// The network client (feature `net`, on by default; decision record 0008).
+#[cfg(feature = "net")]
+pub mod net;
+/// The sans-io network client connection (feature `net`; decision record 0008).
+#[cfg(feature = "net")]
+pub mod net_conn;
 pub mod pool;
 pub mod raw;
 pub mod status;
@@ -49,6 +55,13 @@ pub use descriptor_access::{
 pub use handle::{live_objects, Handle, Header, HURRAY_C_ABI_VERSION};
 pub use item::HurrayItem;
 pub use kv_value::HurrayKvValue;
+#[cfg(feature = "net")]
+pub use net::{
+    HurrayNetClient, HurrayNetClientOptions, HurrayNetGetOptions, HurrayNetServerInfo,
+    NetGetOptions,
+};
+#[cfg(feature = "net")]
+pub use net_conn::{HurrayNetConn, HurrayNetEvent, HurrayNetTransmit, NetEvent, NetTransmit};
 pub use pool::{HurrayBufferPool, HurrayBufferPoolStats};
 pub use status::*;
 pub use tensor::HurrayTensor;

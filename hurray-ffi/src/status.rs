@@ -31,6 +31,8 @@ pub const HURRAY_ERR_DOUBLE_DESTROY: HurrayStatus = -7;
 pub const HURRAY_ERR_STATE: HurrayStatus = -8;
 /// A name or key was not found.
 pub const HURRAY_ERR_NOT_FOUND: HurrayStatus = -9;
+/// A blocking call was cancelled from another thread (`hurray_net_client_cancel`).
+pub const HURRAY_ERR_CANCELLED: HurrayStatus = -10;
 // -20 .. -39: the format.
 /// A descriptor did not decode or validate (the message names the rule and offset).
 pub const HURRAY_ERR_DESCRIPTOR: HurrayStatus = -20;
@@ -51,6 +53,8 @@ pub const HURRAY_ERR_LIMIT: HurrayStatus = -26;
 pub const HURRAY_ERR_IO: HurrayStatus = -40;
 /// A file does not exist.
 pub const HURRAY_ERR_FILE_NOT_FOUND: HurrayStatus = -41;
+/// A time limit ran out (connect, a stalled read or write, a whole call).
+pub const HURRAY_ERR_TIMEOUT: HurrayStatus = -42;
 // -100: internal.
 /// A bug: the library panicked. The process continues; the object involved may be unusable.
 pub const HURRAY_ERR_INTERNAL_PANIC: HurrayStatus = -100;
@@ -93,6 +97,7 @@ statuses! {
     HURRAY_ERR_DOUBLE_DESTROY Some(ErrorCategory::State), "a handle was destroyed twice";
     HURRAY_ERR_STATE Some(ErrorCategory::State), "the object's state does not allow the call";
     HURRAY_ERR_NOT_FOUND Some(ErrorCategory::NotFound), "a name or key was not found";
+    HURRAY_ERR_CANCELLED Some(ErrorCategory::State), "the call was cancelled from another thread";
     HURRAY_ERR_DESCRIPTOR Some(ErrorCategory::Format), "a descriptor did not decode or validate";
     HURRAY_ERR_BUFFER_MISMATCH Some(ErrorCategory::InvalidArgument), "the buffers do not match the buffer table";
     HURRAY_ERR_INVALID_SYNC_MODE Some(ErrorCategory::Format), "sync_mode is reserved or invalid";
@@ -102,6 +107,7 @@ statuses! {
     HURRAY_ERR_LIMIT Some(ErrorCategory::Limit), "a configured limit was exceeded";
     HURRAY_ERR_IO Some(ErrorCategory::Io), "the operating system reported an I/O error";
     HURRAY_ERR_FILE_NOT_FOUND Some(ErrorCategory::NotFound), "a file does not exist";
+    HURRAY_ERR_TIMEOUT Some(ErrorCategory::Io), "a time limit ran out";
     HURRAY_ERR_INTERNAL_PANIC Some(ErrorCategory::Internal), "the library panicked (a bug)";
 }
 
@@ -223,6 +229,8 @@ pub struct FfiError {
     pub message: String,
     /// `errno` of the I/O error behind this one (see [`FfiError::os_error`]).
     os_error: Option<i32>,
+    /// The network `ERROR` code (B.16) behind this one (see [`FfiError::net_code`]).
+    net_code: Option<u32>,
 }
 
 /// How every buffer-content error's message starts (`HURRAY_ERR_FORMAT`, from
@@ -242,6 +250,7 @@ impl FfiError {
             status,
             message: message.into(),
             os_error: None,
+            net_code: None,
         }
     }
 
@@ -254,6 +263,19 @@ impl FfiError {
     /// Linux) when the error came from an OS call; `None` otherwise.
     pub fn os_error(&self) -> Option<i32> {
         self.os_error
+    }
+
+    /// The network protocol's `ERROR` code (`streams-and-transport.md` B.16, e.g.
+    /// `UNKNOWN_TENSOR` = 2, or a private `0xF0`..`0xFE` one) when the error came from
+    /// an `ERROR` message, sent by the server or by this client; `None` otherwise.
+    pub fn net_code(&self) -> Option<u32> {
+        self.net_code
+    }
+
+    /// This error with `code` recorded as its network `ERROR` code.
+    pub fn with_net_code(mut self, code: Option<u32>) -> FfiError {
+        self.net_code = code;
+        self
     }
 
     /// This error with `os_error` recorded as its OS error number.
@@ -324,6 +346,7 @@ pub type FfiResult<T> = Result<T, FfiError>;
 thread_local! {
     static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
     static LAST_OS_ERROR: Cell<i32> = const { Cell::new(0) };
+    static LAST_NET_CODE: Cell<u32> = const { Cell::new(0) };
 }
 
 /// Records `e` as this thread's last error (message and OS error number) and returns
@@ -332,7 +355,13 @@ pub(crate) fn set_last_error(e: &FfiError) -> HurrayStatus {
     let text = format!("{}: {}", status_name(e.status), e.message).replace('\0', "\\0");
     LAST_ERROR.with(|c| *c.borrow_mut() = CString::new(text).ok());
     LAST_OS_ERROR.with(|c| c.set(e.os_error.unwrap_or(0)));
+    LAST_NET_CODE.with(|c| c.set(e.net_code.unwrap_or(0)));
     e.status
+}
+
+/// The network `ERROR` code of this thread's last error, 0 when it had none.
+pub(crate) fn last_net_code() -> u32 {
+    LAST_NET_CODE.with(|c| c.get())
 }
 
 /// The OS error number of this thread's last error, 0 when it had none.

@@ -46,10 +46,48 @@ typedef struct HurrayStreamEncoder HurrayStreamEncoder;
 typedef struct HurrayFileReader HurrayFileReader;
 typedef struct HurrayFileWriter HurrayFileWriter;
 typedef struct HurrayBufferPool HurrayBufferPool;
+typedef struct HurrayNetClient HurrayNetClient;
+typedef struct HurrayNetConn HurrayNetConn;
 
 // `HURRAY_C_ABI_VERSION`: a consumer compares it for exact equality before touching
 // anything else. Bumped whenever any exported signature or frozen prefix changes.
 #define HURRAY_C_ABI_VERSION 10
+
+// `HurrayNetTransmit::kind`: nothing to write now.
+#define HURRAY_NET_TRANSMIT_NONE 0
+
+// `HurrayNetTransmit::kind`: write `bytes` (complete messages).
+#define HURRAY_NET_TRANSMIT_BYTES 1
+
+// `HurrayNetTransmit::kind`: write `bytes` (the 20-byte `TENSOR_DATA` prefix) then
+// `data` (the frame's slice of the tensor's memory).
+#define HURRAY_NET_TRANSMIT_DATA 2
+
+// `HurrayNetTransmit::kind`: flush what came before, then close the connection
+// (this side sent a connection-level `ERROR`, B.16).
+#define HURRAY_NET_TRANSMIT_CLOSE 3
+
+// `HurrayNetEvent::kind`: no event now.
+#define HURRAY_NET_EVENT_NONE 0
+
+// `HurrayNetEvent::kind`: the `SERVER_HELLO` was accepted (B.7).
+#define HURRAY_NET_EVENT_CONNECTED 1
+
+// `HurrayNetEvent::kind`: a get completed; `item` is the caller's.
+#define HURRAY_NET_EVENT_GOT 2
+
+// `HurrayNetEvent::kind`: `TENSOR_PUT_ACK` for the put on `stream_id`.
+#define HURRAY_NET_EVENT_PUT_ACKED 3
+
+// `HurrayNetEvent::kind`: the get or put on `stream_id` ended in an `ERROR`.
+#define HURRAY_NET_EVENT_FAILED 4
+
+// `HurrayNetEvent::kind`: the connection failed; close the socket after writing
+// what `poll_transmit` still has.
+#define HURRAY_NET_EVENT_CONNECTION_FAILED 5
+
+// `HurrayNetEvent::kind`: a `PONG`.
+#define HURRAY_NET_EVENT_PONG 6
 
 // [`ErrorCategory::NotFound`].
 #define HURRAY_CATEGORY_NOT_FOUND 1
@@ -754,6 +792,91 @@ typedef struct HurrayKvValue {
     uint64_t len;
 } HurrayKvValue;
 
+// Options of a blocking client (`hurray_net_client_new`). Fill with
+// `hurray_net_client_options_default`, then change fields. Times in milliseconds;
+// 0 means no limit.
+typedef struct HurrayNetClientOptions {
+    // Time to connect and finish the handshake (B.7), ms (default 10 000).
+    uint32_t connect_timeout_ms;
+    // Longest any single read or write may stall, ms (default 60 000).
+    uint32_t io_timeout_ms;
+    // Longest a whole get or put may take, ms (default 0: no limit beyond the
+    // stall limit).
+    uint32_t call_timeout_ms;
+    // Largest message payload this client accepts, bytes, advertised in
+    // `CLIENT_HELLO` (B.17; default 16 MiB, at least 4096).
+    uint32_t max_message_size;
+    // Most data bytes one received item may carry (all tensors of a composite
+    // together; default 4 GiB). A larger response fails with `HURRAY_ERR_LIMIT`.
+    uint64_t max_item_bytes;
+} HurrayNetClientOptions;
+
+// Options of one get (`hurray_net_client_get`; NULL there means the defaults of
+// `hurray_net_get_options_default`).
+typedef struct HurrayNetGetOptions {
+    // Acceptable layouts (`HURRAY_LAYOUT_*` wire bytes), most preferred first
+    // (B.9); borrowed for the call. NULL with count 0 (default): whatever is stored.
+    // Extension tags (`0xF0`..`0xFE`, which carry metadata) are refused.
+    const uint8_t *preferred_layouts;
+    // Number of entries at `preferred_layouts`.
+    uint32_t preferred_layout_count;
+    // `min_alignment` of the request, bytes: a power of two (default 64).
+    uint32_t min_alignment;
+    // 1: set `ALLOW_TRANSCODE` (the server may convert to a preferred layout)
+    // (default 0).
+    uint8_t allow_transcode;
+    // 1: set `PARALLEL_OK` (B.13: the server may answer in shards, reassembled
+    // here; used when the server advertises `PARALLEL_STREAMS`) (default 0).
+    uint8_t parallel;
+} HurrayNetGetOptions;
+
+// What the server said in its `SERVER_HELLO` (B.7): what this connection uses.
+typedef struct HurrayNetServerInfo {
+    // The protocol version in use (the server's, at most the client's).
+    uint32_t protocol_version;
+    // Largest payload the server accepts, bytes (this client's PUT frames fit it).
+    uint32_t max_message_size;
+    // The server's capability bits (B.7: bit 0 `PARALLEL_STREAMS`, ...).
+    uint64_t capability_flags;
+} HurrayNetServerInfo;
+
+// One thing to write (`hurray_net_conn_poll_transmit`). The pointers are borrowed
+// from the connection and stay valid until the next `hurray_net_conn_poll_transmit`
+// or destroy of the connection, so an asynchronous write may use them in place
+// until it completes.
+typedef struct HurrayNetTransmit {
+    // `HURRAY_NET_TRANSMIT_*`.
+    uint32_t kind;
+    // The transport stream (0 for none).
+    uint32_t stream_id;
+    // BYTES: the messages; DATA: the 20-byte frame prefix; else NULL.
+    const uint8_t *bytes;
+    // Length of `bytes`, bytes.
+    uint64_t bytes_len;
+    // DATA: the frame's data, a slice of the tensor's own memory; else NULL.
+    const uint8_t *data;
+    // Length of `data`, bytes.
+    uint64_t data_len;
+} HurrayNetTransmit;
+
+// One event (`hurray_net_conn_poll_event`).
+typedef struct HurrayNetEvent {
+    // `HURRAY_NET_EVENT_*`.
+    uint32_t kind;
+    // The request's stream (GOT, PUT_ACKED, FAILED, PONG), else 0.
+    uint32_t stream_id;
+    // GOT: the item, owned by the caller (`hurray_item_destroy`); else NULL.
+    HurrayItem *item;
+    // FAILED, CONNECTION_FAILED: the status the failure maps to (as the blocking
+    // client would return it); else `HURRAY_OK`.
+    HurrayStatus status;
+    // FAILED, CONNECTION_FAILED: the B.16 code; else 0.
+    uint32_t net_code;
+    // FAILED, CONNECTION_FAILED: 1 when this client sent the `ERROR` (the server
+    // broke a rule), 0 when the server did.
+    uint8_t sent;
+} HurrayNetEvent;
+
 // Counters of a buffer pool, written by value.
 typedef struct HurrayBufferPoolStats {
     // Requests served by an idle allocation.
@@ -916,6 +1039,9 @@ typedef struct HurrayStreamLimits {
 // A name or key was not found.
 #define HURRAY_ERR_NOT_FOUND -9
 
+// A blocking call was cancelled from another thread (`hurray_net_client_cancel`).
+#define HURRAY_ERR_CANCELLED -10
+
 // A descriptor did not decode or validate (the message names the rule and offset).
 #define HURRAY_ERR_DESCRIPTOR -20
 
@@ -942,6 +1068,9 @@ typedef struct HurrayStreamLimits {
 
 // A file does not exist.
 #define HURRAY_ERR_FILE_NOT_FOUND -41
+
+// A time limit ran out (connect, a stalled read or write, a whole call).
+#define HURRAY_ERR_TIMEOUT -42
 
 // A bug: the library panicked. The process continues; the object involved may be unusable.
 #define HURRAY_ERR_INTERNAL_PANIC -100
@@ -992,9 +1121,17 @@ const char *hurray_error_category_name(int32_t category);
 // Ownership: returns a value; nothing to free.
 int32_t hurray_last_error_os_error(void);
 
+// The network protocol's `ERROR` code (`streams-and-transport.md` B.16:
+// `UNKNOWN_TENSOR` = 0x02, ..., private `0xF0`..`0xFE`) of the calling thread's last
+// error, or 0 when that error did not come from an `ERROR` message (sent by the
+// server, or by this client when the server broke a rule) or no call on this thread
+// has failed. Set together with `hurray_last_error_message`. Never fails.
+// Ownership: returns a value; nothing to free.
+uint32_t hurray_last_error_net_code(void);
+
 // Number of live handles created by this copy of the library (tensors, descriptors,
-// buffers, lists, items, decoders, encoders, readers, writers, and the descriptor,
-// list and buffers a tensor owns). Tests assert it returns to 0. Never fails.
+// buffers, lists, items, decoders, encoders, readers, writers, pools, network
+// clients and connections, and the descriptor, list and buffers a tensor owns). Tests assert it returns to 0. Never fails.
 // Ownership: returns a value; nothing to free.
 int64_t hurray_debug_live_objects(void);
 
@@ -1507,6 +1644,329 @@ HurrayStatus hurray_file_writer_add_kv(HurrayFileWriter *writer,
                                        const char *key,
                                        uint64_t key_len,
                                        const struct HurrayKvValue *value);
+
+// Fills `*out` with the default client options: connect timeout 10 s, stall
+// timeout 60 s, no call timeout, 16 MiB messages, 4 GiB items.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out`).
+//
+// Ownership: `*out` is a plain struct written by value; nothing to free.
+//
+// # Safety
+// `out` NULL or writable.
+HurrayStatus hurray_net_client_options_default(struct HurrayNetClientOptions *out);
+
+// Fills `*out` with the default get options: no layout preference, alignment 64,
+// no transcoding, no parallel shards.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out`).
+//
+// Ownership: `*out` is a plain struct written by value; nothing to free.
+//
+// # Safety
+// `out` NULL or writable.
+HurrayStatus hurray_net_get_options_default(struct HurrayNetGetOptions *out);
+
+// Creates a blocking client, not yet connected (so that
+// `hurray_net_client_cancel` can reach a connect in progress). `opts` NULL means
+// the defaults.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out`), `HURRAY_ERR_INVALID_ARGUMENT`
+// (`max_message_size` below 4096, `max_item_bytes` 0), `HURRAY_ERR_IO` (the
+// runtime could not start).
+//
+// Ownership: `*out` owned by the caller: `hurray_net_client_destroy`. `opts` is
+// copied.
+//
+// # Safety
+// `opts` NULL or readable; `out` NULL or writable.
+HurrayStatus hurray_net_client_new(const struct HurrayNetClientOptions *opts,
+                                   HurrayNetClient **out);
+
+// Connects to `host:port` (a name or an address) and does the handshake (B.7);
+// blocks for at most the connect timeout. A connection the client had is closed
+// first. May be called again after `HURRAY_ERR_TIMEOUT` or `HURRAY_ERR_IO`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a client,
+// `host` not UTF-8), `HURRAY_ERR_IO` (refused, unresolvable; OS error number in
+// `hurray_last_error_os_error`), `HURRAY_ERR_TIMEOUT`, `HURRAY_ERR_CANCELLED`, a
+// remote `ERROR`'s status (`hurray_last_error_net_code` has its B.16 code).
+//
+// Ownership: `host` borrowed for the call; nothing is created for the caller.
+//
+// # Safety
+// `client` NULL or a live client; `host` NULL or a NUL-terminated string.
+HurrayStatus hurray_net_client_connect(const HurrayNetClient *client,
+                                       const char *host,
+                                       uint16_t port);
+
+// Gets the item named `key` (B.8): a tensor, or a whole composite. `opts` NULL
+// means the defaults. Blocks until it arrives, fails, times out or is cancelled.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (options),
+// `HURRAY_ERR_NOT_FOUND` (`UNKNOWN_TENSOR`; the connection stays usable), other
+// remote codes by category (`hurray_last_error_net_code` gives the B.16 code; the
+// message names it and quotes the server), `HURRAY_ERR_IO`, `HURRAY_ERR_TIMEOUT`,
+// `HURRAY_ERR_CANCELLED` (both close the connection), `HURRAY_ERR_STATE` (not
+// connected).
+//
+// Ownership: `*out` owned by the caller: `hurray_item_destroy` (a plain tensor is
+// `hurray_item_tensor` of it). `key` and `opts` borrowed for the call.
+//
+// # Safety
+// `client` NULL or a live client; `key` NULL or NUL-terminated; `opts` NULL or
+// readable (its layout array valid for its count); `out` NULL or writable.
+HurrayStatus hurray_net_client_get(const HurrayNetClient *client,
+                                   const char *key,
+                                   const struct HurrayNetGetOptions *opts,
+                                   HurrayItem **out);
+
+// Puts `tensor` under `key` (B.15) and waits for the server's acknowledgement.
+// Data frames are written from the tensor's own buffers.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor of
+// this library copy, a device buffer), remote refusals by category (private
+// `STORE_FULL`: `HURRAY_ERR_LIMIT`), `HURRAY_ERR_IO`, `HURRAY_ERR_TIMEOUT`,
+// `HURRAY_ERR_CANCELLED`, `HURRAY_ERR_STATE` (not connected).
+//
+// Ownership: `key` and `tensor` borrowed for the call; nothing is created.
+//
+// # Safety
+// `client` NULL or a live client; `key` NULL or NUL-terminated; `tensor` NULL or a
+// live tensor.
+HurrayStatus hurray_net_client_put(const HurrayNetClient *client,
+                                   const char *key,
+                                   const HurrayTensor *tensor);
+
+// Puts `item` (a tensor or a complete composite) under `key` (B.15, B.12).
+//
+// Errors: as `hurray_net_client_put`; `HURRAY_ERR_STATE` for a composite with
+// fewer members than its head declares.
+//
+// Ownership: `key` and `item` borrowed for the call; nothing is created.
+//
+// # Safety
+// `client` NULL or a live client; `key` NULL or NUL-terminated; `item` NULL or a
+// live item.
+HurrayStatus hurray_net_client_put_item(const HurrayNetClient *client,
+                                        const char *key,
+                                        const HurrayItem *item);
+
+// Cancels the client from any thread: a call blocked in it (connect, get, put)
+// returns `HURRAY_ERR_CANCELLED` promptly with everything it held released, the
+// connection is closed, and every later call returns `HURRAY_ERR_CANCELLED`. The
+// only function that may run on a client while another thread is inside a call on
+// it. Then wait for that call to return before `hurray_net_client_destroy`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a client).
+//
+// Ownership: nothing is created or freed.
+//
+// # Safety
+// `client` NULL or a live client.
+HurrayStatus hurray_net_client_cancel(const HurrayNetClient *client);
+
+// What the server negotiated in its `SERVER_HELLO` (protocol version, its
+// `max_message_size`, capability bits such as `PARALLEL_STREAMS`).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a client),
+// `HURRAY_ERR_STATE` (not connected), `HURRAY_ERR_CANCELLED`.
+//
+// Ownership: `*out` written by value; nothing to free.
+//
+// # Safety
+// `client` NULL or a live client; `out` NULL or writable.
+HurrayStatus hurray_net_client_server_info(const HurrayNetClient *client,
+                                           struct HurrayNetServerInfo *out);
+
+// Destroys the client: closes its connection and frees it; nulls `*client`. Not
+// while another thread is inside a call on it (cancel, wait for the call to
+// return, then destroy).
+//
+// Errors: `HURRAY_ERR_INVALID_ARGUMENT` (not a client),
+// `HURRAY_ERR_DOUBLE_DESTROY` (debug builds).
+//
+// Ownership: the client and its connection are freed.
+//
+// # Safety
+// `client` NULL, or pointing at NULL or a live client.
+HurrayStatus hurray_net_client_destroy(HurrayNetClient **client);
+
+#if defined(HURRAY_TEST_HOOKS)
+// Test hook: starts an in-process `hurray-net` server (PUT store only, no files)
+// on `127.0.0.1`, port chosen by the system, on a one-worker runtime of its own;
+// one at a time per process.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out_port`), `HURRAY_ERR_STATE` (one is
+// already running), `HURRAY_ERR_IO` (bind failed).
+//
+// Ownership: `*out_port` written by value; stop the server with
+// `hurray_debug_net_server_stop`.
+//
+// # Safety
+// `out_port` NULL or writable.
+HurrayStatus hurray_debug_net_server_start(uint16_t *out_port);
+#endif
+
+#if defined(HURRAY_TEST_HOOKS)
+// Test hook: stops the server of `hurray_debug_net_server_start` (its
+// connections closed, its runtime's threads joined). No server: nothing happens.
+//
+// Errors: `HURRAY_ERR_IO` when the server task failed.
+//
+// Ownership: the server and its store are freed.
+HurrayStatus hurray_debug_net_server_stop(void);
+#endif
+
+// Creates a sans-io client connection with its `CLIENT_HELLO` queued. `opts` NULL
+// means the defaults; only `max_message_size` and `max_item_bytes` apply (the
+// caller owns the clock and the socket).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER` (`out`), `HURRAY_ERR_INVALID_ARGUMENT`
+// (options).
+//
+// Ownership: `*out` owned by the caller: `hurray_net_conn_destroy`. `opts` copied.
+//
+// # Safety
+// `opts` NULL or readable; `out` NULL or writable.
+HurrayStatus hurray_net_conn_new(const struct HurrayNetClientOptions *opts, HurrayNetConn **out);
+
+// Where to read the next bytes from the socket: `*out_len` (never 0) bytes at
+// `*out_ptr`. While a data frame streams in, this is the destination tensor's own
+// buffer. Read at most that many bytes there, then call `hurray_net_conn_advance`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a
+// connection of this library copy).
+//
+// Ownership: `*out_ptr` borrowed, writable, valid until the next call on the
+// connection.
+//
+// # Safety
+// `conn` NULL or a live connection used by this thread only; outs NULL or writable.
+HurrayStatus hurray_net_conn_read_buf(HurrayNetConn *conn, uint8_t **out_ptr, uint64_t *out_len);
+
+// Records that `n` bytes (1..=the last `read_buf` length) were read into the last
+// `read_buf` slice and processes them; events and transmits may follow. End of
+// input is not reported here: when the socket closes, the caller fails what it
+// still waits for and destroys the connection.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (`n` out of
+// range, not a connection), `HURRAY_ERR_STATE` (no `read_buf` since the last
+// advance).
+//
+// Ownership: nothing is created or freed.
+//
+// # Safety
+// `conn` NULL or a live connection used by this thread only.
+HurrayStatus hurray_net_conn_advance(HurrayNetConn *conn, uint64_t n);
+
+// The next thing to write into `*out` (`kind` `HURRAY_NET_TRANSMIT_NONE` when
+// nothing is queued). Write transmits in order; a DATA transmit is `bytes` then
+// `data` (one vectored write).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a
+// connection).
+//
+// Ownership: `*out` written by value; its pointers are borrowed until the next
+// `hurray_net_conn_poll_transmit` or the connection's destroy.
+//
+// # Safety
+// `conn` NULL or a live connection used by this thread only; `out` NULL or writable.
+HurrayStatus hurray_net_conn_poll_transmit(HurrayNetConn *conn, struct HurrayNetTransmit *out);
+
+// The next event into `*out` (`kind` `HURRAY_NET_EVENT_NONE` when none). For
+// FAILED and CONNECTION_FAILED, `status` and `net_code` say what failed and this
+// thread's `hurray_last_error_message` / `hurray_last_error_net_code` hold the
+// detail, as if a call had failed (the function itself returns `HURRAY_OK`).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a
+// connection).
+//
+// Ownership: `*out` written by value; a GOT event's `item` is owned by the caller
+// (`hurray_item_destroy`).
+//
+// # Safety
+// `conn` NULL or a live connection used by this thread only; `out` NULL or writable.
+HurrayStatus hurray_net_conn_poll_event(HurrayNetConn *conn, struct HurrayNetEvent *out);
+
+// Queues a get of `key` (`opts` NULL: the defaults); `*out_stream_id` identifies
+// its GOT or FAILED event. Nothing is written to a socket: drain
+// `hurray_net_conn_poll_transmit`.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (options, not a
+// connection), `HURRAY_ERR_STATE` (before CONNECTED or after CONNECTION_FAILED).
+//
+// Ownership: `key` and `opts` borrowed for the call; `*out_stream_id` written by
+// value.
+//
+// # Safety
+// `conn` NULL or a live connection used by this thread only; `key` NULL or
+// NUL-terminated; `opts` NULL or readable; `out_stream_id` NULL or writable.
+HurrayStatus hurray_net_conn_get(HurrayNetConn *conn,
+                                 const char *key,
+                                 const struct HurrayNetGetOptions *opts,
+                                 uint32_t *out_stream_id);
+
+// Queues a put of `tensor` under `key` (B.15); `*out_stream_id` identifies its
+// PUT_ACKED or FAILED event. The tensor's memory is shared, not copied, until its
+// last frame is written; the caller may destroy the tensor handle at once.
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a
+// connection or tensor of this copy, a device buffer), `HURRAY_ERR_STATE` (not
+// connected).
+//
+// Ownership: `key` and `tensor` borrowed for the call; `*out_stream_id` written by
+// value.
+//
+// # Safety
+// `conn` NULL or a live connection used by this thread only; `key` NULL or
+// NUL-terminated; `tensor` NULL or a live tensor; `out_stream_id` NULL or writable.
+HurrayStatus hurray_net_conn_put(HurrayNetConn *conn,
+                                 const char *key,
+                                 const HurrayTensor *tensor,
+                                 uint32_t *out_stream_id);
+
+// Queues a put of `item` (a tensor or a complete composite, B.12) under `key`;
+// as `hurray_net_conn_put`.
+//
+// Errors: as `hurray_net_conn_put`; `HURRAY_ERR_STATE` also for a composite with
+// fewer members than its head declares.
+//
+// Ownership: `key` and `item` borrowed for the call (the memory is shared until the
+// last frame is written; the handle may be destroyed at once); `*out_stream_id`
+// written by value.
+//
+// # Safety
+// `conn` NULL or a live connection used by this thread only; `key` NULL or
+// NUL-terminated; `item` NULL or a live item; `out_stream_id` NULL or writable.
+HurrayStatus hurray_net_conn_put_item(HurrayNetConn *conn,
+                                      const char *key,
+                                      const HurrayItem *item,
+                                      uint32_t *out_stream_id);
+
+// What the server's `SERVER_HELLO` said (after the CONNECTED event).
+//
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a
+// connection), `HURRAY_ERR_STATE` (not connected yet).
+//
+// Ownership: `*out` written by value; nothing to free.
+//
+// # Safety
+// `conn` NULL or a live connection; `out` NULL or writable.
+HurrayStatus hurray_net_conn_server_info(const HurrayNetConn *conn,
+                                         struct HurrayNetServerInfo *out);
+
+// Destroys the connection (the caller closes its socket); items already handed
+// out by GOT events stay valid. Nulls `*conn`.
+//
+// Errors: `HURRAY_ERR_INVALID_ARGUMENT` (not a connection),
+// `HURRAY_ERR_DOUBLE_DESTROY` (debug builds).
+//
+// Ownership: the connection, its queued transmits and partial items are freed.
+//
+// # Safety
+// `conn` NULL, or pointing at NULL or a live connection.
+HurrayStatus hurray_net_conn_destroy(HurrayNetConn **conn);
 
 // Makes a buffer pool that keeps at most `max_cached_bytes` bytes (and at most 256)
 // of idle allocations; 0 keeps none. Idle allocations stay resident (they count in

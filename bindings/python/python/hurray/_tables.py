@@ -118,6 +118,7 @@ STATUSES: dict[int, tuple[str, str]] = {
     -7: ("HURRAY_ERR_DOUBLE_DESTROY", "state"),
     -8: ("HURRAY_ERR_STATE", "state"),
     -9: ("HURRAY_ERR_NOT_FOUND", "not_found"),
+    -10: ("HURRAY_ERR_CANCELLED", "state"),
     -20: ("HURRAY_ERR_DESCRIPTOR", "format"),
     -21: ("HURRAY_ERR_BUFFER_MISMATCH", "invalid_argument"),
     -22: ("HURRAY_ERR_INVALID_SYNC_MODE", "format"),
@@ -127,5 +128,6 @@ STATUSES: dict[int, tuple[str, str]] = {
     -26: ("HURRAY_ERR_LIMIT", "limit"),
     -40: ("HURRAY_ERR_IO", "io"),
     -41: ("HURRAY_ERR_FILE_NOT_FOUND", "not_found"),
+    -42: ("HURRAY_ERR_TIMEOUT", "io"),
     -100: ("HURRAY_ERR_INTERNAL_PANIC", "internal"),
 }

@@ -29,6 +29,8 @@ public final class Status {
     public static final int STATE = -8;
     /** A name or key was not found (category not_found). */
     public static final int NOT_FOUND = -9;
+    /** The call was cancelled from another thread (category state). */
+    public static final int CANCELLED = -10;
     /** A descriptor did not decode or validate (category format). */
     public static final int DESCRIPTOR = -20;
     /** The buffers do not match the buffer table (category invalid_argument). */
@@ -47,6 +49,8 @@ public final class Status {
     public static final int IO = -40;
     /** A file does not exist (category not_found). */
     public static final int FILE_NOT_FOUND = -41;
+    /** A time limit ran out (category io). */
+    public static final int TIMEOUT = -42;
     /** The library panicked (a bug) (category internal). */
     public static final int INTERNAL_PANIC = -100;
 
@@ -93,6 +97,8 @@ public final class Status {
                 return "state";
             case NOT_FOUND:
                 return "not_found";
+            case CANCELLED:
+                return "state";
             case DESCRIPTOR:
                 return "format";
             case BUFFER_MISMATCH:
@@ -111,6 +117,8 @@ public final class Status {
                 return "io";
             case FILE_NOT_FOUND:
                 return "not_found";
+            case TIMEOUT:
+                return "io";
             case INTERNAL_PANIC:
                 return "internal";
             default:
