@@ -256,7 +256,8 @@ def test_release_on_a_native_thread_takes_the_gil(consumer, np):
     class Owner(np.ndarray):
         pass
 
-    arr = np.ones(1000, dtype=np.float32).view(Owner)
+    arr = hurray.empty_aligned(1000, np.float32).view(Owner)  # wrapped, not copied
+    arr[:] = 1
     watch = weakref.ref(arr)
     cap = hurray.from_numpy(arr).__hurray__()
     del arr

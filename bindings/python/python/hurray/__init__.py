@@ -79,6 +79,11 @@ from hurray._native import (
     zeros_like,
 )
 from hurray._interop import asarray, from_dlpack, from_hurray, from_scipy, from_torch, save
+
+# Allocators of 64-byte-aligned NumPy arrays (ARCHITECTURE decision 5: what
+# from_numpy wraps without copying); additions to the reference API, so not in
+# __all__ (which lists the reference's names exactly).
+from hurray._interop import empty_aligned, zeros_aligned
 from hurray._printing import (
     PrintOptionsCtx,
     get_print_options,

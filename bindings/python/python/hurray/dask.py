@@ -224,7 +224,7 @@ def _write_part(block: np.ndarray, part: str) -> str:
     import hurray
 
     # Scratch: the composite written from it is what must survive.
-    hurray.save(part, {"m": hurray.from_numpy(np.ascontiguousarray(block))}, durable=False)
+    hurray.save(part, {"m": np.ascontiguousarray(block)}, durable=False)
     return part
 
 
@@ -262,7 +262,7 @@ def _assemble_one(path: str, name: str, raw: str, shape: tuple, dtype: str, done
 
     try:
         mm = np.memmap(raw, dtype=np.dtype(dtype), mode="r", shape=shape)
-        hurray.save(path, {name: hurray.from_numpy(mm)}, durable=durable)
+        hurray.save(path, {name: mm}, durable=durable)
         del mm
     finally:
         os.unlink(raw)
@@ -274,7 +274,7 @@ def _save_small(value: np.ndarray, path: str, name: str, durable: bool) -> str:
     """Task: an empty or 0-d array saved as one tensor."""
     import hurray
 
-    hurray.save(path, {name: hurray.from_numpy(np.ascontiguousarray(value))}, durable=durable)
+    hurray.save(path, {name: np.ascontiguousarray(value)}, durable=durable)
     return path
 
 
