@@ -74,8 +74,8 @@ impl Taken {
 ///
 /// Errors: `CopyRequiredError` under [`Take::Never`] when the memory is below the
 /// declared alignment (the message names the address's alignment and the aligned
-/// allocators); a library error (`MemoryError`-like `LimitError`) when a copy cannot
-/// be allocated.
+/// allocators); `MemoryError` when the aligned copy cannot be allocated
+/// ([`align_error`]).
 pub fn take_host(buf: Buffer, take: Take) -> PyResult<(Buffer, Taken)> {
     let align = declared_alignment(buf.len());
     let addr = buf.as_slice().as_ptr() as usize;
@@ -93,8 +93,8 @@ pub fn take_host(buf: Buffer, take: Take) -> PyResult<(Buffer, Taken)> {
         }
         Take::Never | Take::WriteOnly => Ok((buf, Taken::Shared)),
         Take::Auto => {
-            let (b, how) = align_host(buf, align, AlignmentPolicy::CopyWhenUnaligned)
-                .map_err(crate::errors::ffi)?;
+            let (b, how) =
+                align_host(buf, align, AlignmentPolicy::CopyWhenUnaligned).map_err(align_error)?;
             Ok((
                 b,
                 match how {
@@ -103,6 +103,17 @@ pub fn take_host(buf: Buffer, take: Take) -> PyResult<(Buffer, Taken)> {
                 },
             ))
         }
+    }
+}
+
+/// A Python exception for an error of [`align_host`]: `MemoryError` when the
+/// aligned copy cannot be allocated (`HURRAY_ERR_LIMIT`), else the library's
+/// mapping (`crate::errors::ffi`).
+pub fn align_error(e: hurray_ffi::FfiError) -> PyErr {
+    if e.status == hurray_ffi::status::HURRAY_ERR_LIMIT {
+        pyo3::exceptions::PyMemoryError::new_err(e.message)
+    } else {
+        crate::errors::ffi(e)
     }
 }
 
@@ -646,6 +657,17 @@ pub fn _rebuild(
             },
         };
         bufs.push(buf);
+    }
+    // The pickled tensor may have declared more (a file written with a larger data
+    // alignment); its bytes now lie in this memory, which promises 64: declare what
+    // it has rather than copy again (decision 5).
+    let mut d = d;
+    for (h, b) in d.buffers.iter_mut().zip(&bufs) {
+        let ptr = b.as_slice().as_ptr().cast();
+        let len = b.len() as u64;
+        if !meets_alignment(ptr, len, h.alignment) {
+            h.alignment = declared_alignment(b.len());
+        }
     }
     let dev = device_object(py, &d, device_id)?;
     Ok(assemble(py, d, bufs, None, Some(dev))?.with_read_only(ro))

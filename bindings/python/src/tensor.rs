@@ -104,7 +104,8 @@ pub fn prefix(b: &Buffer, n: usize) -> Buffer {
 ///
 /// Errors: descriptor rules (`InvalidDescriptorError`, `BufferError` for sizes),
 /// buffer mismatch (`InvalidDescriptorError`), an alignment no copy can promise
-/// (`InvalidArgumentError`-like library error).
+/// (the library's mapping of `HURRAY_ERR_INVALID_ARGUMENT`), `MemoryError` (the
+/// copy cannot be allocated).
 pub fn assemble(
     py: Python<'_>,
     d: TensorDescriptor,
@@ -125,7 +126,7 @@ pub fn assemble(
         .zip(&d.buffers)
         .map(|(b, h)| {
             let (b, _) = hurray_ffi::align_host(b, h.alignment, AlignmentPolicy::CopyWhenUnaligned)
-                .map_err(errors::ffi)?;
+                .map_err(crate::interop::align_error)?;
             Ok(Box::new(HurrayBuffer::host(
                 b,
                 Placement {

@@ -214,7 +214,9 @@ def test_c_consumer_reads_and_releases_exactly_once(consumer, np):
     class Owner(np.ndarray):
         """An ndarray subclass so the producer's memory can be watched with a weakref."""
 
-    arr = np.arange(12, dtype=np.float32).reshape(3, 4).view(Owner)
+    # 64-byte aligned, so the tensor wraps the array (keeps it alive), not a copy.
+    arr = hurray.empty_aligned((3, 4), np.float32).view(Owner)
+    arr[...] = np.arange(12, dtype=np.float32).reshape(3, 4)
     watch = weakref.ref(arr)
     t = hurray.from_numpy(arr)
     del arr
