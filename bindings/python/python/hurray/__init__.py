@@ -3,8 +3,10 @@
 A :class:`Tensor` owns one native ``HurrayTensor`` handle (descriptor, buffers and
 an owner that keeps the memory alive). Tensors come from the construction
 functions (:func:`zeros`, :func:`arange`, ...), from other libraries' memory
-without copying (:func:`from_numpy`, :func:`from_dlpack`, :func:`from_torch`,
-:func:`from_scipy`, :func:`sparse_coo`, :func:`from_hurray`), from files
+without copying when it is 64-byte aligned, else with one copy
+(:func:`from_numpy`, :func:`from_dlpack`, :func:`from_torch`, :func:`from_scipy`,
+:func:`sparse_coo`, :func:`from_hurray`; :func:`empty_aligned` allocates such
+NumPy arrays), from files
 (:func:`load`, memory-mapped) and streams (:class:`StreamReader`), and go back out
 the same ways (``numpy.asarray(t)``, ``__dlpack__``, ``__hurray__``, :func:`save`,
 :class:`StreamWriter`, pickle protocol 5).
