@@ -218,3 +218,27 @@ def test_allocators_take_hurray_dtypes_and_refuse_bad_arguments():
     b = hurray.zeros_aligned((4, 4), hurray.bfloat16)
     assert b.dtype == ml_dtypes.bfloat16 and addr(b) % 64 == 0
     assert hurray.from_numpy(b, copy=False)._buffer_address(0) == addr(b)
+
+
+def test_unpickling_declares_only_the_alignment_the_new_memory_has():
+    import struct
+
+    t = hurray.arange(256, dtype=hurray.float32)  # one buffer of 1024 bytes
+    d = t._descriptor_bytes()
+    # The pickled tensor declared 4096 (a file written with a larger data alignment):
+    # byte_size (u64 LE) then alignment (u32 LE) in its buffer handle.
+    handle = struct.pack("<QI", 1024, 64)
+    assert d.count(handle) == 1
+    d4k = d.replace(handle, struct.pack("<QI", 1024, 4096))
+    data = np.asarray(t).view(np.uint8)
+    # In-band bytes land in a 64-byte-aligned copy: it declares 64, not 4096.
+    u = _native._rebuild(d4k, [data.tobytes()], 0)
+    assert u._buffer_alignment(0) == 64 and u._buffer_address(0) % 64 == 0
+    assert np.asarray(u).tolist() == list(range(256))
+    # Memory that does meet 4096 is wrapped and keeps the declaration.
+    block = hurray.empty_aligned(1024 + 4096, np.uint8)
+    start = -addr(block) % 4096
+    page = block[start:start + 1024]
+    page[:] = data
+    w = _native._rebuild(d4k, [page], 0)
+    assert w._buffer_alignment(0) == 4096 and w._buffer_address(0) == addr(page)
