@@ -609,20 +609,81 @@ pub enum Wrapped {
     Copied,
 }
 
+/// The alignment memory at `addr` actually has: the largest power of two dividing
+/// the address, capped at 4096 (a page; NULL counts as 4096). For messages and
+/// tests: "the address is 16-byte aligned".
+pub fn address_alignment(addr: usize) -> usize {
+    if addr == 0 {
+        4096
+    } else {
+        (1usize << addr.trailing_zeros()).min(4096)
+    }
+}
+
+/// True when `len` bytes at `ptr` meet a declared `alignment` (ARCHITECTURE
+/// decision 5): empty memory always does; otherwise the address must be a multiple
+/// of `alignment`. An `alignment` that is not a power of two never is met (a
+/// descriptor cannot declare one).
+pub fn meets_alignment(ptr: *const c_void, len: u64, alignment: u32) -> bool {
+    len == 0 || (alignment.is_power_of_two() && (ptr as usize) % alignment as usize == 0)
+}
+
+/// The refusal of [`AlignmentPolicy::Strict`] for unaligned memory at `ptr`: an
+/// `INVALID_ARGUMENT` error naming the address, its own alignment and the declared
+/// one, and how to get aligned memory.
+pub fn strict_refusal(ptr: *const c_void, alignment: u32) -> FfiError {
+    FfiError::new(
+        HURRAY_ERR_INVALID_ARGUMENT,
+        format!(
+            "data {ptr:p} ({}-byte aligned) is not aligned to the declared {alignment} bytes \
+             and the strict option refuses to copy it; allocate the memory with the binding's \
+             aligned allocator, or leave strict off to copy it once (ARCHITECTURE decision 5)",
+            address_alignment(ptr as usize)
+        ),
+    )
+}
+
+/// `src` copied once into library-owned memory aligned to `alignment`.
+///
+/// Errors: `INVALID_ARGUMENT` when `alignment` is above what a copy can promise (64
+/// bytes below 1 MiB, the page size from 1 MiB); `LIMIT` when the copy cannot be
+/// allocated.
+fn aligned_copy(src: &[u8], alignment: u32) -> FfiResult<hurray_io::Buffer> {
+    let len = src.len();
+    let Some(mut copy) = hurray_io::AlignedBuf::zeroed(len) else {
+        return Err(FfiError::new(
+            HURRAY_ERR_LIMIT,
+            format!("cannot allocate {len} bytes for an aligned copy"),
+        ));
+    };
+    if !meets_alignment(copy.as_slice().as_ptr().cast(), len as u64, alignment) {
+        return Err(FfiError::new(
+            HURRAY_ERR_INVALID_ARGUMENT,
+            format!(
+                "an aligned copy of {len} bytes cannot promise the declared {alignment}-byte \
+                 alignment; declare 64 or supply memory aligned to {alignment}"
+            ),
+        ));
+    }
+    copy.as_mut_slice().copy_from_slice(src);
+    Ok(hurray_io::Buffer::from_aligned(copy))
+}
+
 impl HurrayBuffer {
     /// Wraps memory a language runtime holds, zero-copy when it meets
     /// `placement.alignment`, otherwise (under [`AlignmentPolicy::CopyWhenUnaligned`])
     /// copying its `len` bytes once into library-owned memory that does, so a tensor
     /// never declares more alignment than its memory has (ARCHITECTURE decision 5).
     /// After a copy, `release` runs before this returns: the caller's memory is no
-    /// longer needed. Only CPU memory is ever copied.
+    /// longer needed. Only CPU memory is ever copied. [`align_host`] is the same rule
+    /// for bytes a binding already holds as a `hurray_io::Buffer`.
     ///
     /// Errors (`HURRAY_ERR_*`): those of [`HurrayBuffer::foreign`]; `INVALID_ARGUMENT`
     /// when the memory is unaligned and the policy is `Strict` (the message says how to
-    /// get aligned memory), when unaligned memory is not on the CPU (it cannot be
-    /// copied here), or when `placement.alignment` is above what a copy can promise
-    /// (64 bytes below 1 MiB, the page size from 1 MiB); `LIMIT` when the copy
-    /// cannot be allocated. `release` runs on every error path too.
+    /// get aligned memory: [`strict_refusal`]), when unaligned memory is not on the CPU
+    /// (it cannot be copied here), or when `placement.alignment` is above what a copy
+    /// can promise (64 bytes below 1 MiB, the page size from 1 MiB); `LIMIT` when the
+    /// copy cannot be allocated. `release` runs on every error path too.
     ///
     /// # Safety
     /// `ptr` must point at `len` readable bytes that stay valid and unmodified until
@@ -634,8 +695,8 @@ impl HurrayBuffer {
         release: ReleaseGuard,
         policy: AlignmentPolicy,
     ) -> FfiResult<(HurrayBuffer, Wrapped)> {
-        let align = placement.alignment as usize;
-        if len == 0 || ptr.is_null() || !align.is_power_of_two() || (ptr as usize) % align == 0 {
+        let align = placement.alignment;
+        if ptr.is_null() || !align.is_power_of_two() || meets_alignment(ptr, len, align) {
             // Aligned (or an argument foreign() refuses with its own message).
             // SAFETY: the caller's promise is foreign()'s.
             let b = unsafe { HurrayBuffer::foreign(ptr, len, placement, release) }?;
@@ -644,11 +705,7 @@ impl HurrayBuffer {
         // On every error path below `release` is dropped (and so runs) on return.
         let bad = |m: String| Err(FfiError::new(HURRAY_ERR_INVALID_ARGUMENT, m));
         if policy == AlignmentPolicy::Strict {
-            return bad(format!(
-                "data {ptr:p} is not aligned to the declared {align} bytes and the strict \
-                 option refuses to copy it; allocate the memory with the binding's aligned \
-                 allocator, or leave strict off to copy it once (ARCHITECTURE decision 5)"
-            ));
+            return Err(strict_refusal(ptr, align));
         }
         if placement.device != DeviceTag::Cpu {
             return bad(format!(
@@ -665,26 +722,51 @@ impl HurrayBuffer {
         if isize::try_from(n).is_err() {
             return bad(format!("length {len} is above isize::MAX"));
         }
-        let Some(mut copy) = hurray_io::AlignedBuf::zeroed(n) else {
-            return Err(FfiError::new(
-                HURRAY_ERR_LIMIT,
-                format!("cannot allocate {len} bytes for an aligned copy"),
-            ));
-        };
-        if (copy.as_slice().as_ptr() as usize) % align != 0 {
-            return bad(format!(
-                "an aligned copy of {len} bytes cannot promise the declared {align}-byte \
-                 alignment; declare 64 or supply memory aligned to {align}"
-            ));
-        }
         // SAFETY: the caller promises `len` readable bytes at `ptr` until release runs,
         // and release runs only after this copy (when `release` is dropped below).
-        copy.as_mut_slice()
-            .copy_from_slice(unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), n) });
+        let copy = aligned_copy(
+            unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), n) },
+            align,
+        )?;
         drop(release);
-        let buf = HurrayBuffer::host(hurray_io::Buffer::from_aligned(copy), placement);
-        Ok((buf, Wrapped::Copied))
+        Ok((HurrayBuffer::host(copy, placement), Wrapped::Copied))
     }
+}
+
+/// ARCHITECTURE decision 5 for host bytes a binding already holds as a
+/// `hurray_io::Buffer` (a view of a NumPy array, of a DLPack producer's memory):
+/// `bytes` itself when it meets `alignment` ([`Wrapped::ZeroCopy`]), otherwise,
+/// under [`AlignmentPolicy::CopyWhenUnaligned`], an owned copy aligned to
+/// `alignment` ([`Wrapped::Copied`]; `bytes`, and with it the producer's memory, is
+/// dropped). The binding then builds its tensor over the result with
+/// [`HurrayBuffer::host`] and declares `alignment`, which the memory now meets.
+///
+/// Errors (`HURRAY_ERR_*`): `INVALID_ARGUMENT` when the bytes are unaligned and the
+/// policy is `Strict` ([`strict_refusal`]'s message: bindings whose language has its
+/// own error for a refused copy map this case by the policy they passed), or when
+/// `alignment` is not a power of two or above what a copy can promise (64 bytes
+/// below 1 MiB, the page size from 1 MiB); `LIMIT` when the copy cannot be
+/// allocated.
+pub fn align_host(
+    bytes: hurray_io::Buffer,
+    alignment: u32,
+    policy: AlignmentPolicy,
+) -> FfiResult<(hurray_io::Buffer, Wrapped)> {
+    let ptr: *const c_void = bytes.as_slice().as_ptr().cast();
+    if meets_alignment(ptr, bytes.len() as u64, alignment) {
+        return Ok((bytes, Wrapped::ZeroCopy));
+    }
+    if !alignment.is_power_of_two() {
+        return Err(FfiError::new(
+            HURRAY_ERR_INVALID_ARGUMENT,
+            format!("alignment {alignment} is not a power of two (descriptor.md §6.1)"),
+        ));
+    }
+    if policy == AlignmentPolicy::Strict {
+        return Err(strict_refusal(ptr, alignment));
+    }
+    let copy = aligned_copy(bytes.as_slice(), alignment)?;
+    Ok((copy, Wrapped::Copied))
 }
 
 // ---------------------------------------------------------------- C exports

@@ -1239,9 +1239,15 @@ impl HurrayFileWriter {
         self.write_io_tensor(name, &t)
     }
 
-    /// [`write_tensor`](Self::write_tensor) for a tensor already in hurray-io form
-    /// (a foreign tensor's borrowed views).
-    pub(crate) fn write_io_tensor(&mut self, name: &str, t: &hurray_io::Tensor) -> FfiResult<()> {
+    /// [`write_tensor`](Self::write_tensor) for a tensor already in hurray-io form:
+    /// a foreign tensor's borrowed views, or a binding's view of bytes its language
+    /// holds (Python's `save` of a NumPy array). The bytes are only read during the
+    /// call and placed at the file's own alignment, so they need not meet the
+    /// alignment the descriptor declares (no aligned copy just to write them; such a
+    /// view must never become a `HurrayTensor`: ARCHITECTURE decision 5).
+    ///
+    /// Errors: those of [`write_tensor`](Self::write_tensor).
+    pub fn write_io_tensor(&mut self, name: &str, t: &hurray_io::Tensor) -> FfiResult<()> {
         let r = self.open()?.write_tensor(name, t);
         r.map_err(|e| self.at_path(e))
     }

@@ -44,8 +44,8 @@ pub mod tags;
 pub mod tensor;
 
 pub use buffer::{
-    AlignmentPolicy, HurrayBuffer, HurrayBufferList, HurrayBufferSync, HurrayReleaseFn, Memory,
-    Placement, ReleaseGuard, Wrapped,
+    address_alignment, align_host, meets_alignment, strict_refusal, AlignmentPolicy, HurrayBuffer,
+    HurrayBufferList, HurrayBufferSync, HurrayReleaseFn, Memory, Placement, ReleaseGuard, Wrapped,
 };
 pub use descriptor::HurrayDescriptor;
 pub use descriptor_access::{

@@ -553,6 +553,46 @@ fn wrap_or_copy_is_zero_copy_when_aligned_and_copies_once_otherwise() {
 }
 
 #[test]
+fn align_host_keeps_aligned_bytes_and_copies_or_refuses_the_rest() {
+    let base = hurray_io::Buffer::copy_from(&(0u8..=255).collect::<Vec<u8>>());
+    let at = |start: usize, len: usize| {
+        hurray_io::Buffer::slice_of(base.owner().clone(), start..start + len).unwrap()
+    };
+    let base_addr = base.as_slice().as_ptr() as usize;
+    assert_eq!(base_addr % 64, 0);
+    assert_eq!(address_alignment(base_addr + 16), 16);
+    assert_eq!(address_alignment(base_addr + 20), 4);
+    assert_eq!(address_alignment(0), 4096);
+
+    // Aligned: the same bytes, same address.
+    let (b, how) = align_host(at(64, 32), 64, AlignmentPolicy::CopyWhenUnaligned).unwrap();
+    assert_eq!(how, Wrapped::ZeroCopy);
+    assert_eq!(b.as_slice().as_ptr() as usize, base_addr + 64);
+    // Empty: any address meets any alignment.
+    let (_, how) = align_host(at(3, 0), 64, AlignmentPolicy::Strict).unwrap();
+    assert_eq!(how, Wrapped::ZeroCopy);
+
+    // 16-aligned (NumPy's large arrays): one 64-aligned copy of the same bytes.
+    let (b, how) = align_host(at(16, 100), 64, AlignmentPolicy::CopyWhenUnaligned).unwrap();
+    assert_eq!(how, Wrapped::Copied);
+    assert_eq!(b.as_slice().as_ptr() as usize % 64, 0);
+    assert_eq!(b.as_slice(), &(16u8..116).collect::<Vec<u8>>()[..]);
+
+    // Strict: refused, naming the address's own alignment and the declared one.
+    let e = align_host(at(16, 100), 64, AlignmentPolicy::Strict).unwrap_err();
+    assert_eq!(e.status, HURRAY_ERR_INVALID_ARGUMENT);
+    assert!(e.message.contains("(16-byte aligned)"), "{}", e.message);
+    assert!(e.message.contains("declared 64 bytes"), "{}", e.message);
+    assert!(e.message.contains("aligned allocator"), "{}", e.message);
+    assert!(!meets_alignment((base_addr + 16) as *const _, 1, 64));
+    assert!(meets_alignment((base_addr + 16) as *const _, 0, 64));
+
+    // A non-power-of-two alignment is an argument error, not a silent copy.
+    let e = align_host(at(16, 100), 48, AlignmentPolicy::CopyWhenUnaligned).unwrap_err();
+    assert_eq!(e.status, HURRAY_ERR_INVALID_ARGUMENT);
+}
+
+#[test]
 fn read_only_flag_starts_false_and_survives_into_raw_and_back() {
     let _l = live();
     let mut t = f32_tensor([1.0, 2.0, 3.0, 4.0]);

@@ -66,6 +66,9 @@ def bench_save(repeat: int) -> None:
         print("save: safetensors is not installed (pip install safetensors); skipped")
         return
     a = np.random.default_rng(14).standard_normal(64 << 20, dtype=np.float32)  # 256 MiB
+    # NumPy's 16-byte alignment: from_numpy would copy this array once
+    # (ARCHITECTURE decision 5); save writes its bytes from where they are.
+    print(f"save: the array's data address % 64 = {a.__array_interface__['data'][0] % 64}")
     with tempfile.TemporaryDirectory(dir=os.environ.get("HURRAY_BENCH_DIR")) as d:
         hr, st = os.path.join(d, "a.hrry"), os.path.join(d, "a.safetensors")
 

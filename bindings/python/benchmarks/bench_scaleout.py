@@ -35,7 +35,11 @@ MiB = 1 << 20
 
 
 def make_tensor(nbytes):
-    return hurray.from_numpy(np.full(nbytes // 4, 1.5, dtype=np.float32))
+    # 64-byte aligned, so the tensor wraps the task's array (decision 5: a NumPy
+    # allocation would be copied once more than make_array's).
+    a = hurray.empty_aligned(nbytes // 4, np.float32)
+    a.fill(1.5)
+    return hurray.from_numpy(a, copy=False)
 
 
 def make_array(nbytes):

@@ -379,16 +379,24 @@ unsafe fn call_deleter(managed: *mut c_void, versioned: bool) {
 /// CPU tensor, consuming it (renamed `"used_dltensor[_versioned]"`: the tensor owns
 /// the producer's memory and calls its deleter when its last view goes). Zero-copy
 /// for every type but `bool` (one byte per element in DLPack, bit-packed in Hurray:
-/// a packing copy). A read-only producer (DLPack 1.0's `DLPACK_FLAG_BITMASK_READ_ONLY`)
-/// is wrapped too, and the tensor is read-only ([`Tensor::is_read_only`]).
+/// a packing copy), when the data meets the declared 64-byte alignment: otherwise
+/// `take` decides ([`crate::interop::take_host`]: one aligned copy, or
+/// `CopyRequiredError` under `copy=False`, which also refuses `bool`). A read-only
+/// producer (DLPack 1.0's `DLPACK_FLAG_BITMASK_READ_ONLY`) is wrapped too (or copied
+/// for alignment), and the tensor is read-only ([`Tensor::is_read_only`]).
 /// Contiguous C order is row-major, Fortran order column-major, other
 /// non-negative strides (elements) strided.
 ///
 /// Errors: `BufferError` (not an unconsumed DLPack capsule, a version above 1.x),
 /// `UnsupportedError` (a non-CPU device, several lanes, a type code Hurray has no
-/// element type for, negative strides).
-pub fn import(py: Python<'_>, capsule: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+/// element type for, negative strides), `CopyRequiredError` (as above).
+pub fn import(
+    py: Python<'_>,
+    capsule: &Bound<'_, PyAny>,
+    take: crate::interop::Take,
+) -> PyResult<Tensor> {
     use crate::errors::BufferError as HBufferError;
+    use crate::interop::{Take, Taken};
     let cap = capsule.as_ptr();
     // SAFETY: `cap` is a live object; the checks and reads below follow the
     // PyCapsule API, and the pointer is read only after its name matched.
@@ -440,6 +448,12 @@ pub fn import(py: Python<'_>, capsule: &Bound<'_, PyAny>) -> PyResult<Tensor> {
             dl.dtype.code, dl.dtype.bits
         ))
     })?;
+    if t == ElementType::Bool && take == Take::Never {
+        return Err(crate::errors::CopyRequiredError::new_err(
+            "bool elements are bit-packed in hurray (element-types.md §5): importing a \
+             one-byte-per-element DLPack bool tensor packs it, a copy, but copy=False was given",
+        ));
+    }
     let rank = usize::try_from(dl.ndim).unwrap_or(0);
     // SAFETY: a DLTensor's shape has `ndim` entries; strides, when not NULL, too.
     let shape_i: &[i64] = if rank == 0 {
@@ -515,20 +529,21 @@ pub fn import(py: Python<'_>, capsule: &Bound<'_, PyAny>) -> PyResult<Tensor> {
         managed,
         versioned,
     });
-    let buf = if t == ElementType::Bool {
+    let (buf, taken) = if t == ElementType::Bool {
         let bytes: Vec<u8> = hurray_io::BufferOwner::bytes(&*owner)
             .iter()
             .map(|&b| u8::from(b != 0))
             .collect();
         let packed = hurray_core::packing::pack(t, &bytes)
             .map_err(|e| UnsupportedError::new_err(format!("cannot pack bool: {e}")))?;
-        hurray_io::Buffer::copy_from(&packed)
+        (hurray_io::Buffer::copy_from(&packed), Taken::Fresh)
     } else {
-        // A read-only producer's memory is wrapped as it is; the tensor is marked
+        // A read-only producer's memory is wrapped as it is (or copied once when
+        // below the declared 64-byte alignment, decision 5); the tensor is marked
         // read-only below, so none of its views is writable.
-        hurray_io::Buffer::new(owner)
+        crate::interop::take_host(hurray_io::Buffer::new(owner), take)?
     };
-    let wrapped_read_only = read_only && t != ElementType::Bool;
+    let wrapped_read_only = taken.read_only(read_only);
     let layout = if t == ElementType::Bool && !matches!(layout, L::RowMajor | L::ColumnMajor) {
         return Err(UnsupportedError::new_err(
             "a strided DLPack bool tensor cannot be packed; make it contiguous first",

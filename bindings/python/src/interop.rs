@@ -1,16 +1,121 @@
 //! Wrapping memory owned by Python objects without copying: NumPy arrays (through
 //! `__array_interface__`, so the extension does not link NumPy), the three arrays of
 //! a SciPy CSR/CSC matrix, COO parts, and the buffers of an unpickled tensor.
+//!
+//! ARCHITECTURE decision 5: a tensor never declares more alignment than its memory
+//! has. Every wrap goes through [`take_host`]: zero-copy when the memory meets the
+//! declared alignment (64 bytes for a non-empty buffer), else one copy into aligned
+//! memory, or `CopyRequiredError` under `copy=False`.
 
 use crate::device;
-use crate::errors::{InvalidDescriptorError, UnsupportedError};
+use crate::errors::{CopyRequiredError, InvalidDescriptorError, UnsupportedError};
 use crate::owner::{PyMemory, PyRef};
-use crate::tensor::{assemble, device_object, handle_for, parse_shape, Tensor};
+use crate::tensor::{assemble, declared_alignment, device_object, handle_for, parse_shape, Tensor};
 use hurray_core::{DecodeOptions, ElementType, Layout as L, TensorDescriptor};
+use hurray_ffi::{address_alignment, align_host, meets_alignment, AlignmentPolicy, Wrapped};
 use hurray_io::Buffer;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::sync::Arc;
+
+/// How a constructor takes memory a Python object holds: Python's `copy` keyword
+/// (ARCHITECTURE decision 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Take {
+    /// `copy=None`: zero-copy when the memory meets the alignment its buffer
+    /// declares (64 bytes when non-empty), otherwise one copy into aligned memory.
+    Auto,
+    /// `copy=False`: zero-copy, or `CopyRequiredError` where a copy would be needed
+    /// (memory below the declared alignment, a sub-byte type's packing).
+    Never,
+    /// `copy=True`: always an owned, writable copy.
+    Always,
+    /// Not a tensor: the bytes are only read during one writer call (`save` of a
+    /// NumPy array writes them at the file's own alignment), so they are viewed as
+    /// they are, whatever their alignment. Never build a tensor over such a view.
+    WriteOnly,
+}
+
+impl Take {
+    /// The policy for a `copy` keyword's value.
+    pub fn from_copy(copy: Option<bool>) -> Take {
+        match copy {
+            None => Take::Auto,
+            Some(false) => Take::Never,
+            Some(true) => Take::Always,
+        }
+    }
+}
+
+/// What [`take_host`] (or a packing conversion) did with the producer's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Taken {
+    /// The tensor views the producer's memory.
+    Shared,
+    /// One copy made only because the memory was below the declared alignment; it
+    /// stands for the producer's memory, so a read-only producer still gives a
+    /// read-only tensor.
+    Aligned,
+    /// A copy asked for (`copy=True`) or made by a conversion (packing): writable.
+    Fresh,
+}
+
+impl Taken {
+    /// Whether a tensor over this memory is read-only when the producer's memory is
+    /// (`producer_read_only`).
+    pub fn read_only(self, producer_read_only: bool) -> bool {
+        producer_read_only && self != Taken::Fresh
+    }
+}
+
+/// `buf`, a view of host memory a Python object holds, under `take`, ready to be
+/// declared with [`declared_alignment`] of its length (the rule is hurray-ffi's
+/// [`align_host`], shared with Java and Node).
+///
+/// Errors: `CopyRequiredError` under [`Take::Never`] when the memory is below the
+/// declared alignment (the message names the address's alignment and the aligned
+/// allocators); `MemoryError` when the aligned copy cannot be allocated
+/// ([`align_error`]).
+pub fn take_host(buf: Buffer, take: Take) -> PyResult<(Buffer, Taken)> {
+    let align = declared_alignment(buf.len());
+    let addr = buf.as_slice().as_ptr() as usize;
+    match take {
+        Take::Always => Ok((Buffer::copy_from(buf.as_slice()), Taken::Fresh)),
+        Take::Never if !meets_alignment(addr as *const _, buf.len() as u64, align) => {
+            Err(CopyRequiredError::new_err(format!(
+                "the data at {addr:#x} is {}-byte aligned, below the {align} bytes its buffer \
+                 declares, and copy=False refuses to copy it; allocate the array with \
+                 hurray.empty_aligned(shape, dtype) or hurray.zeros_aligned(shape, dtype) \
+                 (64-byte-aligned NumPy arrays, wrapped without a copy), or pass copy=None \
+                 to copy it once (ARCHITECTURE decision 5)",
+                address_alignment(addr)
+            )))
+        }
+        Take::Never | Take::WriteOnly => Ok((buf, Taken::Shared)),
+        Take::Auto => {
+            let (b, how) =
+                align_host(buf, align, AlignmentPolicy::CopyWhenUnaligned).map_err(align_error)?;
+            Ok((
+                b,
+                match how {
+                    Wrapped::ZeroCopy => Taken::Shared,
+                    Wrapped::Copied => Taken::Aligned,
+                },
+            ))
+        }
+    }
+}
+
+/// A Python exception for an error of [`align_host`]: `MemoryError` when the
+/// aligned copy cannot be allocated (`HURRAY_ERR_LIMIT`), else the library's
+/// mapping (`crate::errors::ffi`).
+pub fn align_error(e: hurray_ffi::FfiError) -> PyErr {
+    if e.status == hurray_ffi::status::HURRAY_ERR_LIMIT {
+        pyo3::exceptions::PyMemoryError::new_err(e.message)
+    } else {
+        crate::errors::ffi(e)
+    }
+}
 
 /// What `__array_interface__` and `.flags` say about an array.
 struct ArrayInfo<'py> {
@@ -70,12 +175,21 @@ impl<'py> ArrayInfo<'py> {
         }
     }
 
-    /// A zero-copy buffer over the array (the array is kept alive).
-    fn buffer(&self) -> Buffer {
+    /// A zero-copy view of the array's bytes (the array is kept alive). Never
+    /// hand it to a tensor directly: [`ArrayInfo::buffer`] applies decision 5.
+    fn view(&self) -> Buffer {
         let keep = Arc::new(PyRef::new(&self.obj));
         // SAFETY: the array's data is `nbytes` bytes at `ptr` and stays there while
         // the array (kept by `keep`) lives.
         unsafe { PyMemory::new(self.ptr as *const u8, self.nbytes, keep) }.into_buffer()
+    }
+
+    /// The array's bytes for a tensor under `take` ([`take_host`]): a view of the
+    /// array (kept alive) when aligned, else an aligned copy.
+    ///
+    /// Errors: those of [`take_host`].
+    fn buffer(&self, take: Take) -> PyResult<(Buffer, Taken)> {
+        take_host(self.view(), take)
     }
 
     /// An owned copy of the array's bytes.
@@ -197,16 +311,24 @@ pub fn element_from_typestr(ts: &str) -> PyResult<ElementType> {
 }
 
 /// The buffer of an array's elements in Hurray's storage for `t`: the array's own
-/// memory (no copy), or for a sub-byte type (`bool`, `int4`, `float4_e2m1`, ...),
-/// whose arrays hold one byte per element, a packed copy
-/// (`hurray_core::packing::pack`, `element-types.md` §5).
+/// memory under `take` ([`take_host`]: no copy when aligned), or for a sub-byte type
+/// (`bool`, `int4`, `float4_e2m1`, ...), whose arrays hold one byte per element, a
+/// packed copy (`hurray_core::packing::pack`, `element-types.md` §5).
 ///
 /// Errors: `InvalidDescriptorError` when an element does not fit the type's code
-/// (an `int4` byte outside -8..=7, say).
-fn storage_buffer(a: &ArrayInfo<'_>, t: ElementType) -> PyResult<Buffer> {
+/// (an `int4` byte outside -8..=7, say); `CopyRequiredError` under [`Take::Never`]
+/// for a sub-byte type (packing is a copy) and as [`take_host`].
+fn storage_buffer(a: &ArrayInfo<'_>, t: ElementType, take: Take) -> PyResult<(Buffer, Taken)> {
     let sub_byte = t.storage().is_some_and(|s| s.bits() < 8);
     if !sub_byte {
-        return Ok(a.buffer());
+        return a.buffer(take);
+    }
+    if take == Take::Never {
+        return Err(CopyRequiredError::new_err(format!(
+            "{} elements are bit-packed in hurray (element-types.md §5): wrapping a \
+             one-byte-per-element array packs it, a copy, but copy=False was given",
+            t.name()
+        )));
     }
     let src: &[u8] = if a.nbytes == 0 || a.ptr == 0 {
         &[]
@@ -239,31 +361,18 @@ fn storage_buffer(a: &ArrayInfo<'_>, t: ElementType) -> PyResult<Buffer> {
     let packed = hurray_core::packing::pack(t, &src).map_err(|e| {
         InvalidDescriptorError::new_err(format!("cannot pack the array as {}: {e}", t.name()))
     })?;
-    Ok(Buffer::copy_from(&packed))
+    Ok((Buffer::copy_from(&packed), Taken::Fresh))
 }
 
-/// Wraps a C-contiguous NumPy array (or NumPy scalar) without copying; the tensor
-/// keeps the array alive. Row-major, CPU; a Fortran-ordered array (``a.T``,
-/// ``numpy.asfortranarray``) is wrapped as :class:`ColMajorLayout`, also without
-/// copying. ``ml_dtypes`` arrays are accepted: ``bfloat16``, ``float8_e4m3fn``,
-/// ``float8_e5m2`` and ``float8_e8m0fnu`` are wrapped as they are. Sub-byte types
-/// (``bool``, and ``ml_dtypes``' ``int4``, ``uint4``, ``int2``, ``uint2``,
-/// ``float4_e2m1fn``, ``float6_e2m3fn``, ``float6_e3m2fn``), held one byte per
-/// element in NumPy, are packed into Hurray's storage (a copy, ``element-types.md`` §5).
-/// A read-only array (``a.flags.writeable`` false: an object store's, a
-/// ``numpy.frombuffer`` over ``bytes``) gives a read-only tensor
-/// (:attr:`Tensor.read_only`), whose exports are read-only too; a packed copy is
-/// writable.
+/// The descriptor and elements of a C- or Fortran-contiguous NumPy array (or NumPy
+/// scalar) under `take`, and whether a tensor over them is read-only.
 ///
-/// Raises:
-///     hurray.UnsupportedError: neither C- nor Fortran-contiguous (a strided slice:
-///         ``hurray.save`` copies those), or a dtype Hurray has no type for
-///         (strings, objects, datetimes, non-native byte order, other ml_dtypes).
-///     hurray.InvalidDescriptorError: a sub-byte element out of its type's range.
-///     AttributeError: the object is not array-like (no ``flags`` /
-///         ``__array_interface__`` / ``nbytes``).
-#[pyfunction]
-pub fn from_numpy(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+/// Errors: those of [`from_numpy`].
+fn dense_parts(
+    py: Python<'_>,
+    array: &Bound<'_, PyAny>,
+    take: Take,
+) -> PyResult<(TensorDescriptor, Buffer, bool)> {
     let a = ArrayInfo::of(array)?;
     let col_major = !a.c_contiguous && a.f_contiguous;
     if !a.c_contiguous && !col_major {
@@ -276,16 +385,66 @@ pub fn from_numpy(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<Tensor> 
     if col_major {
         d.layout = L::ColumnMajor;
     }
-    let buf = storage_buffer(&a, t)?;
+    let (buf, taken) = storage_buffer(&a, t, take)?;
     let cpu = *device::cpu(py)?.get();
     d.buffers[0] = handle_for(buf.len(), &cpu);
-    let ro = a.readonly && shares(&a, &buf);
+    Ok((d, buf, taken.read_only(a.readonly)))
+}
+
+/// Wraps a C-contiguous NumPy array (or NumPy scalar); the tensor keeps the array
+/// alive. Row-major, CPU; a Fortran-ordered array (``a.T``,
+/// ``numpy.asfortranarray``) is wrapped as :class:`ColMajorLayout`. ``ml_dtypes``
+/// arrays are accepted: ``bfloat16``, ``float8_e4m3fn``, ``float8_e5m2`` and
+/// ``float8_e8m0fnu`` are wrapped as they are. Sub-byte types (``bool``, and
+/// ``ml_dtypes``' ``int4``, ``uint4``, ``int2``, ``uint2``, ``float4_e2m1fn``,
+/// ``float6_e2m3fn``, ``float6_e3m2fn``), held one byte per element in NumPy, are
+/// packed into Hurray's storage (a copy, ``element-types.md`` §5).
+///
+/// Alignment (ARCHITECTURE decision 5): the tensor's buffer declares 64-byte
+/// alignment (when non-empty), and its memory always has it. ``copy=None`` (the
+/// default) wraps the array without copying when its data address is a multiple of
+/// 64, and otherwise copies it once into 64-byte-aligned memory (NumPy allocates
+/// large arrays only 16-byte aligned: allocate with :func:`hurray.empty_aligned` /
+/// :func:`hurray.zeros_aligned` to stay zero-copy). ``copy=False`` never copies: it
+/// raises instead. ``copy=True`` always copies (a writable tensor).
+///
+/// A read-only array (``a.flags.writeable`` false: an object store's, a
+/// ``numpy.frombuffer`` over ``bytes``) gives a read-only tensor
+/// (:attr:`Tensor.read_only`), whose exports are read-only too, also when it was
+/// copied for alignment; a packed copy and a ``copy=True`` copy are writable.
+///
+/// Raises:
+///     hurray.UnsupportedError: neither C- nor Fortran-contiguous (a strided slice:
+///         ``hurray.save`` copies those), or a dtype Hurray has no type for
+///         (strings, objects, datetimes, non-native byte order, other ml_dtypes).
+///     hurray.InvalidDescriptorError: a sub-byte element out of its type's range.
+///     hurray.CopyRequiredError: ``copy=False`` and the data is not 64-byte aligned
+///         (the message names the address's alignment), or a sub-byte type.
+///     AttributeError: the object is not array-like (no ``flags`` /
+///         ``__array_interface__`` / ``nbytes``).
+#[pyfunction]
+#[pyo3(signature = (array, *, copy=None))]
+pub fn from_numpy(
+    py: Python<'_>,
+    array: &Bound<'_, PyAny>,
+    copy: Option<bool>,
+) -> PyResult<Tensor> {
+    let (d, buf, ro) = dense_parts(py, array, Take::from_copy(copy))?;
     Ok(assemble(py, d, vec![buf], None, Some(device::cpu(py)?))?.with_read_only(ro))
 }
 
-/// True when `buf` is the array's own memory (not a packed copy).
-fn shares(a: &ArrayInfo<'_>, buf: &Buffer) -> bool {
-    buf.len() == a.nbytes && (buf.is_empty() || buf.as_slice().as_ptr() as usize == a.ptr)
+/// The descriptor and a borrowed view of a NumPy array's elements for a file
+/// writer (`save`): the bytes are read during the write only and placed at the
+/// file's alignment, so a 16-byte-aligned array is written without an aligned copy
+/// first. Never made into a tensor ([`Take::WriteOnly`]).
+///
+/// Errors: those of [`from_numpy`] but `CopyRequiredError`.
+pub fn write_parts(
+    py: Python<'_>,
+    array: &Bound<'_, PyAny>,
+) -> PyResult<(TensorDescriptor, Buffer)> {
+    let (d, buf, _) = dense_parts(py, array, Take::WriteOnly)?;
+    Ok((d, buf))
 }
 
 fn contiguous(a: &ArrayInfo<'_>, what: &str) -> PyResult<()> {
@@ -312,19 +471,25 @@ fn uint64(a: &ArrayInfo<'_>, what: &str) -> PyResult<()> {
 /// A COO tensor over NumPy arrays (no copy): ``values`` 1-D of length nnz,
 /// ``indices`` 2-D uint64 ``[nnz, rank]`` (row-major), ``shape`` with ``rank``
 /// entries. Layout ``CooLayout(nnz, is_sorted=False)``; buffers 0 = values, 1 = indices.
+/// ``copy`` as in :func:`from_numpy`, for each array (an array whose data is not
+/// 64-byte aligned is copied once, or refused under ``copy=False``).
 ///
 /// Raises:
+///     hurray.CopyRequiredError: ``copy=False`` and an array needs a copy.
 ///     hurray.InvalidDescriptorError: negative dimension, indices not ``[nnz, rank]``,
 ///         values not 1-D of length nnz.
 ///     hurray.UnsupportedError: non-contiguous arrays, indices not uint64, values of
 ///         a dtype Hurray has no type for.
 #[pyfunction]
+#[pyo3(signature = (values, indices, shape, *, copy=None))]
 pub fn sparse_coo(
     py: Python<'_>,
     values: &Bound<'_, PyAny>,
     indices: &Bound<'_, PyAny>,
     shape: &Bound<'_, PyAny>,
+    copy: Option<bool>,
 ) -> PyResult<Tensor> {
+    let take = Take::from_copy(copy);
     let shape = parse_shape(shape)?;
     let idx = ArrayInfo::of(indices)?;
     contiguous(&idx, "indices")?;
@@ -346,9 +511,10 @@ pub fn sparse_coo(
         )));
     }
     let t = val.element_type()?;
-    let vbuf = storage_buffer(&val, t)?;
-    let ro = idx.readonly || (val.readonly && shares(&val, &vbuf));
-    let bufs = vec![vbuf, idx.buffer()];
+    let (vbuf, vtaken) = storage_buffer(&val, t, take)?;
+    let (ibuf, itaken) = idx.buffer(take)?;
+    let ro = itaken.read_only(idx.readonly) || vtaken.read_only(val.readonly);
+    let bufs = vec![vbuf, ibuf];
     let cpu = *device::cpu(py)?.get();
     let d = TensorDescriptor {
         shape,
@@ -363,8 +529,10 @@ pub fn sparse_coo(
 }
 
 /// CSR (``fmt == "csr"``) or CSC tensor over the three arrays of a SciPy matrix
-/// (all kept alive; no copy). Used by ``hurray.from_scipy``.
+/// (all kept alive; no copy when 64-byte aligned, ``copy`` as in
+/// :func:`from_numpy`). Used by ``hurray.from_scipy``.
 #[pyfunction]
+#[pyo3(signature = (fmt, shape, values, indices, indptr, copy=None))]
 pub fn _compressed(
     py: Python<'_>,
     fmt: &str,
@@ -372,7 +540,9 @@ pub fn _compressed(
     values: &Bound<'_, PyAny>,
     indices: &Bound<'_, PyAny>,
     indptr: &Bound<'_, PyAny>,
+    copy: Option<bool>,
 ) -> PyResult<Tensor> {
+    let take = Take::from_copy(copy);
     let shape = parse_shape(shape)?;
     if shape.len() != 2 {
         return Err(InvalidDescriptorError::new_err(format!(
@@ -395,9 +565,13 @@ pub fn _compressed(
     } else {
         L::Csc { nnz }
     };
-    let vbuf = storage_buffer(&val, t)?;
-    let ro = idx.readonly || ptr.readonly || (val.readonly && shares(&val, &vbuf));
-    let bufs = vec![vbuf, idx.buffer(), ptr.buffer()];
+    let (vbuf, vtaken) = storage_buffer(&val, t, take)?;
+    let (ibuf, itaken) = idx.buffer(take)?;
+    let (pbuf, ptaken) = ptr.buffer(take)?;
+    let ro = itaken.read_only(idx.readonly)
+        || ptaken.read_only(ptr.readonly)
+        || vtaken.read_only(val.readonly);
+    let bufs = vec![vbuf, ibuf, pbuf];
     let cpu = *device::cpu(py)?.get();
     let d = TensorDescriptor {
         shape,
@@ -424,7 +598,9 @@ pub fn _compressed(
 ///   over such buffers are; ``bytes`` (an in-band copy, possibly a shared cached
 ///   object) is copied and the tensor stays writable.
 ///
-/// Without NumPy every buffer is copied (writable unless ``read_only``).
+/// Without NumPy every buffer is copied (writable unless ``read_only``). A wrapped
+/// buffer whose address is not a multiple of 64 is copied once into aligned memory
+/// (ARCHITECTURE decision 5); the tensor's read-only flag is as above either way.
 #[pyfunction]
 #[pyo3(signature = (descriptor, buffers, device_id, read_only=None))]
 pub fn _rebuild(
@@ -468,7 +644,9 @@ pub fn _rebuild(
     let mut bufs = Vec::with_capacity(buffers.len());
     for (b, info) in buffers.iter().zip(&infos) {
         let buf = match info {
-            Some(info) if ro || !info.readonly => info.buffer(),
+            // Out-of-band buffers not 64-byte aligned (a small frame Ray or Dask
+            // packed at 8 bytes) are copied once (decision 5).
+            Some(info) if ro || !info.readonly => info.buffer(Take::Auto)?.0,
             Some(info) => info.copied(),
             None => match b.cast::<PyBytes>() {
                 Ok(bytes) => Buffer::copy_from(bytes.as_bytes()),
@@ -479,6 +657,17 @@ pub fn _rebuild(
             },
         };
         bufs.push(buf);
+    }
+    // The pickled tensor may have declared more (a file written with a larger data
+    // alignment); its bytes now lie in this memory, which promises 64: declare what
+    // it has rather than copy again (decision 5).
+    let mut d = d;
+    for (h, b) in d.buffers.iter_mut().zip(&bufs) {
+        let ptr = b.as_slice().as_ptr().cast();
+        let len = b.len() as u64;
+        if !meets_alignment(ptr, len, h.alignment) {
+            h.alignment = declared_alignment(b.len());
+        }
     }
     let dev = device_object(py, &d, device_id)?;
     Ok(assemble(py, d, bufs, None, Some(dev))?.with_read_only(ro))
@@ -500,10 +689,15 @@ pub fn _from_hurray_capsule(capsule: &Bound<'_, PyAny>) -> PyResult<Tensor> {
 
 /// Consumes a DLPack capsule (what ``x.__dlpack__()`` returned) as a CPU tensor;
 /// used by :func:`hurray.from_dlpack` for what NumPy cannot import (``bfloat16``,
-/// float8, ``bool``).
+/// float8, ``bool``). ``copy`` as in :func:`from_numpy`.
 #[pyfunction]
-pub fn _from_dlpack_capsule(py: Python<'_>, capsule: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    crate::dlpack::import(py, capsule)
+#[pyo3(signature = (capsule, copy=None))]
+pub fn _from_dlpack_capsule(
+    py: Python<'_>,
+    capsule: &Bound<'_, PyAny>,
+    copy: Option<bool>,
+) -> PyResult<Tensor> {
+    crate::dlpack::import(py, capsule, Take::from_copy(copy))
 }
 
 /// ``{hurray dtype name: ml_dtypes dtype name}`` for the element types NumPy has

@@ -83,6 +83,15 @@ fn kv_value(v: &Bound<'_, PyAny>) -> PyResult<KvValue> {
     Err(bad(v.get_type().name()?.to_string()))
 }
 
+/// One value of [`save`]'s mapping.
+enum SaveItem {
+    /// A tensor, written from its handle.
+    Tensor(Py<Tensor>),
+    /// A C- or Fortran-contiguous NumPy array's descriptor and a borrowed view of
+    /// its bytes (whatever their alignment: read only while writing).
+    Array(hurray_io::Tensor),
+}
+
 /// Writes an HRRYFILE container at ``path`` holding every ``(name, tensor)`` of
 /// ``tensors`` in iteration order (all buffers of each: sparse, quantized and
 /// multi-buffer tensors round-trip), plus optional file-level key-value metadata
@@ -100,11 +109,15 @@ fn kv_value(v: &Bound<'_, PyAny>) -> PyResult<KvValue> {
 /// was). With ``sorted_index=True`` the index is sorted by name and flagged
 /// ``SORTED_INDEX`` (``file-format.md`` §3; readers may binary-search it); the data
 /// stays in write order, and :func:`load` then returns the sorted (index) order.
-/// The GIL is released while writing.
+/// The GIL is released while writing. A value may also be a C- or
+/// Fortran-contiguous NumPy array: its bytes are written as they are, without the
+/// aligned copy :func:`from_numpy` would make of an array not 64-byte aligned
+/// (only the file's copy of them is ever declared aligned).
 ///
 /// Raises:
 ///     TypeError: ``path`` is not a str/path, ``tensors`` not a dict, a non-str key.
-///     hurray.UnsupportedError: a value is not a :class:`Tensor`.
+///     hurray.UnsupportedError: a value is neither a :class:`Tensor` nor a
+///         contiguous NumPy array, or the array's dtype has no hurray type.
 ///     hurray.FileError: empty/duplicate/over-long names, a bad ``kv`` (with
 ///         ``data_crc32c=True``, a ``kv`` key ``"hurray.data_crc32c"`` is a
 ///         duplicate), I/O errors.
@@ -127,16 +140,27 @@ pub fn save(
             .map_err(|_| PyTypeError::new_err("tensor names must be str"))?
             .to_str()?
             .to_owned();
-        let t = v.cast::<Tensor>().map_err(|_| {
-            UnsupportedError::new_err(format!(
-                "value for {name:?} is a {}, not a hurray.Tensor",
+        let item = if let Ok(t) = v.cast::<Tensor>() {
+            SaveItem::Tensor(t.clone().unbind())
+        } else if v.hasattr("__array_interface__")? {
+            // A NumPy array's bytes go to the writer as they are: no aligned copy
+            // just to write them (the file places them at its own alignment), and
+            // no tensor over them is ever made (decision 5).
+            let (d, buf) = crate::interop::write_parts(py, &v)?;
+            SaveItem::Array(
+                hurray_io::Tensor::new(d, vec![buf])
+                    .map_err(|e| errors::ffi(hurray_ffi::FfiError::from(e)))?,
+            )
+        } else {
+            return Err(UnsupportedError::new_err(format!(
+                "value for {name:?} is a {}, not a hurray.Tensor or a NumPy array",
                 v.get_type()
                     .name()
                     .map(|n| n.to_string())
                     .unwrap_or_default()
-            ))
-        })?;
-        items.push((name, t.clone().unbind()));
+            )));
+        };
+        items.push((name, item));
     }
     let mut kvs = Vec::new();
     if let Some(kv) = kv {
@@ -156,7 +180,10 @@ pub fn save(
     py.detach(|| -> FfiResult<()> {
         let mut w = HurrayFileWriter::create(&path, &opts)?;
         for (name, t) in &items {
-            w.write_tensor(name, t.get().h.get())?;
+            match t {
+                SaveItem::Tensor(t) => w.write_tensor(name, t.get().h.get())?,
+                SaveItem::Array(t) => w.write_io_tensor(name, t)?,
+            }
         }
         for (k, v) in kvs {
             w.add_kv(&k, v)?;

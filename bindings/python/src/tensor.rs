@@ -14,7 +14,7 @@ use hurray_core::{
     BufferHandle, DeviceTag, ElementType, Layout as L, MemoryClass, Quantization, SyncMode,
     TensorDescriptor, DYN,
 };
-use hurray_ffi::{HurrayBuffer, HurrayDescriptor, HurrayTensor, Placement};
+use hurray_ffi::{AlignmentPolicy, HurrayBuffer, HurrayDescriptor, HurrayTensor, Placement};
 use hurray_io::Buffer;
 use pyo3::exceptions::{PyAttributeError, PyIndexError, PyNotImplementedError, PyTypeError};
 use pyo3::prelude::*;
@@ -64,11 +64,22 @@ pub struct Tensor {
     shape: Py<PyTuple>,
 }
 
+/// The alignment a buffer of `len` bytes built by this binding declares
+/// (`descriptor.md` §6.1): 64 when non-empty, 1 when empty. Its memory must meet it
+/// (ARCHITECTURE decision 5; see `interop::take_host`).
+pub fn declared_alignment(len: usize) -> u32 {
+    if len == 0 {
+        1
+    } else {
+        64
+    }
+}
+
 /// The descriptor buffer-table entry for a host buffer of `len` bytes on `dev`.
 pub fn handle_for(len: usize, dev: &Device) -> BufferHandle {
     BufferHandle {
         byte_size: len as u64,
-        alignment: if len == 0 { 1 } else { 64 },
+        alignment: declared_alignment(len),
         device: dev.tag,
         sync_mode: SyncMode::ProducerSynced,
         memory_class: dev.class,
@@ -85,8 +96,16 @@ pub fn prefix(b: &Buffer, n: usize) -> Buffer {
 
 /// Builds a tensor from a descriptor model and its host buffers.
 ///
+/// A buffer whose address does not meet its declared alignment is copied once into
+/// aligned memory here (ARCHITECTURE decision 5: the tensor never declares more
+/// alignment than its memory has). Callers wrapping foreign memory apply the rule
+/// before ([`crate::interop::take_host`], which honours `copy=False`); this is the
+/// net under every other path.
+///
 /// Errors: descriptor rules (`InvalidDescriptorError`, `BufferError` for sizes),
-/// buffer mismatch (`InvalidDescriptorError`).
+/// buffer mismatch (`InvalidDescriptorError`), an alignment no copy can promise
+/// (the library's mapping of `HURRAY_ERR_INVALID_ARGUMENT`), `MemoryError` (the
+/// copy cannot be allocated).
 pub fn assemble(
     py: Python<'_>,
     d: TensorDescriptor,
@@ -106,7 +125,9 @@ pub fn assemble(
         .into_iter()
         .zip(&d.buffers)
         .map(|(b, h)| {
-            Box::new(HurrayBuffer::host(
+            let (b, _) = hurray_ffi::align_host(b, h.alignment, AlignmentPolicy::CopyWhenUnaligned)
+                .map_err(crate::interop::align_error)?;
+            Ok(Box::new(HurrayBuffer::host(
                 b,
                 Placement {
                     alignment: h.alignment,
@@ -114,9 +135,9 @@ pub fn assemble(
                     sync_mode: h.sync_mode,
                     memory_class: h.memory_class,
                 },
-            ))
+            )))
         })
-        .collect();
+        .collect::<PyResult<Vec<_>>>()?;
     let dtype = match dtype {
         Some(d) => d,
         None => dtype::object(py, d.element_type)?,
@@ -956,5 +977,23 @@ impl Tensor {
     /// Address of buffer ``index``'s first byte (for tests and diagnostics).
     fn _buffer_address(&self, index: usize) -> PyResult<usize> {
         Ok(self.host(index)?.as_slice().as_ptr() as usize)
+    }
+
+    /// The alignment buffer ``index`` declares in the descriptor, in bytes (for
+    /// tests: its memory meets it, ARCHITECTURE decision 5).
+    ///
+    /// Raises:
+    ///     IndexError: no buffer ``index``.
+    fn _buffer_alignment(&self, index: usize) -> PyResult<u32> {
+        self.model()
+            .buffers
+            .get(index)
+            .map(|h| h.alignment)
+            .ok_or_else(|| {
+                PyIndexError::new_err(format!(
+                    "buffer {index} out of range (the tensor has {})",
+                    self.model().buffers.len()
+                ))
+            })
     }
 }

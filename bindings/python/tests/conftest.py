@@ -32,3 +32,21 @@ def no_leaked_handles():
 @pytest.fixture
 def np():
     return pytest.importorskip("numpy")
+
+
+def aligned_copy(a):
+    """A copy of NumPy array ``a`` (same shape, dtype and C/Fortran order) in
+    64-byte-aligned memory from ``hurray.empty_aligned``: what ``from_numpy`` wraps
+    without copying (ARCHITECTURE decision 5). Zero-copy tests use it: NumPy's own
+    allocations are 64-byte aligned only by chance."""
+    fortran = a.flags.f_contiguous and not a.flags.c_contiguous
+    out = hurray.empty_aligned(a.shape, a.dtype, order="F" if fortran else "C")
+    out[...] = a
+    assert out.__array_interface__["data"][0] % 64 == 0
+    return out
+
+
+@pytest.fixture
+def aligned():
+    """:func:`aligned_copy`, for tests that wrap NumPy memory zero-copy."""
+    return aligned_copy

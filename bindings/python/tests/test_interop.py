@@ -11,8 +11,8 @@ def addr(a):
     return a.__array_interface__["data"][0]
 
 
-def test_from_numpy_then_asarray_is_zero_copy_both_ways():
-    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+def test_from_numpy_then_asarray_is_zero_copy_both_ways(aligned):
+    a = aligned(np.arange(12, dtype=np.float32).reshape(3, 4))
     t = hurray.from_numpy(a)
     b = np.asarray(t)
     assert addr(b) == addr(a) == t._buffer_address(0)
@@ -27,8 +27,8 @@ def test_numpy_from_dlpack_of_a_tensor_is_zero_copy():
     assert addr(a) == t._buffer_address(0) and a.dtype == np.int16 and a.tolist() == list(range(10))
 
 
-def test_hurray_from_dlpack_of_an_array_is_zero_copy():
-    a = np.linspace(0, 1, 7)
+def test_hurray_from_dlpack_of_an_array_is_zero_copy(aligned):
+    a = aligned(np.linspace(0, 1, 7))
     t = hurray.from_dlpack(a)
     assert t._buffer_address(0) == addr(a)
     u = hurray.from_dlpack(t)
@@ -139,8 +139,8 @@ def test_asarray():
         hurray.asarray([1, 2], copy=False)
 
 
-def test_sparse_coo_rules():
-    vals, idx = np.ones(2, np.float32), np.array([[0, 0], [1, 1]], np.uint64)
+def test_sparse_coo_rules(aligned):
+    vals, idx = aligned(np.ones(2, np.float32)), aligned(np.array([[0, 0], [1, 1]], np.uint64))
     t = hurray.sparse_coo(vals, idx, [2, 2])
     assert t.layout == hurray.CooLayout(2, is_sorted=False) and t._buffer_address(1) == addr(idx)
     assert np.asarray(t.indices).tolist() == [[0, 0], [1, 1]]
@@ -157,12 +157,13 @@ def test_sparse_coo_rules():
             hurray.sparse_coo(*args)
 
 
-def test_scipy_round_trip():
+def test_scipy_round_trip(aligned):
     sparse = pytest.importorskip("scipy.sparse")
     dense = np.array([[1.0, 0, 2], [0, 0, 3]])
     m = sparse.csr_matrix(dense)
-    m.indices = m.indices.astype(np.uint64)
-    m.indptr = m.indptr.astype(np.uint64)
+    m.data = aligned(m.data)
+    m.indices = aligned(m.indices.astype(np.uint64))
+    m.indptr = aligned(m.indptr.astype(np.uint64))
     t = hurray.from_scipy(m)
     assert t.layout == hurray.CsrLayout(3) and t._buffer_address(0) == addr(m.data)
     back = t.to_scipy()

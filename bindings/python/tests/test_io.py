@@ -343,7 +343,7 @@ def test_pickle_protocol_5_of_device_tensors(kind):
     assert tried >= 1
 
 
-def test_unpickling_never_hands_out_writable_views_of_read_only_buffers():
+def test_unpickling_never_hands_out_writable_views_of_read_only_buffers(aligned):
     t = hurray.from_numpy(np.arange(4, dtype=np.uint8))
     bufs = []
     payload = pickle.dumps(t, protocol=5, buffer_callback=bufs.append)
@@ -357,11 +357,19 @@ def test_unpickling_never_hands_out_writable_views_of_read_only_buffers():
     a[:] = 99
     assert raw == keep
     # A read-only memoryview (an object store's buffer, issue 19): wrapped without
-    # a copy, and the tensor is read-only: no export writes into it.
-    for given in (memoryview(raw), memoryview(bytearray(raw)).toreadonly()):
+    # a copy when 64-byte aligned (decision 5), and the tensor is read-only: no
+    # export writes into it. Memory below 64 bytes (a bytes object's, a small
+    # bytearray's) is copied once into aligned memory and stays read-only.
+    al = aligned(np.frombuffer(raw, np.uint8))
+    for given in (memoryview(al).toreadonly(), memoryview(raw), memoryview(bytearray(raw)).toreadonly()):
         u = pickle.loads(payload, buffers=[given])
         assert u.read_only
-        assert u._buffer_address(0) == np.frombuffer(given, np.uint8).ctypes.data
+        src = np.frombuffer(given, np.uint8).ctypes.data
+        if given.obj is al:
+            assert u._buffer_address(0) == src
+        else:
+            assert u._buffer_address(0) % 64 == 0
+            assert src % 64 == 0 or u._buffer_address(0) != src
         a = np.asarray(u)
         assert not a.flags.writeable
         with pytest.raises(ValueError):
@@ -372,12 +380,15 @@ def test_unpickling_never_hands_out_writable_views_of_read_only_buffers():
         np.asarray(u)[:] = 7  # writes into the tensor's own copy
         assert np.asarray(u).tolist() == [7] * 4
 
-    # Writable out-of-band memory is still wrapped without a copy.
+    # Writable out-of-band memory is still wrapped without a copy (when aligned).
+    wa = aligned(np.frombuffer(raw, np.uint8))
+    u = pickle.loads(payload, buffers=[wa])
+    assert not u.read_only and u._buffer_address(0) == wa.ctypes.data
+    np.asarray(u)[0] = 42
+    assert wa[0] == 42
     ba = bytearray(raw)
     u = pickle.loads(payload, buffers=[ba])
-    assert not u.read_only
-    np.asarray(u)[0] = 42
-    assert ba[0] == 42
+    assert not u.read_only and np.asarray(u).tolist() == list(keep)
     del u
     ba.append(0)  # the tensor's export is gone, so the bytearray may resize again
 
@@ -391,7 +402,7 @@ def test_unpickling_never_hands_out_writable_views_of_read_only_buffers():
 
     bufs = []
     payload = pickle.dumps(ReadOnlyPickled(), protocol=5, buffer_callback=bufs.append)
-    ba = bytearray(raw)
+    ba = aligned(np.frombuffer(raw, np.uint8))
     u = pickle.loads(payload, buffers=[ba])
     assert u.read_only and u._buffer_address(0) == np.frombuffer(ba, np.uint8).ctypes.data
     with pytest.raises(ValueError):

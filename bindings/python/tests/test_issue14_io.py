@@ -129,8 +129,8 @@ def test_save_takes_a_dlpack_only_producer(tmp_path):
     np.testing.assert_array_equal(np.asarray(back["y"]), a[:, ::2])
 
 
-def test_from_numpy_wraps_fortran_order_without_copy():
-    a = np.arange(6.0).reshape(2, 3).T
+def test_from_numpy_wraps_fortran_order_without_copy(aligned):
+    a = aligned(np.arange(6.0).reshape(2, 3)).T
     t = hurray.from_numpy(a)
     assert t.layout == hurray.ColMajorLayout() and t.shape == (3, 2)
     assert t._buffer_address(0) == a.__array_interface__["data"][0]

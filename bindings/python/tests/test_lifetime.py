@@ -21,7 +21,9 @@ class Watched(np.ndarray):
 
 
 def watched(n=16):
-    a = np.arange(n, dtype=np.float32).view(Watched)
+    # 64-byte aligned, so from_numpy wraps it (keeps it alive) instead of copying.
+    a = hurray.empty_aligned(n, np.float32).view(Watched)
+    a[:] = np.arange(n)
     return a, weakref.ref(a)
 
 

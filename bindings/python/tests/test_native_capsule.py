@@ -214,7 +214,9 @@ def test_c_consumer_reads_and_releases_exactly_once(consumer, np):
     class Owner(np.ndarray):
         """An ndarray subclass so the producer's memory can be watched with a weakref."""
 
-    arr = np.arange(12, dtype=np.float32).reshape(3, 4).view(Owner)
+    # 64-byte aligned, so the tensor wraps the array (keeps it alive), not a copy.
+    arr = hurray.empty_aligned((3, 4), np.float32).view(Owner)
+    arr[...] = np.arange(12, dtype=np.float32).reshape(3, 4)
     watch = weakref.ref(arr)
     t = hurray.from_numpy(arr)
     del arr
@@ -256,7 +258,8 @@ def test_release_on_a_native_thread_takes_the_gil(consumer, np):
     class Owner(np.ndarray):
         pass
 
-    arr = np.ones(1000, dtype=np.float32).view(Owner)
+    arr = hurray.empty_aligned(1000, np.float32).view(Owner)  # wrapped, not copied
+    arr[:] = 1
     watch = weakref.ref(arr)
     cap = hurray.from_numpy(arr).__hurray__()
     del arr

@@ -79,8 +79,8 @@ def test_float6_round_trips():
     ("float8_e5m2", "float8_e5m2"),
     ("float8_e8m0fnu", "float8_e8m0"),
 ])
-def test_bfloat16_and_float8_are_zero_copy_views(ml, name):
-    src = np.array([[1.0, 2.0, 0.5], [4.0, 8.0, 0.25]], dtype=getattr(ml_dtypes, ml))
+def test_bfloat16_and_float8_are_zero_copy_views(ml, name, aligned):
+    src = aligned(np.array([[1.0, 2.0, 0.5], [4.0, 8.0, 0.25]], dtype=getattr(ml_dtypes, ml)))
     t = hurray.from_numpy(src)
     assert t.dtype.name == name and t._buffer_address(0) == addr(src)
     view = np.asarray(t)

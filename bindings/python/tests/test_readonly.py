@@ -11,7 +11,9 @@ from hurray import _native
 
 
 def ro_array(n=16, dtype=np.float32):
-    a = np.arange(n, dtype=dtype)
+    # 64-byte aligned: wrapped without a copy (a NumPy allocation may be copied).
+    a = hurray.empty_aligned(n, dtype)
+    a[:] = np.arange(n)
     a.flags.writeable = False
     return a
 

@@ -48,7 +48,10 @@ def client():
 
 
 def make_tensor(nbytes, value=1.0, read_only=False):
-    a = np.full(nbytes // 4, value, dtype=np.float32)  # pages touched: real memory
+    # 64-byte aligned, so the tensor wraps the worker's array without a copy
+    # (decision 5: a NumPy allocation would be copied once, doubling the peak).
+    a = hurray.empty_aligned(nbytes // 4, np.float32)
+    a.fill(value)  # pages touched: real memory
     if read_only:
         a.flags.writeable = False
     return hurray.from_numpy(a)

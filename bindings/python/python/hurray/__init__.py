@@ -3,8 +3,10 @@
 A :class:`Tensor` owns one native ``HurrayTensor`` handle (descriptor, buffers and
 an owner that keeps the memory alive). Tensors come from the construction
 functions (:func:`zeros`, :func:`arange`, ...), from other libraries' memory
-without copying (:func:`from_numpy`, :func:`from_dlpack`, :func:`from_torch`,
-:func:`from_scipy`, :func:`sparse_coo`, :func:`from_hurray`), from files
+without copying when it is 64-byte aligned, else with one copy
+(:func:`from_numpy`, :func:`from_dlpack`, :func:`from_torch`, :func:`from_scipy`,
+:func:`sparse_coo`, :func:`from_hurray`; :func:`empty_aligned` allocates such
+NumPy arrays), from files
 (:func:`load`, memory-mapped) and streams (:class:`StreamReader`), and go back out
 the same ways (``numpy.asarray(t)``, ``__dlpack__``, ``__hurray__``, :func:`save`,
 :class:`StreamWriter`, pickle protocol 5).
@@ -79,6 +81,11 @@ from hurray._native import (
     zeros_like,
 )
 from hurray._interop import asarray, from_dlpack, from_hurray, from_scipy, from_torch, save
+
+# Allocators of 64-byte-aligned NumPy arrays (ARCHITECTURE decision 5: what
+# from_numpy wraps without copying); additions to the reference API, so not in
+# __all__ (which lists the reference's names exactly).
+from hurray._interop import empty_aligned, zeros_aligned
 from hurray._printing import (
     PrintOptionsCtx,
     get_print_options,

@@ -13,9 +13,12 @@ user code:
 
 What travels: a header with the encoded descriptor, the device id and whether the
 tensor is writable; one frame per buffer, viewing the tensor's memory (no copy on
-the sending side). The receiving side wraps the frames (no copy), except that a
-writable tensor whose frame arrives read-only is copied once, as Dask does for
-NumPy arrays; a read-only tensor stays read-only.
+the sending side). The receiving side wraps the frames (no copy) when they are
+64-byte aligned, except that a writable tensor whose frame arrives read-only is
+copied once, as Dask does for NumPy arrays; a read-only tensor stays read-only. A
+frame below 64-byte alignment is copied once (ARCHITECTURE decision 5): over TCP
+``distributed`` reads each large frame into its own ``numpy.empty`` buffer, which
+is 16-byte aligned, so a large tensor received over TCP is copied once.
 """
 
 from __future__ import annotations
@@ -65,8 +68,9 @@ def serialize(t: "_native.Tensor", context: Any = None) -> tuple[dict, list]:
 
 
 def deserialize(header: dict, frames: list) -> "_native.Tensor":
-    """Dask ``distributed`` deserializer: wraps the frames without copying (a
-    writable tensor's read-only frame is copied; see the module doc)."""
+    """Dask ``distributed`` deserializer: wraps the frames without copying when
+    64-byte aligned (a frame below that, and a writable tensor's read-only frame,
+    is copied once; see the module doc)."""
     return _native._rebuild(
         header["descriptor"], list(frames), header["device_id"], not header["writeable"]
     )

@@ -8,20 +8,115 @@ from typing import Any, Optional
 from hurray import _native
 from hurray._glue import INTEROP_NAMES, ML_DTYPES_NAMES, import_optional, ml_dtype
 
-__all__ = ["asarray", "from_dlpack", "from_hurray", "from_torch", "from_scipy", "save"]
+__all__ = [
+    "asarray",
+    "empty_aligned",
+    "from_dlpack",
+    "from_hurray",
+    "from_torch",
+    "from_scipy",
+    "save",
+    "zeros_aligned",
+]
+
+#: The alignment, in bytes, every non-empty buffer a Python constructor makes
+#: declares (``descriptor.md`` §6.1) and its memory has (ARCHITECTURE decision 5).
+ALIGNMENT = 64
+
+
+def _shape_tuple(shape: Any) -> tuple:
+    try:
+        return (int(shape),)
+    except TypeError:
+        return tuple(int(n) for n in shape)
+
+
+def _numpy_dtype(dtype: Any) -> Any:
+    """A NumPy dtype for ``dtype``: anything ``numpy.dtype`` takes, or a
+    :class:`hurray.Dtype` (its ``ml_dtypes`` dtype for ``bfloat16``, float8, ...)."""
+    import numpy as np
+
+    if isinstance(dtype, _native.Dtype):
+        if dtype.name in ML_DTYPES_NAMES:
+            dt = ml_dtype(dtype.name)
+            if dt is None:
+                raise _native.UnsupportedError(
+                    f"a NumPy array of {dtype.name} needs ml_dtypes (pip install ml_dtypes)"
+                )
+            return dt
+        if dtype.name not in INTEROP_NAMES:
+            raise _native.UnsupportedError(f"NumPy has no dtype for {dtype.name}")
+        return np.dtype(dtype.name)
+    return np.dtype(dtype)
+
+
+def empty_aligned(shape: Any, dtype: Any = float, *, order: str = "C") -> Any:
+    """A new, uninitialised ``numpy.ndarray`` whose data starts at an address that
+    is a multiple of 64 bytes, like ``numpy.empty(shape, dtype, order)`` otherwise.
+
+    :func:`hurray.from_numpy` (and ``from_dlpack``, ``asarray``, ``sparse_coo``,
+    ``from_scipy``) wrap such an array without copying; NumPy's own allocations are
+    only 16-byte aligned, which those functions copy once (or, with
+    ``copy=False``, refuse) because a tensor's buffer declares 64-byte alignment
+    (ARCHITECTURE decision 5). Views that start elsewhere (``a[1:]``) are not
+    aligned any more. ``shape`` is an int or a sequence of ints (``()`` for 0-d);
+    ``dtype`` anything ``numpy.dtype`` accepts or a :class:`hurray.Dtype`
+    (``hurray.bfloat16`` and the other ``ml_dtypes`` types need ``ml_dtypes``);
+    ``order`` ``"C"`` or ``"F"``. The array owns a block of ``nbytes + 64`` bytes
+    (its ``.base``).
+
+    Raises:
+        ImportError: NumPy is not installed.
+        TypeError: ``dtype`` is not a dtype.
+        ValueError: a negative dimension, or ``order`` not ``"C"``/``"F"``.
+        hurray.UnsupportedError: a :class:`hurray.Dtype` NumPy has no dtype for.
+    """
+    return _aligned(shape, dtype, order, zero=False)
+
+
+def zeros_aligned(shape: Any, dtype: Any = float, *, order: str = "C") -> Any:
+    """:func:`empty_aligned`, filled with zeros (like ``numpy.zeros``: fresh zero
+    pages from the OS for large arrays, no write pass).
+
+    Raises: as :func:`empty_aligned`.
+    """
+    return _aligned(shape, dtype, order, zero=True)
+
+
+def _aligned(shape: Any, dtype: Any, order: str, *, zero: bool) -> Any:
+    import numpy as np
+
+    if order not in ("C", "F"):
+        raise ValueError(f"order must be 'C' or 'F', not {order!r}")
+    dt = _numpy_dtype(dtype)
+    shape = _shape_tuple(shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    count = 1
+    for n in shape:
+        count *= n
+    nbytes = count * dt.itemsize
+    raw = (np.zeros if zero else np.empty)(nbytes + ALIGNMENT, dtype=np.uint8)
+    start = -raw.__array_interface__["data"][0] % ALIGNMENT
+    # Not a slice of raw: NumPy points an empty slice at its base's start.
+    return np.ndarray(shape, dtype=dt, buffer=raw, offset=start, order=order)
 
 
 def from_dlpack(x: Any, *, device: Any = None, copy: Optional[bool] = None) -> "_native.Tensor":
     """Wrap any DLPack producer (a NumPy array, a PyTorch CPU tensor, a JAX CPU
-    array, a :class:`hurray.Tensor`) without copying.
+    array, a :class:`hurray.Tensor`) without copying when its data is 64-byte
+    aligned.
 
     ``numpy.from_dlpack(x)`` negotiates the capsule version, device and stream;
     the resulting array is wrapped with :func:`hurray.from_numpy` and kept alive by
     the tensor. What NumPy cannot import (``bfloat16``, float8 and ``bool``
     DLPack tensors, e.g. a JAX ``bfloat16`` array) is imported from the producer's
     capsule directly: zero-copy (the tensor calls the producer's deleter when its
-    last view goes), except ``bool``, which is packed (a copy). ``device`` and
-    ``copy`` are accepted for Array API compatibility and ignored.
+    last view goes), except ``bool``, which is packed (a copy). ``copy`` follows
+    the Array API and :func:`hurray.from_numpy`: ``None`` wraps memory that meets
+    the buffer's declared 64-byte alignment and copies other memory once into
+    aligned memory; ``False`` never copies (raises instead); ``True`` always
+    copies. ``device`` is accepted for Array API compatibility and ignored.
 
     Raises:
         ImportError: NumPy is not installed.
@@ -30,6 +125,8 @@ def from_dlpack(x: Any, *, device: Any = None, copy: Optional[bool] = None) -> "
         hurray.UnsupportedError: the result is neither C- nor Fortran-contiguous
             (and not importable directly: negative strides), not on the CPU, or its
             type has no hurray element type.
+        hurray.CopyRequiredError: ``copy=False`` but the data is not 64-byte
+            aligned, or is ``bool`` (packing is a copy).
     """
     import numpy as np
 
@@ -45,20 +142,23 @@ def from_dlpack(x: Any, *, device: Any = None, copy: Optional[bool] = None) -> "
         except TypeError:
             capsule = x.__dlpack__()
         try:
-            return _native._from_dlpack_capsule(capsule)
+            return _native._from_dlpack_capsule(capsule, copy)
         except _native.UnsupportedError:
             raise e from None
-    return _native.from_numpy(arr)
+    return _native.from_numpy(arr, copy=copy)
 
 
-def from_torch(tensor: Any) -> "_native.Tensor":
-    """Wrap a PyTorch CPU tensor without copying (through DLPack, see :func:`from_dlpack`).
+def from_torch(tensor: Any, *, copy: Optional[bool] = None) -> "_native.Tensor":
+    """Wrap a PyTorch CPU tensor without copying (through DLPack, see
+    :func:`from_dlpack`, which also says what ``copy`` does: PyTorch's own CPU
+    allocations are 64-byte aligned, a view at an offset may not be).
 
     Raises:
         ImportError: PyTorch is not installed (checked first).
+        hurray.CopyRequiredError: ``copy=False`` but a copy is needed.
     """
     import_optional("torch", "torch")
-    return from_dlpack(tensor)
+    return from_dlpack(tensor, copy=copy)
 
 
 def asarray(
@@ -73,8 +173,11 @@ def asarray(
     A :class:`hurray.Tensor` with no other ``dtype`` is shared (zero-copy; a
     ``bool`` or sub-byte tensor is repacked from its unpacked NumPy copy);
     anything else goes through ``numpy.asarray`` (lists get NumPy's default
-    int64/float64). ``copy=True`` always copies; ``copy=False`` raises when a copy
-    is needed. ``device`` is ignored. ``dtype`` may be ``bfloat16``, a float8,
+    int64/float64). ``copy=True`` always copies (once, into 64-byte-aligned
+    memory, when NumPy needs no conversion); ``copy=False`` raises when a copy is
+    needed, including when the array's data is not 64-byte aligned (see
+    :func:`hurray.from_numpy`); ``copy=None`` copies such an array once. ``device``
+    is ignored. ``dtype`` may be ``bfloat16``, a float8,
     float6 or float4 type or a 4- or 2-bit integer when ``ml_dtypes`` is installed.
 
     Raises:
@@ -97,31 +200,31 @@ def asarray(
     if isinstance(obj, _native.Tensor) and (dtype is None or dtype == obj.dtype):
         if copy is True:
             # Through __array__: bool and sub-byte tensors come back unpacked, and
-            # from_numpy packs them again.
-            return _native.from_numpy(np.array(obj, copy=True))
+            # from_numpy packs them again (or copies the view once).
+            return _native.from_numpy(np.asarray(obj), copy=True)
         if obj.dtype.name in INTEROP_NAMES and obj.dtype.name not in ("bool", "bfloat16"):
             return from_dlpack(obj)
         return _native.from_numpy(np.asarray(obj))
     np_dtype = None
     if dtype is not None:
         np_dtype = ml_dtype(dtype.name) if dtype.name in ML_DTYPES_NAMES else np.dtype(dtype.name)
-    if copy is True:
-        arr = np.array(obj, dtype=np_dtype, copy=True)
-    elif copy is False:
+    if copy is False:
         try:
             arr = np.asarray(obj, dtype=np_dtype, copy=False)
         except ValueError as e:
             raise _native.CopyRequiredError(str(e)) from e
     else:
         arr = np.asarray(obj, dtype=np_dtype)
-    return _native.from_numpy(arr)
+    # copy=True: from_numpy copies into aligned memory (no NumPy copy first).
+    return _native.from_numpy(arr, copy=copy)
 
 
-def from_scipy(matrix: Any) -> "_native.Tensor":
+def from_scipy(matrix: Any, *, copy: Optional[bool] = None) -> "_native.Tensor":
     """Wrap a SciPy CSR or CSC matrix/array without copying its three arrays
     (all three are kept alive by the tensor). Index arrays must be uint64 (SciPy
     normalises index dtypes on construction: assign uint64 arrays to
-    ``.indices``/``.indptr`` afterwards).
+    ``.indices``/``.indptr`` afterwards). An array whose data is not 64-byte
+    aligned is copied once; ``copy`` as in :func:`hurray.from_numpy`.
 
     Raises:
         ImportError: SciPy is not installed.
@@ -132,6 +235,8 @@ def from_scipy(matrix: Any) -> "_native.Tensor":
             a CSR/CSC content rule (a pointer not starting at 0, decreasing or not
             ending at nnz; an index out of range or not increasing in its row or
             column), which SciPy does not check after construction.
+        hurray.CopyRequiredError: ``copy=False`` and an array is not 64-byte
+            aligned.
     """
     import_optional("scipy.sparse", "scipy")
     fmt = matrix.format
@@ -142,7 +247,9 @@ def from_scipy(matrix: Any) -> "_native.Tensor":
         )
     if fmt not in ("csr", "csc"):
         raise _native.UnsupportedError(f"from_scipy supports csr and csc, not {fmt!r}")
-    return _native._compressed(fmt, matrix.shape, matrix.data, matrix.indices, matrix.indptr)
+    return _native._compressed(
+        fmt, matrix.shape, matrix.data, matrix.indices, matrix.indptr, copy
+    )
 
 
 def from_hurray(obj: Any) -> "_native.Tensor":
@@ -169,11 +276,14 @@ def from_hurray(obj: Any) -> "_native.Tensor":
 
 
 def _to_tensor(value: Any) -> Any:
-    """A value of ``save``'s mapping as a tensor: a :class:`hurray.Tensor` as it is;
-    a NumPy array (or anything with ``__array_interface__``) wrapped zero-copy when
-    C- or Fortran-contiguous, else copied to C order; a DLPack producer wrapped
-    zero-copy (strided producers imported with their strides); anything else as it
-    is (``_native.save`` names its type in the error)."""
+    """A value of ``save``'s mapping as ``_native.save`` takes it: a
+    :class:`hurray.Tensor` as it is; a NumPy array (or anything with
+    ``__array_interface__``) as a NumPy array, C- or Fortran-contiguous (else
+    copied to C order), whose bytes the writer reads as they are (no aligned copy:
+    whatever their alignment, the file places them itself); a DLPack producer
+    through ``numpy.from_dlpack`` likewise, or wrapped as a tensor when NumPy
+    cannot import it; anything else as it is (``_native.save`` names its type in
+    the error)."""
     if isinstance(value, _native.Tensor):
         return value
     arr = None
@@ -194,7 +304,7 @@ def _to_tensor(value: Any) -> Any:
     flags = arr.flags
     if not (flags.c_contiguous or flags.f_contiguous):
         arr = np.ascontiguousarray(arr)
-    return _native.from_numpy(arr)
+    return arr
 
 
 def save(
@@ -214,10 +324,11 @@ def save(
     ``durable`` it is fsync-ed).
 
     Values may be :class:`hurray.Tensor`, NumPy arrays (``ml_dtypes`` ones
-    included) and anything with ``__dlpack__`` (a PyTorch or JAX CPU tensor). They
-    are wrapped without copying; a Fortran-ordered array (``a.T``) is written
-    column-major, a strided view (``a[:, ::2]``) is copied to C order first. The
-    GIL is released while writing.
+    included) and anything with ``__dlpack__`` (a PyTorch or JAX CPU tensor). Their
+    bytes are written from where they are, without copying (not even an array
+    that is not 64-byte aligned: no tensor is made over it); a Fortran-ordered
+    array (``a.T``) is written column-major, a strided view (``a[:, ::2]``) is
+    copied to C order first. The GIL is released while writing.
 
     Raises:
         TypeError: ``tensors`` is not a mapping, a name is not a ``str``.
@@ -237,5 +348,14 @@ def save(
     )
 
 
-for _f in (from_dlpack, from_hurray, from_torch, asarray, from_scipy, save):
+for _f in (
+    from_dlpack,
+    from_hurray,
+    from_torch,
+    asarray,
+    from_scipy,
+    save,
+    empty_aligned,
+    zeros_aligned,
+):
     _f.__module__ = "hurray"

@@ -229,7 +229,7 @@ def _write_part(block: np.ndarray, part: str) -> str:
     import hurray
 
     # Scratch: the composite written from it is what must survive.
-    hurray.save(part, {"m": hurray.from_numpy(np.ascontiguousarray(block))}, durable=False)
+    hurray.save(part, {"m": np.ascontiguousarray(block)}, durable=False)
     return part
 
 
@@ -267,7 +267,7 @@ def _assemble_one(path: str, name: str, raw: str, shape: tuple, dtype: str, done
 
     try:
         mm = np.memmap(raw, dtype=np.dtype(dtype), mode="r", shape=shape)
-        hurray.save(path, {name: hurray.from_numpy(mm)}, durable=durable)
+        hurray.save(path, {name: mm}, durable=durable)
         del mm
     finally:
         os.unlink(raw)
@@ -282,7 +282,7 @@ def _save_small(value: np.ndarray, path: str, name: str, durable: bool) -> str:
     value = np.asarray(value)  # np.ascontiguousarray would make a 0-d array 1-d
     if not value.flags.c_contiguous:
         value = value.copy(order="C")
-    hurray.save(path, {name: hurray.from_numpy(value)}, durable=durable)
+    hurray.save(path, {name: value}, durable=durable)
     return path
 
 
