@@ -12,7 +12,7 @@
 
 use crate::drive::{self, Wrote};
 use crate::error::{NetError, Result};
-use crate::store::{Reservation, Store};
+use crate::store::{CommitError, Reservation, Store};
 use crate::wire::{code, ErrorCode, Message};
 use hurray_io::file::WriteOptions;
 use hurray_io::{FileReader, FileWriter, Item};
@@ -528,6 +528,19 @@ fn on_event(
             key,
             total_data_bytes,
         } => {
+            if key.is_empty() || key.len() > hurray_io::file::MAX_NAME_LEN {
+                // The key becomes a tensor name when the store is persisted.
+                p.reject(
+                    stream_id,
+                    ProtoError::invalid(format!(
+                        "PUT key of {} bytes: a key must be 1 to {} bytes (it names a \
+                         tensor of a .hrry file)",
+                        key.len(),
+                        hurray_io::file::MAX_NAME_LEN
+                    )),
+                );
+                return;
+            }
             let refused = if total_data_bytes > sh.cfg.max_put_bytes {
                 Some(format!(
                     "PUT {key:?} of {total_data_bytes} bytes exceeds the per-PUT limit {}",
@@ -556,16 +569,18 @@ fn on_event(
             item,
         } => {
             let stored = match puts.remove(&stream_id) {
-                Some(r) => sh.store.commit(r, key, item).is_ok(),
-                None => false,
+                Some(r) => sh.store.commit(r, key, item),
+                None => Err(CommitError::Full),
             };
-            if stored {
-                let _ = p.put_ack(stream_id);
-            } else {
-                p.reject(
+            match stored {
+                Ok(()) => {
+                    let _ = p.put_ack(stream_id);
+                }
+                Err(CommitError::Full) => p.reject(
                     stream_id,
                     ProtoError::new(code::STORE_FULL, "the store cannot hold the complete item"),
-                );
+                ),
+                Err(CommitError::NameClash(m)) => p.reject(stream_id, ProtoError::invalid(m)),
             }
         }
         ServerEvent::StreamClosed { stream_id, .. } => {

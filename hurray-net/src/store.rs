@@ -7,7 +7,13 @@
 //! [`STORE_FULL`](crate::wire::code::STORE_FULL) and closes the stream). A PUT
 //! under a key that is already stored replaces it once the new tensor is complete;
 //! until then both count. So the store's bytes never exceed the cap.
+//!
+//! Keys are the names the items get when the store is persisted to a `.hrry`
+//! (`--persist`): a composite under key `k` names its tensors `k`, `k/0`, `k/1`,
+//! ... (hurray-io's `member_names`). A PUT whose names would collide with another
+//! key's is refused when it completes, so persisting never meets a duplicate name.
 
+use hurray_io::file::encoder::member_names;
 use hurray_io::Item;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -27,6 +33,8 @@ pub fn item_cost(item: &Item) -> u64 {
 #[derive(Debug, Default)]
 struct Inner {
     items: BTreeMap<String, (Item, u64)>,
+    /// Every file name the stored items occupy, to the key that occupies it.
+    names: BTreeMap<String, String>,
     stored: u64,
     reserved: u64,
 }
@@ -108,24 +116,70 @@ impl Store {
     /// reservation grows to the item's real cost ([`item_cost`]) first and its bytes
     /// become the stored item's.
     ///
-    /// Errors: the item (given back) when growing the reservation would pass the cap;
-    /// nothing is stored and the reservation is released.
-    #[allow(clippy::result_large_err)]
-    pub fn commit(&self, mut r: Reservation, key: String, item: Item) -> Result<(), Item> {
+    /// Errors: [`CommitError::Full`] when growing the reservation would pass the
+    /// cap; [`CommitError::NameClash`] when one of the names the item would have in
+    /// a persisted file is another key's (a plain key `a/0` and the first member of
+    /// a composite under `a`). Nothing is stored then and the reservation is
+    /// released.
+    pub fn commit(&self, mut r: Reservation, key: String, item: Item) -> Result<(), CommitError> {
+        let names = match &item {
+            Item::Tensor(_) => vec![key.clone()],
+            Item::Composite(c) => member_names(&key, c),
+        };
+        {
+            let g = self.lock();
+            if let Some((name, owner)) = names
+                .iter()
+                .find_map(|n| g.names.get(n).filter(|o| **o != key).map(|o| (n, o)))
+            {
+                return Err(CommitError::NameClash(format!(
+                    "PUT {key:?} would name a tensor {name:?}, which the item under key \
+                     {owner:?} already names (composite members are named KEY/0, KEY/1, ...)"
+                )));
+            }
+        }
         let cost = item_cost(&item);
         if cost > r.bytes && !r.grow(cost - r.bytes) {
-            return Err(item);
+            return Err(CommitError::Full);
         }
         let mut g = self.lock();
+        // Checked again under this lock: another PUT may have completed meanwhile.
+        if let Some(name) = names
+            .iter()
+            .find(|n| g.names.get(*n).is_some_and(|o| *o != key))
+        {
+            return Err(CommitError::NameClash(format!(
+                "PUT {key:?} would name a tensor {name:?}, which another key already names"
+            )));
+        }
         // The whole reservation is released (a larger one gives the rest back).
         g.reserved -= r.bytes;
         r.bytes = 0;
         g.stored += cost;
-        if let Some((_, old)) = g.items.insert(key, (item, cost)) {
+        if let Some((old_item, old)) = g.items.insert(key.clone(), (item, cost)) {
             g.stored -= old;
+            let old_names = match &old_item {
+                Item::Tensor(_) => vec![key.clone()],
+                Item::Composite(c) => member_names(&key, c),
+            };
+            for n in old_names {
+                g.names.remove(&n);
+            }
+        }
+        for n in names {
+            g.names.insert(n, key.clone());
         }
         Ok(())
     }
+}
+
+/// Why [`Store::commit`] refused an item.
+#[derive(Debug)]
+pub enum CommitError {
+    /// The item does not fit under the cap.
+    Full,
+    /// One of the item's file names is another key's (the message says which).
+    NameClash(String),
 }
 
 impl Reservation {

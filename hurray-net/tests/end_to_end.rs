@@ -311,3 +311,63 @@ async fn shutdown_lets_transfers_finish_then_aborts_stalled_ones() {
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
     drop(stalled);
 }
+
+/// Keys that could not be tensor names of the persisted file (empty, over 65,535
+/// bytes) and keys whose names collide with a stored composite's members (`p/0`
+/// beside a composite under `p`) are refused when they are put, so `--persist`
+/// writes every accepted item instead of failing on one and losing them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_that_cannot_be_persisted_are_refused_at_put_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.hrry");
+    write_file(&path, &[]);
+    let out = dir.path().join("persist.hrry");
+    let server = serve(
+        &[&path],
+        ServerConfig {
+            persist: Some(out.clone()),
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    let items = file_items();
+    let (_, dense) = items.iter().find(|(n, _)| n == "layer.0.weight").unwrap();
+    let (_, part) = items.iter().find(|(n, _)| n == "partition").unwrap();
+    let mut c = Client::connect(server.local_addr(), ClientOptions::default())
+        .await
+        .unwrap();
+    c.put("good", dense).await.unwrap();
+    c.put("p", part).await.unwrap();
+    let long = "k".repeat(70_000);
+    for bad in ["", long.as_str(), "p/0", "p"] {
+        let e = if bad == "p" {
+            // Replacing a composite by a tensor under the same key is allowed.
+            c.put(bad, dense).await.unwrap();
+            c.put(bad, part).await.unwrap();
+            continue;
+        } else {
+            c.put(bad, dense).await.unwrap_err()
+        };
+        assert_eq!(
+            e.code(),
+            Some(hurray_net::wire::ErrorCode::InvalidMessage),
+            "key of {} bytes: {e}",
+            bad.len()
+        );
+    }
+    // A composite whose members would be named like an existing key is refused too.
+    let e = c.put("good", part).await;
+    assert!(
+        e.is_ok(),
+        "replacing a tensor by a composite under its own key: {e:?}"
+    );
+    c.put("x/1", dense).await.unwrap();
+    let e = c.put("x", part).await.unwrap_err();
+    assert!(e.to_string().contains("x/1"), "{e}");
+    let r = server.shutdown().await.unwrap();
+    assert_eq!(r.persisted, 3, "good, p and x/1");
+    let back = FileReader::open(&out).unwrap();
+    assert_eq!(&back.item("p").unwrap().unwrap(), part);
+    assert_eq!(&back.item("good").unwrap().unwrap(), part);
+    assert_eq!(&back.item("x/1").unwrap().unwrap(), dense);
+}
