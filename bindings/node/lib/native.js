@@ -11,7 +11,8 @@ try {
 } catch (e) {
   const err = new Error(
     `hurray: cannot load the native addon ${file} (${e.message}); ` +
-      'build it with `cargo xtask node build` from the repository root',
+      'an installed package ships it (reinstall the package: npm install hurray); in a ' +
+      'checkout of the repository, build it with `cargo xtask node build`',
   );
   err.code = 'ERR_HURRAY_ADDON';
   err.cause = e;

@@ -18,7 +18,15 @@ reference releases the memory exactly once, from any thread.
 
 from __future__ import annotations
 
-from hurray import _native
+try:
+    from hurray import _native
+except ImportError as _e:  # the compiled extension is missing or does not load
+    raise ImportError(
+        "hurray: the native extension hurray._native could not be loaded "
+        f"({_e}); reinstall the package (pip install --force-reinstall hurray-tensors), "
+        "or in a checkout of the repository build it with `cargo xtask test --only python` "
+        "(maturin develop)"
+    ) from _e
 from hurray import _dask, _glue
 from hurray import dtype, device
 # OSError subclasses that are also hurray.FileError (errno and filename set); not
