@@ -121,7 +121,8 @@ func (s ServerInfo) ParallelStreams() bool { return s.CapabilityFlags&1 != 0 }
 // error matching both ErrCancelled and ctx.Err() (context.Canceled or
 // context.DeadlineExceeded). The Client is then dead: every later call fails with
 // ErrCancelled; Close it and Dial a new one. A call whose context is already done
-// returns ctx.Err() without touching the Client.
+// returns ctx.Err() without touching the Client. (A ctx that is done just as a
+// call completes may still cancel the Client after the call's success.)
 //
 // Errors of the server map like the library's: an unknown key matches ErrNotFound
 // (the Client stays usable), size and store limits ErrLimit, refused versions or
