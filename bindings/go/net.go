@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -121,8 +122,8 @@ func (s ServerInfo) ParallelStreams() bool { return s.CapabilityFlags&1 != 0 }
 // error matching both ErrCancelled and ctx.Err() (context.Canceled or
 // context.DeadlineExceeded). The Client is then dead: every later call fails with
 // ErrCancelled; Close it and Dial a new one. A call whose context is already done
-// returns ctx.Err() without touching the Client. (A ctx that is done just as a
-// call completes may still cancel the Client after the call's success.)
+// returns ctx.Err() without touching the Client; one done after the call returned
+// leaves the Client alone.
 //
 // Errors of the server map like the library's: an unknown key matches ErrNotFound
 // (the Client stays usable), size and store limits ErrLimit, refused versions or
@@ -208,21 +209,28 @@ func (c *Client) run(ctx context.Context, op string, f func() C.HurrayStatus) er
 	if done == nil {
 		return call(op, f)
 	}
+	// state: 0 while the call runs, 1 once it returned (the watcher then does
+	// nothing), 2 once the watcher claimed it to cancel.
+	var state atomic.Int32
 	stop := make(chan struct{})
 	exited := make(chan bool, 1)
 	p := c.ptr
 	go func() {
 		select {
 		case <-done:
-			// SAFETY of the C call: p stays live until run returns (it waits
-			// for this goroutine), and cancel may run during another call.
-			C.hurray_net_client_cancel(p)
-			exited <- true
+			if state.CompareAndSwap(0, 2) {
+				// p stays live until run returns (run waits for this
+				// goroutine), and cancel may run during another call.
+				C.hurray_net_client_cancel(p)
+				exited <- true
+				return
+			}
 		case <-stop:
-			exited <- false
 		}
+		exited <- false
 	}()
 	err := call(op, f)
+	state.CompareAndSwap(0, 1)
 	close(stop)
 	if fired := <-exited; fired && err != nil {
 		var e *Error
