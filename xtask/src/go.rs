@@ -533,13 +533,15 @@ pub fn stages() -> Vec<Stage> {
             check_test_support_tagged()
         }),
         go_stage("go test -race -tags hurray_testsupport ./... (bindings/go)", || {
-            exec(&mut go(["test", "-race", "-tags", TEST_TAG, "-count=1", "./..."]))
+            let cli = crate::util::hurray_cli()?;
+            exec(go(["test", "-race", "-tags", TEST_TAG, "-count=1", "./..."]).env("HURRAY_CLI", cli))
         }),
         // Forces a collection before every handle access, so a missing
         // runtime.KeepAlive frees a handle mid-call and fails (see ffi.go).
         go_stage("go test -tags hurray_debug,hurray_testsupport ./... (bindings/go)", || {
             let tags = format!("hurray_debug,{TEST_TAG}");
-            exec(&mut go(["test", "-tags", &tags, "-count=1", "./..."]))
+            let cli = crate::util::hurray_cli()?;
+            exec(go(["test", "-tags", &tags, "-count=1", "./..."]).env("HURRAY_CLI", cli))
         }),
     ]
 }

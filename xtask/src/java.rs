@@ -459,7 +459,11 @@ pub fn stages() -> Vec<Stage> {
         ),
         java_stage(
             "java: mvn -B -q package (JUnit suite, then the jar) in bindings/java",
-            || exec(&mut mvn(["package"])).map_err(|e| format!("`mvn package`: {e}").into()),
+            || {
+                let cli = crate::util::hurray_cli()?;
+                exec(mvn(["package"]).env("HURRAY_CLI", cli))
+                    .map_err(|e| format!("`mvn package`: {e}").into())
+            },
         ),
         java_stage(
             "java: a fresh JVM loads the native library from the jar, and from -Dhurray.native.path (java -cp hurray.jar dev.hurray.Hurray)",
