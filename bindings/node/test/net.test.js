@@ -152,7 +152,10 @@ test('get returns the stored tensor; serverInfo; put then get', { skip }, async 
     const x = new Float64Array(hurray.alloc(4 * 8));
     x.set([1.5, -2, 0.25, 8]);
     const xt = hurray.Tensor.fromBuffer(x, 'float64', [2, 2]);
-    await c.put('fresh', xt);
+    const putting = c.put('fresh', xt);
+    // The tensor is borrowed until the put settles.
+    assert.throws(() => xt.close(), /in use by a pending writeTensorAsync or Client.put/);
+    await putting;
     const got = await c.get('fresh');
     assert.deepEqual(Array.from(got.array('float64')), [1.5, -2, 0.25, 8]);
     assert.deepEqual(got.shape, [2, 2]);
