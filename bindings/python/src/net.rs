@@ -255,9 +255,9 @@ impl Client {
     ///
     /// Raises:
     ///     hurray.StreamError: the server refused it (``STORE_FULL``, size limits;
-    ///         ``net_code`` set), a closed client.
+    ///         ``net_code`` set), a device tensor (only host memory travels), a
+    ///         closed client.
     ///     hurray.FileError: I/O, a timeout.
-    ///     hurray.BufferError: a device tensor (only host memory travels).
     ///     KeyboardInterrupt: Ctrl-C during the transfer (the client is closed).
     fn put(&self, py: Python<'_>, key: &str, tensor: PyRef<'_, Tensor>) -> PyResult<()> {
         let c = self.native()?;
