@@ -264,3 +264,19 @@ def test_close_from_another_thread_cancels_a_call(served):
     finally:
         proxy.close()
     check_healthy(served.addr)
+
+
+def test_a_composite_is_unsupported_and_its_members_are_served(tmp_path):
+    path = tmp_path / "part.hrry"
+    halves = [hurray.from_numpy(np.array([1, 2], dtype=np.int32)),
+              hurray.from_numpy(np.array([3, 4], dtype=np.int32))]
+    hurray._native._save_partition(path, "p", [4], halves, [[0], [2]])
+    del halves
+    server = Server(path)
+    try:
+        with hurray.connect(server.addr) as c:
+            with pytest.raises(hurray.UnsupportedError, match="composite of 2 members"):
+                c.get("p")
+            assert np.asarray(c.get("p/1")).tolist() == [3, 4]  # a member by its own key
+    finally:
+        server.stop()
