@@ -16,11 +16,11 @@ import (
 	"time"
 )
 
-// hurrayCLI finds the `hurray` program: $HURRAY_CLI, else the workspace's
+// hurrayCLI finds the `hurray` program: $HURRAY_BIN, else the workspace's
 // newer of its target/release and target/debug builds (`cargo build -p hurray-cli`).
 func hurrayCLI(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv("HURRAY_CLI"); p != "" {
+	if p := os.Getenv("HURRAY_BIN"); p != "" {
 		return p
 	}
 	best, bestTime := "", time.Time{}
@@ -33,7 +33,7 @@ func hurrayCLI(t testing.TB) string {
 		abs, _ := filepath.Abs(best)
 		return abs
 	}
-	const msg = "no hurray program: set HURRAY_CLI or run `cargo build -p hurray-cli`"
+	const msg = "no hurray program: set HURRAY_BIN or run `cargo build -p hurray-cli`"
 	if ci := os.Getenv("CI"); ci != "" && ci != "0" && ci != "false" {
 		t.Fatal(msg + " (under CI these tests must run)")
 	}

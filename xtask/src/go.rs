@@ -534,14 +534,14 @@ pub fn stages() -> Vec<Stage> {
         }),
         go_stage("go test -race -tags hurray_testsupport ./... (bindings/go)", || {
             let cli = crate::util::hurray_cli()?;
-            exec(go(["test", "-race", "-tags", TEST_TAG, "-count=1", "./..."]).env("HURRAY_CLI", cli))
+            exec(go(["test", "-race", "-tags", TEST_TAG, "-count=1", "./..."]).env("HURRAY_BIN", cli))
         }),
         // Forces a collection before every handle access, so a missing
         // runtime.KeepAlive frees a handle mid-call and fails (see ffi.go).
         go_stage("go test -tags hurray_debug,hurray_testsupport ./... (bindings/go)", || {
             let tags = format!("hurray_debug,{TEST_TAG}");
             let cli = crate::util::hurray_cli()?;
-            exec(go(["test", "-tags", &tags, "-count=1", "./..."]).env("HURRAY_CLI", cli))
+            exec(go(["test", "-tags", &tags, "-count=1", "./..."]).env("HURRAY_BIN", cli))
         }),
     ]
 }

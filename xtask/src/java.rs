@@ -461,7 +461,7 @@ pub fn stages() -> Vec<Stage> {
             "java: mvn -B -q package (JUnit suite, then the jar) in bindings/java",
             || {
                 let cli = crate::util::hurray_cli()?;
-                exec(mvn(["package"]).env("HURRAY_CLI", cli))
+                exec(mvn(["package"]).env("HURRAY_BIN", cli))
                     .map_err(|e| format!("`mvn package`: {e}").into())
             },
         ),

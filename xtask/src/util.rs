@@ -103,17 +103,3 @@ pub fn display(cmd: &Command) -> String {
 pub fn under_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
 }
-
-/// Builds the `hurray` CLI (debug; cached after `cargo test --workspace`) and returns
-/// its path, for the binding tests that start `hurray serve` (they read it from
-/// `$HURRAY_CLI`).
-pub fn hurray_cli() -> Result<PathBuf> {
-    exec(&mut cargo(["build", "-q", "-p", "hurray-cli"]))
-        .map_err(|e| format!("`cargo build -p hurray-cli` failed: {e}"))?;
-    let p = workspace_root().join("target/debug/hurray");
-    if p.is_file() {
-        Ok(p)
-    } else {
-        Err(format!("{} is missing after the build", p.display()).into())
-    }
-}

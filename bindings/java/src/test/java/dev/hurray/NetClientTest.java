@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The network client against {@code hurray serve} (found at {@code $HURRAY_CLI} or
+ * The network client against {@code hurray serve} (found at {@code $HURRAY_BIN} or
  * the newer of the workspace's target/release and target/debug builds; the tests
  * are skipped without one).
  */
@@ -54,7 +54,7 @@ class NetClientTest extends LeakChecked {
     }
 
     private static Path cli() {
-        String env = System.getenv("HURRAY_CLI");
+        String env = System.getenv("HURRAY_BIN");
         if (env != null && !env.isEmpty()) {
             return Path.of(env);
         }
@@ -74,9 +74,9 @@ class NetClientTest extends LeakChecked {
         }
         String ci = System.getenv("CI");
         if (best == null && ci != null && !ci.isEmpty() && !ci.equals("0") && !ci.equals("false")) {
-            throw new AssertionError("no hurray program: set HURRAY_CLI (under CI these tests must run)");
+            throw new AssertionError("no hurray program: set HURRAY_BIN (under CI these tests must run)");
         }
-        Assumptions.assumeTrue(best != null, "no hurray program: set HURRAY_CLI");
+        Assumptions.assumeTrue(best != null, "no hurray program: set HURRAY_BIN");
         return best.toAbsolutePath();
     }
 
