@@ -15,6 +15,7 @@ mod header;
 mod hostile;
 mod java;
 mod matrix;
+mod matrix_net;
 mod names;
 mod node;
 mod outcome;
