@@ -399,21 +399,23 @@ pub fn run(langs: &[Lang], skipped: &[String]) -> Result<Vec<String>> {
     }
 
     print!("\n{}", net_table(&rows, &cells));
-    let mut na: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // Why cells are n/a, once per reason: the languages and the cases.
+    let mut na: BTreeMap<String, (Vec<String>, Vec<String>)> = BTreeMap::new();
     for c in &cells {
         if let Status::Na(why) = &c.status {
-            let e = na
-                .entry(format!("{} {}: {why}", c.producer, c.consumer))
-                .or_default();
-            if !e.contains(&c.case) {
-                e.push(c.case.clone());
+            let e = na.entry(why.clone()).or_default();
+            if !e.0.contains(&c.producer) {
+                e.0.push(c.producer.clone());
+            }
+            if !e.1.contains(&c.case) {
+                e.1.push(c.case.clone());
             }
         }
     }
     if !na.is_empty() {
         println!("n/a:");
-        for (why, cs) in na {
-            println!("  {why} ({})", cs.join(", "));
+        for (why, (ls, cs)) in na {
+            println!("  {}: {why} ({})", ls.join(","), cs.join(", "));
         }
     }
     println!("  (kv lines are left out of the net cases: file-level KV metadata is not an item)");
