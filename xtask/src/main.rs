@@ -5,6 +5,7 @@
 
 mod amplification;
 mod bench;
+mod bench_net;
 mod c_tests;
 mod codegen;
 mod demo;

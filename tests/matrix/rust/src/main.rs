@@ -13,6 +13,7 @@
 //! hurray-matrix net-get ADDR CASES OUT    GET every case's items (`CASE:NAME`) into OUT
 //! hurray-matrix net-put ADDR CASES DIR    PUT every item of DIR's cases as `CASE:NAME`
 //! hurray-matrix net-views ADDR FILE       the demo's network step (`views` over GET)
+//! hurray-matrix net-bench ADDR KEY        one timed GET: `net_get rust BYTES SECONDS`
 //! hurray-matrix net-combine CASES DIR OUT the served file: DIR's items as `CASE:NAME`
 //! hurray-matrix net-compare CASES SRC OTHER LABEL  items of SRC against OTHER, byte for byte
 //! ```
@@ -99,6 +100,7 @@ fn main() -> ExitCode {
             load(cases).and_then(|c| net::put(addr, &c, Path::new(dir)))
         }
         ["net-views", addr, file] => net::views(addr, Path::new(file)),
+        ["net-bench", addr, key] => net::bench(addr, key),
         ["net-combine", cases, dir, out] => {
             load(cases).and_then(|c| net::combine(&c, Path::new(dir), Path::new(out)))
         }
@@ -112,7 +114,7 @@ fn main() -> ExitCode {
             "usage: hurray-matrix produce CASES OUT | consume CASES DIR... | \
                   locate FILE OFFSET... | views FILE | hostile-corpus OUT | hostile DIR | \
                   metadata FILE | amplification-files DIR | names | net-get ADDR CASES OUT | \
-                  net-put ADDR CASES DIR | net-views ADDR FILE | net-combine CASES DIR OUT | \
+                  net-put ADDR CASES DIR | net-views ADDR FILE | net-bench ADDR KEY | net-combine CASES DIR OUT | \
                   net-compare CASES SRC OTHER LABEL"
                 .into(),
         ),

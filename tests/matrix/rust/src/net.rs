@@ -268,3 +268,21 @@ pub fn views(addr: &str, file: &Path) -> Result<(), String> {
     println!("time\t{secs:.6}");
     Ok(())
 }
+
+/// `net-bench ADDR KEY`: the Rust row of `cargo xtask bench`'s network table: connects,
+/// then times one GET of `key` (into fresh memory) and prints
+/// `net_get rust BYTES SECONDS` (the data bytes received, the GET's wall time).
+///
+/// Errors: the connect or the GET.
+pub fn bench(addr: &str, key: &str) -> Result<(), String> {
+    let mut cl = connect(addr)?;
+    let t0 = std::time::Instant::now();
+    let it = cl
+        .get(key, &GetOptions::default())
+        .map_err(|e| format!("GET {key:?}: {e}"))?;
+    let secs = t0.elapsed().as_secs_f64();
+    let mut bytes = 0u64;
+    it.for_each_tensor(&mut |t| bytes += t.data_len());
+    println!("net_get rust {bytes} {secs:.6}");
+    Ok(())
+}
