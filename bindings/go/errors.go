@@ -66,6 +66,9 @@ type Error struct {
 	// Errno is the operating system's error number when the OS reported the error
 	// (ENOENT for a missing file, EISDIR for a directory), else 0.
 	Errno syscall.Errno
+	// NetCode is the network protocol's ERROR code (streams-and-transport.md
+	// B.16) behind a network call's error, e.g. 2 for UNKNOWN_TENSOR, else 0.
+	NetCode uint32
 
 	wrapped error // a further error this one matches (ErrClosed for a closed argument)
 }
@@ -120,6 +123,7 @@ var (
 	ErrDoubleDestroy    = &Error{Status: StatusDoubleDestroy}
 	ErrState            = &Error{Status: StatusState}
 	ErrNotFound         = &Error{Status: StatusNotFound}
+	ErrCancelled        = &Error{Status: StatusCancelled} // a network call's context was done, or its Client closed
 	ErrDescriptor       = &Error{Status: StatusDescriptor}
 	ErrBufferMismatch   = &Error{Status: StatusBufferMismatch}
 	ErrInvalidSyncMode  = &Error{Status: StatusInvalidSyncMode}
@@ -129,6 +133,7 @@ var (
 	ErrLimit            = &Error{Status: StatusLimit}
 	ErrIO               = &Error{Status: StatusIO}
 	ErrFileNotFound     = &Error{Status: StatusFileNotFound}
+	ErrTimeout          = &Error{Status: StatusTimeout} // a network time limit (DialOptions) ran out
 	ErrInternalPanic    = &Error{Status: StatusInternalPanic}
 )
 

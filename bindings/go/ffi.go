@@ -86,7 +86,8 @@ func lastError(op string, status C.HurrayStatus) *Error {
 		msg = strings.TrimPrefix(C.GoString(p), Status(status).String()+": ")
 	}
 	return &Error{Status: Status(status), Message: msg, Op: op,
-		Errno: syscall.Errno(C.hurray_last_error_os_error())}
+		Errno:   syscall.Errno(C.hurray_last_error_os_error()),
+		NetCode: uint32(C.hurray_last_error_net_code())}
 }
 
 // must panics when a call that cannot fail on a live handle fails anyway (a bug in

@@ -606,10 +606,26 @@ func main() {
 		if err := metadata(args[1], len(args) == 3); err != nil {
 			fail(err)
 		}
+	case len(args) == 4 && args[0] == "net-get":
+		cases, err := parseCases(args[2])
+		if err != nil {
+			fail(err)
+		}
+		if err := netGet(args[1], cases, args[3]); err != nil {
+			fail(err)
+		}
+	case len(args) == 4 && args[0] == "net-put":
+		cases, err := parseCases(args[2])
+		if err != nil {
+			fail(err)
+		}
+		if err := netPut(args[1], cases, args[3]); err != nil {
+			fail(err)
+		}
 	case len(args) == 1 && args[0] == "names":
 		tagNames()
 	default:
-		fmt.Fprintln(os.Stderr, "usage: go-matrix produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged] | names")
+		fmt.Fprintln(os.Stderr, "usage: go-matrix produce CASES OUT | consume CASES DIR... | views FILE | net-get ADDR CASES OUT | net-put ADDR CASES DIR | hostile DIR | metadata FILE [ranged] | names")
 		os.Exit(2)
 	}
 }

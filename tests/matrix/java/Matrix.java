@@ -15,8 +15,11 @@
 
 import dev.hurray.Descriptor;
 import dev.hurray.ElementType;
+import dev.hurray.HurrayException;
 import dev.hurray.Item;
 import dev.hurray.Layout;
+import dev.hurray.NetClient;
+import dev.hurray.NotFoundException;
 import dev.hurray.StreamReader;
 import dev.hurray.StreamWriter;
 import dev.hurray.Tensor;
@@ -1010,6 +1013,114 @@ public final class Matrix {
         System.out.flush();
     }
 
+    // ---------------------------------------------------------------- network column
+
+    /** The server's key of a case's top-level item. */
+    static String netKey(Case c, String name) {
+        return c.name + ":" + name;
+    }
+
+    /** "host:port" as the client's two arguments. */
+    static NetClient dial(String addr) throws IOException {
+        int colon = addr.lastIndexOf(':');
+        return NetClient.connect(addr.substring(0, colon), Integer.parseInt(addr.substring(colon + 1)));
+    }
+
+    /**
+     * net-get: dir/CASE.hrry holding every item fetched under "CASE:NAME", in the
+     * case's order, then the case's KV metadata (which the protocol does not carry),
+     * with the producer's writer options, so the bytes can equal the producer's. A
+     * case Java cannot express, or one the server does not have, gets .na.
+     */
+    static void netGet(String addr, List<Case> cases, Path dir) throws Exception {
+        Files.createDirectories(dir);
+        int failed = 0;
+        try (NetClient client = dial(addr)) {
+            for (Case c : cases) {
+                try {
+                    netGetCase(client, c, dir);
+                } catch (Exception | Error e) {
+                    System.err.println("java net-get: case " + c.name + ": " + e);
+                    failed++;
+                }
+            }
+        }
+        if (failed > 0) {
+            System.exit(1);
+        }
+    }
+
+    static void netGetCase(NetClient client, Case c, Path dir) throws Exception {
+        String why = c.why();
+        if (why != null) {
+            Files.writeString(dir.resolve(c.name + ".hrry.na"), why + "\n");
+            return;
+        }
+        List<Item> items = new ArrayList<>();
+        try {
+            for (Spec s : c.items) {
+                try {
+                    items.add(client.getItem(netKey(c, s.name)));
+                } catch (NotFoundException e) {
+                    Files.writeString(dir.resolve(c.name + ".hrry.na"),
+                            "the server has no \"" + netKey(c, s.name) + "\": " + e.getMessage() + "\n");
+                    return;
+                }
+            }
+            try (TensorFileWriter w = TensorFileWriter.create(dir.resolve(c.name + ".hrry"), 0, false)) {
+                for (int i = 0; i < items.size(); i++) {
+                    w.write(c.items.get(i).name, items.get(i));
+                }
+                for (Map.Entry<String, Object> e : c.kv.entrySet()) {
+                    w.putMetadata(e.getKey(), e.getValue());
+                }
+                w.finish();
+            }
+        } finally {
+            items.forEach(Item::close);
+        }
+    }
+
+    /** B.16 DEVICE_UNAVAILABLE: the server refuses non-host memory. */
+    static final int DEVICE_UNAVAILABLE = 0x05;
+
+    /**
+     * net-put: every top-level item of dir/CASE.hrry under "CASE:NAME" (composites as
+     * composites). A case without a file is skipped; one the server refuses as
+     * DEVICE_UNAVAILABLE is reported n/a on stdout.
+     */
+    static void netPut(String addr, List<Case> cases, Path dir) throws Exception {
+        int failed = 0;
+        try (NetClient client = dial(addr)) {
+            for (Case c : cases) {
+                Path file = dir.resolve(c.name + ".hrry");
+                if (!Files.exists(file)) {
+                    continue;
+                }
+                try (TensorFile f = TensorFile.open(file)) {
+                    for (Spec s : c.items) {
+                        try (Item it = f.item(s.name)) {
+                            client.put(netKey(c, s.name), it);
+                        }
+                    }
+                } catch (HurrayException e) {
+                    if (e.netCode() == DEVICE_UNAVAILABLE) {
+                        System.out.println("java net-put: case " + c.name + ": n/a: " + e.getMessage());
+                        continue;
+                    }
+                    System.err.println("java net-put: case " + c.name + ": " + e);
+                    failed++;
+                } catch (Exception | Error e) {
+                    System.err.println("java net-put: case " + c.name + ": " + e);
+                    failed++;
+                }
+            }
+        }
+        if (failed > 0) {
+            System.exit(1);
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length == 3 && args[0].equals("produce")) {
             List<Case> cases = parseCases(Path.of(args[1]));
@@ -1039,10 +1150,14 @@ public final class Matrix {
         } else if ((args.length == 2 || args.length == 3 && args[2].equals("ranged"))
                 && args[0].equals("metadata")) {
             metadata(Path.of(args[1]), args.length == 3);
+        } else if (args.length == 4 && args[0].equals("net-get")) {
+            netGet(args[1], parseCases(Path.of(args[2])), Path.of(args[3]));
+        } else if (args.length == 4 && args[0].equals("net-put")) {
+            netPut(args[1], parseCases(Path.of(args[2])), Path.of(args[3]));
         } else if (args.length == 1 && args[0].equals("names")) {
             tagNames();
         } else {
-            System.err.println("usage: Matrix produce CASES OUT_DIR | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged]");
+            System.err.println("usage: Matrix produce CASES OUT_DIR | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged] | net-get ADDR CASES OUT_DIR | net-put ADDR CASES DIR");
             System.exit(2);
         }
     }

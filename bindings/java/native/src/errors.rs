@@ -16,7 +16,9 @@
 //! | format, limit | `FormatException` | `FormatException` |
 //! | other | `HurrayException` | `HurrayException` |
 //!
-//! Every one of them implements `dev.hurray.HurrayError` (status, category, errno).
+//! Every one of them implements `dev.hurray.HurrayError` (status, category, errno,
+//! and `netCode`: the network protocol's ERROR code, set here on `HurrayException`s
+//! and `HurrayIOException`s when the error came from a server).
 //! A JNI failure becomes an `IllegalStateException` (unless one is already pending),
 //! a bad argument an `IllegalArgumentException`; [`run`] is the panic boundary of
 //! every entry point.
@@ -147,6 +149,16 @@ fn exception<'l>(
             )?
         }
     };
+    // The network protocol's ERROR code (B.16), on the classes that carry it
+    // (`HurrayException` and its subclasses, `HurrayIOException` and its subclass).
+    if let Some(code) = e.net_code().filter(|&c| c != 0) {
+        if family == Family::Runtime
+            || class.ends_with("IOException")
+            || class.ends_with("IsDirectoryException")
+        {
+            env.set_field(&ex, "netCode", "I", JValue::Int(code as i32))?;
+        }
+    }
     if checked || family == Family::Runtime {
         return Ok(ex);
     }

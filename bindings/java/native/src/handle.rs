@@ -1,7 +1,7 @@
 //! Handles cross JNI as `long`s. This is the only place a Java `long` becomes a
 //! Rust reference. Every handle is a library handle (`HurrayTensor`, `HurrayItem`,
 //! `HurrayFileReader`, `HurrayFileWriter`, `HurrayStreamDecoder`,
-//! `HurrayStreamEncoder`), converted through `hurray_ffi::raw`, which checks the
+//! `HurrayStreamEncoder`, `HurrayNetClient`), converted through `hurray_ffi::raw`, which checks the
 //! handle's kind and ABI version (and, in debug builds, that it is still live); this
 //! crate keeps no state of its own behind a `long`.
 //!
@@ -20,7 +20,10 @@
 //!    is sound because every reader entry point takes only a shared borrow (`&`)
 //!    and `HurrayFileReader` is `Sync` (checked at compile time in `file.rs`), and
 //!    `TensorFile` holds a count on the handle for each call, so `close()` cannot
-//!    destroy it under a running call;
+//!    destroy it under a running call; likewise the network client: `NetClient`
+//!    lets threads call at once (`HurrayNetClient` is `Sync`, its calls serialised
+//!    inside, `cancel` allowed during a call; the entry points in `net` take shared
+//!    borrows only) and holds a count on the handle for each call;
 //! 3. hand an owned handle to a `take` exactly once, and never use it afterwards.
 //!
 //! Library handles are checked further by `hurray_ffi::raw` (kind and ABI version

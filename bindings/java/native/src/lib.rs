@@ -36,6 +36,7 @@ mod file_kv;
 mod file_writer;
 mod handle;
 mod item;
+mod net;
 mod stream;
 mod tensor;
 mod values;

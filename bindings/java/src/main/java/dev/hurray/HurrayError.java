@@ -23,6 +23,15 @@ public interface HurrayError {
      */
     int osError();
 
+    /**
+     * @return the network protocol's {@code ERROR} code (streams-and-transport.md
+     *     B.16) when a server's refusal caused the error, e.g. 2 for
+     *     {@code UNKNOWN_TENSOR} ({@link NetClient}), else 0
+     */
+    default int netCode() {
+        return 0;
+    }
+
     /** @return the C name of {@link #status()}, e.g. {@code "HURRAY_ERR_TRUNCATED"} */
     default String statusName() {
         return Status.name(status());

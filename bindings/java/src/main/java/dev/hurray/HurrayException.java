@@ -22,6 +22,9 @@ public class HurrayException extends RuntimeException implements HurrayError {
     /** The OS error number, or 0. */
     private final int osError;
 
+    /** The B.16 network code, or 0; set by the native code (errors.rs). */
+    private int netCode;
+
     /**
      * @param status the C status code (negative)
      * @param message the library's message, {@code "<STATUS_NAME>: <detail>"}
@@ -51,5 +54,10 @@ public class HurrayException extends RuntimeException implements HurrayError {
     @Override
     public int osError() {
         return osError;
+    }
+
+    @Override
+    public int netCode() {
+        return netCode;
     }
 }

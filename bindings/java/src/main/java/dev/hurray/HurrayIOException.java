@@ -19,6 +19,9 @@ public class HurrayIOException extends FileSystemException implements HurrayErro
     /** The OS error number, or 0. */
     private final int osError;
 
+    /** The B.16 network code, or 0; set by the native code (errors.rs). */
+    private int netCode;
+
     /**
      * Made by the native code (errors.rs).
      *
@@ -41,5 +44,10 @@ public class HurrayIOException extends FileSystemException implements HurrayErro
     @Override
     public int osError() {
         return osError;
+    }
+
+    @Override
+    public int netCode() {
+        return netCode;
     }
 }

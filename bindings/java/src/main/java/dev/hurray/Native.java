@@ -168,4 +168,23 @@ final class Native {
     static native void writerFinish(long writer) throws IOException;
 
     static native void writerDestroy(long writer);
+
+    // Network client (net.rs)
+    static native long netClientNew(int connectMs, int ioMs, int callMs, int maxMessageSize,
+            long maxItemBytes);
+
+    static native void netConnect(long client, String host, int port) throws IOException;
+
+    static native long netGet(long client, String key, byte[] layouts, int alignment,
+            boolean transcode, boolean parallel) throws IOException;
+
+    static native void netPutTensor(long client, String key, long tensor) throws IOException;
+
+    static native void netPutItem(long client, String key, long item) throws IOException;
+
+    static native void netCancel(long client);
+
+    static native long[] netServerInfo(long client);
+
+    static native void netClientDestroy(long client);
 }
