@@ -9,7 +9,8 @@
 //! bindings' are `bindings/<lang>/bench/net_get.*` (`.py` run by the development
 //! venv, `.go` by `go run` in the module, `.java` by the source launcher against the
 //! matrix program's class path, `.js` by `node`). A language without its script is
-//! n/a. Every client runs [`RUNS`] times (fresh processes) and keeps its fastest.
+//! n/a. Every client runs [`RUNS`] times (fresh processes, the clients taking turns)
+//! and keeps its fastest.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -102,34 +103,24 @@ pub fn parse_line(out: &str) -> Option<(String, u64, f64)> {
     })
 }
 
-/// Runs a client `RUNS` times; the fastest seconds, or why it failed.
-fn best(mut make: impl FnMut() -> Command, addr: &str) -> std::result::Result<f64, String> {
-    let mut best = f64::MAX;
-    for _ in 0..RUNS {
-        let mut cmd = make();
-        cmd.args([addr, KEY]);
-        let shown = display(&cmd);
-        let out = cmd
-            .output()
-            .map_err(|e| format!("could not start `{shown}`: {e}"))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        match parse_line(&text) {
-            Some((_, bytes, secs)) if out.status.success() && bytes == BYTES => {
-                best = best.min(secs)
-            }
-            Some((_, bytes, _)) if bytes != BYTES => {
-                return Err(format!("`{shown}` received {bytes} bytes, not {BYTES}"))
-            }
-            _ => {
-                return Err(format!(
-                    "`{shown}` ({}) printed no `net_get LANG BYTES SECONDS` line: {}",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ))
-            }
+/// Runs a client once; its seconds, or why it failed.
+fn once(mut cmd: Command, addr: &str) -> std::result::Result<f64, String> {
+    cmd.args([addr, KEY]);
+    let shown = display(&cmd);
+    let out = cmd
+        .output()
+        .map_err(|e| format!("could not start `{shown}`: {e}"))?;
+    match parse_line(&String::from_utf8_lossy(&out.stdout)) {
+        Some((_, bytes, secs)) if out.status.success() && bytes == BYTES => Ok(secs),
+        Some((_, bytes, _)) if bytes != BYTES => {
+            Err(format!("`{shown}` received {bytes} bytes, not {BYTES}"))
         }
+        _ => Err(format!(
+            "`{shown}` ({}) printed no `net_get LANG BYTES SECONDS` line: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
     }
-    Ok(best)
 }
 
 /// The table: one row per language, MiB/s and the ratio of its time to Rust's.
@@ -184,32 +175,39 @@ pub fn run(only: Option<&str>) -> Result<Vec<String>> {
         file.display(),
         BYTES >> 20
     );
+    // The clients take turns, run after run, so that a busy machine slows them alike.
+    let mut clients: Vec<(&Lang, std::result::Result<f64, String>)> = Vec::new();
+    for l in &langs {
+        let r = if matches!(l.name, "rust" | "c") || script_command(l)?.is_some() {
+            Ok(f64::MAX)
+        } else {
+            Err(format!("n/a: no bindings/{}/bench/net_get.* yet", l.name))
+        };
+        clients.push((l, r));
+    }
+    for _ in 0..RUNS {
+        for (l, best) in clients.iter_mut() {
+            let Ok(b) = best else { continue };
+            let cmd = if matches!(l.name, "rust" | "c") {
+                l.command(["net-bench"])
+            } else {
+                script_command(l)?.expect("found above")
+            };
+            *best = once(cmd, &server.addr).map(|s| s.min(*b));
+        }
+    }
     let mut rows: Vec<(String, std::result::Result<f64, String>)> = Vec::new();
     let mut fails = Vec::new();
-    for l in &langs {
-        let r = if matches!(l.name, "rust" | "c") {
-            best(|| l.command(["net-bench"]), &server.addr)
-        } else {
-            match script_command(l)? {
-                None => Err(format!("no bindings/{}/bench/net_get.* yet", l.name)),
-                Some(_) => {
-                    let r = best(
-                        || script_command(l).ok().flatten().expect("found above"),
-                        &server.addr,
-                    );
-                    if let Err(e) = &r {
-                        fails.push(format!("{}: {e}", l.name));
-                    }
-                    r
-                }
-            }
-        };
-        if matches!(l.name, "rust" | "c") {
-            if let Err(e) = &r {
+    for (l, r) in clients {
+        if let Err(e) = &r {
+            if !e.starts_with("n/a: ") {
                 fails.push(format!("{}: {e}", l.name));
             }
         }
-        rows.push((l.name.to_string(), r));
+        rows.push((
+            l.name.to_string(),
+            r.map_err(|e| e.trim_start_matches("n/a: ").to_string()),
+        ));
     }
     for s in skipped {
         if let Some((name, why)) = s.split_once(':') {
