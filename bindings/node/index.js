@@ -4,6 +4,7 @@
 
 const native = require('./lib/native');
 const stream = require('./lib/stream');
+const net = require('./lib/net');
 
 /**
  * The same memory as a `Float16Array`, on runtimes that have one (Node 24+, or
@@ -43,4 +44,6 @@ module.exports = {
   StreamWriter: stream.StreamWriter,
   encodeStream: stream.encodeStream,
   decodeStream: stream.decodeStream,
+  connect: net.connect,
+  Client: net.Client,
 };

@@ -25,5 +25,7 @@ export const {
   StreamWriter,
   encodeStream,
   decodeStream,
+  connect,
+  Client,
 } = hurray;
 export default hurray;

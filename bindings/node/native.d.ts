@@ -504,6 +504,100 @@ export declare class Item {
 }
 
 /**
+ * One connection to a Hurray server. Made by `NetClient.connectAsync` (the
+ * package's `hurray.connect` wraps it); calls on it are serialised.
+ */
+export declare class NetClient {
+  /**
+   * Connects to `host:port` and does the handshake on the thread pool; resolves
+   * with the client.
+   *
+   * Rejects: `ECONNREFUSED`-like I/O errors as `ERR_HURRAY_IO`, a timeout
+   * (`ERR_HURRAY_IO`), a refusal (`BUSY`: `ERR_HURRAY_LIMIT`, `netCode` set).
+   */
+  static connectAsync(host: string, port: number, options?: NetClientOptions | undefined | null): Promise<NetClient>
+  /**
+   * Gets the item under `key` on the thread pool; resolves with an `Item` (the
+   * package's `Client.get` unwraps a plain tensor). Its buffers are the
+   * received bytes.
+   *
+   * Rejects: `ERR_HURRAY_NOT_FOUND` with `netCode` 2 (`UNKNOWN_TENSOR`), the
+   * other categories (`netCode` set for a protocol `ERROR`), `ERR_HURRAY_STATE`
+   * after `cancel()`/`close()` (`HURRAY_ERR_CANCELLED`).
+   */
+  getAsync(key: string, options?: NetGetOpts | undefined | null): Promise<Item>
+  /**
+   * Puts a `Tensor` or an `Item` (composites as composites) under `key` on the
+   * thread pool; resolves once the server acknowledged it. Do not change the
+   * memory until the promise settles.
+   *
+   * Rejects: remote refusals (`STORE_FULL`: `ERR_HURRAY_LIMIT`, `netCode` set),
+   * I/O, `ERR_HURRAY_STATE` after `cancel()`.
+   */
+  putAsync(key: string, value: Tensor | Item): Promise<void>
+  /**
+   * What the server negotiated (B.7).
+   *
+   * Throws: `ERR_HURRAY_STATE` when closed.
+   */
+  get serverInfo(): NetServerInfo
+  /** Whether the client is closed. */
+  get closed(): boolean
+  /**
+   * Cancels the call in flight (it rejects promptly; what it held is released)
+   * and closes the client. Never throws; idempotent. `close()` is the same.
+   */
+  cancel(): void
+  /** Closes the client (cancelling a call in flight). Idempotent. */
+  close(): void
+}
+
+/**
+ * Options of `NetClient.connectAsync`. Times in milliseconds; 0 or absent: the
+ * default (connect 10 000, stall 60 000, call: no limit).
+ */
+export interface NetClientOptions {
+  /**
+   * Longest one get or put may take, ms (0: no limit). Past it the call rejects
+   * with `ERR_HURRAY_IO` (`HURRAY_ERR_TIMEOUT`) and the connection is closed.
+   */
+  timeoutMs?: number
+  /** Time to connect and shake hands, ms. */
+  connectTimeoutMs?: number
+  /** Longest a single read or write may stall, ms. */
+  ioTimeoutMs?: number
+  /** Most data bytes one received item may carry (default 4 GiB). */
+  maxItemBytes?: number
+}
+
+/** Options of one `getAsync`. */
+export interface NetGetOpts {
+  /**
+   * Acceptable layouts, most preferred first: names as `layoutName` renders
+   * them, or wire tags. Absent: whatever is stored.
+   */
+  layouts?: Array<string | number>
+  /** Least alignment of every received buffer, bytes (a power of two; default 64). */
+  alignment?: number
+  /** Let the server answer in shards (reassembled here). */
+  parallel?: boolean
+  /** Let the server convert to a preferred layout. */
+  transcode?: boolean
+}
+
+/** What the server negotiated in its hello (B.7). */
+export interface NetServerInfo {
+  /** The protocol version in use. */
+  protocolVersion: number
+  /** Largest payload the server accepts, bytes. */
+  maxMessageSize: number
+  /** Capability bits (bit 0 `PARALLEL_STREAMS`), as a number. */
+  capabilityFlags: number
+  /** Whether the server answers in parallel shards. */
+  parallelStreams: boolean
+}
+
+/**
  * The quantization section. Fields the scheme does not have are 0; buffer indices
  * it does not have are -1.
  */

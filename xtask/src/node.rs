@@ -304,7 +304,9 @@ fn node_test() -> Result {
     let mut cmd = Command::new("node");
     cmd.args(["--expose-gc", "--test", "--test-reporter=spec"])
         .current_dir(package_dir())
-        .env("HURRAY_REPO_ROOT", workspace_root());
+        .env("HURRAY_REPO_ROOT", workspace_root())
+        // The server of test/net.test.js.
+        .env("HURRAY_BIN", crate::util::hurray_cli()?);
     // Pass the test files themselves: a directory would also run test/helpers.js.
     let mut files: Vec<String> = std::fs::read_dir(package_dir().join("test"))?
         .filter_map(|e| e.ok())

@@ -123,7 +123,9 @@ pub fn test_stage() -> Result<Outcome> {
     run(Command::new(&py)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
         .current_dir(binding_dir())
-        .env("HURRAY_REPO_ROOT", workspace_root()))?;
+        .env("HURRAY_REPO_ROOT", workspace_root())
+        // The server of tests/test_net.py.
+        .env("HURRAY_BIN", crate::util::hurray_cli()?))?;
     Ok(Outcome::Passed)
 }
 

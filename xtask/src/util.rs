@@ -48,6 +48,30 @@ pub fn exec(cmd: &mut Command) -> Result {
     }
 }
 
+/// The release `hurray` CLI, built once per xtask process (`cargo build --release -p
+/// hurray-cli`): the server the bindings' network tests start (`HURRAY_BIN`).
+///
+/// Errors: the build failed.
+pub fn hurray_cli() -> Result<PathBuf> {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(p) = BUILT.get() {
+        return Ok(p.clone());
+    }
+    exec(&mut cargo([
+        "build",
+        "--quiet",
+        "--release",
+        "-p",
+        "hurray-cli",
+    ]))
+    .map_err(|e| format!("`cargo build --release -p hurray-cli`: {e}"))?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace_root().join("target"), PathBuf::from);
+    Ok(BUILT
+        .get_or_init(|| target.join("release").join("hurray"))
+        .clone())
+}
+
 /// Whether `cargo <subcommand> --version` works, i.e. the tool is installed.
 pub fn has_cargo_tool(subcommand: &str) -> bool {
     cargo([subcommand, "--version"])

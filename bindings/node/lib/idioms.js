@@ -172,11 +172,12 @@ function install(addon) {
   }
 
   // napi-rs holds a borrow of a tensor (item) while a `writeTensorAsync`
-  // (`writeItemAsync`) that was given it runs, and refuses `close()` meanwhile with a
-  // generic error: say what is wrong, as the library's state error.
+  // (`writeItemAsync`) or a network `Client.put` that was given it runs, and refuses
+  // `close()` meanwhile with a generic error: say what is wrong, as the library's
+  // state error.
   for (const [cls, what, call] of [
-    [Tensor, 'tensor', 'writeTensorAsync'],
-    [Item, 'item', 'writeItemAsync'],
+    [Tensor, 'tensor', 'writeTensorAsync or Client.put'],
+    [Item, 'item', 'writeItemAsync or Client.put'],
   ]) {
     const native = cls.prototype.close;
     define(cls.prototype, 'close', {

@@ -29,6 +29,7 @@ pub mod file;
 mod file_async;
 mod file_kv;
 pub mod item;
+pub mod net;
 pub mod release;
 pub mod stream;
 pub mod tags;

@@ -33,3 +33,10 @@ const i64: BigInt64Array = Tensor.fromBuffer(new BigInt64Array(alloc(8)), 'int64
 // @ts-expect-error: a float32 view is not an Int32Array.
 const wrong: Int32Array = Tensor.fromBuffer(new Float32Array(4), 'float32', [4]).array('float32');
 void [f, i64, wrong, hurray.decodeStream];
+
+export async function netGet(addr: string): Promise<void> {
+  const c: hurray.Client = await hurray.connect(addr);
+  const t = await hurray.Client.prototype.get.call(c, 'k');
+  void t;
+  c.close();
+}

@@ -84,3 +84,19 @@ async function asyncItem(w2: hurray.FileWriter): Promise<void> {
   await w2.writeItemAsync('i', hurray.Item.of(flagsT));
 }
 void asyncItem;
+
+// The network client (issue 18).
+export async function fetchOne(addr: string): Promise<number> {
+  const ac = new AbortController();
+  const client: hurray.Client = await hurray.connect(addr, { timeoutMs: 1000, signal: ac.signal });
+  const info: hurray.NetServerInfo = client.serverInfo;
+  const got: hurray.Tensor | hurray.Item = await client.get('k', { layouts: ['row_major', 3], parallel: true, signal: ac.signal });
+  try {
+    await client.put('copy', got, { signal: ac.signal });
+  } catch (e) {
+    const code: number | null = (e as hurray.NetError).netCode;
+    void code;
+  }
+  client.close();
+  return info.protocolVersion;
+}

@@ -1,4 +1,4 @@
-//! The seven exception classes of the `hurray` package and the one place every
+//! The eight exception classes of the `hurray` package and the one place every
 //! Rust error becomes a Python exception.
 
 use hurray_core::{DecodeError, Rule};
@@ -44,6 +44,13 @@ create_exception!(
     FileError,
     PyOSError,
     "A file could not be read or written, or the container broke a rule."
+);
+create_exception!(
+    hurray,
+    NotFoundError,
+    pyo3::exceptions::PyKeyError,
+    "A server holds no item under the requested key (network ERROR UNKNOWN_TENSOR, \
+     net_code 2): a KeyError."
 );
 create_exception!(
     hurray,
@@ -233,5 +240,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add("FileError", py.get_type::<FileError>())?;
     m.add("StreamError", py.get_type::<StreamError>())?;
+    m.add("NotFoundError", py.get_type::<NotFoundError>())?;
     Ok(())
 }

@@ -13,6 +13,7 @@ mod errors;
 mod interop;
 mod io;
 mod layout;
+mod net;
 mod owner;
 mod quant;
 mod tags;
@@ -32,6 +33,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     build::register(m)?;
     interop::register(m)?;
     io::register(m)?;
+    net::register(m)?;
     tags::register(m)?;
     m.add("_DTYPES", dtype::constants(py)?)?;
     m.add("_DEVICES", device::constants(py)?)?;

@@ -6,6 +6,9 @@
 //   node matrix.js views FILE              the demo: open, view and checksum every tensor
 //   node matrix.js hostile DIR             every hostile file and stream must be refused (hostile.js)
 //   node matrix.js metadata FILE [ranged]  open, read every KV value and name (amplification)
+//   node matrix.js net-get ADDR CASES OUT  GET every item as "CASE:NAME" (hurray.connect),
+//                                          write OUT/CASE.hrry as `produce` does
+//   node matrix.js net-put ADDR CASES DIR  PUT every item of DIR/CASE.hrry as "CASE:NAME"
 //
 // It uses the public `hurray` package only: Descriptor.build for every descriptor,
 // Tensor.fromBuffers over hurray.alloc memory, Item.of / Item.composite,
@@ -647,6 +650,78 @@ function tagNames() {
   process.stdout.write(lines.join('\n') + '\n');
 }
 
+// ---------------------------------------------------------------- network column
+
+/** GETs "CASE:NAME" for every top-level item of every case from the server at
+ *  `addr` and writes OUT/CASE.hrry with them (producer order, `produce`'s options
+ *  and KV). Returns the number of failed cases. */
+async function netGet(addr, cases, out) {
+  fs.mkdirSync(out, { recursive: true });
+  const client = await hurray.connect(addr);
+  let failed = 0;
+  try {
+    for (const c of cases) {
+      const got = [];
+      try {
+        for (const s of c.items) got.push(await client.get(`${c.name}:${s.name}`));
+        const w = hurray.FileWriter.create(path.join(out, `${c.name}.hrry`), { durable: false });
+        try {
+          c.items.forEach((s, i) =>
+            got[i] instanceof hurray.Item ? w.writeItem(s.name, got[i]) : w.writeTensor(s.name, got[i]),
+          );
+          for (const e of c.kv) addKV(w, e);
+          w.finish();
+        } finally {
+          w.close();
+        }
+      } catch (e) {
+        process.stderr.write(`node net-get: case ${c.name}: ${e.message}\n`);
+        failed++;
+      } finally {
+        for (const g of got) g.close();
+      }
+    }
+  } finally {
+    client.close();
+  }
+  return failed;
+}
+
+/** PUTs every top-level item of DIR/CASE.hrry (composites as composites) under
+ *  "CASE:NAME". Returns the number of failed cases. */
+async function netPut(addr, cases, dir) {
+  const client = await hurray.connect(addr);
+  let failed = 0;
+  try {
+    for (const c of cases) {
+      const file = path.join(dir, `${c.name}.hrry`);
+      if (!fs.existsSync(file)) {
+        process.stderr.write(`na ${c.name}: no ${file}\n`);
+        continue;
+      }
+      const r = hurray.FileReader.open(file);
+      try {
+        for (const s of c.items) {
+          const it = r.item(s.name);
+          try {
+            await client.put(`${c.name}:${s.name}`, it);
+          } finally {
+            it.close();
+          }
+        }
+      } catch (e) {
+        process.stderr.write(`node net-put: case ${c.name}: ${e.message}\n`);
+        failed++;
+      } finally {
+        r.close();
+      }
+    }
+  } finally {
+    client.close();
+  }
+  return failed;
+}
+
 async function main() {
   const [cmd, ...args] = process.argv.slice(2);
   if (cmd === 'produce' && args.length === 2) {
@@ -670,10 +745,13 @@ async function main() {
     await hostile(hurray, args[0]);
   } else if (cmd === 'metadata' && (args.length === 1 || (args.length === 2 && args[1] === 'ranged'))) {
     metadata(args[0], args.length === 2);
+  } else if ((cmd === 'net-get' || cmd === 'net-put') && args.length === 3) {
+    const run = cmd === 'net-get' ? netGet : netPut;
+    process.exitCode = (await run(args[0], parseCases(args[1]), args[2])) > 0 ? 1 : 0;
   } else if (cmd === 'names' && args.length === 0) {
     tagNames();
   } else {
-    process.stderr.write('usage: node matrix.js produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged]\n');
+    process.stderr.write('usage: node matrix.js produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged] | net-get ADDR CASES OUT | net-put ADDR CASES DIR\n');
     process.exitCode = 2;
   }
 }

@@ -7,6 +7,9 @@
                                              (hostile.py; also the SciPy path)
     python matrix.py metadata FILE           open (hurray.load) and count names (amplification)
     python matrix.py names                   every type and layout tag's rendered name
+    python matrix.py net-get ADDR CASES OUT_DIR  GET every case's items ("CASE:NAME") from
+                                             the server at ADDR, write OUT_DIR/CASE.hrry
+    python matrix.py net-put ADDR CASES DIR  PUT every item of DIR/CASE.hrry as "CASE:NAME"
 
 Only the public ``hurray`` API is used. What that API cannot express is reported, not
 hidden: a case the producer cannot write gets a ``CASE.EXT.na`` file saying why, a
@@ -695,6 +698,72 @@ def tag_names() -> None:
     sys.stdout.write("\n".join(lines) + "\n")
 
 
+# ---------------------------------------------------------------- network column
+
+
+def net_cannot(case: dict) -> str | None:
+    """Why the Python client cannot carry the case over the network (the fetched
+    tensors are written as received, so only what hurray.save and hurray.Client
+    cannot express matters)."""
+    if has_composite(case):
+        return "hurray for Python has no composite type (Client.get refuses composites)"
+    for _, (ty, v) in case["kv"]:
+        if ty in ("uint64", "array:uint64"):
+            return "save(kv=...) stores every int as int64: no uint64 values"
+        if ty.startswith("array:") and not v:
+            return "save(kv=...) refuses empty lists (no element type)"
+    return None
+
+
+def net_get(addr: str, cases: list[dict], out: str) -> int:
+    """GET "CASE:NAME" for every item of every case and write OUT/CASE.hrry with the
+    fetched tensors in producer order and the writer options of `produce`."""
+    os.makedirs(out, exist_ok=True)
+    failed = 0
+    with hurray.connect(addr) as client:
+        for case in cases:
+            base = os.path.join(out, case["name"] + ".hrry")
+            why = net_cannot(case)
+            if why is not None:
+                with open(base + ".na", "w") as f:
+                    f.write(why + "\n")
+                continue
+            try:
+                tensors = {it["name"]: client.get(f"{case['name']}:{it['name']}")
+                           for it in case["items"]}
+                kv = {k: kv_value(ty, v) for k, (ty, v) in case["kv"]}
+                hurray.save(base, tensors, kv=kv or None)
+            except Exception as e:  # report and go on: the harness flags the gap
+                print(f"python net-get: case {case['name']}: {type(e).__name__}: {e}",
+                      file=sys.stderr)
+                failed += 1
+    return failed
+
+
+def net_put(addr: str, cases: list[dict], src: str) -> int:
+    """PUT every top-level item of SRC/CASE.hrry under "CASE:NAME"; a case the client
+    cannot carry is reported on stderr (``na CASE: reason``) and left out."""
+    failed = 0
+    with hurray.connect(addr) as client:
+        for case in cases:
+            why = net_cannot(case)
+            path = os.path.join(src, case["name"] + ".hrry")
+            if why is None and not os.path.exists(path):
+                why = f"no {path}"
+            if why is not None:
+                print(f"na {case['name']}: {why}", file=sys.stderr)
+                continue
+            try:
+                with hurray.FileReader(path) as r:
+                    for it in case["items"]:
+                        client.put(f"{case['name']}:{it['name']}", r[it["name"]])
+            except Exception as e:
+                print(f"python net-put: case {case['name']}: {type(e).__name__}: {e}",
+                      file=sys.stderr)
+                failed += 1
+    return failed
+
+
 def main(argv: list[str]) -> int:
     if len(argv) >= 3 and argv[0] == "produce":
         with open(argv[1]) as f:
@@ -711,6 +780,11 @@ def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "metadata":
         metadata(argv[1])
         return 0
+    if len(argv) == 4 and argv[0] in ("net-get", "net-put"):
+        with open(argv[2]) as f:
+            cases = parse(f.read())
+        run = net_get if argv[0] == "net-get" else net_put
+        return 1 if run(argv[1], cases, argv[3]) else 0
     if argv == ["names"]:
         tag_names()
         return 0

@@ -27,6 +27,9 @@ from hurray._native import BrokenPipeError, FileNotFoundError, IsADirectoryError
 # A wire tag rendered as every language renders it ("float32", "private(0xf3)",
 # "unknown(0x2a)"); additions to the reference API, so not in __all__ either.
 from hurray._native import layout_name, type_name
+# The network client (issue 18: hurray.connect -> hurray.Client, docs/python.md
+# "Network"); additions to the reference API, so not in __all__ either.
+from hurray._native import Client, NotFoundError, connect
 from hurray._native import (
     BlockPagedLayout,
     BufferError,
