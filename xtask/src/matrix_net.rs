@@ -18,6 +18,9 @@
 //!    net-compare` requires every persisted item to equal its source item (stream
 //!    encodings of descriptor and buffers) byte for byte.
 //!
+//! A case a language's `net-put` cannot carry is reported by it as a line
+//! `na CASE: REASON` (standard output or error) and is n/a in its `put` column.
+//!
 //! A language whose matrix program has no `net-get`/`net-put` yet shows as "n/a: not
 //! implemented"; under CI (`$CI`) that, like a language that cannot be built, fails.
 
@@ -196,16 +199,26 @@ fn cell(lang: &str, column: &str, case: &str, status: Status) -> Cell {
     }
 }
 
-fn run_lang(lang: &Lang, args: &[&std::ffi::OsStr]) -> std::result::Result<(), String> {
+/// Runs `lang`'s program with `args`; returns the `na CASE: REASON` lines it wrote
+/// (standard output or error: a case it cannot carry), as (case, reason).
+fn run_lang(
+    lang: &Lang,
+    args: &[&std::ffi::OsStr],
+) -> std::result::Result<Vec<(String, String)>, String> {
     let mut cmd = lang.command(args);
     let shown = display(&cmd);
     let out = cmd
         .output()
         .map_err(|e| format!("could not start `{shown}`: {e}"))?;
+    let err = String::from_utf8_lossy(&out.stderr);
     if out.status.success() {
-        Ok(())
+        let text = format!("{}{err}", String::from_utf8_lossy(&out.stdout));
+        Ok(text
+            .lines()
+            .filter_map(|l| l.strip_prefix("na ")?.split_once(": "))
+            .map(|(c, why)| (c.trim().to_string(), why.trim().to_string()))
+            .collect())
     } else {
-        let err = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = err.lines().rev().take(4).collect();
         Err(format!(
             "`{shown}` exited with {}: {}",
@@ -354,12 +367,16 @@ pub fn run(langs: &[Lang], skipped: &[String]) -> Result<Vec<String>> {
         std::fs::create_dir_all(persist.parent().unwrap())?;
         let t0 = Instant::now();
         let server = Served::start(&hurray, &first, Some(&persist))?;
-        if let Err(e) = run_lang(
+        let na = match run_lang(
             l,
             &["net-put".as_ref(), server.addr.as_ref(), c, src.as_os_str()],
         ) {
-            fails.push(format!("{} net-put: {e}", l.name));
-        }
+            Ok(na) => na,
+            Err(e) => {
+                fails.push(format!("{} net-put: {e}", l.name));
+                Vec::new()
+            }
+        };
         if let Err(e) = server.stop() {
             fails.push(format!("{} net-put: the server: {e}", l.name));
         }
@@ -375,6 +392,10 @@ pub fn run(langs: &[Lang], skipped: &[String]) -> Result<Vec<String>> {
         let seen: Vec<String> = got.iter().map(|g| g.case.clone()).collect();
         for mut g in got {
             g.consumer = "put".into();
+            // A case the language said it cannot put (`na CASE: REASON`) is n/a.
+            if let Some((_, why)) = na.iter().find(|(c, _)| *c == g.case) {
+                g.status = Status::Na(why.clone());
+            }
             cells.push(g);
         }
         for case in cases.iter().filter(|c| !seen.contains(c)) {
