@@ -883,9 +883,9 @@ mod tests {
             statuses.join(" "),
             "StatusOK StatusNullPointer StatusInvalidArgument StatusABIVersion \
              StatusOutOfRange StatusBufferTooSmall StatusNotApplicable StatusDoubleDestroy \
-             StatusState StatusNotFound StatusDescriptor StatusBufferMismatch \
+             StatusState StatusNotFound StatusCancelled StatusDescriptor StatusBufferMismatch \
              StatusInvalidSyncMode StatusSyncModeMismatch StatusFormat StatusTruncated \
-             StatusLimit StatusIO StatusFileNotFound StatusInternalPanic"
+             StatusLimit StatusIO StatusFileNotFound StatusTimeout StatusInternalPanic"
         );
     }
 
