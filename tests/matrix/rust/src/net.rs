@@ -183,6 +183,21 @@ pub fn diff_items(want: &Item, got: &Item) -> Result<Option<String>, String> {
 /// `result LABEL net CASE pass|fail|na DETAIL` line per case; `na` when the
 /// directory has `CASE.hrry.na` (the reason).
 pub fn compare(cases: &[Case], src: &Path, other: &Path, label: &str) -> Result<(), String> {
+    for (case, st, detail) in compare_cases(cases, src, other)? {
+        println!("result\t{label}\tnet\t{case}\t{st}\t{detail}");
+    }
+    Ok(())
+}
+
+/// What [`compare`] prints, as (case, `pass`|`fail`|`na`, detail) per case.
+///
+/// Errors: `other` is a file that cannot be opened.
+pub fn compare_cases(
+    cases: &[Case],
+    src: &Path,
+    other: &Path,
+) -> Result<Vec<(String, &'static str, String)>, String> {
+    let mut out = Vec::new();
     let one = if other.is_file() {
         Some(FileReader::open(other).map_err(|e| format!("{}: {e}", other.display()))?)
     } else {
@@ -235,9 +250,9 @@ pub fn compare(cases: &[Case], src: &Path, other: &Path, label: &str) -> Result<
             (None, Ok(())) => ("pass", String::new()),
             (None, Err(e)) => ("fail", e.replace(['\t', '\n'], " ")),
         };
-        println!("result\t{label}\tnet\t{}\t{st}\t{detail}", c.name);
+        out.push((c.name.clone(), st, detail));
     }
-    Ok(())
+    Ok(out)
 }
 
 /// `net-views ADDR FILE`: the demo's network step. GETs every tensor named in
