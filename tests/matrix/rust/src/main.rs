@@ -13,7 +13,7 @@
 //! hurray-matrix net-get ADDR CASES OUT    GET every case's items (`CASE:NAME`) into OUT
 //! hurray-matrix net-put ADDR CASES DIR    PUT every item of DIR's cases as `CASE:NAME`
 //! hurray-matrix net-views ADDR FILE       the demo's network step (`views` over GET)
-//! hurray-matrix net-bench ADDR KEY        one timed GET: `net_get rust BYTES SECONDS`
+//! hurray-matrix net-bench ADDR KEY [N]    best of N GETs (3): `net_get rust BYTES SECONDS`
 //! hurray-matrix net-combine CASES DIR OUT the served file: DIR's items as `CASE:NAME`
 //! hurray-matrix net-compare CASES SRC OTHER LABEL  items of SRC against OTHER, byte for byte
 //! ```
@@ -100,7 +100,11 @@ fn main() -> ExitCode {
             load(cases).and_then(|c| net::put(addr, &c, Path::new(dir)))
         }
         ["net-views", addr, file] => net::views(addr, Path::new(file)),
-        ["net-bench", addr, key] => net::bench(addr, key),
+        ["net-bench", addr, key] => net::bench(addr, key, 3),
+        ["net-bench", addr, key, n] => n
+            .parse()
+            .map_err(|_| format!("REPEATS {n:?} is not a count"))
+            .and_then(|n| net::bench(addr, key, n)),
         ["net-combine", cases, dir, out] => {
             load(cases).and_then(|c| net::combine(&c, Path::new(dir), Path::new(out)))
         }
