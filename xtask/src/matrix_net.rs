@@ -120,11 +120,28 @@ impl Served {
             .stderr(Stdio::inherit())
             .spawn()
             .map_err(|e| format!("could not start `{shown}`: {e}"))?;
-        let mut line = String::new();
+        // The address line, read on a thread so that a server that never prints it
+        // fails the run after 60 s instead of hanging it.
         let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
-        stdout
-            .read_line(&mut line)
-            .map_err(|e| format!("`{shown}`: {e}"))?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let r = stdout.read_line(&mut line).map(|_| line);
+            let _ = tx.send((r, stdout));
+        });
+        let (line, stdout) = match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok((Ok(line), stdout)) => (line, stdout),
+            Ok((Err(e), _)) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("`{shown}`: {e}").into());
+            }
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("`{shown}` printed no address within 60 s").into());
+            }
+        };
         match line.trim().rsplit_once(" on ") {
             Some((_, addr)) if line.starts_with("hurray: serving") => Ok(Served {
                 child,
@@ -199,6 +216,14 @@ fn cell(lang: &str, column: &str, case: &str, status: Status) -> Cell {
     }
 }
 
+/// The `na CASE: REASON` lines of a program's output, as (case, reason).
+pub fn na_lines(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("na ")?.split_once(": "))
+        .map(|(c, why)| (c.trim().to_string(), why.trim().to_string()))
+        .collect()
+}
+
 /// Runs `lang`'s program with `args`; returns the `na CASE: REASON` lines it wrote
 /// (standard output or error: a case it cannot carry), as (case, reason).
 fn run_lang(
@@ -213,11 +238,7 @@ fn run_lang(
     let err = String::from_utf8_lossy(&out.stderr);
     if out.status.success() {
         let text = format!("{}{err}", String::from_utf8_lossy(&out.stdout));
-        Ok(text
-            .lines()
-            .filter_map(|l| l.strip_prefix("na ")?.split_once(": "))
-            .map(|(c, why)| (c.trim().to_string(), why.trim().to_string()))
-            .collect())
+        Ok(na_lines(&text))
     } else {
         let tail: Vec<&str> = err.lines().rev().take(4).collect();
         Err(format!(
@@ -524,6 +545,20 @@ mod tests {
         assert_eq!(removed.len(), 1);
         assert_eq!(removed[0].0, "b");
         assert!(removed[0].1.contains("S11"));
+    }
+
+    #[test]
+    fn na_lines_name_case_and_reason() {
+        let got = na_lines(
+            "python net-put: case x: boom\nna several_items: no composites: at all\nnote y\n",
+        );
+        assert_eq!(
+            got,
+            [(
+                "several_items".to_string(),
+                "no composites: at all".to_string()
+            )]
+        );
     }
 
     #[test]
