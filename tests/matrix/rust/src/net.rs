@@ -263,6 +263,19 @@ pub fn compare_cases(
 ///
 /// Errors: the first failed connect or GET.
 pub fn views(addr: &str, file: &Path) -> Result<(), String> {
+    let (crcs, secs) = fetch_crcs(addr, file)?;
+    for (n, crc) in &crcs {
+        println!("view\t{n}\t{crc:08x}");
+    }
+    println!("time\t{secs:.6}");
+    Ok(())
+}
+
+/// What [`views`] prints: (name, CRC-32) per tensor of FILE's index, fetched from
+/// `addr`, and the seconds that connect plus every GET took.
+///
+/// Errors: FILE cannot be opened; the first failed connect or GET.
+pub fn fetch_crcs(addr: &str, file: &Path) -> Result<(Vec<(String, u32)>, f64), String> {
     let r = FileReader::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let names: Vec<String> = r.tensors().map(|(n, _)| n.to_string()).collect();
     let t0 = std::time::Instant::now();
@@ -275,13 +288,16 @@ pub fn views(addr: &str, file: &Path) -> Result<(), String> {
         );
     }
     let secs = t0.elapsed().as_secs_f64();
-    for (n, t) in names.iter().zip(&got) {
-        let mut crc = crc32fast::Hasher::new();
-        t.buffers().iter().for_each(|b| crc.update(b.as_slice()));
-        println!("view\t{n}\t{:08x}", crc.finalize());
-    }
-    println!("time\t{secs:.6}");
-    Ok(())
+    let crcs = names
+        .into_iter()
+        .zip(&got)
+        .map(|(n, t)| {
+            let mut crc = crc32fast::Hasher::new();
+            t.buffers().iter().for_each(|b| crc.update(b.as_slice()));
+            (n, crc.finalize())
+        })
+        .collect();
+    Ok((crcs, secs))
 }
 
 /// `net-bench ADDR KEY [REPEATS]`: the Rust row of `cargo xtask bench`'s network

@@ -117,3 +117,33 @@ fn get_and_put_every_case_byte_for_byte() {
     assert_eq!(r[0].1, "fail", "{r:?}");
     assert!(r[0].2.contains("differ at byte"), "{r:?}");
 }
+
+#[test]
+fn net_views_fetches_every_tensor_with_the_files_crc() {
+    let cases: Vec<Case> = net_cases()
+        .into_iter()
+        .filter(|c| c.name == "several_tensors")
+        .collect();
+    assert_eq!(cases.len(), 1);
+    let dir = tempfile::tempdir().unwrap();
+    run::produce(&cases[0], dir.path()).unwrap();
+    let file = dir.path().join("several_tensors.hrry");
+    let want: Vec<(String, u32)> = FileReader::open(&file)
+        .unwrap()
+        .tensors()
+        .map(|(n, t)| {
+            let mut crc = crc32fast::Hasher::new();
+            t.unwrap()
+                .buffers()
+                .iter()
+                .for_each(|b| crc.update(b.as_slice()));
+            (n.to_string(), crc.finalize())
+        })
+        .collect();
+    assert_eq!(want.len(), 5);
+    let (addr, stop) = serve(&file, None);
+    let (got, secs) = net::fetch_crcs(&addr.to_string(), &file).unwrap();
+    stop();
+    assert_eq!(got, want);
+    assert!(secs > 0.0);
+}
