@@ -8,6 +8,9 @@
 //! 3. Python: `bindings/python/benchmarks/bench.py` in the development venv;
 //! 4. Go: `go test -run '^$' -bench . ./...` in `bindings/go`.
 //!
+//! 5. Network: a 256 MiB GET on loopback by every language's client, MiB/s and the
+//!    ratio to the Rust client (`bench_net.rs`; its own table, printed first);
+//!
 //! and then prints one table: every figure with the comparison it belongs to
 //! (`1.05 x hurray_io_direct`), followed by the measures every language has
 //! (open + view of a 1 MiB tensor, a small ABI call, a stream decode) side by side
@@ -29,9 +32,12 @@ pub struct BenchArgs {
     /// Python --quick): numbers are noisier.
     #[arg(long)]
     pub quick: bool,
-    /// Only these suites (comma-separated: rust,c,python,go).
+    /// Only these suites (comma-separated: rust,c,python,go,net).
     #[arg(long)]
     pub only: Option<String>,
+    /// Languages of the network table (comma-separated; default every language).
+    #[arg(long)]
+    pub net_langs: Option<String>,
     /// Passed to `cargo bench --workspace --bench "*"` verbatim, e.g.
     /// `cargo xtask bench -- --bench codec`.
     #[arg(last = true)]
@@ -519,6 +525,24 @@ pub fn run(args: &BenchArgs) -> Result {
                     failed.push(name);
                 }
                 notes.push(format!("{name}: {e}"));
+            }
+        }
+    }
+    if args
+        .only
+        .as_deref()
+        .is_none_or(|o| o.split(',').any(|x| x.trim() == "net"))
+    {
+        println!("\n==> [xtask bench] net: a 256 MiB GET on loopback, every language's client");
+        match crate::bench_net::run(args.net_langs.as_deref()) {
+            Ok(f) if f.is_empty() => {}
+            Ok(f) => {
+                notes.extend(f.into_iter().map(|f| format!("net: {f}")));
+                failed.push("net");
+            }
+            Err(e) => {
+                notes.push(format!("net: {e}"));
+                failed.push("net");
             }
         }
     }

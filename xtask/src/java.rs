@@ -155,12 +155,13 @@ fn mvn<const N: usize>(args: [&str; N]) -> Command {
     cmd
 }
 
-/// The jar `mvn package` writes.
+/// The jar `mvn package` writes: the newest `hurray-*.jar` (an older version's jar
+/// left in the folder must not shadow the one just built).
 fn jar() -> Result<PathBuf> {
     let target = project_dir().join("target");
     std::fs::read_dir(&target)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| {
+        .filter(|p| {
             p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
                 n.starts_with("hurray-")
                     && n.ends_with(".jar")
@@ -168,6 +169,7 @@ fn jar() -> Result<PathBuf> {
                     && !n.ends_with("-javadoc.jar")
             })
         })
+        .max_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
         .ok_or_else(|| format!("no hurray-*.jar in {}", target.display()).into())
 }
 

@@ -5,6 +5,7 @@
 
 mod amplification;
 mod bench;
+mod bench_net;
 mod c_tests;
 mod codegen;
 mod demo;
@@ -15,6 +16,7 @@ mod header;
 mod hostile;
 mod java;
 mod matrix;
+mod matrix_net;
 mod names;
 mod node;
 mod outcome;

@@ -36,6 +36,10 @@ pub struct MatrixArgs {
     /// Skip the self-test (flipped bytes must fail the right cells).
     #[arg(long)]
     pub no_self_test: bool,
+    /// Only the network column (`matrix_net.rs`): skip the file and stream tables,
+    /// the hostile and names columns and the self-test.
+    #[arg(long)]
+    pub net_only: bool,
 }
 
 /// A built producer/consumer program: its name and the command line before
@@ -66,7 +70,8 @@ impl Lang {
 /// The language order of the tables.
 pub const LANGS: [&str; 6] = ["rust", "c", "python", "go", "java", "node"];
 
-fn target_dir() -> PathBuf {
+/// The cargo target directory (`$CARGO_TARGET_DIR` or `target/`).
+pub fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) => workspace_root().join(dir),
         None => workspace_root().join("target"),
@@ -948,6 +953,17 @@ fn run_matrix(args: &MatrixArgs) -> Result<Vec<String>> {
     if !langs.iter().any(|l| l.name == "rust") {
         return Err("the matrix needs the Rust program (the reference producer)".into());
     }
+    if args.net_only {
+        let fails = crate::matrix_net::run(&langs, &skipped)?;
+        for f in &fails {
+            println!("  {f}");
+        }
+        return if fails.is_empty() {
+            Ok(skipped)
+        } else {
+            Err(format!("matrix (network column): {} failure(s)", fails.len()).into())
+        };
+    }
     let out = target_dir().join("matrix/out");
     println!(
         "==> [matrix] {} cases x {{file, stream}}: {} producers, {} consumers",
@@ -963,6 +979,7 @@ fn run_matrix(args: &MatrixArgs) -> Result<Vec<String>> {
     fails.extend(producer_failures);
     fails.extend(crate::hostile::run(&langs, &out)?);
     fails.extend(crate::names::run(&langs)?);
+    fails.extend(crate::matrix_net::run(&langs, &skipped)?);
     if !fails.is_empty() {
         println!("\nFAILURES:");
         for f in &fails {
@@ -995,6 +1012,7 @@ pub fn stage() -> Result<Outcome> {
     let skipped = run_matrix(&MatrixArgs {
         only: None,
         no_self_test: false,
+        net_only: false,
     })?;
     Ok(if skipped.is_empty() {
         Outcome::Passed

@@ -5,6 +5,10 @@
  *   matrix views FILE               the demo: open, view and checksum every tensor
  *   matrix hostile DIR              every hostile file and stream must be refused (hostile.c)
  *   matrix metadata FILE            open, read every KV value and name (amplification)
+ *   matrix net-get ADDR CASES OUT   GET every case's items ("CASE:NAME") into OUT/CASE.hrry
+ *   matrix net-put ADDR CASES DIR   PUT every top-level item of DIR/CASE.hrry as "CASE:NAME"
+ *   matrix net-views ADDR FILE      the demo's network step: GET every tensor, CRC table
+ *   matrix net-bench ADDR KEY [N]   best of N GETs (3): `net_get c BYTES SECONDS` (cargo xtask bench)
  *
  * The producer builds every descriptor with the descriptor builder, wraps its own
  * aligned memory in buffers (hurray_buffer_new, released by free), writes files with
@@ -1364,6 +1368,183 @@ static int views(const char *path) {
     return hurray_debug_live_objects() == 0 ? 0 : 1;
 }
 
+/* ------------------------------------------------------------ network */
+
+/* A blocking client connected to ADDR ("host:port", split at the last colon);
+ * NULL (with `err` set) when it cannot connect. */
+static HurrayNetClient *net_connect(const char *addr) {
+    char host[256];
+    const char *colon = strrchr(addr, ':');
+    HurrayNetClient *cl = NULL;
+    if (!colon || (size_t)(colon - addr) >= sizeof host) {
+        snprintf(err, sizeof err, "address %s is not host:port", addr);
+        return NULL;
+    }
+    memcpy(host, addr, (size_t)(colon - addr));
+    host[colon - addr] = 0;
+    TRY(hurray_net_client_new(NULL, &cl));
+    TRY(hurray_net_client_connect(cl, host, (uint16_t)atoi(colon + 1)));
+    return cl;
+fail:
+    hurray_net_client_destroy(&cl);
+    return NULL;
+}
+
+/* `net-get`: GETs every top-level item of case `c` (key "CASE:NAME") and writes
+ * DIR/CASE.hrry holding them under NAME, with the producer's writer options. */
+static int net_get_case(HurrayNetClient *cl, const Case *c, const char *dir) {
+    char path[4096], key[1024];
+    HurrayItem **items = xcalloc(c->nitems, sizeof(HurrayItem *));
+    HurrayFileWriter *w = NULL;
+    HurrayWriteOptions opts;
+    int rc = -1;
+    err[0] = 0;
+    for (uint32_t i = 0; i < c->nitems; i++) {
+        snprintf(key, sizeof key, "%s:%s", c->name, c->items[i]->name);
+        TRY(hurray_net_client_get(cl, key, NULL, &items[i]));
+    }
+    TRY(hurray_write_options_default(&opts));
+    opts.durable = 0;
+    snprintf(path, sizeof path, "%s/%s.hrry", dir, c->name);
+    TRY(hurray_file_writer_create(path, &opts, &w));
+    for (uint32_t i = 0; i < c->nitems; i++) TRY(hurray_file_writer_write_item(w, c->items[i]->name, items[i]));
+    TRY(hurray_file_writer_finish(w));
+    rc = 0;
+fail:
+    hurray_file_writer_destroy(&w);
+    for (uint32_t i = 0; i < c->nitems; i++) hurray_item_destroy(&items[i]);
+    free(items);
+    return rc;
+}
+
+/* `net-put`: opens DIR/CASE.hrry and PUTs each top-level item (a composite whole)
+ * under "CASE:NAME". */
+static int net_put_case(HurrayNetClient *cl, const Case *c, const char *dir) {
+    char path[4096], key[1024];
+    HurrayFileReader *r = NULL;
+    HurrayItem *it = NULL;
+    int rc = -1;
+    err[0] = 0;
+    snprintf(path, sizeof path, "%s/%s.hrry", dir, c->name);
+    TRY(hurray_file_reader_open(path, &r));
+    for (uint32_t i = 0; i < c->nitems; i++) {
+        snprintf(key, sizeof key, "%s:%s", c->name, c->items[i]->name);
+        TRY(hurray_file_reader_item(r, c->items[i]->name, &it));
+        TRY(hurray_net_client_put_item(cl, key, it));
+        hurray_item_destroy(&it);
+    }
+    rc = 0;
+fail:
+    hurray_item_destroy(&it);
+    hurray_file_reader_destroy(&r);
+    return rc;
+}
+
+/* `net-get ADDR CASES OUT` / `net-put ADDR CASES DIR`: every case over one
+ * connection, connected again after a failure; the live-object counter must be
+ * back to zero at the end. */
+static int net_cases(int put, const char *addr, const char *cases_path, const char *dir) {
+    uint32_t nc = 0, failed = 0;
+    Case *cases = parse(cases_path, &nc);
+    HurrayNetClient *cl = NULL;
+    if (!put) mkdir(dir, 0777);
+    for (uint32_t i = 0; i < nc; i++) {
+        if (!cl) cl = net_connect(addr);
+        if (!cl || (put ? net_put_case(cl, &cases[i], dir) : net_get_case(cl, &cases[i], dir)) != 0) {
+            fprintf(stderr, "c net-%s: case %s: %s\n", put ? "put" : "get", cases[i].name, err);
+            hurray_net_client_destroy(&cl);
+            failed++;
+        }
+    }
+    hurray_net_client_destroy(&cl);
+    if (hurray_debug_live_objects() != 0) {
+        fprintf(stderr, "c net-%s: %" PRId64 " live library objects at the end\n", put ? "put" : "get",
+                (int64_t)hurray_debug_live_objects());
+        failed++;
+    }
+    return failed ? 1 : 0;
+}
+
+/* `net-views ADDR FILE`: the demo's network step. GETs every tensor named in FILE's
+ * index (FILE is read for the names only) over one connection and prints
+ * `view NAME CRC32` (as `views`) and `time SECONDS` (connect and every GET). */
+static int net_views(const char *addr, const char *path) {
+    HurrayFileReader *r = NULL;
+    uint64_t n = 0;
+    if (hurray_file_reader_open(path, &r) != HURRAY_OK) die("%s: %s", path, hurray_last_error_message());
+    hurray_file_reader_tensor_count(r, &n);
+    const char **names = xcalloc(n, sizeof(char *));
+    HurrayItem **got = xcalloc(n, sizeof(HurrayItem *));
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t len = 0;
+        if (hurray_file_reader_tensor_name(r, i, &names[i], &len) != HURRAY_OK) die("%s: %s", path, hurray_last_error_message());
+    }
+    double t0 = now();
+    HurrayNetClient *cl = net_connect(addr);
+    if (!cl) die("%s", err);
+    for (uint64_t i = 0; i < n; i++)
+        if (hurray_net_client_get(cl, names[i], NULL, &got[i]) != HURRAY_OK) die("GET %s: %s", names[i], hurray_last_error_message());
+    double secs = now() - t0;
+    for (uint64_t i = 0; i < n; i++) {
+        const HurrayTensor *t = NULL;
+        const HurrayDescriptor *d = NULL;
+        HurrayDescriptorHeader h;
+        uint32_t crc = 0;
+        if (hurray_item_tensor(got[i], &t) != HURRAY_OK || hurray_tensor_descriptor(t, &d) != HURRAY_OK ||
+            hurray_descriptor_header(d, &h) != HURRAY_OK)
+            die("%s: %s", names[i], hurray_last_error_message());
+        for (uint64_t b = 0; b < h.buffer_count; b++) {
+            const void *p = NULL;
+            uint64_t sz = 0;
+            if (hurray_tensor_buffer_data(t, b, &p, &sz) != HURRAY_OK) die("%s: %s", names[i], hurray_last_error_message());
+            crc = crc32_ieee(crc, p, sz);
+        }
+        printf("view\t%s\t%08x\n", names[i], crc);
+    }
+    printf("time\t%.6f\n", secs);
+    for (uint64_t i = 0; i < n; i++) hurray_item_destroy(&got[i]);
+    hurray_net_client_destroy(&cl);
+    hurray_file_reader_destroy(&r);
+    free(names);
+    free(got);
+    return hurray_debug_live_objects() == 0 ? 0 : 1;
+}
+
+/* `net-bench ADDR KEY [REPEATS]`: the C row of `cargo xtask bench`'s network table:
+ * connects, GETs KEY REPEATS times (default 3) on that connection, each item
+ * destroyed before the next, and prints the fastest as `net_get c BYTES SECONDS`
+ * (data bytes, the GET's wall time; connect excluded). */
+static int net_bench(const char *addr, const char *key, int repeats) {
+    HurrayNetClient *cl = net_connect(addr);
+    uint64_t bytes = 0;
+    double best = -1;
+    if (!cl) die("%s", err);
+    for (int r = 0; r < (repeats < 1 ? 1 : repeats); r++) {
+        HurrayItem *it = NULL;
+        const HurrayTensor *t = NULL;
+        const HurrayDescriptor *d = NULL;
+        HurrayDescriptorHeader h;
+        double t0 = now();
+        if (hurray_net_client_get(cl, key, NULL, &it) != HURRAY_OK) die("GET %s: %s", key, hurray_last_error_message());
+        double secs = now() - t0;
+        if (best < 0 || secs < best) best = secs;
+        if (hurray_item_tensor(it, &t) != HURRAY_OK || hurray_tensor_descriptor(t, &d) != HURRAY_OK ||
+            hurray_descriptor_header(d, &h) != HURRAY_OK)
+            die("%s: %s", key, hurray_last_error_message());
+        bytes = 0;
+        for (uint64_t b = 0; b < h.buffer_count; b++) {
+            const void *p = NULL;
+            uint64_t sz = 0;
+            if (hurray_tensor_buffer_data(t, b, &p, &sz) != HURRAY_OK) die("%s: %s", key, hurray_last_error_message());
+            bytes += sz;
+        }
+        hurray_item_destroy(&it);
+    }
+    printf("net_get c %" PRIu64 " %.6f\n", bytes, best);
+    hurray_net_client_destroy(&cl);
+    return hurray_debug_live_objects() == 0 ? 0 : 1;
+}
+
 /* ------------------------------------------------------------ metadata */
 
 /* Opens FILE, reads every KV value in full (numeric and bool arrays copied into an
@@ -1456,6 +1637,13 @@ int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "hostile")) return hostile(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "metadata")) return metadata(argv[2]);
     if (argc == 2 && !strcmp(argv[1], "names")) return tag_names();
-    fprintf(stderr, "usage: matrix produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE | names\n");
+    if (argc == 5 && !strcmp(argv[1], "net-get")) return net_cases(0, argv[2], argv[3], argv[4]);
+    if (argc == 5 && !strcmp(argv[1], "net-put")) return net_cases(1, argv[2], argv[3], argv[4]);
+    if (argc == 4 && !strcmp(argv[1], "net-views")) return net_views(argv[2], argv[3]);
+    if ((argc == 4 || argc == 5) && !strcmp(argv[1], "net-bench"))
+        return net_bench(argv[2], argv[3], argc == 5 ? atoi(argv[4]) : 3);
+    fprintf(stderr,
+            "usage: matrix produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE | names | "
+            "net-get ADDR CASES OUT | net-put ADDR CASES DIR | net-views ADDR FILE | net-bench ADDR KEY [N]\n");
     return 2;
 }

@@ -26,20 +26,20 @@ struct Views {
 
 /// One run of a `views` program, parsed.
 #[derive(Debug, PartialEq)]
-struct Output {
+pub(super) struct Output {
     /// (tensor, CRC-32) in file order (`view NAME CRC32` lines).
-    crcs: Vec<(String, String)>,
+    pub(super) crcs: Vec<(String, String)>,
     /// `time SECONDS`: the first open + view in this process.
-    first: f64,
+    pub(super) first: f64,
     /// `warm SECONDS`: the fastest later open + view in this process, if printed.
-    warm: Option<f64>,
+    pub(super) warm: Option<f64>,
 }
 
 /// Parses a `views` program's standard output: tab-separated lines named by their
 /// first field; lines of other names are ignored.
 ///
 /// Errors: no `time` line, or a `time`/`warm` value that is not a number.
-fn parse_output(lang: &str, text: &str) -> Result<Output> {
+pub(super) fn parse_output(lang: &str, text: &str) -> Result<Output> {
     let seconds = |what: &str, s: &str| -> Result<f64> {
         s.parse().map_err(|_| {
             format!("demo: the {lang} program's `{what}` line has {s:?}, not seconds").into()

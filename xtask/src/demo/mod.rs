@@ -11,7 +11,10 @@
 //!    print a CRC-32 per tensor; one table (tensor x language), a verdict, and each
 //!    language's open + view time: the first in a fresh process, and the best of the
 //!    warm passes it then makes in the same process (`langs.rs`).
-//! 7. Benchmark: conversion against `cp` of the same file, and the conversion's peak
+//! 7. Every language over the network: `hurray serve` the `.hrry` on loopback and
+//!    every program's `net-views` fetches all tensors with its client and prints the
+//!    same CRC-32 table, compared with the file's (`net.rs`).
+//! 8. Benchmark: conversion against `cp` of the same file, and the conversion's peak
 //!    memory against the model's size.
 //!
 //! Every step prints the command it runs, so a reader can repeat it by hand.
@@ -19,6 +22,7 @@
 mod bench;
 mod langs;
 mod model;
+mod net;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,6 +40,13 @@ pub struct DemoArgs {
     /// Benchmark runs per command (the fastest counts).
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
+    /// Only the network step (7) over this existing .hrry of plain tensors (no
+    /// download, no conversion); `--only` limits its languages.
+    #[arg(long, value_name = "HRRY")]
+    pub net_only: Option<PathBuf>,
+    /// With `--net-only`: only these languages (comma-separated, rust among them).
+    #[arg(long)]
+    pub only: Option<String>,
 }
 
 /// Lines of `hurray inspect` shown before the tensor table is cut short.
@@ -123,6 +134,27 @@ fn same_bytes(a: &Path, b: &Path) -> Result<bool> {
 
 /// Runs the demo.
 pub fn run(args: &DemoArgs) -> Result {
+    if let Some(file) = &args.net_only {
+        let file = file
+            .canonicalize()
+            .map_err(|e| format!("demo: {}: {e}", file.display()))?;
+        exec(&mut cargo([
+            "build",
+            "--release",
+            "--quiet",
+            "-p",
+            "hurray-cli",
+        ]))?;
+        step(
+            7,
+            "every language fetches every tensor over loopback: a CRC-32 per tensor",
+        );
+        return if net::run(&hurray_binary(), &file, args.only.as_deref())? {
+            Ok(())
+        } else {
+            Err("demo: the languages disagree over the network".into())
+        };
+    }
     let dir = workspace_root().join("target").join("demo");
     std::fs::create_dir_all(&dir)?;
 
@@ -202,7 +234,13 @@ pub fn run(args: &DemoArgs) -> Result {
     );
     let languages_agree = langs::run(&workspace_root().join(&hrry), args.runs)?;
 
-    step(7, "benchmark: convert vs cp, peak memory");
+    step(
+        7,
+        "every language fetches every tensor over loopback: a CRC-32 per tensor",
+    );
+    let net_agree = net::run(&h.bin, &workspace_root().join(&hrry), None)?;
+
+    step(8, "benchmark: convert vs cp, peak memory");
     let runs = args.runs;
     let copy = rel(&dir.join("copy.safetensors"));
     let bench_out = rel(&dir.join("bench.hrry"));
@@ -249,12 +287,14 @@ pub fn run(args: &DemoArgs) -> Result {
         );
     }
     println!();
-    if passed && languages_agree {
-        println!("Verdict: PASS (every tensor of the model survived safetensors -> hrry -> safetensors unchanged, and every language reads the same bytes from the .hrry)");
+    if passed && languages_agree && net_agree {
+        println!("Verdict: PASS (every tensor of the model survived safetensors -> hrry -> safetensors unchanged, and every language reads the same bytes from the .hrry, from the file and over the network)");
         Ok(())
     } else if !passed {
         Err("Verdict: FAIL (the round trip changed a tensor: see step 5)".into())
-    } else {
+    } else if !languages_agree {
         Err("Verdict: FAIL (the languages disagree: see step 6)".into())
+    } else {
+        Err("Verdict: FAIL (the languages disagree over the network: see step 7)".into())
     }
 }

@@ -11,4 +11,5 @@ pub mod build;
 pub mod case;
 pub mod check;
 pub mod hostile;
+pub mod net;
 pub mod run;

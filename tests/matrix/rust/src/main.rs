@@ -10,9 +10,15 @@
 //! hurray-matrix metadata FILE             open, read every KV value and name (amplification)
 //! hurray-matrix amplification-files DIR   write the files of `cargo xtask amplification`
 //! hurray-matrix names                     every type and layout tag's rendered name
+//! hurray-matrix net-get ADDR CASES OUT    GET every case's items (`CASE:NAME`) into OUT
+//! hurray-matrix net-put ADDR CASES DIR    PUT every item of DIR's cases as `CASE:NAME`
+//! hurray-matrix net-views ADDR FILE       the demo's network step (`views` over GET)
+//! hurray-matrix net-bench ADDR KEY [N]    best of N GETs (3): `net_get rust BYTES SECONDS`
+//! hurray-matrix net-combine CASES DIR OUT the served file: DIR's items as `CASE:NAME`
+//! hurray-matrix net-compare CASES SRC OTHER LABEL  items of SRC against OTHER, byte for byte
 //! ```
 
-use hurray_matrix::{amplify, case, hostile, run};
+use hurray_matrix::{amplify, case, hostile, net, run};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -87,13 +93,33 @@ fn main() -> ExitCode {
             tag_names();
             Ok(())
         }
+        ["net-get", addr, cases, out] => {
+            load(cases).and_then(|c| net::get(addr, &c, Path::new(out)))
+        }
+        ["net-put", addr, cases, dir] => {
+            load(cases).and_then(|c| net::put(addr, &c, Path::new(dir)))
+        }
+        ["net-views", addr, file] => net::views(addr, Path::new(file)),
+        ["net-bench", addr, key] => net::bench(addr, key, 3),
+        ["net-bench", addr, key, n] => n
+            .parse()
+            .map_err(|_| format!("REPEATS {n:?} is not a count"))
+            .and_then(|n| net::bench(addr, key, n)),
+        ["net-combine", cases, dir, out] => {
+            load(cases).and_then(|c| net::combine(&c, Path::new(dir), Path::new(out)))
+        }
+        ["net-compare", cases, src, other, label] => {
+            load(cases).and_then(|c| net::compare(&c, Path::new(src), Path::new(other), label))
+        }
         ["amplification-files", dir] => std::fs::create_dir_all(dir)
             .map_err(|e| format!("{dir}: {e}"))
             .and_then(|()| amplify::write_files(Path::new(dir))),
         _ => Err(
             "usage: hurray-matrix produce CASES OUT | consume CASES DIR... | \
                   locate FILE OFFSET... | views FILE | hostile-corpus OUT | hostile DIR | \
-                  metadata FILE | amplification-files DIR | names"
+                  metadata FILE | amplification-files DIR | names | net-get ADDR CASES OUT | \
+                  net-put ADDR CASES DIR | net-views ADDR FILE | net-bench ADDR KEY | net-combine CASES DIR OUT | \
+                  net-compare CASES SRC OTHER LABEL"
                 .into(),
         ),
     };
