@@ -373,6 +373,7 @@ const PACKED_AS_IS: &[&str] = &[
     "tables.d.ts",
     "README.md",
     "lib/idioms.js",
+    "lib/net.js",
     "lib/stream.js",
 ];
 
@@ -773,6 +774,23 @@ mod tests {
         let files = json["files"].as_array().unwrap();
         assert!(files.iter().any(|f| f == "hurray.node"));
         assert!(!files.iter().any(|f| f == "lib/" || f == "lib/testing.js"));
+    }
+
+    /// Every module of `lib/` is packed (native.js after its test-support block is
+    /// cut), except the test-only `testing.js`: a new module left out of the list
+    /// breaks `require('hurray')` from the tarball.
+    #[test]
+    fn every_lib_module_but_testing_is_packed() {
+        for e in std::fs::read_dir(package_dir().join("lib")).unwrap() {
+            let name = format!("lib/{}", e.unwrap().file_name().to_string_lossy());
+            if name == "lib/testing.js" || name == "lib/native.js" {
+                continue;
+            }
+            assert!(
+                PACKED_AS_IS.contains(&name.as_str()),
+                "{name} is not packed"
+            );
+        }
     }
 
     /// An item kind the renderer does not know fails loudly instead of vanishing.
