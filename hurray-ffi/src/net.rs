@@ -264,6 +264,37 @@ pub(crate) unsafe fn copied_get_options(o: &HurrayNetGetOptions) -> FfiResult<Ne
     unsafe { o.copied() }
 }
 
+/// The client options a C caller passed: a copy of `*opts`, or the defaults for NULL.
+///
+/// # Safety
+/// `opts` NULL or readable.
+pub(crate) unsafe fn client_options_in(
+    opts: *const HurrayNetClientOptions,
+) -> HurrayNetClientOptions {
+    if opts.is_null() {
+        HurrayNetClientOptions::default()
+    } else {
+        // SAFETY: non-null and readable per the caller.
+        unsafe { *opts }
+    }
+}
+
+/// The get options a C caller passed, copied (layouts included), or the defaults for
+/// NULL.
+///
+/// Errors: those of [`copied_get_options`].
+///
+/// # Safety
+/// `opts` NULL or readable, its layout array valid for its count.
+pub(crate) unsafe fn get_options_in(opts: *const HurrayNetGetOptions) -> FfiResult<NetGetOptions> {
+    if opts.is_null() {
+        Ok(NetGetOptions::default())
+    } else {
+        // SAFETY: readable per the caller, layouts valid for their count.
+        unsafe { copied_get_options(&*opts) }
+    }
+}
+
 /// What the server said in its `SERVER_HELLO` (B.7): what this connection uses.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -630,13 +661,8 @@ pub unsafe extern "C" fn hurray_net_client_new(
 ) -> HurrayStatus {
     boundary(|| {
         need(out, "out")?;
-        let o = if opts.is_null() {
-            HurrayNetClientOptions::default()
-        } else {
-            // SAFETY: non-null and readable per the caller.
-            unsafe { *opts }
-        };
-        let c = HurrayNetClient::new(o)?;
+        // SAFETY: forwarded.
+        let c = HurrayNetClient::new(unsafe { client_options_in(opts) })?;
         // SAFETY: checked non-null; writable per the caller.
         unsafe { put(out, "out", c.into_raw()) }
     })
@@ -699,12 +725,8 @@ pub unsafe extern "C" fn hurray_net_client_get(
         let c = unsafe { handle::own(client, "client")? };
         // SAFETY: forwarded.
         let key = unsafe { crate::file::str_in(key, "key")? };
-        let o = if opts.is_null() {
-            NetGetOptions::default()
-        } else {
-            // SAFETY: readable per the caller, layouts valid for their count.
-            unsafe { (*opts).copied()? }
-        };
+        // SAFETY: forwarded.
+        let o = unsafe { get_options_in(opts)? };
         let item = c.get(key, &o)?;
         // SAFETY: checked non-null; writable per the caller.
         unsafe { put(out, "out", item.into_raw()) }

@@ -399,13 +399,8 @@ pub unsafe extern "C" fn hurray_net_conn_new(
 ) -> HurrayStatus {
     boundary(|| {
         need(out, "out")?;
-        let o = if opts.is_null() {
-            HurrayNetClientOptions::default()
-        } else {
-            // SAFETY: non-null and readable per the caller.
-            unsafe { *opts }
-        };
-        let c = HurrayNetConn::new(o)?;
+        // SAFETY: forwarded.
+        let c = HurrayNetConn::new(unsafe { crate::net::client_options_in(opts) })?;
         // SAFETY: checked non-null; writable per the caller.
         unsafe { put(out, "out", c.into_raw()) }
     })
@@ -613,12 +608,8 @@ pub unsafe extern "C" fn hurray_net_conn_get(
         let c = unsafe { handle::own_mut(conn, "conn")? };
         // SAFETY: forwarded.
         let key = unsafe { crate::file::str_in(key, "key")? };
-        let o = if opts.is_null() {
-            NetGetOptions::default()
-        } else {
-            // SAFETY: readable per the caller, layouts valid for their count.
-            unsafe { crate::net::copied_get_options(&*opts)? }
-        };
+        // SAFETY: forwarded.
+        let o = unsafe { crate::net::get_options_in(opts)? };
         let sid = c.get(key, &o)?;
         // SAFETY: checked non-null; writable per the caller.
         unsafe { put(out_stream_id, "out_stream_id", sid) }
