@@ -6,6 +6,9 @@
 //	go-matrix hostile DIR             every hostile file and stream must be refused (hostile.go)
 //	go-matrix metadata FILE [ranged]  open, read every KV value and name (amplification)
 //	go-matrix names                   every type and layout tag's rendered name
+//	go-matrix net-get ADDR CASES OUT  GET every case's items ("CASE:NAME"), write OUT/CASE.hrry (net.go)
+//	go-matrix net-put ADDR CASES DIR  PUT every item of DIR/CASE.hrry as "CASE:NAME"
+//	go-matrix net-views ADDR FILE     the demo's network step: GET every tensor, the views table
 //
 // The producer wraps its own Go memory (pinned, released by the library) with
 // hurray.NewTensor, builds composites with hurray.NewComposite, writes files with
@@ -622,10 +625,14 @@ func main() {
 		if err := netPut(args[1], cases, args[3]); err != nil {
 			fail(err)
 		}
+	case len(args) == 3 && args[0] == "net-views":
+		if err := netViews(args[1], args[2]); err != nil {
+			fail(err)
+		}
 	case len(args) == 1 && args[0] == "names":
 		tagNames()
 	default:
-		fmt.Fprintln(os.Stderr, "usage: go-matrix produce CASES OUT | consume CASES DIR... | views FILE | net-get ADDR CASES OUT | net-put ADDR CASES DIR | hostile DIR | metadata FILE [ranged] | names")
+		fmt.Fprintln(os.Stderr, "usage: go-matrix produce CASES OUT | consume CASES DIR... | views FILE | net-get ADDR CASES OUT | net-put ADDR CASES DIR | net-views ADDR FILE | hostile DIR | metadata FILE [ranged] | names")
 		os.Exit(2)
 	}
 }

@@ -2,14 +2,17 @@ package main
 
 // The network column (tests/matrix/README.md): net-get fetches every case's items
 // from a server with the Go client and writes them as the producer would; net-put
-// puts every item of the Rust producer's files.
+// puts every item of the Rust producer's files; net-views is the demo's network
+// step.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"time"
 
 	hurray "github.com/hurray-dev/hurray/bindings/go"
 )
@@ -136,5 +139,53 @@ func netPut(addr string, cases []*Case, dir string) error {
 	if failed > 0 {
 		return fmt.Errorf("%d of %d cases failed", failed, len(cases))
 	}
+	return nil
+}
+
+// netViews is the demo's network step: it reads path only for its tensor names
+// (index order), GETs each from addr over one connection and prints "view NAME
+// CRC32" (as views: CRC-32 of the buffers' bytes, in order) and "time SECONDS"
+// (connect plus every GET).
+func netViews(addr, path string) error {
+	f, err := hurray.OpenFile(path)
+	if err != nil {
+		return err
+	}
+	names := f.Names()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	t0 := time.Now()
+	c, err := hurray.Dial(ctx, addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	items := make([]*hurray.Item, 0, len(names))
+	defer func() {
+		for _, it := range items {
+			it.Close()
+		}
+	}()
+	for _, n := range names {
+		it, err := c.Get(ctx, n)
+		if err != nil {
+			return fmt.Errorf("GET %q: %w", n, err)
+		}
+		items = append(items, it)
+	}
+	secs := time.Since(t0).Seconds()
+	for i, n := range names {
+		t := items[i].Tensor()
+		var crc uint32
+		for b := 0; b < t.NumBuffers(); b++ {
+			// Zero-copy: the item is open until netViews returns, and the view is
+			// not kept past this loop.
+			crc = crc32.Update(crc, crc32.IEEETable, t.UnsafeBytes(b))
+		}
+		fmt.Printf("view\t%s\t%08x\n", n, crc)
+	}
+	fmt.Printf("time\t%.6f\n", secs)
 	return nil
 }

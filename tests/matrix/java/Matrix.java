@@ -5,6 +5,9 @@
 //   java -cp hurray.jar:. Matrix views FILE              open, view and checksum every tensor
 //   java -cp hurray.jar:. Matrix hostile DIR             every hostile file and stream must be refused (Hostile.java)
 //   java -cp hurray.jar:. Matrix metadata FILE [ranged]  open, read every KV value and name
+//   java -cp hurray.jar:. Matrix net-get ADDR CASES OUT  GET every case's items ("CASE:NAME"), write OUT/CASE.hrry
+//   java -cp hurray.jar:. Matrix net-put ADDR CASES DIR  PUT every item of DIR/CASE.hrry as "CASE:NAME"
+//   java -cp hurray.jar:. Matrix net-views ADDR FILE     the demo's network step: GET every tensor, the views table
 //
 // Uses the public dev.hurray API only: Descriptor.builder for the expected descriptor,
 // Tensor.wrap over the program's own direct buffers, Item.of / Item.composite,
@@ -1121,6 +1124,40 @@ public final class Matrix {
         }
     }
 
+    /**
+     * net-views: the demo's network step. Reads the file only for its tensor names
+     * (index order), GETs each over one connection and prints {@code view NAME CRC32}
+     * (as {@code views}: CRC-32 of the buffers' bytes, in order) and
+     * {@code time SECONDS} (connect plus every GET).
+     */
+    static void netViews(String addr, Path path) throws IOException {
+        List<String> names;
+        try (TensorFile f = TensorFile.open(path)) {
+            names = f.names();
+        }
+        List<Tensor> got = new ArrayList<>();
+        try {
+            long t0 = System.nanoTime();
+            try (NetClient client = dial(addr)) {
+                for (String n : names) {
+                    got.add(client.get(n));
+                }
+            }
+            double secs = (System.nanoTime() - t0) / 1e9;
+            for (int i = 0; i < names.size(); i++) {
+                CRC32 crc = new CRC32();
+                Tensor t = got.get(i);
+                for (int b = 0; b < t.bufferCount(); b++) {
+                    crc.update(t.buffer(b));
+                }
+                System.out.printf("view\t%s\t%08x%n", names.get(i), crc.getValue());
+            }
+            System.out.printf(Locale.ROOT, "time\t%.6f%n", secs);
+        } finally {
+            got.forEach(Tensor::close);
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length == 3 && args[0].equals("produce")) {
             List<Case> cases = parseCases(Path.of(args[1]));
@@ -1154,10 +1191,12 @@ public final class Matrix {
             netGet(args[1], parseCases(Path.of(args[2])), Path.of(args[3]));
         } else if (args.length == 4 && args[0].equals("net-put")) {
             netPut(args[1], parseCases(Path.of(args[2])), Path.of(args[3]));
+        } else if (args.length == 3 && args[0].equals("net-views")) {
+            netViews(args[1], Path.of(args[2]));
         } else if (args.length == 1 && args[0].equals("names")) {
             tagNames();
         } else {
-            System.err.println("usage: Matrix produce CASES OUT_DIR | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged] | net-get ADDR CASES OUT_DIR | net-put ADDR CASES DIR");
+            System.err.println("usage: Matrix produce CASES OUT_DIR | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged] | net-get ADDR CASES OUT_DIR | net-put ADDR CASES DIR | net-views ADDR FILE");
             System.exit(2);
         }
     }

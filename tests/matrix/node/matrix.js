@@ -9,6 +9,7 @@
 //   node matrix.js net-get ADDR CASES OUT  GET every item as "CASE:NAME" (hurray.connect),
 //                                          write OUT/CASE.hrry as `produce` does
 //   node matrix.js net-put ADDR CASES DIR  PUT every item of DIR/CASE.hrry as "CASE:NAME"
+//   node matrix.js net-views ADDR FILE     the demo's network step: GET every tensor, the views table
 //
 // It uses the public `hurray` package only: Descriptor.build for every descriptor,
 // Tensor.fromBuffers over hurray.alloc memory, Item.of / Item.composite,
@@ -722,6 +723,34 @@ async function netPut(addr, cases, dir) {
   return failed;
 }
 
+/** The demo's network step: reads FILE only for its tensor names (index order),
+ *  GETs each over one connection and prints "view NAME CRC32" (as `views`: CRC-32
+ *  of the buffers' bytes, in order) and "time SECONDS" (connect plus every GET). */
+async function netViews(addr, file) {
+  const r = hurray.FileReader.open(file);
+  const names = r.names;
+  r.close();
+  const got = [];
+  try {
+    const t0 = process.hrtime.bigint();
+    const client = await hurray.connect(addr);
+    try {
+      for (const n of names) got.push(await client.get(n));
+    } finally {
+      client.close();
+    }
+    const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+    names.forEach((n, i) => {
+      let crc = 0;
+      for (const ab of got[i].buffers()) crc = crc32(crc, new Uint8Array(ab));
+      process.stdout.write(`view\t${n}\t${(crc >>> 0).toString(16).padStart(8, '0')}\n`);
+    });
+    process.stdout.write(`time\t${secs.toFixed(6)}\n`);
+  } finally {
+    for (const g of got) g.close();
+  }
+}
+
 async function main() {
   const [cmd, ...args] = process.argv.slice(2);
   if (cmd === 'produce' && args.length === 2) {
@@ -748,10 +777,12 @@ async function main() {
   } else if ((cmd === 'net-get' || cmd === 'net-put') && args.length === 3) {
     const run = cmd === 'net-get' ? netGet : netPut;
     process.exitCode = (await run(args[0], parseCases(args[1]), args[2])) > 0 ? 1 : 0;
+  } else if (cmd === 'net-views' && args.length === 2) {
+    await netViews(args[0], args[1]);
   } else if (cmd === 'names' && args.length === 0) {
     tagNames();
   } else {
-    process.stderr.write('usage: node matrix.js produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged] | net-get ADDR CASES OUT | net-put ADDR CASES DIR\n');
+    process.stderr.write('usage: node matrix.js produce CASES OUT | consume CASES DIR... | views FILE | hostile DIR | metadata FILE [ranged] | net-get ADDR CASES OUT | net-put ADDR CASES DIR | net-views ADDR FILE\n');
     process.exitCode = 2;
   }
 }

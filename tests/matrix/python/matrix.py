@@ -10,6 +10,8 @@
     python matrix.py net-get ADDR CASES OUT_DIR  GET every case's items ("CASE:NAME") from
                                              the server at ADDR, write OUT_DIR/CASE.hrry
     python matrix.py net-put ADDR CASES DIR  PUT every item of DIR/CASE.hrry as "CASE:NAME"
+    python matrix.py net-views ADDR FILE     the demo's network step: GET every tensor of
+                                             FILE's index from ADDR, the ``views`` table
 
 Only the public ``hurray`` API is used. What that API cannot express is reported, not
 hidden: a case the producer cannot write gets a ``CASE.EXT.na`` file saying why, a
@@ -764,6 +766,24 @@ def net_put(addr: str, cases: list[dict], src: str) -> int:
     return failed
 
 
+def net_views(addr: str, path: str) -> None:
+    """The demo's network step: reads FILE only for its tensor names (index order),
+    GETs each over one connection and prints ``view NAME CRC32`` (as ``views``: over
+    the buffers' bytes, in order) and ``time SECONDS`` (connect plus every GET)."""
+    with hurray.FileReader(path) as r:
+        names = list(r.names)
+    t0 = time.perf_counter()
+    with hurray.connect(addr) as client:
+        got = [(name, client.get(name)) for name in names]
+    secs = time.perf_counter() - t0
+    for name, t in got:
+        crc = 0
+        for i in range(t.buffer_count):
+            crc = zlib.crc32(memoryview(np.asarray(t.buffer(i), copy=False)), crc)
+        print(f"view\t{name}\t{crc & 0xFFFFFFFF:08x}")
+    print(f"time\t{secs:.6f}")
+
+
 def main(argv: list[str]) -> int:
     if len(argv) >= 3 and argv[0] == "produce":
         with open(argv[1]) as f:
@@ -785,6 +805,9 @@ def main(argv: list[str]) -> int:
             cases = parse(f.read())
         run = net_get if argv[0] == "net-get" else net_put
         return 1 if run(argv[1], cases, argv[3]) else 0
+    if len(argv) == 3 and argv[0] == "net-views":
+        net_views(argv[1], argv[2])
+        return 0
     if argv == ["names"]:
         tag_names()
         return 0
