@@ -90,11 +90,14 @@ enum SaveItem {
     /// A C- or Fortran-contiguous NumPy array's descriptor and a borrowed view of
     /// its bytes (whatever their alignment: read only while writing).
     Array(hurray_io::Tensor),
+    /// A composite, its members sharing their tensors' buffers.
+    Composite(Item),
 }
 
 /// Writes an HRRYFILE container at ``path`` holding every ``(name, tensor)`` of
 /// ``tensors`` in iteration order (all buffers of each: sparse, quantized and
-/// multi-buffer tensors round-trip), plus optional file-level key-value metadata
+/// multi-buffer tensors round-trip; a :class:`Composite` is written whole, its
+/// members named ``name/0``, ``name/1``, ...), plus optional file-level key-value metadata
 /// ``kv`` (values: bool, int (int64), float, str, bytes, or a non-empty
 /// homogeneous list of one of those). The file appears atomically (written to a
 /// temporary file, then renamed): an existing file at ``path`` is replaced only by
@@ -116,8 +119,9 @@ enum SaveItem {
 ///
 /// Raises:
 ///     TypeError: ``path`` is not a str/path, ``tensors`` not a dict, a non-str key.
-///     hurray.UnsupportedError: a value is neither a :class:`Tensor` nor a
-///         contiguous NumPy array, or the array's dtype has no hurray type.
+///     hurray.UnsupportedError: a value is neither a :class:`Tensor`, a
+///         :class:`Composite` nor a contiguous NumPy array, or the array's dtype
+///         has no hurray type.
 ///     hurray.FileError: empty/duplicate/over-long names, a bad ``kv`` (with
 ///         ``data_crc32c=True``, a ``kv`` key ``"hurray.data_crc32c"`` is a
 ///         duplicate), I/O errors.
@@ -142,6 +146,8 @@ pub fn save(
             .to_owned();
         let item = if let Ok(t) = v.cast::<Tensor>() {
             SaveItem::Tensor(t.clone().unbind())
+        } else if v.is_instance_of::<crate::composite::Composite>() {
+            SaveItem::Composite(crate::composite::item_from_py(&v)?)
         } else if v.hasattr("__array_interface__")? {
             // A NumPy array's bytes go to the writer as they are: no aligned copy
             // just to write them (the file places them at its own alignment), and
@@ -153,7 +159,7 @@ pub fn save(
             )
         } else {
             return Err(UnsupportedError::new_err(format!(
-                "value for {name:?} is a {}, not a hurray.Tensor or a NumPy array",
+                "value for {name:?} is a {}, not a hurray.Tensor, a hurray.Composite or a NumPy array",
                 v.get_type()
                     .name()
                     .map(|n| n.to_string())
@@ -183,6 +189,9 @@ pub fn save(
             match t {
                 SaveItem::Tensor(t) => w.write_tensor(name, t.get().h.get())?,
                 SaveItem::Array(t) => w.write_io_tensor(name, t)?,
+                SaveItem::Composite(c) => {
+                    w.write_item(name, &hurray_ffi::HurrayItem::from_io(c.clone())?)?
+                }
             }
         }
         for (k, v) in kvs {
@@ -409,6 +418,8 @@ pub fn load_kv<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDic
 pub struct FileReader {
     path: PathBuf,
     names: Vec<String>,
+    /// Every top-level item's name (tensors and composites), index order.
+    items: Vec<String>,
     read_only: bool,
     reader: Mutex<Option<HurrayFileReader>>,
 }
@@ -432,25 +443,54 @@ impl FileReader {
     #[pyo3(signature = (path, *, read_only=false))]
     fn new(py: Python<'_>, path: PathBuf, read_only: bool) -> PyResult<Self> {
         let reader = open_for_python(py, &path, "open")?;
-        let names = reader
-            .top_level_in_index_order()
-            .into_iter()
+        let top = reader.top_level_in_index_order();
+        let names = top
+            .iter()
             .filter(|(_, composite)| !composite)
-            .map(|(n, _)| n.to_owned())
+            .map(|(n, _)| (*n).to_owned())
             .collect();
+        let items = top.iter().map(|(n, _)| (*n).to_owned()).collect();
         Ok(FileReader {
             path,
             names,
+            items,
             read_only,
             reader: Mutex::new(Some(reader)),
         })
     }
 
     /// The tensor names in the file's index order (the order :func:`load` returns;
-    /// composites, which Python cannot read, left out). Available after :meth:`close`.
+    /// composites left out: see :attr:`item_names`). Available after :meth:`close`.
     #[getter]
     fn names(&self) -> Vec<String> {
         self.names.clone()
+    }
+
+    /// Every top-level item's name, tensors and composites, in the file's index
+    /// order (a composite's members are not listed: they come with it). Available
+    /// after :meth:`close`.
+    #[getter]
+    fn item_names(&self) -> Vec<String> {
+        self.items.clone()
+    }
+
+    /// The top-level item ``name``: a :class:`Tensor`, or a :class:`Composite`
+    /// whose members are zero-copy views of the mapping (checked whole, as every
+    /// item the reader hands out).
+    ///
+    /// Raises:
+    ///     KeyError: no top-level item ``name`` (a composite's member is reached
+    ///         through the composite).
+    ///     hurray.FileError: the reader is closed; the item breaks a rule.
+    fn item(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        if !self.items.iter().any(|n| n == name) {
+            return Err(pyo3::exceptions::PyKeyError::new_err(name.to_owned()));
+        }
+        let item = self.with(|r| {
+            r.item(name)
+                .map_err(|e| errors::map(e, Origin::File(&self.path)))
+        })?;
+        crate::composite::handle_to_py(py, &item, self.read_only)
     }
 
     /// The key-value metadata as a ``dict`` in file order (see :func:`load_kv`).
@@ -1367,20 +1407,22 @@ impl StreamWriter {
         })
     }
 
-    /// Writes one tensor with all its buffers, in descriptor order.
+    /// Writes one tensor with all its buffers, in descriptor order, or a
+    /// :class:`Composite`: its head, then every member (pre-order).
     ///
     /// Raises:
     ///     hurray.StreamError: the writer was finished.
     ///     hurray.FileError: the transport failed.
     ///     hurray.InvalidDescriptorError: the descriptor cannot be written.
+    ///     TypeError: neither a Tensor nor a Composite.
     ///     RuntimeError: called from a thread other than the creating one.
-    fn write(&self, py: Python<'_>, tensor: PyRef<'_, Tensor>) -> PyResult<()> {
+    fn write(&self, py: Python<'_>, tensor: &Bound<'_, PyAny>) -> PyResult<()> {
+        let item = crate::composite::item_from_py(tensor)?;
         let mut state = self.owner.lock(&self.state)?;
         let w = state.inner.as_mut().ok_or_else(|| {
             StreamError::new_err("the StreamWriter was finished; create a new one")
         })?;
-        let t = tensor.h.get().to_io().map_err(errors::ffi)?;
-        py.detach(|| w.write_tensor(&t)).map_err(|e| {
+        py.detach(|| w.write_item(&item)).map_err(|e| {
             transport_error(self.py_error.as_ref())
                 .unwrap_or_else(|| errors::map(e.into(), Origin::Stream))
         })

@@ -170,7 +170,7 @@ fn index_type_name(t: IndexType) -> &'static str {
     }
 }
 
-fn rule_name(r: CompositionRule) -> &'static str {
+pub fn rule_name(r: CompositionRule) -> &'static str {
     match r {
         CompositionRule::Partition => "partition",
         CompositionRule::Overlay => "overlay",
@@ -179,7 +179,7 @@ fn rule_name(r: CompositionRule) -> &'static str {
     }
 }
 
-fn op_name(o: CombineOp) -> Option<&'static str> {
+pub fn op_name(o: CombineOp) -> Option<&'static str> {
     match o {
         CombineOp::None => None,
         CombineOp::Replace => Some("replace"),
@@ -825,35 +825,18 @@ impl BlockPagedLayout {
     }
 }
 
-/// Composite (virtual) head: owns no buffers and binds the next ``member_count``
-/// tensors of a stream or file.
+/// A composite head from Python's names: ``composition_rule`` ``"partition"``,
+/// ``"overlay"`` or ``"group"``; ``combine_op`` ``"replace"`` or ``"add"``, required
+/// for overlay and refused otherwise (`layouts.md` §2.11). Shared by
+/// :class:`CompositeLayout` and :class:`hurray.Composite`.
 ///
-/// ``composition_rule`` is ``"partition"``, ``"overlay"`` or ``"group"``;
-/// ``combine_op`` (``"replace"`` or ``"add"``) is required for overlay and
-/// forbidden otherwise.
-///
-/// Raises:
-///     ValueError: unknown rule or op, or op given/missing against the rule.
-///     hurray.InvalidDescriptorError: ``member_count`` rejected by the format.
-#[pyclass(extends = Layout, frozen, module = "hurray")]
-pub struct CompositeLayout;
-
-fn head(slf: &Bound<'_, CompositeLayout>) -> CompositeHead {
-    let L::CompositeHead(h) = core(slf) else {
-        unreachable!()
-    };
-    *h
-}
-
-#[pymethods]
-impl CompositeLayout {
-    #[new]
-    #[pyo3(signature = (composition_rule, member_count, combine_op=None))]
-    fn new(
-        composition_rule: &str,
-        member_count: u32,
-        combine_op: Option<&str>,
-    ) -> PyResult<PyClassInitializer<Self>> {
+/// Errors: `ValueError` for an unknown rule or op, or an op given/missing against
+/// the rule.
+pub fn composite_head(
+    composition_rule: &str,
+    member_count: u32,
+    combine_op: Option<&str>,
+) -> PyResult<CompositeHead> {
         let rule = match composition_rule {
             "partition" => CompositionRule::Partition,
             "overlay" => CompositionRule::Overlay,
@@ -884,11 +867,47 @@ impl CompositeLayout {
             }
             (_, None) => CombineOp::None,
         };
-        let l = L::CompositeHead(CompositeHead {
-            rule,
-            combine_op: op,
+    Ok(CompositeHead {
+        rule,
+        combine_op: op,
+        member_count,
+    })
+}
+
+/// Composite (virtual) head: owns no buffers and binds the next ``member_count``
+/// tensors of a stream or file.
+///
+/// ``composition_rule`` is ``"partition"``, ``"overlay"`` or ``"group"``;
+/// ``combine_op`` (``"replace"`` or ``"add"``) is required for overlay and
+/// forbidden otherwise.
+///
+/// Raises:
+///     ValueError: unknown rule or op, or op given/missing against the rule.
+///     hurray.InvalidDescriptorError: ``member_count`` rejected by the format.
+#[pyclass(extends = Layout, frozen, module = "hurray")]
+pub struct CompositeLayout;
+
+fn head(slf: &Bound<'_, CompositeLayout>) -> CompositeHead {
+    let L::CompositeHead(h) = core(slf) else {
+        unreachable!()
+    };
+    *h
+}
+
+#[pymethods]
+impl CompositeLayout {
+    #[new]
+    #[pyo3(signature = (composition_rule, member_count, combine_op=None))]
+    fn new(
+        composition_rule: &str,
+        member_count: u32,
+        combine_op: Option<&str>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let l = L::CompositeHead(composite_head(
+            composition_rule,
             member_count,
-        });
+            combine_op,
+        )?);
         check_fields(&l, 1)?;
         Ok(init(l, CompositeLayout))
     }

@@ -6,6 +6,7 @@
 mod args;
 mod build;
 mod capsule;
+mod composite;
 mod device;
 mod dlpack;
 mod dtype;
@@ -33,6 +34,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     build::register(m)?;
     interop::register(m)?;
     io::register(m)?;
+    composite::register(m)?;
     net::register(m)?;
     tags::register(m)?;
     m.add("_DTYPES", dtype::constants(py)?)?;

@@ -10,11 +10,12 @@
 //! propagates, and the client is closed for good (a stream stopped midway cannot be
 //! reused; connect again).
 
-use crate::errors::{self, NotFoundError, Origin, UnsupportedError};
-use crate::tensor::{from_handle, Handle, Tensor};
+use crate::composite::{handle_to_py, py_to_handle};
+use crate::errors::{self, NotFoundError, Origin};
+use crate::tensor::{Handle, Tensor};
 use hurray_ffi::{
-    FfiError, FfiResult, HurrayItem, HurrayNetClient, HurrayNetClientOptions, HurrayTensor,
-    NetGetOptions, HURRAY_ERR_NOT_FOUND,
+    FfiError, FfiResult, HurrayNetClient, HurrayNetClientOptions, NetGetOptions,
+    HURRAY_ERR_NOT_FOUND,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -202,7 +203,8 @@ fn layout_tags(layouts: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
 
 #[pymethods]
 impl Client {
-    /// Gets the tensor stored under ``key``.
+    /// Gets the item stored under ``key``: a :class:`Tensor`, or a
+    /// :class:`Composite` when a composite is stored there.
     ///
     /// ``layouts``: acceptable layouts, most preferred first (names such as
     /// ``"row_major"`` or wire tags; ``None``: whatever is stored);
@@ -215,8 +217,7 @@ impl Client {
     /// Raises:
     ///     hurray.NotFoundError: no item under ``key`` (a ``KeyError``;
     ///         ``net_code`` 2, ``UNKNOWN_TENSOR``); the client stays usable.
-    ///     hurray.UnsupportedError: the item is a composite (Python has no
-    ///         composite type) or a layout is unavailable (``net_code`` set).
+    ///     hurray.UnsupportedError: a layout is unavailable (``net_code`` set).
     ///     hurray.FileError: I/O, a refused or reset connection, a timeout (the
     ///         connection is closed).
     ///     hurray.StreamError: limits, protocol errors, a closed client.
@@ -230,7 +231,7 @@ impl Client {
         alignment: u32,
         parallel: bool,
         transcode: bool,
-    ) -> PyResult<Tensor> {
+    ) -> PyResult<Py<PyAny>> {
         let opts = NetGetOptions {
             preferred_layouts: match layouts {
                 Some(l) if !l.is_none() => layout_tags(l)?,
@@ -245,26 +246,35 @@ impl Client {
             .inspect_err(|_| self.close())?
             .map_err(|e| net_error(py, e))?
             .0;
-        let t = plain_tensor(key, item)?;
-        from_handle(py, t)
+        handle_to_py(py, &item, false)
     }
 
-    /// Puts ``tensor`` under ``key`` (replacing what the server held under it);
-    /// returns once the server acknowledged it. Frames are written from the
-    /// tensor's own buffers (no copy).
+    /// Puts ``item`` (a :class:`Tensor` or a :class:`Composite`) under ``key``
+    /// (replacing what the server held under it); returns once the server
+    /// acknowledged it. Frames are written from the tensors' own buffers (no copy).
     ///
     /// Raises:
     ///     hurray.StreamError: the server refused it (``STORE_FULL``, size limits;
     ///         ``net_code`` set), a device tensor (only host memory travels), a
     ///         closed client.
     ///     hurray.FileError: I/O, a timeout.
+    ///     TypeError: ``item`` is neither a Tensor nor a Composite.
     ///     KeyboardInterrupt: Ctrl-C during the transfer (the client is closed).
-    fn put(&self, py: Python<'_>, key: &str, tensor: PyRef<'_, Tensor>) -> PyResult<()> {
+    fn put(&self, py: Python<'_>, key: &str, item: &Bound<'_, PyAny>) -> PyResult<()> {
         let c = self.native()?;
-        let h: &Handle = &tensor.h;
-        interruptible(py, &c, |c| c.put_tensor(key, h.get()))
-            .inspect_err(|_| self.close())?
-            .map_err(|e| net_error(py, e))
+        if let Ok(t) = item.cast::<Tensor>() {
+            let h: &Handle = &t.get().h;
+            return interruptible(py, &c, |c| c.put_tensor(key, h.get()))
+                .inspect_err(|_| self.close())?
+                .map_err(|e| net_error(py, e));
+        }
+        let item = Sent(py_to_handle(item)?);
+        interruptible(py, &c, move |c| {
+            let item = item;
+            c.put(key, &item.0)
+        })
+        .inspect_err(|_| self.close())?
+        .map_err(|e| net_error(py, e))
     }
 
     /// What the server negotiated in its hello (B.7), as a ``dict``:
@@ -325,22 +335,6 @@ impl Client {
         let state = if self.closed() { "closed" } else { "open" };
         format!("<hurray.Client {} {state}>", self.addr)
     }
-}
-
-/// The plain tensor of a received item (its buffers shared, no copy).
-///
-/// Errors: `hurray.UnsupportedError` for a composite.
-fn plain_tensor(key: &str, item: HurrayItem) -> PyResult<HurrayTensor> {
-    if item.is_composite() {
-        return Err(UnsupportedError::new_err(format!(
-            "{key:?} is a composite of {} members: hurray for Python has no composite type; get its members by their own keys",
-            item.members_iter().len()
-        )));
-    }
-    item.tensor_handle()
-        .to_io()
-        .and_then(HurrayTensor::from_io)
-        .map_err(errors::ffi)
 }
 
 /// Connects to the Hurray server at ``address`` (``"host:port"``; IPv6

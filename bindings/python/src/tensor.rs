@@ -591,6 +591,15 @@ impl Tensor {
         self.model().shard.clone().map(|s| Shard { s })
     }
 
+    /// The overlay role of a composite member (its composite-member section,
+    /// ``layouts.md`` §2.11): ``"base"``, ``"correction"``, or ``None``.
+    #[getter]
+    fn role(&self) -> Option<&'static str> {
+        self.model()
+            .composite_member
+            .map(crate::composite::role_name)
+    }
+
     /// Not implemented: always raises ``NotImplementedError`` (no transposed views).
     #[getter(T)]
     fn transposed(&self) -> PyResult<()> {

@@ -705,10 +705,8 @@ def tag_names() -> None:
 
 def net_cannot(case: dict) -> str | None:
     """Why the Python client cannot carry the case over the network (the fetched
-    tensors are written as received, so only what hurray.save and hurray.Client
-    cannot express matters)."""
-    if has_composite(case):
-        return "hurray for Python has no composite type (Client.get refuses composites)"
+    items, tensors and composites, are written as received, so only what
+    hurray.save and hurray.Client cannot express matters)."""
     for _, (ty, v) in case["kv"]:
         if ty in ("uint64", "array:uint64"):
             return "save(kv=...) stores every int as int64: no uint64 values"
@@ -758,7 +756,7 @@ def net_put(addr: str, cases: list[dict], src: str) -> int:
             try:
                 with hurray.FileReader(path) as r:
                     for it in case["items"]:
-                        client.put(f"{case['name']}:{it['name']}", r[it["name"]])
+                        client.put(f"{case['name']}:{it['name']}", r.item(it["name"]))
             except Exception as e:
                 print(f"python net-put: case {case['name']}: {type(e).__name__}: {e}",
                       file=sys.stderr)

@@ -36,8 +36,9 @@ from hurray._native import BrokenPipeError, FileNotFoundError, IsADirectoryError
 # "unknown(0x2a)"); additions to the reference API, so not in __all__ either.
 from hurray._native import layout_name, type_name
 # The network client (issue 18: hurray.connect -> hurray.Client, docs/python.md
-# "Network"); additions to the reference API, so not in __all__ either.
-from hurray._native import Client, NotFoundError, connect
+# "Network") and composites (docs/python.md "Composites"; the reference has none);
+# additions to the reference API, so not in __all__ either.
+from hurray._native import Client, Composite, NotFoundError, connect
 from hurray._native import (
     BlockPagedLayout,
     BufferError,
