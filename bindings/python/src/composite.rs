@@ -69,7 +69,13 @@ pub struct Composite {
 /// Errors: `TypeError` for anything but a Tensor or a Composite; a device tensor.
 pub fn item_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Item> {
     if let Ok(t) = obj.cast::<Tensor>() {
-        return t.get().h.get().to_io().map(Item::Tensor).map_err(errors::ffi);
+        return t
+            .get()
+            .h
+            .get()
+            .to_io()
+            .map(Item::Tensor)
+            .map_err(errors::ffi);
     }
     if let Ok(c) = obj.cast::<Composite>() {
         return c.get().to_io(obj.py());
@@ -250,14 +256,16 @@ impl Composite {
     ) -> PyResult<Composite> {
         let shape = parse_shape(shape)?;
         if members.is_instance_of::<PyString>() {
-            return Err(PyTypeError::new_err("members must be a sequence of Tensor/Composite"));
+            return Err(PyTypeError::new_err(
+                "members must be a sequence of Tensor/Composite",
+            ));
         }
         let given = members.try_iter()?.collect::<PyResult<Vec<_>>>()?;
         let count = u32::try_from(given.len())
             .map_err(|_| PyValueError::new_err("more than 2^32 - 1 members"))?;
         let h = layout::composite_head(composition_rule, count, combine_op)?;
-        let mut head = TensorDescriptor::dense(dtype.get().t, &shape)
-            .map_err(|e| errors::descriptor(&e))?;
+        let mut head =
+            TensorDescriptor::dense(dtype.get().t, &shape).map_err(|e| errors::descriptor(&e))?;
         head.layout = L::CompositeHead(h);
         head.buffers.clear();
         head.validate().map_err(|e| errors::descriptor(&e))?;
@@ -390,7 +398,13 @@ impl Composite {
     }
 
     fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        Ok(self.members.bind(py).as_any().try_iter()?.into_any().unbind())
+        Ok(self
+            .members
+            .bind(py)
+            .as_any()
+            .try_iter()?
+            .into_any()
+            .unbind())
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -1191,7 +1191,8 @@ impl Owner {
 ///     hurray.FileError: the path or descriptor cannot be opened or read.
 ///     hurray.StreamError: a truncated or malformed frame.
 ///     hurray.InvalidDescriptorError: a descriptor that does not decode.
-///     hurray.UnsupportedError: a composite item.
+///     hurray.UnsupportedError: iterating meets a composite item (the reader is
+///         then closed); :meth:`items` and :meth:`read_item` yield composites.
 ///     RuntimeError: used from a thread other than the creating one.
 ///     (any exception the source's ``readinto``/``read`` raises, as it is)
 #[pyclass(module = "hurray", frozen)]
@@ -1200,6 +1201,29 @@ pub struct StreamReader {
     inner: Mutex<Option<hurray_io::StreamReader<Source>>>,
     /// What a Python source raised, re-raised in place of the stream's error.
     py_error: Option<Arc<Mutex<Option<PyErr>>>>,
+}
+
+impl StreamReader {
+    /// The next item as the stream decoder yields it (`None` at the end, after
+    /// which the reader is exhausted); an error also exhausts it.
+    fn next_io(&self, py: Python<'_>) -> PyResult<Option<Item>> {
+        let mut inner = self.owner.lock(&self.inner)?;
+        let Some(r) = inner.as_mut() else {
+            return Ok(None);
+        };
+        match py.detach(|| r.next()) {
+            None => {
+                *inner = None;
+                Ok(None)
+            }
+            Some(Ok(item)) => Ok(Some(item)),
+            Some(Err(e)) => {
+                *inner = None;
+                Err(transport_error(self.py_error.as_ref())
+                    .unwrap_or_else(|| errors::map(e.into(), Origin::Stream)))
+            }
+        }
+    }
 }
 
 #[pymethods]
@@ -1247,32 +1271,40 @@ impl StreamReader {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Tensor>> {
-        let mut inner = self.owner.lock(&self.inner)?;
-        let Some(r) = inner.as_mut() else {
-            return Ok(None);
-        };
-        match py.detach(|| r.next()) {
-            None => {
-                *inner = None;
-                Ok(None)
-            }
-            Some(Ok(Item::Tensor(t))) => {
-                drop(inner);
-                from_io(py, t).map(Some)
-            }
-            Some(Ok(Item::Composite(c))) => {
-                *inner = None;
+        match self.next_io(py)? {
+            None => Ok(None),
+            Some(Item::Tensor(t)) => from_io(py, t).map(Some),
+            Some(Item::Composite(c)) => {
+                self.close()?;
                 Err(UnsupportedError::new_err(format!(
-                    "the stream holds a composite ({} members); hurray for Python has no composite type",
+                    "the stream holds a composite ({} members), which iterating a StreamReader \
+                     does not yield; read it with StreamReader.items() or read_item()",
                     c.members.len()
                 )))
             }
-            Some(Err(e)) => {
-                *inner = None;
-                Err(transport_error(self.py_error.as_ref())
-                    .unwrap_or_else(|| errors::map(e.into(), Origin::Stream)))
-            }
         }
+    }
+
+    /// The next item: a :class:`Tensor`, or a :class:`Composite` (its head and
+    /// every member, pre-order, read whole); ``None`` at the end of the stream.
+    /// Iterating the reader yields tensors only and raises
+    /// ``hurray.UnsupportedError`` at a composite; use this (or :meth:`items`)
+    /// for streams that may hold composites.
+    ///
+    /// Raises: as iterating, but never ``UnsupportedError`` for a composite.
+    fn read_item(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.next_io(py)?
+            .map(|item| crate::composite::item_to_py(py, item, false))
+            .transpose()
+    }
+
+    /// An iterator over the remaining items (:meth:`read_item` until ``None``):
+    /// tensors and composites, in stream order.
+    fn items<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        py.import("builtins")?
+            .getattr("iter")?
+            .call1((slf.getattr("read_item")?, py.None()))
     }
 
     fn __enter__(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {

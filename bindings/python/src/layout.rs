@@ -837,36 +837,36 @@ pub fn composite_head(
     member_count: u32,
     combine_op: Option<&str>,
 ) -> PyResult<CompositeHead> {
-        let rule = match composition_rule {
-            "partition" => CompositionRule::Partition,
-            "overlay" => CompositionRule::Overlay,
-            "group" => CompositionRule::Group,
-            r => {
-                return Err(PyValueError::new_err(format!(
-                    "composition_rule must be 'partition', 'overlay' or 'group', not {r:?}"
-                )))
-            }
-        };
-        let op = match (rule, combine_op) {
-            (CompositionRule::Overlay, Some("replace")) => CombineOp::Replace,
-            (CompositionRule::Overlay, Some("add")) => CombineOp::Add,
-            (CompositionRule::Overlay, Some(o)) => {
-                return Err(PyValueError::new_err(format!(
-                    "combine_op must be 'replace' or 'add', not {o:?}"
-                )))
-            }
-            (CompositionRule::Overlay, None) => {
-                return Err(PyValueError::new_err(
-                    "an overlay composite needs combine_op",
-                ))
-            }
-            (_, Some(_)) => {
-                return Err(PyValueError::new_err(format!(
-                    "combine_op is only allowed for 'overlay', not {composition_rule:?}"
-                )))
-            }
-            (_, None) => CombineOp::None,
-        };
+    let rule = match composition_rule {
+        "partition" => CompositionRule::Partition,
+        "overlay" => CompositionRule::Overlay,
+        "group" => CompositionRule::Group,
+        r => {
+            return Err(PyValueError::new_err(format!(
+                "composition_rule must be 'partition', 'overlay' or 'group', not {r:?}"
+            )))
+        }
+    };
+    let op = match (rule, combine_op) {
+        (CompositionRule::Overlay, Some("replace")) => CombineOp::Replace,
+        (CompositionRule::Overlay, Some("add")) => CombineOp::Add,
+        (CompositionRule::Overlay, Some(o)) => {
+            return Err(PyValueError::new_err(format!(
+                "combine_op must be 'replace' or 'add', not {o:?}"
+            )))
+        }
+        (CompositionRule::Overlay, None) => {
+            return Err(PyValueError::new_err(
+                "an overlay composite needs combine_op",
+            ))
+        }
+        (_, Some(_)) => {
+            return Err(PyValueError::new_err(format!(
+                "combine_op is only allowed for 'overlay', not {composition_rule:?}"
+            )))
+        }
+        (_, None) => CombineOp::None,
+    };
     Ok(CompositeHead {
         rule,
         combine_op: op,
@@ -903,11 +903,7 @@ impl CompositeLayout {
         member_count: u32,
         combine_op: Option<&str>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let l = L::CompositeHead(composite_head(
-            composition_rule,
-            member_count,
-            combine_op,
-        )?);
+        let l = L::CompositeHead(composite_head(composition_rule, member_count, combine_op)?);
         check_fields(&l, 1)?;
         Ok(init(l, CompositeLayout))
     }

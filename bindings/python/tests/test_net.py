@@ -266,7 +266,7 @@ def test_close_from_another_thread_cancels_a_call(served):
     check_healthy(served.addr)
 
 
-def test_a_composite_is_unsupported_and_its_members_are_served(tmp_path):
+def test_a_composite_round_trips_and_its_members_are_served(tmp_path):
     path = tmp_path / "part.hrry"
     halves = [hurray.from_numpy(np.array([1, 2], dtype=np.int32)),
               hurray.from_numpy(np.array([3, 4], dtype=np.int32))]
@@ -275,8 +275,29 @@ def test_a_composite_is_unsupported_and_its_members_are_served(tmp_path):
     server = Server(path)
     try:
         with hurray.connect(server.addr) as c:
-            with pytest.raises(hurray.UnsupportedError, match="composite of 2 members"):
-                c.get("p")
+            p = c.get("p")
+            assert isinstance(p, hurray.Composite)
+            assert (p.composition_rule, p.shape, len(p)) == ("partition", (4,), 2)
+            assert [np.asarray(m).tolist() for m in p] == [[1, 2], [3, 4]]
+            assert [tuple(m.shard.shard_offset) for m in p] == [(0,), (2,)]
             assert np.asarray(c.get("p/1")).tolist() == [3, 4]  # a member by its own key
+            # Put it back under another key (a composite whose members are the
+            # received buffers) and a new overlay; both come back field for field.
+            c.put("q", p)
+            base = hurray.from_numpy(np.zeros((2, 2), dtype=np.float32))
+            fix = hurray.from_numpy(np.array([[5.0]], dtype=np.float32))
+            o = hurray.Composite("overlay", shape=(2, 2), dtype=hurray.float32,
+                                 members=[base, fix], combine_op="add",
+                                 offsets=[(0, 0), (1, 1)], roles=["base", "correction"])
+            c.put("o", o)
+            q = c.get("q")
+            assert [np.asarray(m).tolist() for m in q] == [[1, 2], [3, 4]]
+            back = c.get("o")
+            assert (back.composition_rule, back.combine_op) == ("overlay", "add")
+            assert [m.role for m in back] == ["base", "correction"]
+            assert np.asarray(back[1]).tolist() == [[5.0]]
+            with pytest.raises(TypeError, match="hurray.Tensor or hurray.Composite"):
+                c.put("x", np.zeros(3))
+            del p, q, o, back, base, fix
     finally:
         server.stop()
