@@ -11,8 +11,9 @@
 //! 2. The Rust program produces them into `net/src/`; `hurray-matrix net-combine`
 //!    writes `net/served.hrry` holding every top-level item as `CASE:NAME`.
 //! 3. get: one `hurray serve net/served.hrry --listen 127.0.0.1:0`; each language's
-//!    `net-get ADDR CASES net/get/LANG`; the Rust consumer checks every file, and each
-//!    must equal `net/src/CASE.hrry` byte for byte.
+//!    `net-get ADDR CASES net/get/LANG`; the Rust consumer and the language's own
+//!    consumer check every file, and each must equal `net/src/CASE.hrry` byte for
+//!    byte.
 //! 4. put: per language a fresh `hurray serve ... --persist net/put/LANG.hrry`, the
 //!    language's `net-put ADDR CASES net/src`, SIGTERM, then `hurray-matrix
 //!    net-compare` requires every persisted item to equal its source item (stream
@@ -249,10 +250,56 @@ fn run_lang(
     }
 }
 
-/// The three columns of one language: `get` (the Rust consumer over what its
-/// net-get wrote), `get-bytes` (those files against the Rust producer's) and `put`
-/// (the persisted store against the sources).
-pub const COLUMNS: [&str; 3] = ["get", "get-bytes", "put"];
+/// The four columns of one language: `get` (the Rust consumer over what its
+/// net-get wrote), `get-own` (the language's own consumer over the same files),
+/// `get-bytes` (those files against the Rust producer's) and `put` (the persisted
+/// store against the sources).
+pub const COLUMNS: [&str; 4] = ["get", "get-own", "get-bytes", "put"];
+
+/// `consumer`'s `consume` over `out` (what `lang`'s net-get wrote): one cell of
+/// column `column` per case (file container), a failure for a case it printed no
+/// result for.
+///
+/// Errors: the consumer cannot be started.
+fn consumed(
+    consumer: &Lang,
+    column: &str,
+    lang: &str,
+    cases_path: &std::ffi::OsStr,
+    out: &Path,
+    cases: &[String],
+) -> Result<Vec<Cell>> {
+    let shown = consumer
+        .command(["consume".as_ref(), cases_path, out.as_os_str()])
+        .output()?;
+    let (got, notes) = parse_results(column, &String::from_utf8_lossy(&shown.stdout));
+    if column == "get" {
+        for n in notes {
+            println!("  note: {lang} net-get: {n}");
+        }
+    }
+    let mut cells = Vec::new();
+    let mut seen = Vec::new();
+    for mut g in got.into_iter().filter(|g| g.container == "file") {
+        seen.push(g.case.clone());
+        g.producer = lang.to_string();
+        g.container = "net".into();
+        cells.push(g);
+    }
+    for case in cases.iter().filter(|c| !seen.contains(c)) {
+        cells.push(cell(
+            lang,
+            column,
+            case,
+            Status::Fail(format!(
+                "no result from the {} consumer: {}",
+                consumer.name,
+                String::from_utf8_lossy(&shown.stderr).trim()
+            )),
+        ));
+    }
+    Ok(cells)
+}
 
 /// Runs the network column for `langs` (the Rust program among them); returns the
 /// failures (one sentence each). Prints the table.
@@ -324,30 +371,9 @@ pub fn run(langs: &[Lang], skipped: &[String]) -> Result<Vec<String>> {
             ) {
                 fails.push(format!("{} net-get: {e}", l.name));
             }
-            let shown_out = rust
-                .command(["consume".as_ref(), c, out.as_os_str()])
-                .output()?;
-            let (got, notes) = parse_results("get", &String::from_utf8_lossy(&shown_out.stdout));
-            for n in notes {
-                println!("  note: {} net-get: {n}", l.name);
-            }
-            let mut seen = Vec::new();
-            for mut g in got.into_iter().filter(|g| g.container == "file") {
-                seen.push(g.case.clone());
-                g.producer = l.name.to_string();
-                g.container = "net".into();
-                cells.push(g);
-            }
-            for case in cases.iter().filter(|c| !seen.contains(c)) {
-                cells.push(cell(
-                    l.name,
-                    "get",
-                    case,
-                    Status::Fail(format!(
-                        "no result from the Rust consumer: {}",
-                        String::from_utf8_lossy(&shown_out.stderr).trim()
-                    )),
-                ));
+            // The Rust consumer, then the language's own, over what it fetched.
+            for (consumer, column) in [(rust, "get"), (*l, "get-own")] {
+                cells.extend(consumed(consumer, column, l.name, c, &out, &cases)?);
             }
             for case in &cases {
                 let mine = out.join(format!("{case}.hrry"));
@@ -576,5 +602,6 @@ mod tests {
         assert!(t.contains("FAIL 1/2"), "{t}");
         assert!(t.contains("ok 0/0 +1na"), "{t}");
         assert!(t.contains("go                n/a: not implemented"), "{t}");
+        assert!(t.starts_with("network: language   get               get-own"), "{t}");
     }
 }
