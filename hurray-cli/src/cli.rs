@@ -73,6 +73,20 @@ pub struct GetArgs {
     /// Ask for the tensor as parallel shards (B.13; the server picks how many).
     #[arg(long)]
     pub parallel: bool,
+    /// `--connect-timeout`, `--io-timeout`.
+    #[command(flatten)]
+    pub timeouts: NetTimeouts,
+}
+
+/// How long `get` and `put` wait on the server before giving up.
+#[derive(Debug, Args)]
+pub struct NetTimeouts {
+    /// Seconds to connect and finish the handshake.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub connect_timeout: u64,
+    /// Seconds any single read or write may stall (a server that stops sending).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub io_timeout: u64,
 }
 
 /// Arguments of `hurray put`.
@@ -86,6 +100,9 @@ pub struct PutArgs {
     pub file: PathBuf,
     /// The tensor's name in FILE (default: KEY, or the file's only top-level item).
     pub name: Option<String>,
+    /// `--connect-timeout`, `--io-timeout`.
+    #[command(flatten)]
+    pub timeouts: NetTimeouts,
 }
 
 /// Arguments of `hurray inspect`.

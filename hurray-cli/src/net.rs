@@ -1,7 +1,7 @@
 //! `hurray serve`, `hurray get`, `hurray put`: the network transport
 //! (`streams-and-transport.md` Part B) through `hurray-net`.
 
-use crate::cli::{GetArgs, PutArgs, ServeArgs};
+use crate::cli::{GetArgs, NetTimeouts, PutArgs, ServeArgs};
 use crate::error::{Error, Result};
 use crate::progress::Progress;
 use hurray_io::file::WriteOptions;
@@ -82,10 +82,19 @@ pub fn serve(a: &ServeArgs, out: &mut dyn Write) -> Result<()> {
     })
 }
 
+/// The client options of `--connect-timeout` and `--io-timeout` (at least 1 s each).
+fn client_options(t: &NetTimeouts) -> ClientOptions {
+    ClientOptions {
+        connect_timeout: Duration::from_secs(t.connect_timeout.max(1)),
+        io_timeout: Duration::from_secs(t.io_timeout.max(1)),
+        ..ClientOptions::default()
+    }
+}
+
 /// Gets `key` into a new .hrry at `-o` (the item keeps the key as its name).
 pub fn get(a: &GetArgs, out: &mut dyn Write) -> Result<()> {
     let mut c =
-        BlockingClient::connect(a.addr.as_str(), ClientOptions::default()).map_err(net_err)?;
+        BlockingClient::connect(a.addr.as_str(), client_options(&a.timeouts)).map_err(net_err)?;
     let (f, cell) = bar(&a.key);
     let mut opts = if a.parallel {
         GetOptions::parallel()
@@ -146,7 +155,7 @@ pub fn put(a: &PutArgs, out: &mut dyn Write) -> Result<()> {
         .at_path(&a.file)
     })?;
     let mut c =
-        BlockingClient::connect(a.addr.as_str(), ClientOptions::default()).map_err(net_err)?;
+        BlockingClient::connect(a.addr.as_str(), client_options(&a.timeouts)).map_err(net_err)?;
     let (f, cell) = bar(&a.key);
     c.put_with_progress(&a.key, &item, Some(f))
         .map_err(net_err)?;

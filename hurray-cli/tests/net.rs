@@ -229,3 +229,35 @@ fn put_then_get_through_the_cli_and_persist_at_sigterm() {
     assert_eq!(p.names().collect::<Vec<_>>(), ["b"]);
     assert_eq!(p.tensor("b").unwrap().unwrap(), b);
 }
+
+#[test]
+fn get_and_put_give_up_on_a_silent_server_after_their_timeouts() {
+    // A listener that accepts and never answers the handshake.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = silent.local_addr().unwrap().to_string();
+    let held = std::thread::spawn(move || {
+        // Keep the accepted sockets open (silent) until both commands gave up.
+        let mut conns = Vec::new();
+        for _ in 0..2 {
+            conns.push(silent.accept().unwrap().0);
+        }
+        std::thread::sleep(Duration::from_secs(4));
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.hrry");
+    write(&src, &[("only", &tensor(10, 1))]);
+    for args in [
+        vec!["get", &addr, "k", "-o", "x.hrry", "--connect-timeout", "1"],
+        vec!["put", &addr, "k", src.to_str().unwrap(), "--connect-timeout", "1"],
+    ] {
+        let t0 = Instant::now();
+        let s = hurray().current_dir(dir.path()).args(&args).output().unwrap();
+        let took = t0.elapsed();
+        let err = String::from_utf8_lossy(&s.stderr);
+        assert_eq!(s.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.to_lowercase().contains("timed out"), "{args:?}: {err}");
+        assert!(took < Duration::from_secs(3), "{args:?} took {took:?}");
+    }
+    assert!(!dir.path().join("x.hrry").exists());
+    held.join().unwrap();
+}
