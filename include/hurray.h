@@ -1724,7 +1724,8 @@ HurrayStatus hurray_net_client_get(const HurrayNetClient *client,
 // Puts `tensor` under `key` (B.15) and waits for the server's acknowledgement.
 // Data frames are written from the tensor's own buffers.
 //
-// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor of
+// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (a composite head
+// alone, refused before anything is sent; not a tensor of
 // this library copy, a device buffer), remote refusals by category (private
 // `STORE_FULL`: `HURRAY_ERR_LIMIT`), `HURRAY_ERR_IO`, `HURRAY_ERR_TIMEOUT`,
 // `HURRAY_ERR_CANCELLED`, `HURRAY_ERR_STATE` (not connected).

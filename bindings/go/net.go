@@ -123,7 +123,11 @@ func (s ServerInfo) ParallelStreams() bool { return s.CapabilityFlags&1 != 0 }
 // context.DeadlineExceeded). The Client is then dead: every later call fails with
 // ErrCancelled; Close it and Dial a new one. A call whose context is already done
 // returns ctx.Err() without touching the Client; one done after the call returned
-// leaves the Client alone.
+// leaves the Client alone. A context done just as a call completes is decided one
+// way, never both: either the call succeeds and the Client stays usable, or the
+// call was cancelled (what it fetched is released) and the Client is dead. A
+// cancelled Put may still have been stored: the server may have taken it before
+// the cancel reached the connection.
 //
 // Errors of the server map like the library's: an unknown key matches ErrNotFound
 // (the Client stays usable), size and store limits ErrLimit, refused versions or
@@ -203,7 +207,10 @@ func (c *Client) Addr() string { return c.addr }
 
 // run runs one blocking C call on the client (c.mu held by the caller) while a
 // goroutine watches ctx and cancels the client when ctx is done first; the
-// watcher has finished when run returns.
+// watcher has finished when run returns. When the watcher cancelled, run returns
+// an ErrCancelled error matching ctx.Err() even if the C call had completed (the
+// cancel closed the Client either way), and the caller releases what the call
+// produced.
 func (c *Client) run(ctx context.Context, op string, f func() C.HurrayStatus) error {
 	done := ctx.Done()
 	if done == nil {
@@ -232,7 +239,13 @@ func (c *Client) run(ctx context.Context, op string, f func() C.HurrayStatus) er
 	err := call(op, f)
 	state.CompareAndSwap(0, 1)
 	close(stop)
-	if fired := <-exited; fired && err != nil {
+	if fired := <-exited; fired {
+		if err == nil {
+			// The call completed as the watcher cancelled the client: the
+			// Client is dead all the same, so the call reports the cancel.
+			return &Error{Status: StatusCancelled, Op: op, wrapped: ctx.Err(),
+				Message: "the context was done as the call completed; the Client is closed"}
+		}
 		var e *Error
 		if errors.As(err, &e) && e.wrapped == nil {
 			e.wrapped = ctx.Err()
@@ -296,6 +309,10 @@ func (c *Client) Get(ctx context.Context, key string, opts ...GetOption) (*Item,
 	p := c.ptr
 	err = c.run(ctx, op, func() C.HurrayStatus { return C.hurray_net_client_get(p, ckey, &o, &out) })
 	if err != nil {
+		if out != nil {
+			// Fetched, but the call was cancelled as it completed (see run).
+			destroyItem(out)
+		}
 		return nil, err
 	}
 	return newItem(out), nil
@@ -304,7 +321,8 @@ func (c *Client) Get(ctx context.Context, key string, opts ...GetOption) (*Item,
 // Put stores t under key on the server and waits for its acknowledgement; the data
 // is sent from t's own memory, and t stays the caller's. Errors as for Get, and
 // ErrLimit when the server's store is full or t too large, ErrInvalidArgument for a
-// nil or closed tensor.
+// nil or closed tensor or a composite's head alone (Item.Tensor of a composite:
+// put the composite with PutItem), refused before anything is sent.
 func (c *Client) Put(ctx context.Context, key string, t *Tensor) error {
 	op := fmt.Sprintf("Client.Put %q", key)
 	return c.put(ctx, op, key, func() (func(p *C.HurrayNetClient, k *C.char) C.HurrayStatus, func(), error) {

@@ -338,3 +338,76 @@ func TestNetDeadlineAndCloseMidTransfer(t *testing.T) {
 	}
 	requireNoLeaks(t)
 }
+
+// A deadline landing around the moment a call completes is decided one way: a Get
+// that returns its item leaves the Client usable, one that reports ErrCancelled
+// leaves it dead; never a success on a dead Client. Deadlines sweep 20 µs..2 ms
+// around a small GET's duration so that both outcomes and the race between them
+// occur.
+func TestNetDeadlineAsACallCompletesIsDecidedOneWay(t *testing.T) {
+	addr := serve(t, writeServed(t, 256))
+	ok, cancelled := 0, 0
+	for i := range 300 {
+		c, err := Dial(context.Background(), addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(20+(i%100)*20)*time.Microsecond)
+		it, err := c.Get(ctx, "w")
+		cancel()
+		switch {
+		case err == nil:
+			ok++
+			checkRamp(t, it, 256)
+			it.Close()
+			// The call succeeded: the Client must still work.
+			it2, err := c.Get(context.Background(), "w")
+			if err != nil {
+				t.Fatalf("run %d: Get succeeded, then the Client failed: %v", i, err)
+			}
+			it2.Close()
+		case errors.Is(err, ErrCancelled) && errors.Is(err, context.DeadlineExceeded):
+			cancelled++
+			if _, err := c.Get(context.Background(), "w"); !errors.Is(err, ErrCancelled) {
+				t.Fatalf("run %d: cancelled, then the Client answered: %v", i, err)
+			}
+		case errors.Is(err, context.DeadlineExceeded):
+			// Done before the call started: the Client was not touched.
+		default:
+			t.Fatalf("run %d: %v", i, err)
+		}
+		c.Close()
+	}
+	t.Logf("%d completed, %d cancelled of 300", ok, cancelled)
+	requireNoLeaks(t)
+}
+
+// A composite's head alone is refused before anything is sent (it would leave the
+// server waiting for members); the Client stays usable.
+func TestNetPutOfACompositeHeadAloneIsRefused(t *testing.T) {
+	addr := serve(t, writeServed(t, 8))
+	ctx := context.Background()
+	c, err := Dial(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	head, err := NewTensor(Descriptor{
+		DType: Float32, Layout: CompositeHead, Shape: []uint64{2, 4},
+		Composite: &CompositeFields{MemberCount: 2, Rule: Partition},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer head.Close()
+	err = c.Put(ctx, "head", head)
+	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "composite head") {
+		t.Fatalf("Put of a head alone: %v", err)
+	}
+	it, err := c.Get(ctx, "w")
+	if err != nil {
+		t.Fatalf("the Client after the refusal: %v", err)
+	}
+	checkRamp(t, it, 8)
+	it.Close()
+}

@@ -248,10 +248,21 @@ fn get_and_put_give_up_on_a_silent_server_after_their_timeouts() {
     write(&src, &[("only", &tensor(10, 1))]);
     for args in [
         vec!["get", &addr, "k", "-o", "x.hrry", "--connect-timeout", "1"],
-        vec!["put", &addr, "k", src.to_str().unwrap(), "--connect-timeout", "1"],
+        vec![
+            "put",
+            &addr,
+            "k",
+            src.to_str().unwrap(),
+            "--connect-timeout",
+            "1",
+        ],
     ] {
         let t0 = Instant::now();
-        let s = hurray().current_dir(dir.path()).args(&args).output().unwrap();
+        let s = hurray()
+            .current_dir(dir.path())
+            .args(&args)
+            .output()
+            .unwrap();
         let took = t0.elapsed();
         let err = String::from_utf8_lossy(&s.stderr);
         assert_eq!(s.status.code(), Some(1), "{args:?}: {err}");

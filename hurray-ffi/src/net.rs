@@ -573,8 +573,16 @@ impl HurrayNetClient {
 
     /// [`put`](Self::put) for a plain tensor.
     ///
-    /// Errors: as `put`.
+    /// Errors: as `put`; `HURRAY_ERR_INVALID_ARGUMENT` for a composite's head
+    /// (layout 0x0b) alone, before anything is sent (put the whole composite as an
+    /// item).
     pub fn put_tensor(&self, key: &str, tensor: &HurrayTensor) -> FfiResult<()> {
+        if matches!(tensor.model().layout, hurray_core::Layout::CompositeHead(_)) {
+            return Err(FfiError::new(
+                HURRAY_ERR_INVALID_ARGUMENT,
+                "the tensor is a composite head (layout 0x0b); put the whole composite (head and members) as an item",
+            ));
+        }
         let io = hurray_io::Item::Tensor(tensor.to_io()?);
         self.call(Op::Put(key, &io)).map(drop)
     }
@@ -736,7 +744,8 @@ pub unsafe extern "C" fn hurray_net_client_get(
 /// Puts `tensor` under `key` (B.15) and waits for the server's acknowledgement.
 /// Data frames are written from the tensor's own buffers.
 ///
-/// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (not a tensor of
+/// Errors: `HURRAY_ERR_NULL_POINTER`, `HURRAY_ERR_INVALID_ARGUMENT` (a composite head
+/// alone, refused before anything is sent; not a tensor of
 /// this library copy, a device buffer), remote refusals by category (private
 /// `STORE_FULL`: `HURRAY_ERR_LIMIT`), `HURRAY_ERR_IO`, `HURRAY_ERR_TIMEOUT`,
 /// `HURRAY_ERR_CANCELLED`, `HURRAY_ERR_STATE` (not connected).

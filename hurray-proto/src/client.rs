@@ -430,9 +430,25 @@ impl Client {
     /// the server's `max_message_size`.
     pub fn put(&mut self, key: &str, item: &Item) -> Result<u32> {
         let peer_max = self.ready()?.max_message_size;
-        if let Item::Composite(c) = item {
-            hurray_io::composite::validate(c, crate::receive::MAX_COMPOSITE_DEPTH as u32, u32::MAX)
+        match item {
+            Item::Composite(c) => {
+                hurray_io::composite::validate(
+                    c,
+                    crate::receive::MAX_COMPOSITE_DEPTH as u32,
+                    u32::MAX,
+                )
                 .map_err(io_err)?;
+            }
+            // A head alone would leave the server waiting for members that never
+            // come: refused before anything is sent.
+            Item::Tensor(t)
+                if matches!(t.descriptor().layout, hurray_core::Layout::CompositeHead(_)) =>
+            {
+                return Err(ProtoError::invalid(
+                    "A.4: the tensor is a composite head (layout 0x0b); put the whole composite (its head and members) as one item",
+                ));
+            }
+            Item::Tensor(_) => {}
         }
         let mut first = true;
         let mut b = Batch::default();

@@ -586,6 +586,28 @@ fn sync_mode_other_than_0_is_rejected_both_ways() {
     assert_eq!(errors_in(&m), vec![(5, ErrorCode::InvalidMessage)]);
 }
 
+#[test]
+fn a_composite_head_alone_is_refused_before_anything_is_sent() {
+    let mut d = f32_tensor(&[4]).descriptor().clone();
+    d.layout = hurray_core::Layout::CompositeHead(hurray_core::CompositeHead {
+        rule: hurray_core::CompositionRule::Partition,
+        combine_op: hurray_core::CombineOp::None,
+        member_count: 2,
+    });
+    d.buffers.clear();
+    let head = hurray_io::Tensor::new(d, Vec::new()).unwrap();
+    let mut c = connected_client(ClientConfig::default(), 0);
+    let e = c.put("head", &Item::Tensor(head)).unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidMessage);
+    assert!(e.to_string().contains("composite head"), "{e}");
+    let (m, _) = drain(|| c.poll_transmit());
+    assert!(m.is_empty(), "sent {m:?}");
+    // The session is untouched: a plain put goes out as usual.
+    c.put("w", &Item::Tensor(f32_tensor(&[2]))).unwrap();
+    let (m, _) = drain(|| c.poll_transmit());
+    assert!(matches!(m.first(), Some((_, Message::TensorPut(_)))), "{m:?}");
+}
+
 // --- frame rules (B.11) ------------------------------------------------------------------
 
 #[test]

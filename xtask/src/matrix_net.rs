@@ -602,6 +602,9 @@ mod tests {
         assert!(t.contains("FAIL 1/2"), "{t}");
         assert!(t.contains("ok 0/0 +1na"), "{t}");
         assert!(t.contains("go                n/a: not implemented"), "{t}");
-        assert!(t.starts_with("network: language   get               get-own"), "{t}");
+        assert!(
+            t.starts_with("network: language   get               get-own"),
+            "{t}"
+        );
     }
 }

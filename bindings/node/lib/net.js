@@ -7,7 +7,9 @@
 // cancels the transfer in flight (the native call returns promptly and releases what
 // it had received), the promise rejects with an `AbortError` (`code` 'ABORT_ERR',
 // `cause` the signal's reason), and the client is closed for good: a stream stopped
-// midway cannot be reused, so connect again.
+// midway cannot be reused, so connect again. An abort landing as a call completes is
+// decided one way: the promise resolves and the client works, or it rejects with an
+// AbortError and the client is closed (a put may then still have been stored).
 
 const native = require('./native');
 
@@ -23,14 +25,27 @@ function abortError(signal, cause) {
  * Runs `start()` (which returns the native call's promise) so that an abort of
  * `signal` cancels `client`, waits for the native call to settle (so whatever it
  * held is released before the promise settles) and rejects with an AbortError.
+ * An abort that cancelled the client is always reported, even when the native
+ * call had already completed (the cancel closed the client all the same): its
+ * result goes to `release` and the promise rejects. So a call resolves only on a
+ * client that still works.
  */
-async function guarded(client, signal, start) {
+async function guarded(client, signal, start, release) {
   if (signal === undefined || signal === null) return start();
   if (signal.aborted) throw abortError(signal);
-  const onAbort = () => client.cancel();
+  let cancelled = false;
+  const onAbort = () => {
+    cancelled = true;
+    client.cancel();
+  };
   signal.addEventListener('abort', onAbort, { once: true });
   try {
-    return await start();
+    const r = await start();
+    if (cancelled) {
+      if (release) release(r);
+      throw abortError(signal);
+    }
+    return r;
   } catch (e) {
     if (signal.aborted) throw abortError(signal, e);
     throw e;
@@ -93,7 +108,12 @@ class Client {
    */
   async get(key, options = {}) {
     const { signal, ...rest } = options ?? {};
-    const item = await guarded(this.#native, signal, () => this.#native.getAsync(key, rest));
+    const item = await guarded(
+      this.#native,
+      signal,
+      () => this.#native.getAsync(key, rest),
+      (it) => it.close(),
+    );
     if (item.isComposite) return item;
     const t = item.tensor; // keeps the received memory alive
     item.close();

@@ -244,6 +244,43 @@ test('AbortSignal mid-transfer: AbortError, timers tick, everything released, se
   await healthy();
 });
 
+test('an abort as a get completes is decided one way: resolved on a working client, or AbortError on a closed one', { skip }, async () => {
+  await collect();
+  const live = testing.debugLiveObjects();
+  let resolved = 0;
+  let aborted = 0;
+  // One timing sample of the whole get, then aborts swept around its end.
+  const c0 = await hurray.connect(srv.addr);
+  const t0 = process.hrtime.bigint();
+  (await c0.get('big')).close();
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  c0.close();
+  for (let i = 0; i < 24; i++) {
+    const c = await hurray.connect(srv.addr);
+    const ac = new AbortController();
+    const at = Math.max(1, Math.round(ms * (0.5 + (i % 12) / 10)));
+    const timer = setTimeout(() => ac.abort(), at);
+    try {
+      const t = await c.get('big', { signal: ac.signal });
+      resolved++;
+      t.close();
+      assert.equal(c.closed, false, `run ${i}: resolved, so the client must work`);
+      (await c.get('w')).close();
+    } catch (e) {
+      assert.equal(e.name, 'AbortError', `run ${i}: ${e}`);
+      aborted++;
+      assert.equal(c.closed, true, `run ${i}: aborted, so the client is closed`);
+    } finally {
+      clearTimeout(timer);
+      c.close();
+    }
+  }
+  assert.equal(resolved + aborted, 24);
+  await collect();
+  assert.equal(testing.debugLiveObjects(), live, 'every fetched or aborted item released');
+  await healthy();
+});
+
 test('the call timeout rejects mid-transfer and releases', { skip }, async () => {
   await collect();
   const live = testing.debugLiveObjects();
