@@ -299,6 +299,16 @@ pub fn dist(version: &str) -> Result<PathBuf> {
     if !manifest.contains("Enable-Native-Access: ALL-UNNAMED") {
         return Err(format!("{}: the manifest lacks Enable-Native-Access", jar.display()).into());
     }
+    for license in ["LICENSE-MIT", "LICENSE-APACHE"] {
+        let entry = format!("META-INF/{license}");
+        let size = zip
+            .by_name(&entry)
+            .map_err(|e| format!("{}: no {entry} (the license text): {e}", jar.display()))?
+            .size();
+        if size != std::fs::metadata(workspace_root().join(license))?.len() {
+            return Err(format!("{}: {entry} differs from {license}", jar.display()).into());
+        }
+    }
     Ok(folder)
 }
 

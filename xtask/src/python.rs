@@ -333,7 +333,9 @@ const SMOKE: &str = "import hurray, pathlib, sys, tempfile\n\
                      b = array.array('f', [x + i + 1 for i, x in enumerate(a)])\n\
                      out = hurray.Tensor(b.tobytes(), hurray.float32, (2, 2))\n\
                      hurray.save(sys.argv[2], {'weights': out})\n\
-                     from importlib.metadata import version\n\
+                     from importlib.metadata import files, version\n\
+                     lic = {f.name for f in files('hurray-tensors') if 'licenses' in str(f)}\n\
+                     assert {'LICENSE-MIT', 'LICENSE-APACHE'} <= lic, lic\n\
                      print('python: ok, import hurray', hurray.__version__, 'from', \
                      'hurray-tensors', version('hurray-tensors'), hurray.__file__)\n";
 
