@@ -123,6 +123,16 @@ pub fn dist() -> Result<PathBuf> {
         zip.start_file(format!("{prefix}{rel}"), options)?;
         std::io::Write::write_all(&mut zip, &data)?;
     }
+    // The license texts (at the workspace root, not in the module folder) travel
+    // at the module root of the archive, where Go tooling looks for them.
+    for license in ["LICENSE-APACHE", "LICENSE-MIT"] {
+        if files.iter().any(|f| f == license) {
+            continue;
+        }
+        let data = std::fs::read(workspace_root().join(license))?;
+        zip.start_file(format!("{prefix}{license}"), options)?;
+        std::io::Write::write_all(&mut zip, &data)?;
+    }
     let archive = zip.finish()?.into_inner();
     std::fs::write(at_v.join(format!("{version}.zip")), archive)?;
     std::fs::write(at_v.join(format!("{version}.mod")), go_mod)?;
@@ -261,6 +271,12 @@ pub fn dist_check() -> Result {
     };
     let module = format!("{MODULE_PATH}@{}", module_version());
     exec(&mut go_in_app(&["get", &module])).map_err(|e| format!("go get {module}: {e}"))?;
+    let fetched = work.join("modcache").join(&module);
+    for license in ["LICENSE-APACHE", "LICENSE-MIT"] {
+        if !fetched.join(license).is_file() {
+            return Err(format!("go get {module}: no {license} in {}", fetched.display()).into());
+        }
+    }
     let run_consumer = |mut cmd: Command, what: &str, out: &Path| -> Result {
         let output = cmd
             .arg(&input)
