@@ -5,9 +5,8 @@
 //!
 //! Each client is a program taking `ADDR KEY` and printing one line
 //! `net_get LANG BYTES SECONDS` (the data bytes received and the GET's wall time,
-//! connect excluded; the Rust and C programs, like the Python and Node scripts, take
-//! the best of 3 GETs on one connection, the Go and Java scripts time one GET per
-//! process): Rust and C are the matrix programs' `net-bench` command; the
+//! connect excluded; every client takes the best of 3 GETs on one connection):
+//! Rust and C are the matrix programs' `net-bench` command; the
 //! bindings' are `bindings/<lang>/bench/net_get.*` (`.py` run by the development
 //! venv, `.go` by `go run` in the module, `.java` by the source launcher against the
 //! matrix program's class path, `.js` by `node`). A language without its script is
