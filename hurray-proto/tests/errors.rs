@@ -605,7 +605,10 @@ fn a_composite_head_alone_is_refused_before_anything_is_sent() {
     // The session is untouched: a plain put goes out as usual.
     c.put("w", &Item::Tensor(f32_tensor(&[2]))).unwrap();
     let (m, _) = drain(|| c.poll_transmit());
-    assert!(matches!(m.first(), Some((_, Message::TensorPut(_)))), "{m:?}");
+    assert!(
+        matches!(m.first(), Some((_, Message::TensorPut(_)))),
+        "{m:?}"
+    );
 }
 
 // --- frame rules (B.11) ------------------------------------------------------------------
