@@ -46,7 +46,9 @@ use hurray_core::{CompositionRule, Layout, MemberRole, TensorDescriptor};
 ///
 /// Reading of the spec's open points: the decoded type of a quantized member is not
 /// a field (A-C2), so only unquantized partition/overlay members are held to the
-/// head's `type_tag`; group members are free (A-C1). Zero-volume partition members:
+/// head's `type_tag`, a nested partition/overlay head included (its `type_tag` is
+/// its decoded type) but not a nested group head (its type is advisory); group
+/// members are free (A-C1). Zero-volume partition members:
 /// see the [module documentation](self).
 pub struct CompositeChecker {
     rule: CompositionRule,
@@ -138,10 +140,17 @@ impl CompositeChecker {
                     ),
                 ));
             }
-            if m.quantization.is_none()
-                && !matches!(m.layout, Layout::CompositeHead(_))
-                && m.element_type != self.head_type
-            {
+            // A nested partition/overlay head's type_tag is its decoded type and is
+            // held to the rule like any member's; a nested group's (or private
+            // rule's) type is advisory (§2.11), so it has no decoded type to check.
+            let typed = match &m.layout {
+                Layout::CompositeHead(h) => matches!(
+                    h.rule,
+                    CompositionRule::Partition | CompositionRule::Overlay
+                ),
+                _ => true,
+            };
+            if m.quantization.is_none() && typed && m.element_type != self.head_type {
                 return Err(err(
                     at,
                     format_args!(
@@ -395,6 +404,45 @@ fn validate_at(c: &Composite, depth: u32, max_depth: u32, max_members: u32) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A head descriptor: `rule` over `n` members, shape [4], element type `t`.
+    fn head_of(rule: CompositionRule, t: hurray_core::ElementType, n: u32) -> TensorDescriptor {
+        let mut d = TensorDescriptor::dense(t, &[4]).unwrap();
+        d.layout = Layout::CompositeHead(hurray_core::CompositeHead {
+            rule,
+            combine_op: hurray_core::CombineOp::None,
+            member_count: n,
+        });
+        d.buffers.clear();
+        d
+    }
+
+    #[test]
+    fn a_nested_partition_head_is_held_to_the_type_rule_a_nested_group_is_not() {
+        use hurray_core::ElementType::{Float32, Float64};
+        for (inner_rule, ok) in [
+            (CompositionRule::Partition, false),
+            (CompositionRule::Group, true),
+        ] {
+            let mut inner = head_of(inner_rule, Float32, 1);
+            inner.shard = Some(hurray_core::Shard {
+                parent_shape: vec![4],
+                offset: vec![0],
+            });
+            let mut chk =
+                CompositeChecker::new(&head_of(CompositionRule::Partition, Float64, 1), 0, 16)
+                    .unwrap();
+            let r = chk.member(&inner, 0);
+            assert_eq!(r.is_ok(), ok, "{inner_rule:?}: {r:?}");
+            if let Err(e) = r {
+                assert!(
+                    e.to_string()
+                        .contains("member 0 has type float32 but the head has float64"),
+                    "{e}"
+                );
+            }
+        }
+    }
     use crate::limits::Limits;
     use hurray_core::{CombineOp, CompositeHead, ElementType, Shard};
 
