@@ -53,7 +53,6 @@ use std::sync::Arc;
 ///         partition with a gap or an overlap, an overlay without one base, a
 ///         member of another element type, nesting deeper than 8 levels, more than
 ///         65,536 members); the message names the rule.
-///     hurray.UnsupportedError: a member on a device (only host memory travels).
 #[pyclass(module = "hurray", frozen, sequence)]
 pub struct Composite {
     /// The head's descriptor (layout `CompositeHead`, no buffers).
@@ -89,11 +88,37 @@ pub fn item_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Item> {
     )))
 }
 
-/// Whether `obj` is a Tensor that is read-only (members keep the flag).
-fn read_only_of(obj: &Bound<'_, PyAny>) -> bool {
-    obj.cast::<Tensor>()
-        .map(|t| t.get().is_read_only())
-        .unwrap_or(false)
+/// A Python object over `item` (no copy) that keeps what the Python object `like`
+/// it was made from carries beyond the descriptor: a tensor's read-only flag and
+/// device object (its id), member by member for a composite.
+fn rebuilt(py: Python<'_>, item: Item, like: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    match item {
+        Item::Tensor(t) => {
+            let h = HurrayTensor::from_io(t).map_err(errors::ffi)?;
+            let mut out = from_handle(py, h)?;
+            if let Ok(src) = like.cast::<Tensor>() {
+                let src = src.get();
+                out = out
+                    .with_read_only(src.is_read_only())
+                    .with_device(src.device_object(py));
+            }
+            Ok(Py::new(py, out)?.into_any())
+        }
+        Item::Composite(c) => {
+            let Ok(src) = like.cast::<Composite>() else {
+                return item_to_py(py, Item::Composite(c), false);
+            };
+            let from = src.get().members.bind(py);
+            let (head, _) = c.head.into_parts();
+            let members = c
+                .members
+                .into_iter()
+                .enumerate()
+                .map(|(i, m)| rebuilt(py, m, &from.get_item(i)?))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(Py::new(py, Composite::assemble(py, head, members)?)?.into_any())
+        }
+    }
 }
 
 /// A Python object (Tensor or Composite) over a container item (no copy);
@@ -272,11 +297,23 @@ impl Composite {
         let offsets = per_member(offsets, "offsets", given.len())?;
         let roles = per_member(roles, "roles", given.len())?;
         let mut items = Vec::with_capacity(given.len());
-        let mut read_only = Vec::with_capacity(given.len());
         for (i, m) in given.iter().enumerate() {
             let mut item = item_from_py(m)?;
             let offset = match offsets.as_ref().map(|o| &o[i]).filter(|o| !o.is_none()) {
-                Some(o) => Some(parse_shape(o)?),
+                Some(o) => Some(parse_shape(o).map_err(|e| {
+                    // The shape parser's message, said of the offset.
+                    let msg = e
+                        .value(py)
+                        .to_string()
+                        .replace("shape", &format!("offsets[{i}]"));
+                    if e.is_instance_of::<PyTypeError>(py) {
+                        PyTypeError::new_err(msg)
+                    } else if e.is_instance_of::<InvalidDescriptorError>(py) {
+                        InvalidDescriptorError::new_err(msg)
+                    } else {
+                        e
+                    }
+                })?),
                 None => None,
             };
             let role = match roles.as_ref().map(|r| &r[i]).filter(|r| !r.is_none()) {
@@ -296,7 +333,6 @@ impl Composite {
                     }
                 })?;
             }
-            read_only.push(read_only_of(m));
             items.push(item);
         }
         let head = Arc::new(head);
@@ -315,8 +351,8 @@ impl Composite {
         let members = whole
             .members
             .into_iter()
-            .zip(read_only)
-            .map(|(m, ro)| item_to_py(py, m, ro))
+            .zip(&given)
+            .map(|(m, like)| rebuilt(py, m, like))
             .collect::<PyResult<Vec<_>>>()?;
         Composite::assemble(py, head, members)
     }
@@ -395,6 +431,24 @@ impl Composite {
             )));
         }
         Ok(m.get_item(i as usize)?.unbind())
+    }
+
+    /// Refused: a composite has no array of the whole (placing partition shards
+    /// and applying overlay corrections is the consumer's); without this NumPy
+    /// would stack the members as a sequence.
+    ///
+    /// Raises:
+    ///     hurray.UnsupportedError: always.
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn __array__(
+        &self,
+        _args: &Bound<'_, PyTuple>,
+        _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<()> {
+        Err(crate::errors::UnsupportedError::new_err(format!(
+            "a {} composite has no array of the whole; convert its members (Composite.members)",
+            self.composition_rule()
+        )))
     }
 
     fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {

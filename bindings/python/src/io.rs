@@ -338,6 +338,15 @@ fn named_tensor(
             errors::map(e, Origin::File(path))
         }
     })?;
+    if let hurray_core::Layout::CompositeHead(h) = &t.model().layout {
+        // The head alone is no tensor (it owns no data): the whole composite
+        // comes from FileReader.item.
+        return Err(UnsupportedError::new_err(format!(
+            "{name:?} in {} is a composite of {} members, not a tensor: read it with FileReader.item({name:?})",
+            path.display(),
+            h.member_count
+        )));
+    }
     from_handle(py, t)
 }
 
@@ -1199,6 +1208,9 @@ impl Owner {
 pub struct StreamReader {
     owner: Owner,
     inner: Mutex<Option<hurray_io::StreamReader<Source>>>,
+    /// A composite iteration stopped at: kept (never skipped) for the next
+    /// `read_item`, and refused again by the next `__next__`.
+    pending: Mutex<Option<Item>>,
     /// What a Python source raised, re-raised in place of the stream's error.
     py_error: Option<Arc<Mutex<Option<PyErr>>>>,
 }
@@ -1207,6 +1219,9 @@ impl StreamReader {
     /// The next item as the stream decoder yields it (`None` at the end, after
     /// which the reader is exhausted); an error also exhausts it.
     fn next_io(&self, py: Python<'_>) -> PyResult<Option<Item>> {
+        if let Some(item) = self.owner.lock(&self.pending)?.take() {
+            return Ok(Some(item));
+        }
         let mut inner = self.owner.lock(&self.inner)?;
         let Some(r) = inner.as_mut() else {
             return Ok(None);
@@ -1261,6 +1276,7 @@ impl StreamReader {
                 src,
                 StreamDecoder::default().with_pool(BufferPool::default()),
             ))),
+            pending: Mutex::new(None),
             py_error,
         })
     }
@@ -1275,11 +1291,13 @@ impl StreamReader {
             None => Ok(None),
             Some(Item::Tensor(t)) => from_io(py, t).map(Some),
             Some(Item::Composite(c)) => {
-                self.close()?;
+                let n = c.members.len();
+                // Kept, not skipped: read_item() or items() on this reader
+                // returns it next; iterating again refuses it again.
+                *self.owner.lock(&self.pending)? = Some(Item::Composite(c));
                 Err(UnsupportedError::new_err(format!(
-                    "the stream holds a composite ({} members), which iterating a StreamReader \
-                     does not yield; read it with StreamReader.items() or read_item()",
-                    c.members.len()
+                    "the stream holds a composite ({n} members), which iterating a StreamReader \
+                     does not yield; read it with StreamReader.items() or read_item()"
                 )))
             }
         }
@@ -1324,6 +1342,7 @@ impl StreamReader {
     ///     RuntimeError: called from a thread other than the creating one.
     fn close(&self) -> PyResult<()> {
         *self.owner.lock(&self.inner)? = None;
+        *self.owner.lock(&self.pending)? = None;
         Ok(())
     }
 }

@@ -289,6 +289,18 @@ impl Tensor {
         self
     }
 
+    /// The tensor with `device` as its Python device object (the descriptor has
+    /// the device kind, not the id: a rebuilt tensor takes its source's).
+    pub fn with_device(mut self, device: Py<Device>) -> Tensor {
+        self.device = device;
+        self
+    }
+
+    /// The Python device object (kind and id).
+    pub fn device_object(&self, py: Python<'_>) -> Py<Device> {
+        self.device.clone_ref(py)
+    }
+
     /// True when the handle is read-only (see [`with_read_only`](Self::with_read_only)).
     pub fn is_read_only(&self) -> bool {
         self.h.get().read_only()

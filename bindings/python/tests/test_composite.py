@@ -179,3 +179,66 @@ def test_save_writes_the_bytes_rust_writes(tmp_path):
                                    [[0, 0], [0, 2]], durable=False)
     hurray.save(tmp_path / "b.hrry", {"p": partition()}, durable=False)
     assert (tmp_path / "a.hrry").read_bytes() == (tmp_path / "b.hrry").read_bytes()
+
+
+def test_no_array_of_the_whole():
+    p = partition()
+    # Without a refusal NumPy would stack the two members as a (2, 2, 2) array.
+    with pytest.raises(hurray.UnsupportedError, match="no array of the whole"):
+        np.asarray(p)
+    with pytest.raises(hurray.UnsupportedError):
+        hurray.asarray(p)
+
+
+def test_a_composite_name_is_no_tensor(tmp_path):
+    path = tmp_path / "c.hrry"
+    hurray.save(path, {"p": partition(), "t": t([1])})
+    with pytest.raises(hurray.UnsupportedError, match=r"composite of 2 members.*FileReader.item"):
+        hurray.load(path, names=["p"])
+    with hurray.FileReader(path) as r:
+        with pytest.raises(KeyError):
+            r["p"]  # names lists tensors only
+    # A member is a tensor of the file under its own name.
+    assert np.asarray(hurray.load(path, names=["p/1"])["p/1"]).tolist() == [[2, 3], [6, 7]]
+
+
+def test_iteration_keeps_the_composite_for_read_item():
+    w = hurray.StreamWriter()
+    w.write(t([1, 2]))
+    w.write(partition())
+    w.write(t([3], np.int8))
+    w.finish()
+    r = hurray.StreamReader(w.getvalue())
+    next(r)
+    for _ in range(2):  # never skipped: refused again
+        with pytest.raises(hurray.UnsupportedError):
+            next(r)
+    assert isinstance(r.read_item(), hurray.Composite)
+    assert np.asarray(next(r)).tolist() == [3]
+    assert r.read_item() is None
+
+
+def test_members_keep_device_id_and_read_only():
+    dev = hurray.Device("cuda", 3)
+    a = hurray.Tensor(bytes(16), hurray.float32, (4,), dev)
+    frozen = hurray.zeros_aligned((4,), np.float32)
+    frozen.flags.writeable = False
+    ro = hurray.from_numpy(frozen)
+    assert ro.read_only
+    g = hurray.Composite("group", shape=(2,), dtype=hurray.float32,
+                         members=[a, ro, t([1, 2, 3, 4])])
+    assert g[0].device.device_id == 3 and g[0].device == a.device
+    assert [m.read_only for m in g] == [False, True, False]
+    inner = hurray.Composite("group", shape=(2,), dtype=hurray.float32, members=[a, ro])
+    outer = hurray.Composite("group", shape=(1,), dtype=hurray.float32, members=[inner])
+    assert outer[0][0].device.device_id == 3 and outer[0][1].read_only
+
+
+def test_offset_errors_name_the_offset():
+    a = t([[0, 1], [4, 5]])
+    with pytest.raises(hurray.InvalidDescriptorError, match=r"offsets\[0\]"):
+        hurray.Composite("partition", shape=(2, 2), dtype=hurray.float32, members=[a],
+                         offsets=[(0, -1)])
+    with pytest.raises(TypeError, match=r"offsets\[0\]"):
+        hurray.Composite("partition", shape=(2, 2), dtype=hurray.float32, members=[a],
+                         offsets=[(0, "x")])
