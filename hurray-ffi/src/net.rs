@@ -351,7 +351,7 @@ impl From<NetError> for FfiError {
             NetError::Protocol { code, message } => FfiError::new(
                 status_for_net_code(code.as_u32()),
                 format!(
-                    "the server broke a protocol rule; this client sent ERROR {} (0x{:02X}): {message}",
+                    "refused by this client (protocol ERROR {} (0x{:02X})): {message}",
                     code_name(code),
                     code.as_u32()
                 ),

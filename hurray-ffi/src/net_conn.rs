@@ -183,7 +183,7 @@ fn proto_error(e: ProtoError, sent: bool) -> FfiError {
     let code = e.code.as_u32();
     let name = hurray_proto::error::private_code::name(e.code).unwrap_or_else(|| e.code.name());
     let who = if sent {
-        "the server broke a protocol rule; this client sent"
+        "refused by this client, which sent"
     } else {
         "the server sent"
     };

@@ -19,8 +19,11 @@ pub enum NetError {
         /// The peer's message.
         message: String,
     },
-    /// The peer broke a protocol rule; this side sent `ERROR` with `code` (when the
-    /// socket still allowed it) and closed.
+    /// This side refused: the peer broke a protocol rule or went past a limit (this
+    /// side then sent `ERROR` with `code`, when the socket still allowed it, and
+    /// closed the stream), or the request itself cannot be sent (a composite head
+    /// alone, a buffer not producer-synced, a message over the peer's maximum:
+    /// nothing was sent).
     #[error("protocol error {code}: {message}")]
     Protocol {
         /// The B.16 code sent to the peer.
