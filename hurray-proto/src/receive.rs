@@ -169,7 +169,8 @@ impl ItemReceiver {
             return Err(ProtoError::new(
                 LIMIT_EXCEEDED,
                 format!(
-                    "tensor of {sum} data bytes passes this receiver's limit of {} bytes",
+                    "the item's data reaches {} bytes with this tensor's {sum}, past this receiver's limit of {} bytes per item",
+                    self.bytes.saturating_add(sum),
                     self.opts.max_item_bytes
                 ),
             ));
