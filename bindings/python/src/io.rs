@@ -743,104 +743,6 @@ fn partition_item(
     }
 }
 
-/// Writes one partition composite to a new HRRYFILE at ``path``: a head ``name``
-/// of shape ``parent_shape`` (elements) and the element type of the members, and
-/// the members ``name/0``, ``name/1``, ... in the order given, each with a shard
-/// section placing it at ``offsets[i]`` (elements) in the whole. The members'
-/// buffers are written as they are (no copy beyond the write itself: members over
-/// mapped files stay mapped pages), with the GIL released. Used by
-/// ``hurray.dask.to_hrry``.
-///
-/// Raises:
-///     hurray.InvalidDescriptorError: no members, members of different element
-///         types, an offset of the wrong rank.
-///     hurray.FileError: the boxes do not cover the whole exactly or overlap (the
-///         writer checks the composite before writing any byte of it), or I/O.
-#[pyfunction]
-#[pyo3(signature = (path, name, parent_shape, members, offsets, *, durable=true))]
-pub fn _save_partition(
-    py: Python<'_>,
-    path: PathBuf,
-    name: &str,
-    parent_shape: Vec<u64>,
-    members: Vec<PyRef<'_, Tensor>>,
-    offsets: Vec<Vec<u64>>,
-    durable: bool,
-) -> PyResult<()> {
-    use crate::errors::InvalidDescriptorError;
-    use hurray_core::{
-        CombineOp, CompositeHead, CompositionRule, Layout as L, Shard, TensorDescriptor,
-    };
-    use hurray_ffi::{HurrayBuffer, HurrayDescriptor, HurrayItem, HurrayTensor, Placement};
-    if members.is_empty() || members.len() != offsets.len() {
-        return Err(InvalidDescriptorError::new_err(format!(
-            "a partition needs one offset per member and at least one member ({} members, {} offsets)",
-            members.len(),
-            offsets.len()
-        )));
-    }
-    let t = members[0].model().element_type;
-    let mut parts = Vec::with_capacity(members.len());
-    for (i, (m, off)) in members.iter().zip(&offsets).enumerate() {
-        let mut d = m.model().clone();
-        if d.element_type != t || off.len() != parent_shape.len() {
-            return Err(InvalidDescriptorError::new_err(format!(
-                "member {i}: element type {} and offset rank {} (the partition has {} and rank {})",
-                d.element_type.name(),
-                off.len(),
-                t.name(),
-                parent_shape.len()
-            )));
-        }
-        d.shard = Some(Shard {
-            parent_shape: parent_shape.clone(),
-            offset: off.clone(),
-        });
-        parts.push((d, m.host_buffers()?));
-    }
-    let count = u32::try_from(parts.len())
-        .map_err(|_| InvalidDescriptorError::new_err("more than 2^32 - 1 members"))?;
-    let mut head = TensorDescriptor::dense(t, &parent_shape).map_err(|e| errors::descriptor(&e))?;
-    head.layout = L::CompositeHead(CompositeHead {
-        rule: CompositionRule::Partition,
-        combine_op: CombineOp::None,
-        member_count: count,
-    });
-    head.buffers.clear();
-    let opts = HurrayWriteOptions {
-        durable: u8::from(durable),
-        ..HurrayWriteOptions::default()
-    };
-    py.detach(|| -> FfiResult<()> {
-        let head = HurrayTensor::new(HurrayDescriptor::new(Arc::new(head))?, Vec::new(), None)?;
-        let mut item = HurrayItem::composite(head)?;
-        for (d, bufs) in parts {
-            let hb = bufs
-                .into_iter()
-                .zip(&d.buffers)
-                .map(|(b, h)| {
-                    Box::new(HurrayBuffer::host(
-                        b,
-                        Placement {
-                            alignment: h.alignment,
-                            device: h.device,
-                            sync_mode: h.sync_mode,
-                            memory_class: h.memory_class,
-                        },
-                    ))
-                })
-                .collect();
-            let m = HurrayTensor::new(HurrayDescriptor::new(Arc::new(d))?, hb, None)?;
-            item.push(Box::new(HurrayItem::from_tensor(m)?))
-                .map_err(|(e, _)| e)?;
-        }
-        let mut w = HurrayFileWriter::create(&path, &opts)?;
-        w.write_item(name, &item)?;
-        w.finish()
-    })
-    .map_err(|e| errors::map(e, Origin::File(&path)))
-}
-
 /// Runs the data CRC-32C check on `reader` (GIL released): true when every tensor
 /// matched, false when the file records none.
 fn verify_reader(
@@ -1537,7 +1439,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(verify_data_crc32c, m)?)?;
     m.add_function(wrap_pyfunction!(load_kv, m)?)?;
-    m.add_function(wrap_pyfunction!(_save_partition, m)?)?;
     m.add_class::<FileReader>()?;
     m.add_class::<StreamReader>()?;
     m.add_class::<StreamWriter>()?;

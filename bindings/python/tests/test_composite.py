@@ -171,16 +171,6 @@ def test_stream_round_trip():
         hurray.StreamWriter().write(np.zeros(2))
 
 
-def test_save_writes_the_bytes_rust_writes(tmp_path):
-    """A partition built here is the file `_save_partition` (the Rust writer's
-    path used by hurray.dask) writes, byte for byte."""
-    halves = [t([[0, 1], [4, 5]]), t([[2, 3], [6, 7]])]
-    hurray._native._save_partition(tmp_path / "a.hrry", "p", [2, 4], halves,
-                                   [[0, 0], [0, 2]], durable=False)
-    hurray.save(tmp_path / "b.hrry", {"p": partition()}, durable=False)
-    assert (tmp_path / "a.hrry").read_bytes() == (tmp_path / "b.hrry").read_bytes()
-
-
 def test_no_array_of_the_whole():
     p = partition()
     # Without a refusal NumPy would stack the two members as a (2, 2, 2) array.

@@ -299,7 +299,8 @@ def test_a_composite_round_trips_and_its_members_are_served(tmp_path):
     path = tmp_path / "part.hrry"
     halves = [hurray.from_numpy(np.array([1, 2], dtype=np.int32)),
               hurray.from_numpy(np.array([3, 4], dtype=np.int32))]
-    hurray._native._save_partition(path, "p", [4], halves, [[0], [2]])
+    hurray.save(path, {"p": hurray.Composite("partition", shape=[4], dtype=hurray.int32,
+                                             members=halves, offsets=[[0], [2]])})
     del halves
     server = Server(path)
     try:

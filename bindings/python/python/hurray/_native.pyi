@@ -540,15 +540,6 @@ def _compressed(
     indptr: Any,
     copy: Optional[bool] = None,
 ) -> Tensor: ...
-def _save_partition(
-    path: _PathLike,
-    name: str,
-    parent_shape: Sequence[int],
-    members: Sequence[Tensor],
-    offsets: Sequence[Sequence[int]],
-    *,
-    durable: bool = True,
-) -> None: ...
 def _rebuild(
     descriptor: bytes, buffers: list[Any], device_id: int, read_only: Optional[bool] = None
 ) -> Tensor: ...

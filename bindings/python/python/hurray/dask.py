@@ -241,9 +241,12 @@ def _assemble_partition(path: str, name: str, shape: list, parts: list, offsets:
 
     members = [hurray.load(p, read_only=True)["m"] for p in parts]
     try:
-        _native._save_partition(path, name, shape, members, offsets, durable=durable)
+        whole = hurray.Composite("partition", shape=shape, dtype=members[0].dtype,
+                                 members=members, offsets=offsets)
+        hurray.save(path, {name: whole}, durable=durable)
     finally:
         del members
+        whole = None
         for p in parts:
             os.unlink(p)
         os.rmdir(workdir)
