@@ -196,6 +196,36 @@ impl HurrayItem {
         self.is_composite != 0
     }
 
+    /// Checks this item against the composite rules (`layouts.md` §2.11), as the
+    /// writers do before emitting a byte of it: see [`check_rules`](Self::check_rules).
+    ///
+    /// Errors: `HURRAY_ERR_STATE` (a composite missing members), those of
+    /// `check_rules`.
+    pub fn validate(&self) -> FfiResult<()> {
+        HurrayItem::check_rules(&self.to_io()?)
+    }
+
+    /// Checks `item` (as the containers take it) against the composite rules
+    /// (`layouts.md` §2.11) with the default limits, as the writers and readers do:
+    /// partition members cover the head exactly without overlap, an overlay has one
+    /// base, partition/overlay members (nested partition/overlay heads included)
+    /// have the head's element type unless quantized, at most 8 levels of nesting
+    /// and 65,536 members per head. A plain tensor passes. Used by bindings whose
+    /// own composite type is checked when it is made.
+    ///
+    /// Errors: `HURRAY_ERR_FORMAT` (a rule; the message names it),
+    /// `HURRAY_ERR_LIMIT` (too many members).
+    pub fn check_rules(item: &hurray_io::Item) -> FfiResult<()> {
+        match item {
+            hurray_io::Item::Tensor(_) => Ok(()),
+            hurray_io::Item::Composite(c) => {
+                let l = hurray_io::Limits::default();
+                hurray_io::composite::validate(c, l.max_composite_depth, l.max_composite_members)
+                    .map_err(FfiError::from)
+            }
+        }
+    }
+
     /// The members, in order (empty for a plain tensor).
     pub fn members_iter(&self) -> impl ExactSizeIterator<Item = &HurrayItem> {
         // SAFETY: every pointer in `owned` came from Box::into_raw in push and lives
@@ -539,4 +569,49 @@ pub unsafe extern "C" fn hurray_item_member(
 pub unsafe extern "C" fn hurray_item_destroy(item: *mut *mut HurrayItem) -> HurrayStatus {
     // SAFETY: forwarded.
     boundary(|| unsafe { handle::destroy(item, "item") })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hurray_core::{
+        CombineOp, CompositeHead, CompositionRule, ElementType, Shard, TensorDescriptor,
+    };
+
+    /// A [2] float32 member at `offset` of a [4] whole.
+    fn member(offset: u64) -> hurray_io::Item {
+        let mut d = TensorDescriptor::dense(ElementType::Float32, &[2]).unwrap();
+        d.shard = Some(Shard {
+            parent_shape: vec![4],
+            offset: vec![offset],
+        });
+        let t = hurray_io::Tensor::new(d, vec![hurray_io::Buffer::copy_from(&[0; 8])]).unwrap();
+        hurray_io::Item::Tensor(t)
+    }
+
+    fn partition(offsets: &[u64]) -> hurray_io::Item {
+        let mut h = TensorDescriptor::dense(ElementType::Float32, &[4]).unwrap();
+        h.layout = Layout::CompositeHead(CompositeHead {
+            rule: CompositionRule::Partition,
+            combine_op: CombineOp::None,
+            member_count: offsets.len() as u32,
+        });
+        h.buffers.clear();
+        hurray_io::Item::Composite(hurray_io::Composite {
+            head: hurray_io::Tensor::new(h, Vec::new()).unwrap(),
+            members: offsets.iter().map(|&o| member(o)).collect(),
+        })
+    }
+
+    #[test]
+    fn check_rules_accepts_a_tiling_and_names_an_overlap() {
+        assert!(HurrayItem::check_rules(&partition(&[0, 2])).is_ok());
+        let e = HurrayItem::check_rules(&partition(&[0, 1])).unwrap_err();
+        assert_eq!(e.status, HURRAY_ERR_FORMAT);
+        assert!(e.message.contains("overlap"), "{}", e.message);
+        // The handle's validate runs the same rules.
+        let item = HurrayItem::from_io(partition(&[0, 2])).unwrap();
+        assert!(item.validate().is_ok());
+        assert!(HurrayItem::check_rules(&member(0)).is_ok());
+    }
 }

@@ -7,7 +7,7 @@
 //! A composite owns no buffers: its members share the buffers of the tensors it was
 //! made from (no copy). It is checked whole (partition coverage and overlap, overlay
 //! base and roles, element types, nesting depth) when it is made, with the rules the
-//! writers and readers apply (`hurray_io::composite::validate`).
+//! writers and readers apply (`HurrayItem::check_rules`).
 
 use crate::dtype::{self, Dtype};
 use crate::errors::{self, InvalidDescriptorError};
@@ -16,7 +16,7 @@ use crate::quant::Shard;
 use crate::tensor::{from_handle, parse_shape, Tensor};
 use hurray_core::{Layout as L, MemberRole, Shard as CoreShard, TensorDescriptor};
 use hurray_ffi::{FfiError, HurrayItem, HurrayTensor};
-use hurray_io::{Item, Limits};
+use hurray_io::Item;
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
@@ -341,13 +341,11 @@ impl Composite {
                 .map_err(|e| errors::ffi(FfiError::from(e)))?,
             members: items,
         };
-        let limits = Limits::default();
-        hurray_io::composite::validate(
-            &whole,
-            limits.max_composite_depth,
-            limits.max_composite_members,
-        )
-        .map_err(|e| InvalidDescriptorError::new_err(e.to_string()))?;
+        let whole = Item::Composite(whole);
+        HurrayItem::check_rules(&whole).map_err(|e| InvalidDescriptorError::new_err(e.message))?;
+        let Item::Composite(whole) = whole else {
+            unreachable!("made a composite above")
+        };
         let members = whole
             .members
             .into_iter()
