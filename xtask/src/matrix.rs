@@ -318,6 +318,28 @@ impl Cell {
 }
 
 /// Parses a consumer's stdout into cells and notes.
+/// One table cell's text for `cells`: `ok N/N`, or `FAIL F/N` when any failed, plus
+/// ` +Kna` for the n/a ones (not counted in N).
+pub fn tally<'a>(cells: impl Iterator<Item = &'a Cell>) -> String {
+    let (mut pass, mut fail, mut na) = (0, 0, 0);
+    for c in cells {
+        match c.status {
+            Status::Pass => pass += 1,
+            Status::Fail(_) => fail += 1,
+            Status::Na(_) => na += 1,
+        }
+    }
+    let mut s = if fail > 0 {
+        format!("FAIL {fail}/{}", pass + fail)
+    } else {
+        format!("ok {pass}/{pass}")
+    };
+    if na > 0 {
+        let _ = write!(s, " +{na}na");
+    }
+    s
+}
+
 pub fn parse_results(consumer: &str, stdout: &str) -> (Vec<Cell>, Vec<String>) {
     let mut cells = Vec::new();
     let mut notes = Vec::new();
@@ -540,27 +562,11 @@ pub fn table(
     for p in producers {
         let _ = write!(out, "{}", pad(&format!("  {p}"), 30));
         for c in consumers {
-            let mine: Vec<&Cell> = cells
-                .iter()
-                .filter(|x| &x.producer == p && &x.consumer == c && x.container == container)
-                .collect();
-            let pass = mine.iter().filter(|x| x.status == Status::Pass).count();
-            let fail = mine
-                .iter()
-                .filter(|x| matches!(x.status, Status::Fail(_)))
-                .count();
-            let na = mine
-                .iter()
-                .filter(|x| matches!(x.status, Status::Na(_)))
-                .count();
-            let mut s = if fail > 0 {
-                format!("FAIL {fail}/{}", pass + fail)
-            } else {
-                format!("ok {pass}/{pass}")
-            };
-            if na > 0 {
-                let _ = write!(s, " +{na}na");
-            }
+            let s = tally(
+                cells
+                    .iter()
+                    .filter(|x| &x.producer == p && &x.consumer == c && x.container == container),
+            );
             let _ = write!(out, "{}", pad(&s, w));
         }
         out.push('\n');

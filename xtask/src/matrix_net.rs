@@ -527,27 +527,11 @@ pub fn net_table(rows: &[(String, Option<String>)], cells: &[Cell]) -> String {
             continue;
         }
         for col in COLUMNS {
-            let mine: Vec<&Cell> = cells
-                .iter()
-                .filter(|c| &c.producer == name && c.consumer == col)
-                .collect();
-            let pass = mine.iter().filter(|c| c.status == Status::Pass).count();
-            let fail = mine
-                .iter()
-                .filter(|c| matches!(c.status, Status::Fail(_)))
-                .count();
-            let na = mine
-                .iter()
-                .filter(|c| matches!(c.status, Status::Na(_)))
-                .count();
-            let mut s = if fail > 0 {
-                format!("FAIL {fail}/{}", pass + fail)
-            } else {
-                format!("ok {pass}/{pass}")
-            };
-            if na > 0 {
-                let _ = write!(s, " +{na}na");
-            }
+            let s = crate::matrix::tally(
+                cells
+                    .iter()
+                    .filter(|c| &c.producer == name && c.consumer == col),
+            );
             let _ = write!(out, "{s:<18}");
         }
         out.push('\n');
